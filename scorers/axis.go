@@ -1,0 +1,151 @@
+// Package scorers holds the axis plugins and pure scoring. An axis loads its
+// items, turns each into model requests (Predict) and scores the predictions
+// (Score). Nothing here knows about Temporal: the activities call these
+// functions over one shard or one axis at a time, and the offline commands call
+// them directly.
+package scorers
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/glossobench/glossobench/backends"
+)
+
+// Scorer types, as printed in the measurement profile.
+const (
+	ScorerRule           = "deterministic-rule"
+	ScorerClassification = "classification"
+	ScorerJudge          = "llm-judge"
+)
+
+// Item is one evaluation item. Fields an axis does not use stay empty; an
+// axis-specific payload goes in Extra.
+type Item struct {
+	ID         string          `json:"id"` // stable and unique within a run: "<dataset>/<row>"
+	Axis       string          `json:"axis"`
+	Dataset    string          `json:"dataset"`
+	Line       int             `json:"line,omitempty"`     // 1-based line in the dataset file, for error messages
+	Source     string          `json:"source,omitempty"`   // pooling tag (dataset, topic) read by the leakage audit
+	Lang       string          `json:"lang,omitempty"`     // ISO code of the prompt language
+	Register   string          `json:"register,omitempty"` // HIGH | MID | LOW, when the data labels it
+	TaskID     string          `json:"task_id,omitempty"`  // items sharing a task id count as one task in dedup
+	Prompt     string          `json:"prompt"`             // the rendered prompt text (what dedup screens)
+	Choices    []string        `json:"choices,omitempty"`  // MCQ options, in order A, B, C, ...
+	Gold       int             `json:"gold"`               // index into Choices; -1 when not MCQ
+	Label      string          `json:"label,omitempty"`    // gold label text (NLI class, Harmful/Safe, ...)
+	References []string        `json:"references,omitempty"`
+	Turns      []string        `json:"turns,omitempty"` // multi-turn user messages
+	Extra      json.RawMessage `json:"extra,omitempty"` // axis-specific payload (e.g. IFEval instruction ids and kwargs)
+}
+
+// Prediction is what the model produced for one item. It is checkpointed to
+// the store per shard, so it must hold everything Score needs.
+type Prediction struct {
+	ItemID      string                `json:"item_id"`
+	Generations []backends.Generation `json:"generations,omitempty"`
+	LogLiks     []backends.LLResult   `json:"logliks,omitempty"`
+	// Variants holds extra inference for probes or scoring modes, keyed by name
+	// (e.g. "cloze_full", "shuffle", "unanswerable").
+	Variants map[string]json.RawMessage `json:"variants,omitempty"`
+	// Unsupported is set when the backend cannot do what the axis needs
+	// (e.g. log-likelihood on a chat-only API).
+	Unsupported bool   `json:"unsupported,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+// PredictOptions carry run-wide inference settings.
+type PredictOptions struct {
+	ScoringMode  string // cloze | generate | both (MCQ axes)
+	ChatTemplate string // auto | always
+	MaxTokens    int
+	Seed         int64
+}
+
+// ScoreOptions carry run-wide scoring settings.
+type ScoreOptions struct {
+	Seed               int64
+	BootstrapResamples int
+}
+
+// ItemScore is the per-item outcome, written to the store as JSONL and read by
+// the pooled mean score and the leakage audit.
+type ItemScore struct {
+	ItemID  string  `json:"item_id"`
+	Source  string  `json:"source,omitempty"`
+	Lang    string  `json:"lang,omitempty"`
+	Score   float64 `json:"score"`             // the item's contribution to the axis score (1/0 for exact match)
+	Rating  float64 `json:"rating"`            // the scorer's continuous rating (measurement for the audit)
+	Label   bool    `json:"label"`             // correctness or gold label (label for the audit)
+	Flagged string  `json:"flagged,omitempty"` // e.g. "low_conf", "parse_fail", "truncated"
+	// Fields are free-form per-item details for the release bundle
+	// (cloze_correct, judge_quality, parsed letter, ...).
+	Fields map[string]any `json:"fields,omitempty"`
+}
+
+// ByScoring is the MCQ cloze/generate breakdown of spec §1.
+type ByScoring struct {
+	Cloze     *float64 `json:"cloze"`
+	Generate  *float64 `json:"generate"`
+	Gap       *float64 `json:"gap"` // cloze - generate
+	ParseFail int      `json:"parse_fail"`
+}
+
+// AxisResult is one axis's score and how it was measured.
+type AxisResult struct {
+	Axis           string         `json:"axis"`
+	Version        string         `json:"version"`
+	Score          *float64       `json:"score"` // nil when nothing was scored
+	Metric         string         `json:"metric"`
+	N              int            `json:"n"`
+	CI95           *[2]float64    `json:"ci95"`
+	ScorerType     string         `json:"scorer_type"`
+	Chance         float64        `json:"chance"` // score of a random answerer, for the near-chance flag
+	ByScoring      *ByScoring     `json:"by_scoring,omitempty"`
+	TruncationRate float64        `json:"truncation_rate"`
+	Secondary      map[string]any `json:"secondary,omitempty"` // axis-specific extra metrics
+	Notes          []string       `json:"notes,omitempty"`
+	Items          []ItemScore    `json:"-"` // per-item outcomes; stored, not sent through workflow history
+}
+
+// Axis is an axis plugin.
+type Axis interface {
+	Name() string    // knowledge, nlu, if, nlg, mt, safety, cultural
+	Version() string // bumped whenever a change can move a number
+	ScorerType() string
+	// Load reads and validates the axis's datasets. Errors name the file, line and field.
+	Load(cfg AxisConfig) ([]Item, error)
+	// Predict runs the model on one item.
+	Predict(ctx context.Context, b backends.Backend, it Item, opt PredictOptions) (Prediction, error)
+	// Score scores the predictions; preds[i] belongs to items[i].
+	Score(items []Item, preds []Prediction, opt ScoreOptions) (AxisResult, error)
+}
+
+// AxisConfig is one axis's section of the run config (YAML, strictly decoded).
+type AxisConfig struct {
+	Datasets     []DatasetConfig `yaml:"datasets" json:"datasets"`
+	ScoringMode  string          `yaml:"scoring_mode,omitempty" json:"scoring_mode,omitempty"` // cloze | generate | both
+	Weight       float64         `yaml:"weight,omitempty" json:"weight,omitempty"`             // default 1.0
+	Tier         string          `yaml:"tier,omitempty" json:"tier,omitempty"`                 // public (default) | selfbuilt
+	MaxTokens    int             `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	Probes       []string        `yaml:"probes,omitempty" json:"probes,omitempty"` // shuffle, unanswerable
+	JudgeOverlay bool            `yaml:"judge_overlay,omitempty" json:"judge_overlay,omitempty"`
+	// Options are axis-specific knobs; each axis validates the keys it knows.
+	Options map[string]any `yaml:"options,omitempty" json:"options,omitempty"`
+	// BaseDir resolves relative dataset paths (the config file's folder).
+	BaseDir string `yaml:"-" json:"base_dir,omitempty"`
+}
+
+// DatasetConfig names one dataset file of an axis.
+type DatasetConfig struct {
+	Name   string `yaml:"name" json:"name"`
+	Path   string `yaml:"path" json:"path"`
+	Format string `yaml:"format" json:"format"` // reader name, e.g. global_mmlu, belebele, indonli, ifeval
+	Lang   string `yaml:"lang,omitempty" json:"lang,omitempty"`
+	Limit  int    `yaml:"limit,omitempty" json:"limit,omitempty"` // first N rows (0 = all)
+	// Filter keeps rows whose field equals the value (e.g. cultural_sensitivity_label: CS).
+	Filter  map[string]string `yaml:"filter,omitempty" json:"filter,omitempty"`
+	License string            `yaml:"license,omitempty" json:"license,omitempty"`
+	// HumanValidated marks datasets whose gold keys a fluent reader confirmed.
+	HumanValidated bool `yaml:"human_validated,omitempty" json:"human_validated,omitempty"`
+}
