@@ -1,0 +1,245 @@
+package gguf
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/glossobench/glossobench/backends"
+)
+
+var _ backends.Backend = (*Model)(nil)
+
+// batchSize bounds the tokens run through the network at once, which bounds
+// the activation memory of long prompts.
+const batchSize = 256
+
+// defaultMaxTokens applies when a GenRequest leaves MaxTokens at 0.
+const defaultMaxTokens = 256
+
+// Capabilities reports a log-likelihood and chat capable backend.
+func (m *Model) Capabilities() backends.Capabilities {
+	return backends.Capabilities{Name: "gguf:" + filepath.Base(m.path), LogLikelihood: true, Chat: m.chat.render != nil}
+}
+
+// eval appends tokens to the cached sequence and returns the logits of the
+// positions from firstLogit (relative to tokens) on.
+func (m *Model) eval(ctx context.Context, tokens []int, firstLogit int) ([]float32, error) {
+	var logits []float32
+	for start := 0; start < len(tokens); start += batchSize {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		end := min(start+batchSize, len(tokens))
+		l, err := m.forward(tokens[start:end], max(firstLogit-start, 0))
+		if err != nil {
+			m.cache.tokens = m.cache.tokens[:0] // the cache may be half written
+			return nil, err
+		}
+		logits = append(logits, l...)
+	}
+	return logits, nil
+}
+
+// LogLikelihood scores each continuation given its context. The sequence is
+// tokenized whole and split where the context's own tokens end (as
+// lm-evaluation-harness does); requests are evaluated grouped by context, and
+// the KV cache keeps the shared context, so the choices of one item cost the
+// context once.
+func (m *Model) LogLikelihood(ctx context.Context, reqs []backends.LLRequest) ([]backends.LLResult, error) {
+	type job struct {
+		i      int
+		all    []int
+		nCtx   int
+		sortBy string
+	}
+	jobs := make([]job, len(reqs))
+	for i, r := range reqs {
+		ctxToks := m.tok.Encode(r.Context, true)
+		all := m.tok.Encode(r.Context+r.Continuation, true)
+		if len(ctxToks) == 0 {
+			return nil, fmt.Errorf("gguf: request %q: empty context and the model adds no BOS token", r.ID)
+		}
+		if len(all) <= len(ctxToks) {
+			return nil, fmt.Errorf("gguf: request %q: continuation %q adds no tokens to the context", r.ID, r.Continuation)
+		}
+		if len(all)-1 > m.ctxSize {
+			return nil, fmt.Errorf("gguf: request %q: context and continuation take %d tokens, more than the context size %d", r.ID, len(all), m.ctxSize)
+		}
+		jobs[i] = job{i: i, all: all, nCtx: len(ctxToks), sortBy: r.Context}
+	}
+	order := make([]int, len(jobs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return jobs[order[a]].sortBy < jobs[order[b]].sortBy })
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, fmt.Errorf("gguf: model is closed")
+	}
+	out := make([]backends.LLResult, len(reqs))
+	for _, oi := range order {
+		j := jobs[oi]
+		res, err := m.score(ctx, j.all, j.nCtx)
+		if err != nil {
+			return nil, fmt.Errorf("gguf: request %q: %w", reqs[j.i].ID, err)
+		}
+		res.ID = reqs[j.i].ID
+		out[j.i] = res
+	}
+	return out, nil
+}
+
+// score returns the log-probabilities of all[nCtx:] given all[:nCtx].
+func (m *Model) score(ctx context.Context, all []int, nCtx int) (backends.LLResult, error) {
+	keep := m.prepare(all, nCtx-1)
+	feed := all[keep : len(all)-1]
+	logits, err := m.eval(ctx, feed, nCtx-1-keep)
+	if err != nil {
+		return backends.LLResult{}, err
+	}
+	V := m.cfg.Vocab
+	res := backends.LLResult{IsGreedy: true, Tokens: append([]int(nil), all[nCtx:]...)}
+	for r, t := range all[nCtx:] {
+		row := logits[r*V : (r+1)*V]
+		lp, greedy := logProb(row, t)
+		res.TokenLogProbs = append(res.TokenLogProbs, lp)
+		res.LogProb += lp
+		res.IsGreedy = res.IsGreedy && greedy
+	}
+	return res, nil
+}
+
+// logProb is log softmax(row)[t] in float64, and whether t is the argmax.
+func logProb(row []float32, t int) (float64, bool) {
+	best := 0
+	for i, v := range row {
+		if v > row[best] {
+			best = i
+		}
+	}
+	mx := float64(row[best])
+	var sum float64
+	for _, v := range row {
+		sum += math.Exp(float64(v) - mx)
+	}
+	return float64(row[t]) - mx - math.Log(sum), row[t] >= row[best]
+}
+
+// Generate completes each request greedily (Temperature 0) or by sampling
+// with the request's seed, stopping at an end-of-generation token, a stop
+// string (cut from the text), MaxTokens or the context size.
+func (m *Model) Generate(ctx context.Context, reqs []backends.GenRequest) ([]backends.Generation, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, fmt.Errorf("gguf: model is closed")
+	}
+	out := make([]backends.Generation, len(reqs))
+	for i, r := range reqs {
+		g, err := m.generate(ctx, r)
+		if err != nil {
+			return nil, fmt.Errorf("gguf: request %q: %w", r.ID, err)
+		}
+		g.ID = r.ID
+		out[i] = g
+	}
+	return out, nil
+}
+
+func (m *Model) generate(ctx context.Context, r backends.GenRequest) (backends.Generation, error) {
+	prompt, stops := r.Prompt, r.Stop
+	if len(r.Messages) > 0 {
+		var err error
+		if prompt, err = m.chat.Render(r.Messages); err != nil {
+			return backends.Generation{}, err
+		}
+		stops = append(append([]string(nil), stops...), m.chat.stops...)
+	}
+	tokens := m.tok.Encode(prompt, true)
+	if len(tokens) == 0 {
+		return backends.Generation{}, fmt.Errorf("empty prompt and the model adds no BOS token")
+	}
+	if len(tokens) >= m.ctxSize {
+		return backends.Generation{}, fmt.Errorf("prompt of %d tokens leaves no room in the context size %d", len(tokens), m.ctxSize)
+	}
+	maxTokens := r.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = defaultMaxTokens
+	}
+	keep := m.prepare(tokens, len(tokens)-1)
+	logits, err := m.eval(ctx, tokens[keep:], len(tokens)-keep-1)
+	if err != nil {
+		return backends.Generation{}, err
+	}
+	var rng *rand.Rand
+	if r.Temperature > 0 {
+		rng = rand.New(rand.NewPCG(uint64(r.Seed), 0x9e3779b97f4a7c15))
+	}
+	var gen []int
+	for {
+		next := sample(logits, r.Temperature, rng)
+		if m.tok.IsEOG(next) {
+			return backends.Generation{Text: m.tok.Decode(gen), FinishReason: "stop", Tokens: len(gen)}, nil
+		}
+		gen = append(gen, next)
+		text := m.tok.Decode(gen)
+		if cut, ok := findStop(text, stops); ok {
+			return backends.Generation{Text: text[:cut], FinishReason: "stop", Tokens: len(gen)}, nil
+		}
+		if len(gen) >= maxTokens || len(m.cache.tokens)+1 >= m.ctxSize {
+			return backends.Generation{Text: text, FinishReason: "length", Tokens: len(gen)}, nil
+		}
+		if logits, err = m.eval(ctx, []int{next}, 0); err != nil {
+			return backends.Generation{}, err
+		}
+	}
+}
+
+// findStop returns where the earliest stop string begins in text.
+func findStop(text string, stops []string) (int, bool) {
+	best := -1
+	for _, s := range stops {
+		if s == "" {
+			continue
+		}
+		if i := strings.Index(text, s); i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+	}
+	return best, best >= 0
+}
+
+// sample picks the argmax when temp <= 0, else draws from softmax(logits/temp).
+func sample(logits []float32, temp float64, rng *rand.Rand) int {
+	best := 0
+	for i, v := range logits {
+		if v > logits[best] {
+			best = i
+		}
+	}
+	if temp <= 0 || rng == nil {
+		return best
+	}
+	mx := float64(logits[best])
+	probs := make([]float64, len(logits))
+	var sum float64
+	for i, v := range logits {
+		probs[i] = math.Exp((float64(v) - mx) / temp)
+		sum += probs[i]
+	}
+	u := rng.Float64() * sum
+	for i, p := range probs {
+		u -= p
+		if u < 0 {
+			return i
+		}
+	}
+	return best
+}

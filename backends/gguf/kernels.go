@@ -1,0 +1,258 @@
+package gguf
+
+import (
+	"encoding/binary"
+	"math"
+	"sync"
+	"unsafe"
+)
+
+// matrix is a 2-D weight tensor: rows of cols elements, stored row-major in
+// the file image (ggml's ne[0] = cols). F32 rows are used in place; other
+// types are expanded one row at a time into a worker's scratch buffer.
+type matrix struct {
+	name       string
+	typ        TensorType
+	rows, cols int
+	f32        []float32 // F32 only: a view of the mapped file
+	raw        []byte
+	rowBytes   int
+}
+
+func newMatrix(t *TensorInfo) *matrix {
+	m := &matrix{name: t.Name, typ: t.Type, cols: int(t.Dims[0]), raw: t.Data}
+	m.rows = int(t.Elements()) / m.cols
+	bs, bb, _ := t.Type.layout()
+	m.rowBytes = m.cols / bs * bb
+	if t.Type == TypeF32 {
+		m.f32 = bytesToF32(t.Data)
+	}
+	return m
+}
+
+// bytesToF32 views little-endian float32 bytes as a slice without copying
+// when the address allows, and copies otherwise.
+func bytesToF32(b []byte) []float32 {
+	n := len(b) / 4
+	if n == 0 {
+		return nil
+	}
+	if uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+		return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
+	}
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+// row returns row r as float32, using buf (len cols) when it must convert.
+func (m *matrix) row(r int, buf []float32) []float32 {
+	if m.f32 != nil {
+		return m.f32[r*m.cols : (r+1)*m.cols]
+	}
+	src := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
+	switch m.typ {
+	case TypeF16:
+		for i := range buf {
+			buf[i] = f16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
+		}
+	case TypeQ8_0:
+		for b := 0; b < m.cols/32; b++ {
+			blk := src[b*34 : b*34+34]
+			d := f16ToF32(binary.LittleEndian.Uint16(blk))
+			out := buf[b*32 : b*32+32]
+			for i := range out {
+				out[i] = d * float32(int8(blk[2+i]))
+			}
+		}
+	case TypeQ4_0:
+		for b := 0; b < m.cols/32; b++ {
+			blk := src[b*18 : b*18+18]
+			d := f16ToF32(binary.LittleEndian.Uint16(blk))
+			out := buf[b*32 : b*32+32]
+			for i := 0; i < 16; i++ {
+				q := blk[2+i]
+				out[i] = d * float32(int(q&0x0f)-8)
+				out[i+16] = d * float32(int(q>>4)-8)
+			}
+		}
+	}
+	return buf
+}
+
+var f16Table = func() *[65536]float32 {
+	var t [65536]float32
+	for i := range t {
+		t[i] = f16ToF32Slow(uint16(i))
+	}
+	return &t
+}()
+
+func f16ToF32(h uint16) float32 { return f16Table[h] }
+
+func f16ToF32Slow(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h) & 0x3ff
+	switch {
+	case exp == 0 && mant == 0:
+		return math.Float32frombits(sign)
+	case exp == 0: // subnormal
+		return float32(math.Copysign(float64(mant)/1024/16384, float64(int32(sign)|1)))
+	case exp == 31:
+		return math.Float32frombits(sign | 0xff<<23 | mant<<13)
+	}
+	return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
+}
+
+// f32ToF16 rounds to nearest even; used by the test GGUF writer.
+func f32ToF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int(b>>23&0xff) - 127 + 15
+	mant := b & 0x7fffff
+	switch {
+	case b&0x7fffffff > 0x7f800000: // NaN
+		return sign | 0x7e00
+	case exp >= 31:
+		return sign | 0x7c00
+	case exp <= 0:
+		if exp < -10 {
+			return sign
+		}
+		mant |= 0x800000
+		shift := uint(14 - exp)
+		h := uint16(mant >> shift)
+		rem := mant & (1<<shift - 1)
+		half := uint32(1) << (shift - 1)
+		if rem > half || (rem == half && h&1 == 1) {
+			h++
+		}
+		return sign | h
+	}
+	h := uint16(exp)<<10 | uint16(mant>>13)
+	rem := mant & 0x1fff
+	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
+		h++
+	}
+	return sign | h
+}
+
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		s0 += a[i]*b[i] + a[i+4]*b[i+4]
+		s1 += a[i+1]*b[i+1] + a[i+5]*b[i+5]
+		s2 += a[i+2]*b[i+2] + a[i+6]*b[i+6]
+		s3 += a[i+3]*b[i+3] + a[i+7]*b[i+7]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// dot4 is four dot products sharing one weight row, so the row is read once
+// for four activations.
+func dot4(w, x0, x1, x2, x3 []float32) (float32, float32, float32, float32) {
+	n := len(w)
+	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
+	var s0, s1, s2, s3, t0, t1, t2, t3 float32
+	i := 0
+	for ; i+2 <= n; i += 2 {
+		a, b := w[i], w[i+1]
+		s0 += a * x0[i]
+		t0 += b * x0[i+1]
+		s1 += a * x1[i]
+		t1 += b * x1[i+1]
+		s2 += a * x2[i]
+		t2 += b * x2[i+1]
+		s3 += a * x3[i]
+		t3 += b * x3[i+1]
+	}
+	for ; i < n; i++ {
+		a := w[i]
+		s0 += a * x0[i]
+		s1 += a * x1[i]
+		s2 += a * x2[i]
+		s3 += a * x3[i]
+	}
+	return s0 + t0, s1 + t1, s2 + t2, s3 + t3
+}
+
+// pool runs loops split across a fixed number of goroutines.
+type pool struct {
+	threads int
+}
+
+// parallel calls fn on contiguous chunks of [0, n), at most one per thread,
+// and waits for all of them.
+func (p *pool) parallel(n int, fn func(lo, hi int)) {
+	t := min(p.threads, n)
+	if t <= 1 {
+		if n > 0 {
+			fn(0, n)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < t; i++ {
+		lo, hi := i*n/t, (i+1)*n/t
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(lo, hi)
+		}()
+	}
+	wg.Wait()
+}
+
+// matmul sets out[t*w.rows+r] = w.row(r) · x[t*w.cols:] for n tokens,
+// splitting the weight rows across threads.
+func (p *pool) matmul(out []float32, w *matrix, x []float32, n int) {
+	cols, rows := w.cols, w.rows
+	p.parallel(rows, func(lo, hi int) {
+		var buf []float32
+		if w.f32 == nil {
+			buf = make([]float32, cols)
+		}
+		// Blocks of rows keep a few weight rows hot in cache while every
+		// token's activations stream past them.
+		const block = 16
+		for r0 := lo; r0 < hi; r0 += block {
+			r1 := min(r0+block, hi)
+			for r := r0; r < r1; r++ {
+				row := w.row(r, buf)
+				t := 0
+				for ; t+4 <= n; t += 4 {
+					a, b, c, d := dot4(row, x[t*cols:], x[(t+1)*cols:], x[(t+2)*cols:], x[(t+3)*cols:])
+					out[t*rows+r] = a
+					out[(t+1)*rows+r] = b
+					out[(t+2)*rows+r] = c
+					out[(t+3)*rows+r] = d
+				}
+				for ; t < n; t++ {
+					out[t*rows+r] = dot(row, x[t*cols:(t+1)*cols])
+				}
+			}
+		}
+	})
+}
+
+// rmsNorm writes x / rms(x) * w into out.
+func rmsNorm(out, x, w []float32, eps float32) {
+	var ss float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+	}
+	scale := float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
+	for i, v := range x {
+		out[i] = v * scale * w[i]
+	}
+}
+
+func silu(x float32) float32 { return x / (1 + float32(math.Exp(float64(-x)))) }

@@ -1,0 +1,490 @@
+package gguf
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+)
+
+// Options configure Open.
+type Options struct {
+	// ChatFormat names the chat format for Messages requests: "qa", "chatml",
+	// "llama3" or "gemma". Empty means recognise tokenizer.chat_template.
+	ChatFormat string
+	// Threads is the number of goroutines for matrix products; 0 = GOMAXPROCS.
+	Threads int
+	// ContextSize caps the tokens of one sequence; 0 = the model's context_length.
+	ContextSize int
+}
+
+// Config is the architecture read from GGUF metadata.
+type Config struct {
+	Dim, Layers, Heads, KVHeads, HeadDim, FFN, Vocab int
+	ContextLength                                    int
+	RopeDims                                         int
+	RopeBase, RopeFreqScale                          float32
+	NormEps                                          float32
+}
+
+type layer struct {
+	attnNorm, ffnNorm []float32
+	wq, wk, wv, wo    *matrix
+	wGate, wUp, wDown *matrix
+}
+
+// Model is a Llama-architecture GGUF model held in memory (mapped, not
+// copied). It implements backends.Backend; calls are serialised because the
+// model keeps one KV cache.
+type Model struct {
+	path    string
+	file    *File
+	unmap   func() error
+	cfg     Config
+	tok     *Tokenizer
+	chat    chatFormat
+	ctxSize int
+	pool    pool
+
+	embd       *matrix
+	outputNorm []float32
+	output     *matrix
+	layers     []layer
+	ropeFreqs  []float32 // optional per-pair frequency divisors (rope_freqs.weight)
+
+	mu     sync.Mutex
+	cache  *kvCache
+	closed bool
+}
+
+// Open maps the GGUF file at path and prepares the model for inference.
+func Open(path string, opt Options) (*Model, error) {
+	data, unmap, err := mapFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("gguf: %w", err)
+	}
+	m, err := newModel(data, opt)
+	if err != nil {
+		unmap()
+		return nil, fmt.Errorf("gguf: %s: %w", path, err)
+	}
+	m.path, m.unmap = path, unmap
+	return m, nil
+}
+
+// newModel builds a model over a file image; Parse errors and metadata or
+// shape mismatches come back as errors naming the field or tensor.
+func newModel(data []byte, opt Options) (*Model, error) {
+	f, err := Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	arch, ok, err := f.metaString("general.architecture")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("metadata general.architecture is missing")
+	}
+	if arch != "llama" {
+		return nil, fmt.Errorf("general.architecture %q is not supported (only \"llama\")", arch)
+	}
+	cfg, err := readConfig(f)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := newTokenizer(f)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Vocab == 0 {
+		cfg.Vocab = tok.VocabSize()
+	}
+	threads := opt.Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	m := &Model{file: f, cfg: cfg, tok: tok, pool: pool{threads: threads}, ctxSize: cfg.ContextLength}
+	if opt.ContextSize > 0 {
+		m.ctxSize = opt.ContextSize
+	}
+	if m.chat, err = pickChatFormat(f, opt.ChatFormat); err != nil {
+		return nil, err
+	}
+	if err := m.loadWeights(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func readConfig(f *File) (Config, error) {
+	var c Config
+	var err error
+	get := func(dst *int, key string, def int, required bool) {
+		if err != nil {
+			return
+		}
+		*dst, err = f.metaInt("llama."+key, def, required)
+	}
+	get(&c.Dim, "embedding_length", 0, true)
+	get(&c.Layers, "block_count", 0, true)
+	get(&c.FFN, "feed_forward_length", 0, true)
+	get(&c.Heads, "attention.head_count", 0, true)
+	get(&c.ContextLength, "context_length", 2048, false)
+	get(&c.Vocab, "vocab_size", 0, false)
+	if err != nil {
+		return c, err
+	}
+	if c.Dim == 0 || c.Layers == 0 || c.FFN == 0 || c.Heads == 0 || c.ContextLength == 0 {
+		return c, fmt.Errorf("llama.* metadata: zero dimension in embedding_length=%d block_count=%d feed_forward_length=%d head_count=%d context_length=%d",
+			c.Dim, c.Layers, c.FFN, c.Heads, c.ContextLength)
+	}
+	get(&c.KVHeads, "attention.head_count_kv", c.Heads, false)
+	get(&c.HeadDim, "attention.key_length", c.Dim/c.Heads, false)
+	if err != nil {
+		return c, err
+	}
+	if v, _ := f.metaInt("llama.attention.value_length", c.HeadDim, false); v != c.HeadDim {
+		return c, fmt.Errorf("llama.attention.value_length %d differs from key_length %d (not supported)", v, c.HeadDim)
+	}
+	get(&c.RopeDims, "rope.dimension_count", c.HeadDim, false)
+	if err != nil {
+		return c, err
+	}
+	if c.KVHeads == 0 || c.Heads%c.KVHeads != 0 {
+		return c, fmt.Errorf("llama.attention.head_count %d is not a multiple of head_count_kv %d", c.Heads, c.KVHeads)
+	}
+	if c.HeadDim == 0 || c.HeadDim%2 != 0 || c.RopeDims > c.HeadDim || c.RopeDims%2 != 0 {
+		return c, fmt.Errorf("llama.rope.dimension_count %d / head dim %d: want even and rope <= head", c.RopeDims, c.HeadDim)
+	}
+	if c.Layers > 1024 || c.ContextLength > 1<<24 {
+		return c, fmt.Errorf("llama.block_count %d or context_length %d is implausibly large", c.Layers, c.ContextLength)
+	}
+	eps, err := f.metaFloat("llama.attention.layer_norm_rms_epsilon", 1e-5)
+	if err != nil {
+		return c, err
+	}
+	base, err := f.metaFloat("llama.rope.freq_base", 10000)
+	if err != nil {
+		return c, err
+	}
+	c.NormEps, c.RopeBase, c.RopeFreqScale = float32(eps), float32(base), 1
+	if st, ok, err := f.metaString("llama.rope.scaling.type"); err != nil {
+		return c, err
+	} else if ok && st != "none" {
+		if st != "linear" {
+			return c, fmt.Errorf("llama.rope.scaling.type %q is not supported (only none and linear)", st)
+		}
+		factor, err := f.metaFloat("llama.rope.scaling.factor", 1)
+		if err != nil {
+			return c, err
+		}
+		if factor > 0 {
+			c.RopeFreqScale = float32(1 / factor)
+		}
+	}
+	return c, nil
+}
+
+// tensor finds a tensor and checks its ggml shape.
+func (m *Model) tensor(name string, dims ...int) (*TensorInfo, error) {
+	t := m.file.Tensor(name)
+	if t == nil {
+		return nil, fmt.Errorf("tensor %s is missing", name)
+	}
+	ok := len(t.Dims) == len(dims)
+	for i := 0; ok && i < len(dims); i++ {
+		ok = t.Dims[i] == uint64(dims[i])
+	}
+	if !ok {
+		return nil, fmt.Errorf("tensor %s has shape %v, want %v", name, t.Dims, dims)
+	}
+	return t, nil
+}
+
+func (m *Model) weight(name string, cols, rows int) (*matrix, error) {
+	t, err := m.tensor(name, cols, rows)
+	if err != nil {
+		return nil, err
+	}
+	return newMatrix(t), nil
+}
+
+func (m *Model) vector(name string, n int) ([]float32, error) {
+	t, err := m.tensor(name, n)
+	if err != nil {
+		return nil, err
+	}
+	if t.Type != TypeF32 {
+		return nil, fmt.Errorf("tensor %s has type %s, want F32", name, t.Type)
+	}
+	return bytesToF32(t.Data), nil
+}
+
+func (m *Model) loadWeights() error {
+	c := m.cfg
+	var err error
+	if m.embd, err = m.weight("token_embd.weight", c.Dim, c.Vocab); err != nil {
+		return err
+	}
+	if c.Vocab != m.tok.VocabSize() {
+		return fmt.Errorf("token_embd.weight has %d rows but the tokenizer has %d tokens", c.Vocab, m.tok.VocabSize())
+	}
+	if m.outputNorm, err = m.vector("output_norm.weight", c.Dim); err != nil {
+		return err
+	}
+	if m.file.Tensor("output.weight") == nil {
+		m.output = m.embd // tied embeddings
+	} else if m.output, err = m.weight("output.weight", c.Dim, c.Vocab); err != nil {
+		return err
+	}
+	if m.file.Tensor("rope_freqs.weight") != nil {
+		if m.ropeFreqs, err = m.vector("rope_freqs.weight", c.RopeDims/2); err != nil {
+			return err
+		}
+	}
+	q, kv := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	m.layers = make([]layer, c.Layers)
+	for i := range m.layers {
+		l := &m.layers[i]
+		p := fmt.Sprintf("blk.%d.", i)
+		for _, w := range []struct {
+			dst        **matrix
+			name       string
+			cols, rows int
+		}{
+			{&l.wq, "attn_q", c.Dim, q}, {&l.wk, "attn_k", c.Dim, kv}, {&l.wv, "attn_v", c.Dim, kv},
+			{&l.wo, "attn_output", q, c.Dim}, {&l.wGate, "ffn_gate", c.Dim, c.FFN},
+			{&l.wUp, "ffn_up", c.Dim, c.FFN}, {&l.wDown, "ffn_down", c.FFN, c.Dim},
+		} {
+			if *w.dst, err = m.weight(p+w.name+".weight", w.cols, w.rows); err != nil {
+				return err
+			}
+		}
+		if l.attnNorm, err = m.vector(p+"attn_norm.weight", c.Dim); err != nil {
+			return err
+		}
+		if l.ffnNorm, err = m.vector(p+"ffn_norm.weight", c.Dim); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Config returns the model's architecture.
+func (m *Model) Config() Config { return m.cfg }
+
+// Tokenizer returns the model's tokenizer.
+func (m *Model) Tokenizer() *Tokenizer { return m.tok }
+
+// ContextSize is the longest sequence the model accepts.
+func (m *Model) ContextSize() int { return m.ctxSize }
+
+// Close releases the file mapping; the model must not be used afterwards.
+func (m *Model) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cache = nil
+	m.closed = true
+	if m.unmap == nil {
+		return nil
+	}
+	err := m.unmap()
+	m.unmap = nil
+	return err
+}
+
+// kvCache holds keys and values of one token sequence, grown on demand.
+type kvCache struct {
+	tokens []int
+	k, v   [][]float32 // per layer, position-major: [pos*kvDim + i]
+}
+
+// forward runs tokens at positions len(cache.tokens)... and returns the
+// logits of the rows from firstLogit on (row-major, vocab per row).
+func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
+	c := m.cfg
+	n := len(tokens)
+	p0 := len(m.cache.tokens)
+	if p0+n > m.ctxSize {
+		return nil, fmt.Errorf("sequence of %d tokens exceeds the context size %d", p0+n, m.ctxSize)
+	}
+	for _, t := range tokens {
+		if t < 0 || t >= c.Vocab {
+			return nil, fmt.Errorf("token id %d outside the vocabulary", t)
+		}
+	}
+	qDim, kvDim := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	cache := m.cache
+	need := (p0 + n) * kvDim
+	for l := range m.layers {
+		if cap(cache.k[l]) < need {
+			grow := max(need, 2*cap(cache.k[l]))
+			grow = min(grow, m.ctxSize*kvDim)
+			nk := make([]float32, len(cache.k[l]), grow)
+			copy(nk, cache.k[l])
+			nv := make([]float32, len(cache.v[l]), grow)
+			copy(nv, cache.v[l])
+			cache.k[l], cache.v[l] = nk, nv
+		}
+		cache.k[l] = cache.k[l][:need]
+		cache.v[l] = cache.v[l][:need]
+	}
+
+	x := make([]float32, n*c.Dim)
+	buf := make([]float32, c.Dim)
+	for i, t := range tokens {
+		copy(x[i*c.Dim:], m.embd.row(t, buf))
+	}
+	xb := make([]float32, n*c.Dim)
+	q := make([]float32, n*qDim)
+	k := make([]float32, n*kvDim)
+	v := make([]float32, n*kvDim)
+	att := make([]float32, n*qDim)
+	tmp := make([]float32, n*c.Dim)
+	gate := make([]float32, n*c.FFN)
+	up := make([]float32, n*c.FFN)
+	cosSin := m.ropeTable(p0, n)
+
+	for li := range m.layers {
+		l := &m.layers[li]
+		for i := 0; i < n; i++ {
+			rmsNorm(xb[i*c.Dim:(i+1)*c.Dim], x[i*c.Dim:(i+1)*c.Dim], l.attnNorm, c.NormEps)
+		}
+		m.pool.matmul(q, l.wq, xb, n)
+		m.pool.matmul(k, l.wk, xb, n)
+		m.pool.matmul(v, l.wv, xb, n)
+		for i := 0; i < n; i++ {
+			cs := cosSin[i*c.RopeDims : (i+1)*c.RopeDims]
+			for h := 0; h < c.Heads; h++ {
+				rope(q[i*qDim+h*c.HeadDim:], cs)
+			}
+			for h := 0; h < c.KVHeads; h++ {
+				rope(k[i*kvDim+h*c.HeadDim:], cs)
+			}
+		}
+		copy(cache.k[li][p0*kvDim:], k)
+		copy(cache.v[li][p0*kvDim:], v)
+		m.attention(att, q, cache.k[li], cache.v[li], p0, n)
+		m.pool.matmul(tmp, l.wo, att, n)
+		for i := range x {
+			x[i] += tmp[i]
+		}
+		for i := 0; i < n; i++ {
+			rmsNorm(xb[i*c.Dim:(i+1)*c.Dim], x[i*c.Dim:(i+1)*c.Dim], l.ffnNorm, c.NormEps)
+		}
+		m.pool.matmul(gate, l.wGate, xb, n)
+		m.pool.matmul(up, l.wUp, xb, n)
+		for i := range gate {
+			gate[i] = silu(gate[i]) * up[i]
+		}
+		m.pool.matmul(tmp, l.wDown, gate, n)
+		for i := range x {
+			x[i] += tmp[i]
+		}
+	}
+	cache.tokens = append(cache.tokens, tokens...)
+	if firstLogit >= n {
+		return nil, nil
+	}
+	rows := n - firstLogit
+	for i := firstLogit; i < n; i++ {
+		rmsNorm(xb[(i-firstLogit)*c.Dim:(i-firstLogit+1)*c.Dim], x[i*c.Dim:(i+1)*c.Dim], m.outputNorm, c.NormEps)
+	}
+	logits := make([]float32, rows*c.Vocab)
+	m.pool.matmul(logits, m.output, xb[:rows*c.Dim], rows)
+	return logits, nil
+}
+
+// ropeTable returns cos, sin pairs for n positions from p0, computed as
+// ggml's rope cache does (theta multiplied up in float32).
+func (m *Model) ropeTable(p0, n int) []float32 {
+	c := m.cfg
+	out := make([]float32, n*c.RopeDims)
+	thetaScale := float32(math.Pow(float64(c.RopeBase), -2/float64(c.RopeDims)))
+	for i := 0; i < n; i++ {
+		theta := float32(p0 + i)
+		for j := 0; j < c.RopeDims; j += 2 {
+			t := theta * c.RopeFreqScale
+			if m.ropeFreqs != nil {
+				t = theta / m.ropeFreqs[j/2] * c.RopeFreqScale
+			}
+			out[i*c.RopeDims+j] = float32(math.Cos(float64(t)))
+			out[i*c.RopeDims+j+1] = float32(math.Sin(float64(t)))
+			theta *= thetaScale
+		}
+	}
+	return out
+}
+
+// rope rotates adjacent pairs (x[2i], x[2i+1]) — ggml's "normal" rope, the
+// layout llama.cpp uses for the llama architecture.
+func rope(x, cs []float32) {
+	for j := 0; j < len(cs); j += 2 {
+		c, s := cs[j], cs[j+1]
+		x0, x1 := x[j], x[j+1]
+		x[j] = x0*c - x1*s
+		x[j+1] = x0*s + x1*c
+	}
+}
+
+// attention computes causal softmax(q·k/sqrt(d))·v for n new tokens at
+// positions p0.., heads split across threads.
+func (m *Model) attention(out, q, kc, vc []float32, p0, n int) {
+	c := m.cfg
+	qDim, kvDim, hd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim, c.HeadDim
+	group := c.Heads / c.KVHeads
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	m.pool.parallel(n*c.Heads, func(lo, hi int) {
+		scores := make([]float32, p0+n)
+		for job := lo; job < hi; job++ {
+			i, h := job/c.Heads, job%c.Heads
+			kh := h / group
+			qv := q[i*qDim+h*hd : i*qDim+(h+1)*hd]
+			last := p0 + i
+			maxS := float32(math.Inf(-1))
+			for p := 0; p <= last; p++ {
+				s := dot(qv, kc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd]) * scale
+				scores[p] = s
+				maxS = max(maxS, s)
+			}
+			var sum float32
+			for p := 0; p <= last; p++ {
+				e := float32(math.Exp(float64(scores[p] - maxS)))
+				scores[p] = e
+				sum += e
+			}
+			o := out[i*qDim+h*hd : i*qDim+(h+1)*hd]
+			clear(o)
+			for p := 0; p <= last; p++ {
+				w := scores[p] / sum
+				vv := vc[p*kvDim+kh*hd : p*kvDim+(kh+1)*hd]
+				for d := range o {
+					o[d] += w * vv[d]
+				}
+			}
+		}
+	})
+}
+
+// prepare makes the cache hold a prefix of seq, keeping at most keep tokens
+// of what it already has in common, and returns how many tokens it kept.
+func (m *Model) prepare(seq []int, keep int) int {
+	if m.cache == nil {
+		m.cache = &kvCache{k: make([][]float32, m.cfg.Layers), v: make([][]float32, m.cfg.Layers)}
+	}
+	common := 0
+	for common < len(seq) && common < len(m.cache.tokens) && seq[common] == m.cache.tokens[common] {
+		common++
+	}
+	common = min(common, keep)
+	kvDim := m.cfg.KVHeads * m.cfg.HeadDim
+	m.cache.tokens = m.cache.tokens[:common]
+	for l := range m.cache.k {
+		if len(m.cache.k[l]) > common*kvDim {
+			m.cache.k[l] = m.cache.k[l][:common*kvDim]
+			m.cache.v[l] = m.cache.v[l][:common*kvDim]
+		}
+	}
+	return common
+}
