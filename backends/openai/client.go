@@ -1,0 +1,221 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/glossobench/glossobench/backends"
+)
+
+// Server flavours. They decide how log-likelihoods are obtained.
+const (
+	FlavorAuto        = "auto"         // probe the server once, on first use
+	FlavorVLLM        = "vllm"         // echo + logprobs on /v1/completions (vLLM, SGLang)
+	FlavorLlamaServer = "llama-server" // /tokenize + /completion with a forcing grammar
+	FlavorChatOnly    = "chat-only"    // /v1/chat/completions only; no log-likelihood
+)
+
+// Defaults for zero Config fields.
+const (
+	DefaultConcurrency = 8
+	DefaultTimeout     = 120 * time.Second
+	DefaultMaxRetries  = 5
+)
+
+// Config configures a Client. The API key is never part of it: APIKeyEnv
+// names the environment variable that holds the key.
+type Config struct {
+	BaseURL     string        // e.g. http://127.0.0.1:8080, with or without /v1
+	Model       string        // model name sent in requests; "" is omitted (fine for llama-server)
+	APIKeyEnv   string        // name of the env var holding the key; "" sends no key
+	Flavor      string        // auto | vllm | llama-server | chat-only; "" means auto
+	Concurrency int           // max in-flight HTTP requests; 0 means DefaultConcurrency
+	Timeout     time.Duration // per HTTP request; 0 means DefaultTimeout
+	MaxRetries  int           // retries after the first attempt; 0 means DefaultMaxRetries, <0 none
+	ChatFormat  string        // unused: the server applies its own chat template
+}
+
+// Client talks to one OpenAI-compatible server. It implements
+// backends.Backend and is safe for concurrent use.
+type Client struct {
+	cfg        Config
+	root       string // base URL without trailing "/" or "/v1"
+	key        string
+	http       *http.Client
+	slots      chan struct{} // bounds in-flight requests across all calls
+	maxRetries int
+
+	// Backoff parameters; tests shorten them.
+	backoffBase time.Duration
+	backoffMax  time.Duration
+
+	mu            sync.Mutex
+	flavor        string // resolved flavour; "" until an auto probe succeeds
+	llUnsupported bool   // set once the server proved it cannot give logprobs
+}
+
+var _ backends.Backend = (*Client)(nil)
+
+// New checks cfg and returns a client. It does not contact the server; with
+// Flavor auto the server is probed on first use.
+func New(cfg Config) (*Client, error) {
+	if cfg.BaseURL == "" {
+		return nil, errors.New("openai: config field base_url is empty")
+	}
+	if !strings.HasPrefix(cfg.BaseURL, "http://") && !strings.HasPrefix(cfg.BaseURL, "https://") {
+		return nil, fmt.Errorf("openai: config field base_url %q must start with http:// or https://", cfg.BaseURL)
+	}
+	switch cfg.Flavor {
+	case "":
+		cfg.Flavor = FlavorAuto
+	case FlavorAuto, FlavorVLLM, FlavorLlamaServer, FlavorChatOnly:
+	default:
+		return nil, fmt.Errorf("openai: config field flavor %q: want auto, vllm, llama-server or chat-only", cfg.Flavor)
+	}
+	if cfg.Concurrency < 0 || cfg.Timeout < 0 {
+		return nil, errors.New("openai: config fields concurrency and timeout must not be negative")
+	}
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	maxRetries := cfg.MaxRetries
+	if maxRetries == 0 {
+		maxRetries = DefaultMaxRetries
+	}
+	if maxRetries < 0 {
+		maxRetries = 0
+	}
+	var key string
+	if cfg.APIKeyEnv != "" {
+		key = os.Getenv(cfg.APIKeyEnv)
+		if key == "" {
+			return nil, fmt.Errorf("openai: environment variable %s (config field api_key_env) is empty or unset", cfg.APIKeyEnv)
+		}
+	}
+	root := strings.TrimRight(cfg.BaseURL, "/")
+	root = strings.TrimSuffix(root, "/v1")
+
+	// The default transport keeps only 2 idle connections per host, which
+	// would make every request beyond the second open a new connection.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = 2 * cfg.Concurrency
+	tr.MaxIdleConnsPerHost = cfg.Concurrency
+
+	c := &Client{
+		cfg:         cfg,
+		root:        root,
+		key:         key,
+		http:        &http.Client{Transport: tr},
+		slots:       make(chan struct{}, cfg.Concurrency),
+		maxRetries:  maxRetries,
+		backoffBase: 250 * time.Millisecond,
+		backoffMax:  20 * time.Second,
+	}
+	if cfg.Flavor != FlavorAuto {
+		c.flavor = cfg.Flavor
+	}
+	return c, nil
+}
+
+// Capabilities reports what the server can do. With Flavor auto it probes the
+// server if that has not happened yet; if the probe fails it reports
+// log-likelihood as possible and LogLikelihood itself gives the final answer.
+func (c *Client) Capabilities() backends.Capabilities {
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
+	defer cancel()
+	fl, err := c.resolveFlavor(ctx)
+	c.mu.Lock()
+	unsupported := c.llUnsupported
+	c.mu.Unlock()
+	return backends.Capabilities{
+		Name:          "openai:" + c.root,
+		LogLikelihood: (err != nil || fl != FlavorChatOnly) && !unsupported,
+		Chat:          true,
+	}
+}
+
+// Close releases idle connections.
+func (c *Client) Close() error {
+	c.http.CloseIdleConnections()
+	return nil
+}
+
+// resolveFlavor returns the configured flavour, or probes the server once:
+// llama-server answers GET /props with its generation settings; anything else
+// is treated as echo-capable, which LogLikelihood verifies per response.
+func (c *Client) resolveFlavor(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.flavor != "" {
+		return c.flavor, nil
+	}
+	var props struct {
+		DefaultGenerationSettings map[string]any `json:"default_generation_settings"`
+	}
+	err := c.do(ctx, http.MethodGet, "/props", nil, &props)
+	var he *HTTPError
+	switch {
+	case err == nil && props.DefaultGenerationSettings != nil:
+		c.flavor = FlavorLlamaServer
+	case err == nil || errors.As(err, &he) || errors.Is(err, errBadJSON):
+		// The server answered, and it is not llama-server.
+		c.flavor = FlavorVLLM
+	default:
+		return "", fmt.Errorf("openai: probing server flavour: %w", err)
+	}
+	return c.flavor, nil
+}
+
+func (c *Client) markLLUnsupported() {
+	c.mu.Lock()
+	c.llUnsupported = true
+	c.mu.Unlock()
+}
+
+// forEach runs fn(i) for i in [0,n) on up to Concurrency goroutines and
+// returns the first error; after an error no new items are started.
+func (c *Client) forEach(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := min(c.cfg.Concurrency, n)
+	next := make(chan int)
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := fn(ctx, i); err != nil {
+					errOnce.Do(func() { firstErr = err; cancel() })
+				}
+			}
+		}()
+	}
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,26 @@
+// Package openai is the backend for OpenAI-compatible HTTP inference servers:
+// vLLM, SGLang, llama.cpp's llama-server and hosted APIs.
+//
+// Generation goes through /v1/chat/completions (GenRequest.Messages) or
+// /v1/completions (GenRequest.Prompt).
+//
+// Log-likelihood has two routes, because servers differ:
+//
+//   - vLLM and SGLang echo the prompt with per-token logprobs on
+//     /v1/completions (echo=true, logprobs=1). The continuation's tokens are
+//     found by the returned text offsets.
+//   - llama-server refuses echo. There the context and context+continuation
+//     are tokenized with /tokenize (BOS added as the server would), and
+//     /completion is asked to generate exactly the continuation's tokens,
+//     forced by a token-level GBNF grammar (root ::= <[id]> <[id]> ...),
+//     with n_probs=1 and post_sampling_probs off so that each forced token's
+//     logprob is the model's raw softmax, not a probability after sampling.
+//
+// A server that cannot give log-likelihoods yields backends.ErrUnsupported,
+// never a made-up number.
+//
+// Requests are retried with exponential backoff and full jitter on 429, 5xx
+// (except 501), timeouts and refused or reset connections, honouring
+// Retry-After. The API key is read from the environment variable the config
+// names; it is never written to errors.
+package openai

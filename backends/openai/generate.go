@@ -1,0 +1,121 @@
+package openai
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/glossobench/glossobench/backends"
+)
+
+type genBody struct {
+	Model          string             `json:"model,omitempty"`
+	Messages       []backends.Message `json:"messages,omitempty"`
+	Prompt         *string            `json:"prompt,omitempty"`
+	MaxTokens      int                `json:"max_tokens,omitempty"`
+	Temperature    float64            `json:"temperature"`
+	Seed           int64              `json:"seed"`
+	Stop           []string           `json:"stop,omitempty"`
+	ResponseFormat *responseFormat    `json:"response_format,omitempty"`
+	JSONSchema     map[string]any     `json:"json_schema,omitempty"` // llama-server's own field
+}
+
+type responseFormat struct {
+	Type       string         `json:"type"`
+	JSONSchema jsonSchemaSpec `json:"json_schema"`
+}
+
+type jsonSchemaSpec struct {
+	Name   string         `json:"name"`
+	Schema map[string]any `json:"schema"`
+}
+
+type genResponse struct {
+	Choices []struct {
+		Text    string `json:"text"`
+		Message *struct {
+			Content *string `json:"content"`
+		} `json:"message"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// Generate answers each request through /v1/chat/completions (Messages set)
+// or /v1/completions (raw Prompt), concurrently, in request order.
+func (c *Client) Generate(ctx context.Context, reqs []backends.GenRequest) ([]backends.Generation, error) {
+	out := make([]backends.Generation, len(reqs))
+	err := c.forEach(ctx, len(reqs), func(ctx context.Context, i int) error {
+		g, err := c.generate(ctx, reqs[i])
+		if err != nil {
+			return fmt.Errorf("generate %q: %w", reqs[i].ID, err)
+		}
+		out[i] = g
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *Client) generate(ctx context.Context, r backends.GenRequest) (backends.Generation, error) {
+	b := genBody{
+		Model:       c.cfg.Model,
+		MaxTokens:   r.MaxTokens,
+		Temperature: r.Temperature,
+		Seed:        r.Seed,
+		Stop:        r.Stop,
+	}
+	path := "/v1/chat/completions"
+	if len(r.Messages) > 0 {
+		b.Messages = r.Messages
+		if r.JSONSchema != nil {
+			b.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchemaSpec{Name: "output", Schema: r.JSONSchema}}
+		}
+	} else {
+		if c.cfg.Flavor == FlavorChatOnly {
+			return backends.Generation{}, fmt.Errorf("openai: flavor chat-only cannot send a raw prompt; the request needs messages")
+		}
+		path = "/v1/completions"
+		prompt := r.Prompt
+		b.Prompt = &prompt
+		if r.JSONSchema != nil {
+			fl, err := c.resolveFlavor(ctx)
+			if err != nil {
+				return backends.Generation{}, err
+			}
+			if fl == FlavorLlamaServer {
+				b.JSONSchema = r.JSONSchema
+			} else {
+				b.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchemaSpec{Name: "output", Schema: r.JSONSchema}}
+			}
+		}
+	}
+	var resp genResponse
+	if err := c.do(ctx, "POST", path, b, &resp); err != nil {
+		return backends.Generation{}, err
+	}
+	return parseGeneration(r.ID, path, &resp)
+}
+
+func parseGeneration(id, path string, resp *genResponse) (backends.Generation, error) {
+	if len(resp.Choices) == 0 {
+		return backends.Generation{}, fmt.Errorf("openai: POST %s: %w: no choices", path, errBadJSON)
+	}
+	ch := resp.Choices[0]
+	g := backends.Generation{ID: id, Text: ch.Text, FinishReason: "stop"}
+	if ch.Message != nil && ch.Message.Content != nil {
+		g.Text = *ch.Message.Content
+	}
+	// OpenAI says "length"; some servers say "max_tokens". Everything else
+	// (stop, eos, tool_calls, content_filter) is a stop before the cap.
+	if ch.FinishReason != nil && (*ch.FinishReason == "length" || *ch.FinishReason == "max_tokens") {
+		g.FinishReason = "length"
+	}
+	if resp.Usage != nil {
+		g.Tokens = resp.Usage.CompletionTokens
+	}
+	return g, nil
+}
