@@ -1,0 +1,249 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// newTestClient points a client at srv with short backoffs.
+func newTestClient(t testing.TB, srv *httptest.Server, cfg Config) *Client {
+	t.Helper()
+	cfg.BaseURL = srv.URL + "/v1"
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.backoffBase = time.Millisecond
+	c.backoffMax = 5 * time.Millisecond
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func decodeBody(t testing.TB, r *http.Request, v any) {
+	t.Helper()
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Errorf("request to %s is not JSON: %v: %s", r.URL.Path, err, data)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+// fakeWords tokenizes like a toy BPE: each token is a run of non-spaces with
+// its leading spaces, and punctuation stands alone.
+func fakeWords(s string) []string {
+	var toks []string
+	var cur strings.Builder
+	flush := func() {
+		if cur.Len() > 0 {
+			toks = append(toks, cur.String())
+			cur.Reset()
+		}
+	}
+	for _, r := range s {
+		switch {
+		case r == ' ' || r == '\n':
+			if cur.Len() > 0 && !strings.HasSuffix(cur.String(), " ") && !strings.HasSuffix(cur.String(), "\n") {
+				flush()
+			}
+			cur.WriteRune(r)
+		case strings.ContainsRune("?:.,", r):
+			flush()
+			toks = append(toks, string(r))
+		default:
+			cur.WriteRune(r)
+		}
+	}
+	flush()
+	return toks
+}
+
+// fakeLogprob is the deterministic logprob the fake servers give a token.
+func fakeLogprob(tok string) float64 {
+	return -0.01 * float64(utf8.RuneCountInString(tok)+len(tok))
+}
+
+// vllmEcho is a vLLM-like /v1/completions handler: with echo it returns the
+// prompt's tokens (first with a null logprob) plus one generated token.
+// notGreedy tokens get a better alternative in top_logprobs.
+func vllmEcho(t testing.TB, notGreedy map[string]bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		var req struct {
+			Prompt    string `json:"prompt"`
+			Echo      bool   `json:"echo"`
+			Logprobs  int    `json:"logprobs"`
+			MaxTokens int    `json:"max_tokens"`
+		}
+		decodeBody(t, r, &req)
+		if !req.Echo || req.Logprobs < 1 {
+			t.Errorf("echo request has echo=%v logprobs=%d", req.Echo, req.Logprobs)
+		}
+		toks := append(fakeWords(req.Prompt), "<gen>")
+		var (
+			lps    []*float64
+			tops   []map[string]float64
+			offs   []int
+			offset int
+		)
+		for i, tok := range toks {
+			offs = append(offs, offset)
+			offset += utf8.RuneCountInString(tok)
+			if i == 0 {
+				lps = append(lps, nil)
+				tops = append(tops, nil)
+				continue
+			}
+			v := fakeLogprob(tok)
+			lps = append(lps, &v)
+			top := map[string]float64{tok: v}
+			if notGreedy[tok] {
+				top["<better>"] = v / 2
+			}
+			tops = append(tops, top)
+		}
+		writeJSON(w, map[string]any{
+			"choices": []any{map[string]any{
+				"text": req.Prompt + "<gen>",
+				"logprobs": map[string]any{
+					"tokens": toks, "token_logprobs": lps, "top_logprobs": tops, "text_offset": offs,
+				},
+				"finish_reason": "length",
+			}},
+			"usage": map[string]any{"prompt_tokens": len(toks) - 1, "completion_tokens": 1},
+		})
+	}
+}
+
+// fakeLlama is a llama-server-like handler: /props, /tokenize (BOS=1, one
+// token per byte, id = byte+10) and /completion honouring a token grammar.
+type fakeLlama struct {
+	t        testing.TB
+	mu       sync.Mutex
+	prompts  [][]int
+	noProbs  bool // answer /completion without completion_probabilities
+	postProb bool // answer with post-sampling "prob" fields
+}
+
+func fakeTokenize(s string, bos bool) []int {
+	var toks []int
+	if bos {
+		toks = append(toks, 1)
+	}
+	for i := 0; i < len(s); i++ {
+		toks = append(toks, int(s[i])+10)
+	}
+	return toks
+}
+
+// fakeTokLogprob gives token id a deterministic logprob; ids of odd bytes are
+// not the argmax.
+func fakeTokLogprob(id int) float64 { return -float64(id%17+1) / 8 }
+
+func (f *fakeLlama) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	t := f.t
+	switch r.URL.Path {
+	case "/props":
+		writeJSON(w, map[string]any{"default_generation_settings": map[string]any{"n_ctx": 512}, "build_info": "fake"})
+	case "/tokenize":
+		var req struct {
+			Content    string `json:"content"`
+			AddSpecial bool   `json:"add_special"`
+		}
+		decodeBody(t, r, &req)
+		writeJSON(w, map[string]any{"tokens": fakeTokenize(req.Content, req.AddSpecial)})
+	case "/completion":
+		var req struct {
+			Prompt            []int   `json:"prompt"`
+			NPredict          int     `json:"n_predict"`
+			NProbs            int     `json:"n_probs"`
+			PostSamplingProbs bool    `json:"post_sampling_probs"`
+			Grammar           string  `json:"grammar"`
+			Temperature       float64 `json:"temperature"`
+		}
+		decodeBody(t, r, &req)
+		if req.PostSamplingProbs || req.NProbs < 1 {
+			t.Errorf("/completion: post_sampling_probs=%v n_probs=%d", req.PostSamplingProbs, req.NProbs)
+		}
+		f.mu.Lock()
+		f.prompts = append(f.prompts, req.Prompt)
+		f.mu.Unlock()
+		forced, err := parseForcingGrammar(req.Grammar)
+		if err != nil {
+			w.WriteHeader(400)
+			writeJSON(w, map[string]any{"error": map[string]any{"code": 400, "message": err.Error()}})
+			return
+		}
+		if req.NPredict != len(forced) {
+			t.Errorf("/completion: n_predict %d for %d forced tokens", req.NPredict, len(forced))
+		}
+		if f.noProbs {
+			writeJSON(w, map[string]any{"content": "x", "stop_type": "limit"})
+			return
+		}
+		var probs []any
+		for _, id := range forced {
+			v := fakeTokLogprob(id)
+			top := id
+			if id%2 == 1 {
+				top = id + 1000 // some other token was likelier
+			}
+			key := "logprob"
+			if f.postProb {
+				key = "prob"
+			}
+			probs = append(probs, map[string]any{
+				"id": id, "token": "t", key: v,
+				"top_logprobs": []any{map[string]any{"id": top, "logprob": max(v, fakeTokLogprob(top))}},
+			})
+		}
+		writeJSON(w, map[string]any{"content": "x", "completion_probabilities": probs, "stop_type": "limit"})
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// parseForcingGrammar inverts forcingGrammar, so the fake server checks the
+// exact text the client sends.
+func parseForcingGrammar(g string) ([]int, error) {
+	rest, ok := strings.CutPrefix(g, "root ::=")
+	if !ok {
+		return nil, fmt.Errorf("grammar %q has no root rule", g)
+	}
+	var ids []int
+	for _, f := range strings.Fields(rest) {
+		s, ok := strings.CutPrefix(f, "<[")
+		if !ok {
+			return nil, fmt.Errorf("bad token %q", f)
+		}
+		s, ok = strings.CutSuffix(s, "]>")
+		if !ok {
+			return nil, fmt.Errorf("bad token %q", f)
+		}
+		id, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
