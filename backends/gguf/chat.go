@@ -22,7 +22,7 @@ var ChatFormats = []string{"qa", "chatml", "llama3", "gemma"}
 func namedChatFormat(name string) (chatFormat, bool) {
 	switch name {
 	case "qa":
-		return chatFormat{name: "qa", render: renderQA, stops: []string{"\nQuestion:"}}, true
+		return chatFormat{name: "qa", render: renderQA, stops: []string{"\n"}}, true
 	case "chatml":
 		return chatFormat{name: "chatml", render: renderChatML, stops: []string{"<|im_end|>"}}, true
 	case "llama3":
@@ -90,6 +90,7 @@ func (c chatFormat) Render(msgs []backends.Message) (string, error) {
 }
 
 // renderQA is testdata/models/tiny-llama/qa.jinja: system turns are dropped.
+// An answer ends at its line's end, so the format stops generation at "\n".
 func renderQA(msgs []backends.Message) string {
 	var b strings.Builder
 	for _, m := range msgs {

@@ -55,6 +55,9 @@ type Model struct {
 	mu     sync.Mutex
 	cache  *kvCache
 	closed bool
+	// evaluated counts tokens run through the network, so tests can check
+	// that shared contexts are not recomputed.
+	evaluated int
 }
 
 // Open maps the GGUF file at path and prepares the model for inference.
@@ -384,6 +387,7 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 		}
 	}
 	cache.tokens = append(cache.tokens, tokens...)
+	m.evaluated += n
 	if firstLogit >= n {
 		return nil, nil
 	}
