@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/gguf"
+)
+
+func init() {
+	register("loglik", "print log P(continuation | context) per token from a model", runLoglik)
+}
+
+// openModel opens a model spec. Only gguf:PATH for now; backends/registry
+// will replace this with every spec kind.
+func openModel(spec string) (backends.Backend, error) {
+	if path, ok := strings.CutPrefix(spec, "gguf:"); ok {
+		return gguf.Open(path, gguf.Options{})
+	}
+	return nil, fmt.Errorf("unsupported model spec %q (want gguf:PATH)", spec)
+}
+
+func runLoglik(args []string) int {
+	fs := flag.NewFlagSet("loglik", flag.ContinueOnError)
+	model := fs.String("model", "", "model spec, e.g. gguf:testdata/models/tiny-llama/tiny-llama.gguf")
+	ctxText := fs.String("context", "", "context text")
+	cont := fs.String("continuation", "", "continuation text to score")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *model == "" || *cont == "" {
+		fmt.Fprintln(os.Stderr, "loglik: --model and --continuation are required")
+		fs.Usage()
+		return 2
+	}
+	m, err := openModel(*model)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loglik:", err)
+		return 1
+	}
+	defer m.Close()
+	res, err := m.LogLikelihood(context.Background(), []backends.LLRequest{{ID: "1", Context: *ctxText, Continuation: *cont}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loglik:", err)
+		return 1
+	}
+	r := res[0]
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			fmt.Fprintln(os.Stderr, "loglik:", err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Printf("logprob\t%.6f\ngreedy\t%v\n", r.LogProb, r.IsGreedy)
+	for i, lp := range r.TokenLogProbs {
+		tok := ""
+		if i < len(r.Tokens) {
+			tok = fmt.Sprint(r.Tokens[i])
+		}
+		fmt.Printf("token\t%s\t%.6f\n", tok, lp)
+	}
+	return 0
+}
