@@ -142,6 +142,7 @@ type fakeLlama struct {
 	prompts  [][]int
 	noProbs  bool // answer /completion without completion_probabilities
 	postProb bool // answer with post-sampling "prob" fields
+	ignoreGr bool // sample other tokens than the grammar forces
 }
 
 func fakeTokenize(s string, bos bool) []int {
@@ -210,6 +211,9 @@ func (f *fakeLlama) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			key := "logprob"
 			if f.postProb {
 				key = "prob"
+			}
+			if f.ignoreGr {
+				id++
 			}
 			probs = append(probs, map[string]any{
 				"id": id, "token": "t", key: v,

@@ -174,6 +174,16 @@ func TestLlamaServerRejectsPostSamplingProbs(t *testing.T) {
 	}
 }
 
+func TestLlamaServerGrammarNotHonoured(t *testing.T) {
+	srv := httptest.NewServer(&fakeLlama{t: t, ignoreGr: true})
+	defer srv.Close()
+	c := newTestClient(t, srv, Config{Flavor: FlavorLlamaServer})
+	_, err := c.LogLikelihood(context.Background(), []backends.LLRequest{{ID: "x", Context: "a", Continuation: "b"}})
+	if err == nil || !strings.Contains(err.Error(), "grammar did not force") {
+		t.Errorf("err = %v, want a grammar complaint", err)
+	}
+}
+
 func TestLogLikelihoodUnsupported(t *testing.T) {
 	req := []backends.LLRequest{{ID: "x", Context: "Question: 1+1?\nAnswer:", Continuation: " 2"}}
 	cases := map[string]struct {
