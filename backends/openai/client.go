@@ -166,8 +166,9 @@ func (c *Client) resolveFlavor(ctx context.Context) (string, error) {
 	switch {
 	case err == nil && props.DefaultGenerationSettings != nil:
 		c.flavor = FlavorLlamaServer
-	case err == nil || errors.As(err, &he) || errors.Is(err, errBadJSON):
-		// The server answered, and it is not llama-server.
+	case err == nil || (errors.As(err, &he) && !retryable(he.Status)) || errors.Is(err, errBadJSON):
+		// The server answered, and it is not llama-server. (A 503 while
+		// a model loads decides nothing; the next call probes again.)
 		c.flavor = FlavorVLLM
 	default:
 		return "", fmt.Errorf("openai: probing server flavour: %w", err)

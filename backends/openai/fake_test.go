@@ -135,7 +135,9 @@ func vllmEcho(t testing.TB, notGreedy map[string]bool) http.HandlerFunc {
 }
 
 // fakeLlama is a llama-server-like handler: /props, /tokenize (BOS=1, one
-// token per byte, id = byte+10) and /completion honouring a token grammar.
+// token per byte, id = byte+10) and /completion honouring a token grammar,
+// leaving out tokens that end inside a UTF-8 character as the real server
+// does, and answering the client's one-character probe with a top-k list.
 type fakeLlama struct {
 	t        testing.TB
 	mu       sync.Mutex
@@ -156,9 +158,11 @@ func fakeTokenize(s string, bos bool) []int {
 	return toks
 }
 
-// fakeTokLogprob gives token id a deterministic logprob; ids of odd bytes are
-// not the argmax.
+// fakeTokLogprob gives token id a deterministic logprob (the fake model
+// ignores its context). The best is -1/8, for multiples of 17 such as 340.
 func fakeTokLogprob(id int) float64 { return -float64(id%17+1) / 8 }
+
+const fakeVocab = 300
 
 func (f *fakeLlama) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t := f.t
@@ -169,9 +173,27 @@ func (f *fakeLlama) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Content    string `json:"content"`
 			AddSpecial bool   `json:"add_special"`
+			WithPieces bool   `json:"with_pieces"`
 		}
 		decodeBody(t, r, &req)
-		writeJSON(w, map[string]any{"tokens": fakeTokenize(req.Content, req.AddSpecial)})
+		ids := fakeTokenize(req.Content, req.AddSpecial)
+		if !req.WithPieces {
+			writeJSON(w, map[string]any{"tokens": ids})
+			return
+		}
+		var toks []any
+		for _, id := range ids {
+			var p any = "<s>"
+			if id >= 10 {
+				b := byte(id - 10)
+				p = string([]byte{b})
+				if b >= 0x80 {
+					p = []int{int(b)}
+				}
+			}
+			toks = append(toks, map[string]any{"id": id, "piece": p})
+		}
+		writeJSON(w, map[string]any{"tokens": toks})
 	case "/completion":
 		var req struct {
 			Prompt            []int   `json:"prompt"`
@@ -188,6 +210,23 @@ func (f *fakeLlama) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.prompts = append(f.prompts, req.Prompt)
 		f.mu.Unlock()
+		if f.noProbs {
+			writeJSON(w, map[string]any{"content": "x", "stop_type": "limit"})
+			return
+		}
+		if req.Grammar == "root ::= [a-zA-Z0-9]" {
+			// Probe: generate "a", list the top n_probs tokens.
+			var top []any
+			for k := range 17 {
+				for id := k; id < fakeVocab && len(top) < req.NProbs; id += 17 {
+					top = append(top, map[string]any{"id": id, "logprob": fakeTokLogprob(id)})
+				}
+			}
+			writeJSON(w, map[string]any{"content": "a", "completion_probabilities": []any{
+				map[string]any{"id": int('a') + 10, "logprob": fakeTokLogprob(int('a') + 10), "top_logprobs": top},
+			}})
+			return
+		}
 		forced, err := parseForcingGrammar(req.Grammar)
 		if err != nil {
 			w.WriteHeader(400)
@@ -197,30 +236,27 @@ func (f *fakeLlama) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if req.NPredict != len(forced) {
 			t.Errorf("/completion: n_predict %d for %d forced tokens", req.NPredict, len(forced))
 		}
-		if f.noProbs {
-			writeJSON(w, map[string]any{"content": "x", "stop_type": "limit"})
-			return
-		}
 		var probs []any
+		var text []byte
 		for _, id := range forced {
+			text = append(text, byte(id-10))
+			if endsInsideRune(text) {
+				continue
+			}
 			v := fakeTokLogprob(id)
-			top := id
-			if id%2 == 1 {
-				top = id + 1000 // some other token was likelier
+			if f.ignoreGr {
+				id++
 			}
 			key := "logprob"
 			if f.postProb {
 				key = "prob"
 			}
-			if f.ignoreGr {
-				id++
-			}
 			probs = append(probs, map[string]any{
 				"id": id, "token": "t", key: v,
-				"top_logprobs": []any{map[string]any{"id": top, "logprob": max(v, fakeTokLogprob(top))}},
+				"top_logprobs": []any{map[string]any{"id": 340, "logprob": fakeTokLogprob(340)}},
 			})
 		}
-		writeJSON(w, map[string]any{"content": "x", "completion_probabilities": probs, "stop_type": "limit"})
+		writeJSON(w, map[string]any{"content": string(text), "completion_probabilities": probs, "stop_type": "limit"})
 	default:
 		http.NotFound(w, r)
 	}

@@ -37,7 +37,7 @@ func FuzzParseLlamaProbs(f *testing.F) {
 	f.Add([]byte(`{"content":"x"}`), 1, 2)
 	f.Add([]byte(`[1,2]`), 0, 0)
 	f.Fuzz(func(t *testing.T, raw []byte, a, b int) {
-		res, err := parseLlamaProbs(raw, []int{a, b})
+		res, err := parseLlamaProbs(raw, []int{a, b}, []bool{true, true})
 		if err != nil {
 			return
 		}

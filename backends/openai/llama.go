@@ -1,0 +1,331 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/glossobench/glossobench/backends"
+)
+
+// llama-server: log-likelihood through /tokenize and /completion.
+//
+// /completion is asked to generate exactly the continuation's tokens, forced
+// by a grammar over token ids, and reports each generated token's logprob
+// under the model's raw softmax (post_sampling_probs off). One catch, from
+// the server's source: a generated token after which the text ends inside a
+// UTF-8 character (a byte-fallback or byte-level BPE token) is left out of
+// completion_probabilities. The client predicts those positions from the
+// token pieces with the server's own rule and reads their logprobs from a
+// second request that stops before them and lists the top-k tokens.
+
+type tokenizeBody struct {
+	Content    string `json:"content"`
+	AddSpecial bool   `json:"add_special"`
+	WithPieces bool   `json:"with_pieces,omitempty"`
+}
+
+type tokenizeResponse struct {
+	Tokens []int `json:"tokens"`
+}
+
+// piece is a token with its text; the server sends the text as a string, or
+// as a list of bytes when it is not valid UTF-8 on its own.
+type piece struct {
+	ID    int
+	Bytes []byte
+}
+
+func (p *piece) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		ID    int             `json:"id"`
+		Piece json.RawMessage `json:"piece"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	p.ID = raw.ID
+	var s string
+	if err := json.Unmarshal(raw.Piece, &s); err == nil {
+		p.Bytes = []byte(s)
+		return nil
+	}
+	var bs []int
+	if err := json.Unmarshal(raw.Piece, &bs); err != nil {
+		return fmt.Errorf("token %d: piece is neither a string nor a list of bytes", raw.ID)
+	}
+	for _, b := range bs {
+		if b < 0 || b > 255 {
+			return fmt.Errorf("token %d: piece byte %d out of range", raw.ID, b)
+		}
+		p.Bytes = append(p.Bytes, byte(b))
+	}
+	return nil
+}
+
+type llamaCompletionBody struct {
+	Prompt            []int   `json:"prompt"`
+	NPredict          int     `json:"n_predict"`
+	NProbs            int     `json:"n_probs"`
+	PostSamplingProbs bool    `json:"post_sampling_probs"`
+	Grammar           string  `json:"grammar"`
+	Temperature       float64 `json:"temperature"`
+	Seed              int64   `json:"seed"`
+	// Prompt caching can change logits slightly between batch shapes; a
+	// score must not depend on which request came before.
+	CachePrompt bool `json:"cache_prompt"`
+	Stream      bool `json:"stream"`
+}
+
+type llamaTop struct {
+	ID      int     `json:"id"`
+	Logprob float64 `json:"logprob"`
+}
+
+type llamaProb struct {
+	ID          int        `json:"id"`
+	Logprob     *float64   `json:"logprob"`
+	Prob        *float64   `json:"prob"`
+	TopLogprobs []llamaTop `json:"top_logprobs"`
+}
+
+type llamaCompletionResponse struct {
+	Probs []llamaProb `json:"completion_probabilities"`
+}
+
+func (c *Client) tokenize(ctx context.Context, text string) ([]int, error) {
+	var resp tokenizeResponse
+	if err := c.do(ctx, http.MethodPost, "/tokenize", tokenizeBody{Content: text, AddSpecial: true}, &resp); err != nil {
+		return nil, err
+	}
+	return resp.Tokens, nil
+}
+
+func (c *Client) tokenizePieces(ctx context.Context, text string) ([]piece, error) {
+	var resp struct {
+		Tokens []piece `json:"tokens"`
+	}
+	if err := c.do(ctx, http.MethodPost, "/tokenize", tokenizeBody{Content: text, AddSpecial: true, WithPieces: true}, &resp); err != nil {
+		return nil, err
+	}
+	return resp.Tokens, nil
+}
+
+// splitContinuation splits whole (the tokens of context+continuation) after
+// the context's own token count, as lm-evaluation-harness does.
+func splitContinuation(nCtx int, whole []piece) (prefix []int, cont []piece, err error) {
+	if nCtx == 0 {
+		return nil, nil, errors.New("openai: context has no tokens and the model adds no BOS; nothing to condition on")
+	}
+	if len(whole) <= nCtx {
+		return nil, nil, fmt.Errorf("openai: continuation adds no tokens (context %d tokens, with continuation %d)", nCtx, len(whole))
+	}
+	for _, p := range whole[:nCtx] {
+		prefix = append(prefix, p.ID)
+	}
+	return prefix, whole[nCtx:], nil
+}
+
+// forcingGrammar is a GBNF grammar that admits exactly these tokens, by id,
+// so the server cannot pick another tokenization of the same text.
+func forcingGrammar(toks []int) string {
+	var b strings.Builder
+	b.WriteString("root ::=")
+	for _, t := range toks {
+		b.WriteString(" <[")
+		b.WriteString(strconv.Itoa(t))
+		b.WriteString("]>")
+	}
+	return b.String()
+}
+
+// endsInsideRune is llama-server's validate_utf8 test (server-common.cpp):
+// does text end with a multi-byte UTF-8 lead byte lacking its continuation
+// bytes? It is ported as is, quirks included, because it decides which
+// tokens the server reports.
+func endsInsideRune(text []byte) bool {
+	n := len(text)
+	for i := 1; i <= 4 && i <= n; i++ {
+		c := text[n-i]
+		switch {
+		case c&0xE0 == 0xC0:
+			if i < 2 {
+				return true
+			}
+		case c&0xF0 == 0xE0:
+			if i < 3 {
+				return true
+			}
+		case c&0xF8 == 0xF0:
+			if i < 4 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reported says, per continuation token, whether llama-server will list it in
+// completion_probabilities when generating the continuation.
+func reported(cont []piece) []bool {
+	var text []byte
+	out := make([]bool, len(cont))
+	for i, p := range cont {
+		text = append(text, p.Bytes...)
+		out[i] = !endsInsideRune(text)
+	}
+	return out
+}
+
+func (c *Client) llamaLL(ctx context.Context, r backends.LLRequest) (backends.LLResult, error) {
+	cx, cont := splitPair(r.Context, r.Continuation)
+	if cont == "" {
+		return backends.LLResult{}, errors.New("openai: continuation is empty")
+	}
+	ctxToks, err := c.tokenize(ctx, cx)
+	if err != nil {
+		return backends.LLResult{}, err
+	}
+	whole, err := c.tokenizePieces(ctx, cx+cont)
+	if err != nil {
+		return backends.LLResult{}, err
+	}
+	prefix, contPieces, err := splitContinuation(len(ctxToks), whole)
+	if err != nil {
+		return backends.LLResult{}, err
+	}
+	want := make([]int, len(contPieces))
+	for i, p := range contPieces {
+		want[i] = p.ID
+	}
+	b := llamaCompletionBody{
+		Prompt:   prefix,
+		NPredict: len(want),
+		NProbs:   1,
+		Grammar:  forcingGrammar(want),
+	}
+	var raw json.RawMessage
+	if err := c.do(ctx, http.MethodPost, "/completion", b, &raw); err != nil {
+		var he *HTTPError
+		if errors.As(err, &he) && (he.Status == 404 || he.Status == 501) {
+			return backends.LLResult{}, fmt.Errorf("%v: %w", err, backends.ErrUnsupported)
+		}
+		return backends.LLResult{}, err
+	}
+	rep := reported(contPieces)
+	res, err := parseLlamaProbs(raw, want, rep)
+	if err != nil {
+		return backends.LLResult{}, err
+	}
+	for i, ok := range rep {
+		if ok {
+			continue
+		}
+		ctxIDs := append(append([]int(nil), prefix...), want[:i]...)
+		lp, top1, err := c.llamaTokenLogprob(ctx, ctxIDs, want[i])
+		if err != nil {
+			return backends.LLResult{}, err
+		}
+		res.TokenLogProbs[i] = lp
+		res.IsGreedy = res.IsGreedy && top1
+	}
+	res.LogProb = 0
+	for _, v := range res.TokenLogProbs {
+		res.LogProb += v
+	}
+	return res, nil
+}
+
+// llamaTokenLogprob reads log P(tok | prompt) from the top-k list of a
+// one-token generation. The generated token is forced to be one ASCII
+// character so that the server reports it; k grows until tok is listed.
+func (c *Client) llamaTokenLogprob(ctx context.Context, prompt []int, tok int) (logprob float64, top1 bool, err error) {
+	for k := 64; ; k *= 16 {
+		b := llamaCompletionBody{
+			Prompt:   prompt,
+			NPredict: 1,
+			NProbs:   k,
+			Grammar:  `root ::= [a-zA-Z0-9]`,
+		}
+		var resp llamaCompletionResponse
+		if err := c.do(ctx, http.MethodPost, "/completion", b, &resp); err != nil {
+			return 0, false, err
+		}
+		if len(resp.Probs) == 0 {
+			return 0, false, unsupported("POST /completion returned no completion_probabilities")
+		}
+		top := resp.Probs[0].TopLogprobs
+		for j, t := range top {
+			if t.ID == tok {
+				if math.IsNaN(t.Logprob) || t.Logprob > 0 {
+					return 0, false, fmt.Errorf("openai: POST /completion: %w: logprob %v", errBadJSON, t.Logprob)
+				}
+				return t.Logprob, j == 0 || top[0].Logprob <= t.Logprob+1e-6, nil
+			}
+		}
+		if len(top) < k || k > 1<<20 {
+			return 0, false, fmt.Errorf("openai: POST /completion: token %d is not among the %d tokens listed", tok, len(top))
+		}
+	}
+}
+
+// parseLlamaProbs reads the forced tokens' raw logprobs from a /completion
+// answer. rep marks the tokens the server lists (see reported); the others
+// get 0 here and are filled in by the caller. is_greedy holds when each
+// listed token was also the top-1.
+func parseLlamaProbs(raw []byte, want []int, rep []bool) (backends.LLResult, error) {
+	const path = "/completion"
+	var resp llamaCompletionResponse
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return backends.LLResult{}, fmt.Errorf("openai: POST %s: %w: %v", path, errBadJSON, err)
+	}
+	nrep := 0
+	for _, ok := range rep {
+		if ok {
+			nrep++
+		}
+	}
+	if len(resp.Probs) == 0 && nrep > 0 {
+		return backends.LLResult{}, unsupported("POST %s returned no completion_probabilities", path)
+	}
+	if len(resp.Probs) < nrep {
+		return backends.LLResult{}, fmt.Errorf("openai: POST %s: got %d token probabilities, want %d (generation stopped early)", path, len(resp.Probs), nrep)
+	}
+	res := backends.LLResult{
+		IsGreedy:      true,
+		Tokens:        append([]int(nil), want...),
+		TokenLogProbs: make([]float64, len(want)),
+	}
+	j := 0
+	for i, tok := range want {
+		if !rep[i] {
+			continue
+		}
+		p := resp.Probs[j]
+		j++
+		if p.Logprob == nil {
+			if p.Prob != nil {
+				return backends.LLResult{}, fmt.Errorf("openai: POST %s: server sent post-sampling probabilities, not logprobs", path)
+			}
+			return backends.LLResult{}, fmt.Errorf("openai: POST %s: %w: token %d has no logprob", path, errBadJSON, i)
+		}
+		if p.ID != tok {
+			return backends.LLResult{}, fmt.Errorf("openai: POST %s: grammar did not force token %d: got id %d, want %d", path, i, p.ID, tok)
+		}
+		v := *p.Logprob
+		if math.IsNaN(v) || v > 0 {
+			return backends.LLResult{}, fmt.Errorf("openai: POST %s: %w: logprob %v", path, errBadJSON, v)
+		}
+		res.TokenLogProbs[i] = v
+		res.LogProb += v
+		if len(p.TopLogprobs) == 0 || (p.TopLogprobs[0].ID != tok && p.TopLogprobs[0].Logprob > v+1e-6) {
+			res.IsGreedy = false
+		}
+	}
+	return res, nil
+}
