@@ -196,7 +196,7 @@ func TestPyLower(t *testing.T) {
 		{"ABC Déjà", "abc déjà"},
 		{"İstanbul", "i\u0307stanbul"},
 		{"ΟΔΟΣ ΟΔΟΣ.", "οδος οδος."}, // final sigma before a space and before punctuation
-		{"Σ", "σ"},                   // no cased letter before: not final
+		{"Σ", "σ"}, // no cased letter before: not final
 		{"ΑΣΑ", "ασα"},
 	} {
 		if got := string(pyLower(nil, []rune(tc.in))); got != tc.want {
