@@ -1,0 +1,200 @@
+package dedup
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/glossobench/glossobench/scorers"
+)
+
+// Fingerprint identifies one corpus file as stored.
+type Fingerprint struct {
+	URI    string `json:"uri"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"` // of the stored (possibly compressed) bytes, lower-case hex
+}
+
+// FingerprintFile streams uri once through SHA-256.
+func FingerprintFile(ctx context.Context, open Opener, uri string) (Fingerprint, error) {
+	if open == nil {
+		open = OpenLocal
+	}
+	rc, size, err := open(ctx, uri, 0)
+	if err != nil {
+		return Fingerprint{}, fmt.Errorf("%s: %w", uri, err)
+	}
+	defer rc.Close()
+	h := sha256.New()
+	n, err := io.CopyBuffer(h, ctxReader{ctx, rc}, make([]byte, 1<<20))
+	if err != nil {
+		return Fingerprint{}, fmt.Errorf("%s: %w", uri, err)
+	}
+	if size >= 0 && n != size {
+		return Fingerprint{}, fmt.Errorf("%s: read %d bytes, size says %d (file changed?)", uri, n, size)
+	}
+	return Fingerprint{URI: uri, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// ctxReader stops a long read when the context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// KeptSHA256 is the fingerprint of the exact scored subset: the lower-case
+// hex SHA-256 of the kept item ids, sorted bytewise ascending, duplicates
+// removed, joined by a single "\n" with no trailing newline (so the empty set
+// hashes the empty string). The same as
+//
+//	printf '%s' "$(sort -u ids.txt)" | sha256sum   (with LC_ALL=C)
+func KeptSHA256(keptIDs []string) string {
+	ids := slices.Clone(keptIDs)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	sum := sha256.Sum256([]byte(strings.Join(ids, "\n")))
+	return hex.EncodeToString(sum[:])
+}
+
+// Drop is one item excluded from scoring.
+type Drop struct {
+	ItemID string `json:"item_id"`
+	TaskID string `json:"task_id"`
+	Axis   string `json:"axis,omitempty"`
+	// Kind is the match kind, or KindTask when the item itself did not
+	// match but another item of its task did (Via names it).
+	Kind  string `json:"kind"`
+	Via   string `json:"via,omitempty"`
+	Match Match  `json:"match"` // the match that caused the drop (Via's when Kind is task)
+}
+
+// AxisReport is the contamination view of one axis.
+type AxisReport struct {
+	Axis              string `json:"axis"`
+	Items             int    `json:"items"`
+	Kept              int    `json:"kept"`
+	Dropped           int    `json:"dropped"`
+	Tasks             int    `json:"tasks"`
+	ContaminatedTasks int    `json:"contaminated_tasks"`
+	// ContaminationRate is contaminated tasks / tasks; nil without a corpus,
+	// which is not the same as a rate of 0.
+	ContaminationRate *float64 `json:"contamination_rate"`
+	ItemRate          *float64 `json:"item_rate"` // dropped items / items
+}
+
+// Report is the dedup outcome published in result.json.
+type Report struct {
+	NoCorpus   bool          `json:"no_corpus,omitempty"`
+	Options    Options       `json:"options"`
+	Corpus     []Fingerprint `json:"corpus"`
+	Items      int           `json:"items"`
+	Kept       int           `json:"kept"`
+	Dropped    int           `json:"dropped"`
+	KeptSHA256 string        `json:"kept_sha256"`
+	Axes       []AxisReport  `json:"axes"`
+	Drops      []Drop        `json:"drops"`
+	// KeptIDs are the ids to score, in input order.
+	KeptIDs []string `json:"-"`
+}
+
+// Summarize applies the hard exclusion: an item is dropped when it matched,
+// or when any item with the same task id matched (an item without a task id
+// is its own task). corpus empty means no corpus was screened: nothing is
+// dropped and rates are nil. matches are as returned by MergeMatches; match
+// ids that are not among items are ignored.
+func Summarize(items []scorers.Item, matches []Match, corpus []Fingerprint, opt Options) Report {
+	opt, _ = opt.withDefaults()
+	rep := Report{NoCorpus: len(corpus) == 0, Options: opt, Corpus: corpus, Items: len(items)}
+	if rep.Corpus == nil {
+		rep.Corpus = []Fingerprint{}
+	}
+	taskOf := func(it scorers.Item) string {
+		if it.TaskID != "" {
+			return it.TaskID
+		}
+		return it.ID
+	}
+	byItem := map[string]Match{}
+	for _, m := range matches {
+		byItem[m.ItemID] = m
+	}
+	// The first matched item (in input order) of each task taints the task.
+	taskHit := map[string]string{}
+	if !rep.NoCorpus {
+		for _, it := range items {
+			if _, ok := byItem[it.ID]; ok {
+				if _, seen := taskHit[taskOf(it)]; !seen {
+					taskHit[taskOf(it)] = it.ID
+				}
+			}
+		}
+	}
+	type axisAcc struct {
+		rep   AxisReport
+		tasks map[string]bool // task -> contaminated
+	}
+	var order []string
+	axes := map[string]*axisAcc{}
+	for _, it := range items {
+		a := axes[it.Axis]
+		if a == nil {
+			a = &axisAcc{rep: AxisReport{Axis: it.Axis}, tasks: map[string]bool{}}
+			axes[it.Axis] = a
+			order = append(order, it.Axis)
+		}
+		a.rep.Items++
+		task := taskOf(it)
+		via, hit := taskHit[task]
+		a.tasks[task] = a.tasks[task] || hit
+		if !hit {
+			a.rep.Kept++
+			rep.KeptIDs = append(rep.KeptIDs, it.ID)
+			continue
+		}
+		a.rep.Dropped++
+		d := Drop{ItemID: it.ID, TaskID: task, Axis: it.Axis}
+		if m, own := byItem[it.ID]; own {
+			d.Kind, d.Match = m.Kind, m
+		} else {
+			d.Kind, d.Via, d.Match = KindTask, via, byItem[via]
+		}
+		rep.Drops = append(rep.Drops, d)
+	}
+	slices.Sort(order)
+	for _, name := range order {
+		a := axes[name]
+		a.rep.Tasks = len(a.tasks)
+		for _, bad := range a.tasks {
+			if bad {
+				a.rep.ContaminatedTasks++
+			}
+		}
+		if !rep.NoCorpus {
+			r := float64(a.rep.ContaminatedTasks) / float64(a.rep.Tasks)
+			ir := float64(a.rep.Dropped) / float64(a.rep.Items)
+			a.rep.ContaminationRate, a.rep.ItemRate = &r, &ir
+		}
+		rep.Axes = append(rep.Axes, a.rep)
+	}
+	if rep.Axes == nil {
+		rep.Axes = []AxisReport{}
+	}
+	if rep.Drops == nil {
+		rep.Drops = []Drop{}
+	}
+	rep.Kept = len(rep.KeptIDs)
+	rep.Dropped = len(rep.Drops)
+	rep.KeptSHA256 = KeptSHA256(rep.KeptIDs)
+	return rep
+}

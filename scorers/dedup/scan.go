@@ -1,0 +1,197 @@
+package dedup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+)
+
+// Defaults of Scanner.
+const (
+	DefaultProgressEvery = 16 << 20 // bytes between progress reports
+	DefaultMaxDocBytes   = 64 << 20 // longest document (or JSONL line) accepted
+)
+
+// Scanner screens corpus shards against an index.
+type Scanner struct {
+	Index *Index
+	Open  Opener // nil: OpenLocal
+	// ProgressEvery is how many document bytes pass between progress
+	// reports (0: DefaultProgressEvery).
+	ProgressEvery int64
+	// MaxDocBytes bounds one document, and so the memory of a scan
+	// (0: DefaultMaxDocBytes). A longer document is an error naming its offset.
+	MaxDocBytes int
+}
+
+// Checkpoint is the resumable state of a shard scan: every document that
+// starts before Offset has been screened and its matches are in Matches.
+// A scan restarted from a checkpoint ends with the same result as one that
+// never stopped.
+type Checkpoint struct {
+	Offset  int64   `json:"offset"`
+	Matches []Match `json:"matches,omitempty"`
+	Docs    int64   `json:"docs"`
+	Bytes   int64   `json:"bytes"` // document bytes screened (decompressed)
+}
+
+// ShardResult is the outcome of one shard.
+type ShardResult struct {
+	Shard   Shard   `json:"shard"`
+	Matches []Match `json:"matches"` // one per matched item, sorted by item id
+	Docs    int64   `json:"docs"`
+	Bytes   int64   `json:"bytes"`
+}
+
+// ScanShard screens the documents that start in the shard, from the
+// checkpoint on (a zero Checkpoint starts at the shard's start). progress,
+// when not nil, is called every ProgressEvery bytes with a checkpoint to
+// heartbeat or store; it runs on the scanning goroutine.
+func (s Scanner) ScanShard(ctx context.Context, sh Shard, from Checkpoint, progress func(Checkpoint)) (ShardResult, error) {
+	res := ShardResult{Shard: sh}
+	if s.Index == nil {
+		return res, fmt.Errorf("dedup: scan %s: no index", sh)
+	}
+	open := s.Open
+	if open == nil {
+		open = OpenLocal
+	}
+	every := s.ProgressEvery
+	if every <= 0 {
+		every = DefaultProgressEvery
+	}
+	maxDoc := s.MaxDocBytes
+	if maxDoc <= 0 {
+		maxDoc = DefaultMaxDocBytes
+	}
+	m := newMatcher(s.Index)
+	for _, mt := range from.Matches {
+		g, ok := s.Index.byID[mt.ItemID]
+		if !ok {
+			return res, fmt.Errorf("dedup: scan %s: checkpoint names unknown item %q", sh, mt.ItemID)
+		}
+		m.record(g, groupMatch{kind: mt.Kind, offset: mt.Offset, jaccard: mt.Jaccard})
+	}
+	start := max(sh.Start, from.Offset)
+	docs, nbytes := from.Docs, from.Bytes
+	dr, closer, err := newDocReader(ctx, open, sh.Source, start, sh.End, maxDoc)
+	if err != nil {
+		return res, err
+	}
+	defer closer()
+	var sinceReport int64
+	for {
+		doc, off, end, err := dr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return res, err
+		}
+		m.doc(doc, off)
+		docs++
+		nbytes += int64(len(doc))
+		sinceReport += int64(len(doc))
+		if sinceReport >= every {
+			sinceReport = 0
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			if progress != nil {
+				progress(Checkpoint{Offset: end, Matches: m.matches(sh.Source.URI), Docs: docs, Bytes: nbytes})
+			}
+		}
+	}
+	res.Matches = m.matches(sh.Source.URI)
+	res.Docs, res.Bytes = docs, nbytes
+	return res, nil
+}
+
+// ScanAll screens every shard with up to workers goroutines (<= 0: one)
+// and returns the merged matches, one per item, plus the total documents
+// and bytes screened. It is the single-machine path; a workflow runs
+// ScanShard per shard as activities instead and merges with MergeMatches.
+func (s Scanner) ScanAll(ctx context.Context, shards []Shard, workers int) ([]Match, int64, int64, error) {
+	workers = max(1, min(workers, len(shards)))
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]ShardResult, len(shards))
+	errs := make([]error, len(shards))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i], errs[i] = s.ScanShard(ctx, shards[i], Checkpoint{}, nil)
+				if errs[i] != nil {
+					cancel()
+				}
+			}
+		}()
+	}
+feed:
+	for i := range shards {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	for _, e := range errs { // a real failure before the cancellations it caused
+		if e != nil && !errors.Is(e, context.Canceled) {
+			return nil, 0, 0, e
+		}
+	}
+	for _, e := range errs {
+		if e != nil {
+			return nil, 0, 0, e
+		}
+	}
+	if err := parent.Err(); err != nil {
+		return nil, 0, 0, err
+	}
+	var docs, nbytes int64
+	var all [][]Match
+	for _, r := range results {
+		docs += r.Docs
+		nbytes += r.Bytes
+		all = append(all, r.Matches)
+	}
+	return MergeMatches(all...), docs, nbytes, nil
+}
+
+// MergeMatches merges shard results into one match per item (its first
+// occurrence in the corpus), sorted by item id. The outcome does not depend
+// on how the corpus was split.
+func MergeMatches(lists ...[]Match) []Match {
+	best := map[string]Match{}
+	for _, l := range lists {
+		for _, m := range l {
+			if b, ok := best[m.ItemID]; !ok || m.before(b) {
+				best[m.ItemID] = m
+			}
+		}
+	}
+	out := make([]Match, 0, len(best))
+	for _, m := range best {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b Match) int {
+		if a.ItemID < b.ItemID {
+			return -1
+		}
+		if a.ItemID > b.ItemID {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
