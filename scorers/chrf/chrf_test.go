@@ -191,6 +191,7 @@ func TestTokens(t *testing.T) {
 	}
 }
 
+// Expected values are Python 3.11's str.lower() outputs.
 func TestPyLower(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"ABC Déjà", "abc déjà"},
@@ -198,6 +199,8 @@ func TestPyLower(t *testing.T) {
 		{"ΟΔΟΣ ΟΔΟΣ.", "οδος οδος."}, // final sigma before a space and before punctuation
 		{"Σ", "σ"}, // no cased letter before: not final
 		{"ΑΣΑ", "ασα"},
+		{"ΑΣ'Α", "ασ'α"},         // an apostrophe is case-ignorable: a letter follows
+		{"Α\u0301Σ", "α\u0301ς"}, // a combining accent is case-ignorable
 	} {
 		if got := string(pyLower(nil, []rune(tc.in))); got != tc.want {
 			t.Errorf("pyLower(%q) = %q, want %q", tc.in, got, tc.want)
