@@ -13,8 +13,11 @@ var ErrTooFew = errors.New("stats: too few observations")
 
 // newRand returns the deterministic generator every seeded procedure uses.
 func newRand(seed uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	return rand.New(rand.NewPCG(seed, pcgStream))
 }
+
+// pcgStream is the second PCG seed word of single-stream procedures.
+const pcgStream = 0x9e3779b97f4a7c15
 
 // PercentileBootstrap resamples indices 0..n-1 with replacement `resamples` times (seeded, math/rand/v2 PCG), computes stat on each resample and returns the (1-level)/2 and (1+level)/2 type-7 quantiles.
 //
