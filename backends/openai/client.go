@@ -58,6 +58,8 @@ type Client struct {
 	mu            sync.Mutex
 	flavor        string // resolved flavour; "" until an auto probe succeeds
 	llUnsupported bool   // set once the server proved it cannot give logprobs
+	tokenizeKnown bool   // whether hasTokenize has been learnt
+	hasTokenize   bool   // the echo server has a vLLM-style /tokenize
 }
 
 var _ backends.Backend = (*Client)(nil)

@@ -79,11 +79,25 @@ func fakeLogprob(tok string) float64 {
 	return -0.01 * float64(utf8.RuneCountInString(tok)+len(tok))
 }
 
-// vllmEcho is a vLLM-like /v1/completions handler: with echo it returns the
-// prompt's tokens (first with a null logprob) plus one generated token.
-// notGreedy tokens get a better alternative in top_logprobs.
-func vllmEcho(t testing.TB, notGreedy map[string]bool) http.HandlerFunc {
+// vllmEcho is a vLLM-like /v1/completions handler: with echo it returns
+// "<s>" (null logprob; its text is not in the prompt, so offsets are shifted
+// as vLLM's are), the prompt's tokens and one generated token. notGreedy
+// tokens get a better alternative in top_logprobs. With tokenize it also
+// serves vLLM's /tokenize.
+func vllmEcho(t testing.TB, notGreedy map[string]bool, tokenize bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if tokenize && r.URL.Path == "/tokenize" {
+			var req struct {
+				Prompt           string `json:"prompt"`
+				AddSpecialTokens bool   `json:"add_special_tokens"`
+			}
+			decodeBody(t, r, &req)
+			if !req.AddSpecialTokens {
+				t.Error("/tokenize without add_special_tokens")
+			}
+			writeJSON(w, map[string]any{"count": 1 + len(fakeWords(req.Prompt)), "max_model_len": 4096, "tokens": []int{}})
+			return
+		}
 		if r.URL.Path != "/v1/completions" {
 			http.NotFound(w, r)
 			return
@@ -98,7 +112,7 @@ func vllmEcho(t testing.TB, notGreedy map[string]bool) http.HandlerFunc {
 		if !req.Echo || req.Logprobs < 1 {
 			t.Errorf("echo request has echo=%v logprobs=%d", req.Echo, req.Logprobs)
 		}
-		toks := append(fakeWords(req.Prompt), "<gen>")
+		toks := append(append([]string{"<s>"}, fakeWords(req.Prompt)...), "<gen>")
 		var (
 			lps    []*float64
 			tops   []map[string]float64

@@ -9,14 +9,14 @@ import (
 // FuzzParseEcho feeds arbitrary server answers to the echo parser: it must
 // return a result or an error, never panic, and never a positive or NaN sum.
 func FuzzParseEcho(f *testing.F) {
-	f.Add([]byte(`{"choices":[{"logprobs":{"tokens":["a","bc","d","!"],"token_logprobs":[null,-1,-2,-3],"top_logprobs":[null,{"bc":-1},{"d":-2},{"!":-3}],"text_offset":[0,1,3,4]}}],"usage":{"prompt_tokens":3}}`), 2, 4)
-	f.Add([]byte(`{"choices":[{"logprobs":{"tokens":["a","b"],"token_logprobs":[null,-1]}}]}`), 1, 2)
-	f.Add([]byte(`{"choices":[{"logprobs":{"tokens":["x"],"token_logprobs":[-1],"text_offset":[9]}}],"usage":{"prompt_tokens":9}}`), 3, 5)
-	f.Add([]byte(`{"choices":[{"logprobs":{"tokens":["a","b"],"token_logprobs":[null,-1],"text_offset":[5,2]}}]}`), 0, 0)
+	f.Add([]byte(`{"choices":[{"logprobs":{"tokens":["a","bc","d","!"],"token_logprobs":[null,-1,-2,-3],"top_logprobs":[null,{"bc":-1},{"d":-2},{"!":-3}],"text_offset":[0,1,3,4]}}],"usage":{"prompt_tokens":3}}`), -1, 2)
+	f.Add([]byte(`{"choices":[{"logprobs":{"tokens":["a","b"],"token_logprobs":[null,-1]}}]}`), 1, 1)
+	f.Add([]byte(`{"choices":[{"logprobs":{"tokens":["x"],"token_logprobs":[-1],"text_offset":[9]}}],"usage":{"prompt_tokens":9}}`), -1, 5)
+	f.Add([]byte(`{"choices":[{"logprobs":{"tokens":["a","b"],"token_logprobs":[null,-1],"text_offset":[5,2]}}]}`), -1, 0)
 	f.Add([]byte(`{"choices":[]}`), 0, 1)
 	f.Add([]byte(`<html>`), 1, 1)
-	f.Fuzz(func(t *testing.T, raw []byte, ctxLen, promptLen int) {
-		res, err := parseEcho(raw, ctxLen, promptLen)
+	f.Fuzz(func(t *testing.T, raw []byte, nCtx, contLen int) {
+		res, err := parseEcho(raw, nCtx, contLen)
 		if err != nil {
 			return
 		}

@@ -88,10 +88,60 @@ type echoResponse struct {
 	} `json:"usage"`
 }
 
+// vllmTokenizeBody is vLLM's /tokenize request.
+type vllmTokenizeBody struct {
+	Model            string `json:"model,omitempty"`
+	Prompt           string `json:"prompt"`
+	AddSpecialTokens bool   `json:"add_special_tokens"`
+}
+
+// countTokens asks the server's /tokenize (vLLM; SGLang) how many tokens the
+// context has, with special tokens as /v1/completions adds them. ok is false
+// when the server has no such endpoint; the answer is remembered.
+func (c *Client) countTokens(ctx context.Context, text string) (n int, ok bool, err error) {
+	c.mu.Lock()
+	known, has := c.tokenizeKnown, c.hasTokenize
+	c.mu.Unlock()
+	if known && !has {
+		return 0, false, nil
+	}
+	var resp struct {
+		Count  *int  `json:"count"`
+		Tokens []int `json:"tokens"`
+	}
+	err = c.do(ctx, http.MethodPost, "/tokenize", vllmTokenizeBody{Model: c.cfg.Model, Prompt: text, AddSpecialTokens: true}, &resp)
+	var he *HTTPError
+	// Any refusal but an auth failure means "no such endpoint here".
+	if errors.As(err, &he) && he.Status != 401 && he.Status != 403 && (he.Status < 500 || he.Status == 501) || errors.Is(err, errBadJSON) {
+		c.mu.Lock()
+		c.tokenizeKnown, c.hasTokenize = true, false
+		c.mu.Unlock()
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	n = len(resp.Tokens)
+	if resp.Count != nil {
+		n = *resp.Count
+	}
+	c.mu.Lock()
+	c.tokenizeKnown, c.hasTokenize = true, true
+	c.mu.Unlock()
+	return n, true, nil
+}
+
 func (c *Client) echoLL(ctx context.Context, r backends.LLRequest) (backends.LLResult, error) {
 	cx, cont := splitPair(r.Context, r.Continuation)
 	if cont == "" {
 		return backends.LLResult{}, errors.New("openai: continuation is empty")
+	}
+	nCtx, ok, err := c.countTokens(ctx, cx)
+	if err != nil {
+		return backends.LLResult{}, err
+	}
+	if !ok {
+		nCtx = -1
 	}
 	const path = "/v1/completions"
 	// max_tokens 1, not 0: several servers reject 0. The one generated
@@ -105,14 +155,19 @@ func (c *Client) echoLL(ctx context.Context, r backends.LLRequest) (backends.LLR
 		}
 		return backends.LLResult{}, err
 	}
-	return parseEcho(raw, utf8.RuneCountInString(cx), utf8.RuneCountInString(cx+cont))
+	return parseEcho(raw, nCtx, utf8.RuneCountInString(cont))
 }
 
-// parseEcho finds the continuation's tokens in an echoed prompt. ctxLen and
-// promptLen are in characters (Unicode code points), the unit of OpenAI's
-// text_offset. A token that straddles the context/continuation boundary
-// counts as continuation, since it carries continuation text.
-func parseEcho(raw []byte, ctxLen, promptLen int) (backends.LLResult, error) {
+// parseEcho finds the continuation's tokens in an echoed prompt.
+//
+// With nCtx ≥ 0 (the context's token count from /tokenize) they are the
+// prompt tokens after the first nCtx, exactly as lm-evaluation-harness
+// splits them. Otherwise (nCtx < 0) the split comes from text_offset,
+// aligned at the prompt's end, contLen characters back: servers build
+// offsets from their own token texts, which may start with "<s>" or
+// similar that is not in the prompt. A token straddling the boundary counts
+// as continuation, since it carries continuation text.
+func parseEcho(raw []byte, nCtx, contLen int) (backends.LLResult, error) {
 	const path = "/v1/completions"
 	var resp echoResponse
 	if err := json.Unmarshal(raw, &resp); err != nil {
@@ -129,47 +184,21 @@ func parseEcho(raw []byte, ctxLen, promptLen int) (backends.LLResult, error) {
 	if len(lp.Tokens) != n || (lp.TextOffset != nil && len(lp.TextOffset) != n) || (lp.TopLogprobs != nil && len(lp.TopLogprobs) != n) {
 		return backends.LLResult{}, fmt.Errorf("openai: POST %s: %w: logprobs arrays differ in length", path, errBadJSON)
 	}
-	offsets := lp.TextOffset
-	if offsets == nil {
-		// Some servers omit text_offset; rebuild it from the token texts.
-		offsets = make([]int, n)
-		pos := 0
-		for i, t := range lp.Tokens {
-			offsets[i] = pos
-			pos += utf8.RuneCountInString(t)
-		}
-	}
 	// The echoed prompt is the first prompt_tokens entries; the rest was
 	// generated. Without usage, assume the one token we asked for.
 	p := n - 1
 	if resp.Usage != nil && resp.Usage.PromptTokens > 0 {
 		p = resp.Usage.PromptTokens
 	}
-	if p > n || p <= 0 {
-		return backends.LLResult{}, unsupported("POST %s did not echo the prompt (%d prompt tokens, %d logprobs)", path, p, n)
+	if p > n || p <= 0 || nCtx >= p {
+		return backends.LLResult{}, unsupported("POST %s did not echo the prompt (%d prompt tokens, %d logprobs, context %d tokens)", path, p, n, nCtx)
 	}
-	for i := 1; i < p; i++ {
-		if offsets[i] < offsets[i-1] {
-			return backends.LLResult{}, fmt.Errorf("openai: POST %s: %w: text_offset decreases at token %d", path, errBadJSON, i)
+	s := nCtx
+	if s < 0 {
+		var err error
+		if s, err = echoSplit(lp.Tokens, lp.TextOffset, p, contLen); err != nil {
+			return backends.LLResult{}, err
 		}
-	}
-	if offsets[p-1] >= promptLen && promptLen > 0 {
-		return backends.LLResult{}, unsupported("POST %s did not echo the prompt (offsets do not match the prompt)", path)
-	}
-	// First token starting at or after the boundary; if it starts after it,
-	// the token before straddles the boundary and belongs to the continuation.
-	s := p
-	for i := range p {
-		if offsets[i] >= ctxLen {
-			s = i
-			break
-		}
-	}
-	if s == p || offsets[s] > ctxLen {
-		s--
-	}
-	if s < 0 || s >= p {
-		return backends.LLResult{}, fmt.Errorf("openai: POST %s: %w: no continuation token in the echoed prompt", path, errBadJSON)
 	}
 	res := backends.LLResult{IsGreedy: true}
 	for i := s; i < p; i++ {
@@ -194,4 +223,48 @@ func parseEcho(raw []byte, ctxLen, promptLen int) (backends.LLResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// echoSplit returns the index of the first continuation token among the p
+// prompt tokens, from text offsets (rebuilt from token texts when absent).
+func echoSplit(tokens []string, offsets []int, p, contLen int) (int, error) {
+	const path = "/v1/completions"
+	if offsets == nil {
+		offsets = make([]int, len(tokens))
+		pos := 0
+		for i, t := range tokens {
+			offsets[i] = pos
+			pos += utf8.RuneCountInString(t)
+		}
+	}
+	for i := 1; i < len(offsets); i++ {
+		if offsets[i] < offsets[i-1] {
+			return 0, fmt.Errorf("openai: POST %s: %w: text_offset decreases at token %d", path, errBadJSON, i)
+		}
+	}
+	// End of the echoed prompt in the server's offset coordinates.
+	end := offsets[p-1] + utf8.RuneCountInString(tokens[p-1])
+	if p < len(offsets) {
+		end = offsets[p]
+	}
+	boundary := end - contLen
+	if boundary < 0 {
+		return 0, unsupported("POST %s did not echo the prompt (echoed text shorter than the continuation)", path)
+	}
+	// First token starting at or after the boundary; if it starts after it,
+	// the token before straddles the boundary and belongs to the continuation.
+	s := p
+	for i := range p {
+		if offsets[i] >= boundary {
+			s = i
+			break
+		}
+	}
+	if s == p || offsets[s] > boundary {
+		s--
+	}
+	if s < 0 || s >= p {
+		return 0, fmt.Errorf("openai: POST %s: %w: no continuation token in the echoed prompt", path, errBadJSON)
+	}
+	return s, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -43,65 +44,80 @@ func TestNewValidates(t *testing.T) {
 }
 
 func TestLogLikelihoodVLLMEcho(t *testing.T) {
-	srv := httptest.NewServer(vllmEcho(t, map[string]bool{" Rome": true}))
-	defer srv.Close()
-	c := newTestClient(t, srv, Config{Flavor: FlavorVLLM})
-	reqs := []backends.LLRequest{
-		{ID: "paris", Context: "Question: What is the capital of France?\nAnswer:", Continuation: " Paris"},
-		{ID: "rome", Context: "Question: What is the capital of France?\nAnswer:", Continuation: " Rome is"},
-		// Trailing context space moves to the continuation; offsets count
-		// characters, not bytes.
-		{ID: "utf8", Context: "Soalan: ibu négara Perú? Jawapan: ", Continuation: "Kuala Lumpur"},
-	}
-	got, err := c.LogLikelihood(context.Background(), reqs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []struct {
-		toks   []string
-		greedy bool
-	}{
-		{[]string{" Paris"}, true},
-		{[]string{" Rome", " is"}, false},
-		{[]string{" Kuala", " Lumpur"}, true},
-	}
-	for i, w := range want {
-		g := got[i]
-		if g.ID != reqs[i].ID {
-			t.Errorf("result %d has ID %q, want %q", i, g.ID, reqs[i].ID)
-		}
-		sum := 0.0
-		for j, tok := range w.toks {
-			sum += fakeLogprob(tok)
-			if j >= len(g.TokenLogProbs) || !near(g.TokenLogProbs[j], fakeLogprob(tok)) {
-				t.Errorf("%s: token logprobs %v, want token %q = %v", g.ID, g.TokenLogProbs, tok, fakeLogprob(tok))
+	for _, tokenize := range []bool{true, false} {
+		t.Run(fmt.Sprintf("tokenize=%v", tokenize), func(t *testing.T) {
+			srv := httptest.NewServer(vllmEcho(t, map[string]bool{" Rome": true}, tokenize))
+			defer srv.Close()
+			c := newTestClient(t, srv, Config{Flavor: FlavorVLLM})
+			reqs := []backends.LLRequest{
+				{ID: "paris", Context: "Question: What is the capital of France?\nAnswer:", Continuation: " Paris"},
+				{ID: "rome", Context: "Question: What is the capital of France?\nAnswer:", Continuation: " Rome is"},
+				// Trailing context space moves to the continuation; offsets
+				// count characters, not bytes.
+				{ID: "utf8", Context: "Soalan: ibu négara Perú? Jawapan: ", Continuation: "Kuala Lumpur"},
 			}
-		}
-		if len(g.TokenLogProbs) != len(w.toks) || !near(g.LogProb, sum) || g.IsGreedy != w.greedy {
-			t.Errorf("%s: got %+v, want %d tokens, sum %v, greedy %v", g.ID, g, len(w.toks), sum, w.greedy)
-		}
+			got, err := c.LogLikelihood(context.Background(), reqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.hasTokenize != tokenize {
+				t.Errorf("hasTokenize = %v", c.hasTokenize)
+			}
+			want := []struct {
+				toks   []string
+				greedy bool
+			}{
+				{[]string{" Paris"}, true},
+				{[]string{" Rome", " is"}, false},
+				{[]string{" Kuala", " Lumpur"}, true},
+			}
+			for i, w := range want {
+				g := got[i]
+				if g.ID != reqs[i].ID {
+					t.Errorf("result %d has ID %q, want %q", i, g.ID, reqs[i].ID)
+				}
+				sum := 0.0
+				for j, tok := range w.toks {
+					sum += fakeLogprob(tok)
+					if j >= len(g.TokenLogProbs) || !near(g.TokenLogProbs[j], fakeLogprob(tok)) {
+						t.Errorf("%s: token logprobs %v, want token %q = %v", g.ID, g.TokenLogProbs, tok, fakeLogprob(tok))
+					}
+				}
+				if len(g.TokenLogProbs) != len(w.toks) || !near(g.LogProb, sum) || g.IsGreedy != w.greedy {
+					t.Errorf("%s: got %+v, want %d tokens, sum %v, greedy %v", g.ID, g, len(w.toks), sum, w.greedy)
+				}
+			}
+		})
 	}
 }
 
-func TestParseEchoStraddlingToken(t *testing.T) {
-	// Context "ab", continuation "cd"; the server merged "bc" into one token.
-	raw := `{"choices":[{"logprobs":{"tokens":["a","bc","d","!"],"token_logprobs":[null,-1,-2,-3],
-		"top_logprobs":[null,{"bc":-1},{"d":-2},{"!":-3}],"text_offset":[0,1,3,4]}}],"usage":{"prompt_tokens":3}}`
-	got, err := parseEcho([]byte(raw), 2, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !near(got.LogProb, -3) || len(got.TokenLogProbs) != 2 || !got.IsGreedy {
-		t.Errorf("got %+v, want the straddling token and the next: -1 + -2", got)
-	}
-	// Without text_offset the offsets come from the token texts.
-	raw = `{"choices":[{"logprobs":{"tokens":["a","b","cd","!"],"token_logprobs":[null,-1,-2,-3]}}]}`
-	got, err = parseEcho([]byte(raw), 2, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !near(got.LogProb, -2) || got.IsGreedy {
-		t.Errorf("got %+v, want -2 and greedy unknown (false)", got)
+func TestParseEchoSplits(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		raw           string
+		nCtx, contLen int
+		want          float64
+		greedy        bool
+	}{
+		// Context "ab", continuation "cd"; the server merged "bc".
+		{"straddling token", `{"choices":[{"logprobs":{"tokens":["a","bc","d","!"],"token_logprobs":[null,-1,-2,-3],
+			"top_logprobs":[null,{"bc":-1},{"d":-2},{"!":-3}],"text_offset":[0,1,3,4]}}],"usage":{"prompt_tokens":3}}`, -1, 2, -3, true},
+		// No text_offset: rebuilt from token texts; no top_logprobs: greedy unknown.
+		{"no offsets", `{"choices":[{"logprobs":{"tokens":["a","b","cd","!"],"token_logprobs":[null,-1,-2,-3]}}]}`, -1, 2, -2, false},
+		// A BOS whose text "<s>" is not in the prompt shifts the offsets.
+		{"bos offsets", `{"choices":[{"logprobs":{"tokens":["<s>","a","b","c","!"],"token_logprobs":[null,-1,-2,-4,-8],
+			"text_offset":[0,3,4,5,6]}}],"usage":{"prompt_tokens":4}}`, -1, 1, -4, false},
+		{"bos count", `{"choices":[{"logprobs":{"tokens":["<s>","a","b","c","!"],"token_logprobs":[null,-1,-2,-4,-8],
+			"text_offset":[0,3,4,5,6]}}],"usage":{"prompt_tokens":4}}`, 2, 1, -6, false},
+	} {
+		got, err := parseEcho([]byte(tc.raw), tc.nCtx, tc.contLen)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if !near(got.LogProb, tc.want) || got.IsGreedy != tc.greedy {
+			t.Errorf("%s: got %+v, want logprob %v greedy %v", tc.name, got, tc.want, tc.greedy)
+		}
 	}
 }
 
