@@ -1,0 +1,614 @@
+// Package audit is the source-identity leakage audit of Xia and Aykent,
+// "Three Numbers and a Precondition: Auditing Multi-Source LLM Benchmarks for
+// Source-Identity Leakage" (AACL-IJCNLP 2026).
+//
+// When a test set pools rows from several sources, a detector can score well
+// by recognising the source. The audit scores the same rows three ways, each
+// a ROC AUC (the pairs game, ties counting half): the headline (measurements
+// and source tag), measurements-only (tag covered) and source-only (each row
+// rated by its source's yes-rate in these rows; nothing trained). It prints
+// L = source-only ÷ headline with its lowest possible value 0.50 ÷ headline,
+// and reads L only when the headline clears a floor.
+//
+// Run does one audit; Report.Line prints the paper's one-line report and the
+// Report's JSON carries every number.
+package audit
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/glossobench/glossobench/stats"
+)
+
+// Row is one audited item.
+type Row struct {
+	Label        bool      // the known yes/no; never the source
+	Source       string    // where the row came from
+	Measurements []float64 // what a detector may read, in measurementNames order
+}
+
+// Detectors.
+const (
+	// DetectorFixed rates each row by one named measurement (Options.Rating)
+	// as published; the source never enters, so headline = measurements-only.
+	DetectorFixed = "fixed"
+	// DetectorMeanHalf is the paper's fixed rating: half the source's
+	// yes-rate plus half the row's mean measurement. Measurements-only is the
+	// row's mean measurement.
+	DetectorMeanHalf = "mean-half"
+	// DetectorRF and DetectorLogReg are trained out of fold on one stratified
+	// k-fold split shared by the headline and measurements-only views; the
+	// source enters one-hot.
+	DetectorRF     = "rf"
+	DetectorLogReg = "logreg"
+	// DetectorEach is the paper's RAGBench stand-in when no detector is built
+	// on all measurements: headline as mean-half, and every measurement alone
+	// as a rating; measurements-only is the best of them, with the range.
+	DetectorEach = "each"
+)
+
+// Options configure an audit. DefaultOptions gives the paper's settings.
+type Options struct {
+	Detector  string
+	Rating    string  // DetectorFixed: the measurement used as the rating; "" means the first
+	Folds     int     // trained detectors: stratified folds
+	Seed      uint64  // every random step (folds, forests, bootstrap, shuffles) derives from it
+	Floor     float64 // the authors' default 0.65
+	Band      float64 // the authors' default 0.90
+	CoinFlip  float64 // |source-only − 0.50| at most this is "at the coin flip"; 0.005
+	NearFloor float64 // headlines within this above the floor use the stricter rule; 0.05
+	Shuffles  int     // tag shuffles; 0 skips them
+	// ShuffleRetrain says whether a trained detector is retrained on every
+	// shuffle (as the paper did for its 117 runs): "always", "never", or
+	// "auto" (""): retrain logistic regression while rows × shuffles ≤ 5e6,
+	// never a forest, whose retraining costs a full audit per shuffle.
+	ShuffleRetrain string
+	Bootstrap int     // bootstrap resamples for the headline's 95% interval; 0 skips it
+	Trees     int     // DetectorRF: trees per forest
+	C         float64 // DetectorLogReg: inverse L2 strength, sklearn's C
+
+	// FingerprintTrees is the size of the out-of-fold forest that predicts the
+	// source from the measurements; negative skips the check.
+	FingerprintTrees int
+	// FingerprintWarn is the macro one-vs-rest AUC at which the fingerprint
+	// is printed as a warning (GlossoBench's choice; the paper sets none).
+	FingerprintWarn float64
+	// Repairs computes the repairs the paper lists (listed, not tested).
+	Repairs bool
+
+	SourceColumn string // named in the report line
+	Workers      int    // 0 means GOMAXPROCS
+}
+
+// DefaultOptions are the paper's defaults: the half-and-half fixed rating,
+// 5 folds, floor 0.65, band 0.90, 1,000 shuffles.
+func DefaultOptions() Options {
+	return Options{
+		Detector: DetectorMeanHalf, Folds: 5, Seed: 1,
+		Floor: DefaultFloor, Band: DefaultBand, CoinFlip: DefaultCoinFlip, NearFloor: DefaultNearFloor,
+		Shuffles: 1000, Bootstrap: 2000, Trees: 100, C: 1,
+		FingerprintTrees: 50, FingerprintWarn: 0.75, Repairs: true,
+		SourceColumn: "source",
+	}
+}
+
+// Report is one audit. Every number is in the JSON.
+type Report struct {
+	Detector     string   `json:"detector"`
+	SourceColumn string   `json:"source_column"`
+	Measurements []string `json:"measurements"`
+	Rows         int      `json:"rows"`
+	Yes          int      `json:"yes"`
+
+	Headline         float64     `json:"headline"`
+	CI95             [2]float64  `json:"headline_ci95"`       // stratified bootstrap over rows; belongs to the headline, never to L
+	BootstrapN       int         `json:"bootstrap_resamples"` // 0: no interval was computed and CI95 is unset
+	HeadlineAP       float64     `json:"headline_average_precision"`
+	MeasurementsOnly float64     `json:"measurements_only"`
+	MeasurementsMin  float64     `json:"measurements_only_min,omitempty"` // DetectorEach: the weakest single measurement
+	SourceOnly       float64     `json:"source_only"`
+	Single           []NamedAUC  `json:"single_measurements"` // each measurement alone as the rating
+	L                float64     `json:"l"`
+	LMin             float64     `json:"l_min"`
+	Rule             Rule        `json:"rule"`
+	Defaults         string      `json:"defaults"`
+	Reading          Reading     `json:"reading"`
+	Verdict          string      `json:"verdict"`
+	Sensitivity      Sensitivity `json:"sensitivity"`
+
+	Sources     []SourceRate `json:"sources"`
+	Shuffle     *Shuffle     `json:"shuffle,omitempty"`
+	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
+	Repairs     *Repairs     `json:"repairs,omitempty"`
+	Warnings    []string     `json:"warnings,omitempty"`
+	Skip        string       `json:"skip,omitempty"` // why no audit was run (one source, one class)
+	Seed        uint64       `json:"seed"`
+	Folds       int          `json:"folds,omitempty"`
+}
+
+// NamedAUC is one measurement's AUC when used alone as the rating.
+type NamedAUC struct {
+	Name string  `json:"name"`
+	AUC  float64 `json:"auc"`
+}
+
+// SourceRate is one source's rows and yes-rate.
+type SourceRate struct {
+	Source string  `json:"source"`
+	Rows   int     `json:"rows"`
+	Yes    int     `json:"yes"`
+	Rate   float64 `json:"yes_rate"`
+}
+
+// Shuffle summarises L when the source tags are shuffled across rows with
+// measurements and labels held fixed.
+type Shuffle struct {
+	N          int     `json:"n"`
+	Mean       float64 `json:"mean"`
+	P99        float64 `json:"p99"`
+	Max        float64 `json:"max"`
+	Observed   float64 `json:"observed"`
+	AtLeastObs float64 `json:"share_at_least_observed"`
+	Headline   string  `json:"headline"` // how the headline was treated under shuffling
+}
+
+// Fingerprint is how well the measurements alone predict the source.
+type Fingerprint struct {
+	MacroAUC float64 `json:"macro_ovr_auc"`
+	Warn     bool    `json:"warn"`
+	Method   string  `json:"method"`
+}
+
+// Repairs are the repairs the paper lists: listed, not tested.
+type Repairs struct {
+	Note       string      `json:"note"`
+	PerSource  []SourceAUC `json:"per_source"`
+	Reweighted *float64    `json:"reweighted_headline,omitempty"` // rows weighted so every source has the pooled yes-rate
+	Reweight   string      `json:"reweight_note,omitempty"`
+	Level      float64     `json:"per_source_level_headline"` // headline ratings minus their source's mean rating
+}
+
+// SourceAUC is the headline AUC inside one source.
+type SourceAUC struct {
+	Source string  `json:"source"`
+	AUC    float64 `json:"auc,omitempty"`
+	Skip   string  `json:"skip,omitempty"`
+}
+
+// data is the validated input with sources as indices.
+type data struct {
+	y       []bool
+	src     []int
+	x       [][]float64
+	names   []string
+	sources []string
+	pos     []int // per source
+	neg     []int
+	nPos    int
+}
+
+// Run audits rows. It returns an error for unusable input (no rows, a
+// missing or non-finite measurement, an unknown detector) and a Report with
+// Skip set, and Verdict "not pooled" for one source, when no audit can be run.
+func Run(rows []Row, measurementNames []string, opt Options) (Report, error) {
+	opt = withDefaults(opt)
+	d, err := validate(rows, measurementNames)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{
+		Detector: opt.Detector, SourceColumn: opt.SourceColumn, Measurements: measurementNames,
+		Rows: len(rows), Yes: d.nPos, Seed: opt.Seed,
+		Rule: Rule{Floor: opt.Floor, Band: opt.Band, CoinFlip: opt.CoinFlip, NearFloor: opt.NearFloor},
+	}
+	rep.Defaults = defaultsNote(rep.Rule)
+	for k, s := range d.sources {
+		rep.Sources = append(rep.Sources, SourceRate{s, d.pos[k] + d.neg[k], d.pos[k], rate(d.pos[k], d.neg[k])})
+		switch {
+		case d.neg[k] == 0:
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("source %q has only yes rows (%d): its tag alone separates it", s, d.pos[k]))
+		case d.pos[k] == 0:
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("source %q has only no rows (%d): its tag alone separates it", s, d.neg[k]))
+		}
+	}
+	switch {
+	case d.nPos == 0 || d.nPos == len(rows):
+		rep.Verdict = "skipped"
+		rep.Skip = fmt.Sprintf("one class: all %d rows are %s, so no AUC is defined", len(rows), yesNo(d.nPos > 0))
+		return rep, nil
+	case len(d.sources) == 1:
+		rep.Verdict = VerdictNotPooled
+		rep.Skip = fmt.Sprintf("not pooled: every row comes from one source (%q)", d.sources[0])
+		return rep, nil
+	}
+
+	if err := d.measure(&rep, opt); err != nil {
+		return Report{}, err
+	}
+	return rep, nil
+}
+
+func withDefaults(o Options) Options {
+	def := DefaultOptions()
+	if o.Detector == "" {
+		o.Detector = def.Detector
+	}
+	if o.Folds == 0 {
+		o.Folds = def.Folds
+	}
+	if o.Floor == 0 {
+		o.Floor = def.Floor
+	}
+	if o.Band == 0 {
+		o.Band = def.Band
+	}
+	if o.Trees == 0 {
+		o.Trees = def.Trees
+	}
+	if o.C == 0 {
+		o.C = def.C
+	}
+	if o.FingerprintTrees == 0 {
+		o.FingerprintTrees = def.FingerprintTrees
+	}
+	if o.FingerprintWarn == 0 {
+		o.FingerprintWarn = def.FingerprintWarn
+	}
+	if o.SourceColumn == "" {
+		o.SourceColumn = def.SourceColumn
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	return o
+}
+
+func defaultsNote(r Rule) string {
+	var parts []string
+	say := func(name string, v, def float64, who string) {
+		if math.Abs(v-def) < 1e-12 {
+			parts = append(parts, fmt.Sprintf("%s %g is %s default", name, v, who))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s %g set by the auditor (%s default %g)", name, v, who, def))
+		}
+	}
+	say("floor", r.Floor, DefaultFloor, "the authors'")
+	say("band", r.Band, DefaultBand, "the authors'")
+	say("coin-flip line ±", r.CoinFlip, DefaultCoinFlip, "the paper's companion page's")
+	say("near-floor width", r.NearFloor, DefaultNearFloor, "GlossoBench's")
+	return strings.Join(parts, "; ") + "; floor and band were chosen by the authors on their own test sets, not as acceptance rules"
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func rate(pos, neg int) float64 { return float64(pos) / float64(pos+neg) }
+
+func validate(rows []Row, names []string) (*data, error) {
+	if len(rows) == 0 {
+		return nil, errors.New("audit: no rows")
+	}
+	if len(names) == 0 {
+		return nil, errors.New("audit: no measurements named")
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			return nil, fmt.Errorf("audit: measurement %q named twice", n)
+		}
+		seen[n] = true
+	}
+	d := &data{names: names, y: make([]bool, len(rows)), src: make([]int, len(rows)), x: make([][]float64, len(rows))}
+	index := map[string]int{}
+	for i, r := range rows {
+		if len(r.Measurements) != len(names) {
+			return nil, fmt.Errorf("audit: row %d has %d measurements, want %d (%s)", i+1, len(r.Measurements), len(names), strings.Join(names, ","))
+		}
+		for j, v := range r.Measurements {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("audit: row %d measurement %q is %v", i+1, names[j], v)
+			}
+		}
+		if r.Source == "" {
+			return nil, fmt.Errorf("audit: row %d has an empty source tag", i+1)
+		}
+		k, ok := index[r.Source]
+		if !ok {
+			k = len(d.sources)
+			index[r.Source] = k
+			d.sources = append(d.sources, r.Source)
+			d.pos = append(d.pos, 0)
+			d.neg = append(d.neg, 0)
+		}
+		d.y[i], d.src[i], d.x[i] = r.Label, k, r.Measurements
+		if r.Label {
+			d.pos[k]++
+			d.nPos++
+		} else {
+			d.neg[k]++
+		}
+	}
+	return d, nil
+}
+
+func (d *data) measure(rep *Report, opt Options) error {
+	var err error
+	rep.SourceOnly = sourceOnlyAUC(d.pos, d.neg)
+	for j, name := range d.names {
+		col := make([]float64, len(d.x))
+		for i, row := range d.x {
+			col[i] = row[j]
+		}
+		a, err := stats.ROCAUC(d.y, col)
+		if err != nil {
+			return fmt.Errorf("audit: measurement %q: %w", name, err)
+		}
+		rep.Single = append(rep.Single, NamedAUC{name, a})
+	}
+
+	var headline []float64 // ratings of the headline view
+	var folds []int
+	switch opt.Detector {
+	case DetectorFixed:
+		j := 0
+		if opt.Rating != "" {
+			j = slices.Index(d.names, opt.Rating)
+			if j < 0 {
+				return fmt.Errorf("audit: rating %q is not among the measurements (%s)", opt.Rating, strings.Join(d.names, ","))
+			}
+		}
+		headline = d.column(j)
+		rep.MeasurementsOnly = rep.Single[j].AUC
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("fixed rating %q: the source never enters the rating, so the headline equals measurements-only", d.names[j]))
+	case DetectorMeanHalf, DetectorEach:
+		headline = d.meanHalf(d.src, d.pos, d.neg)
+		if opt.Detector == DetectorMeanHalf {
+			rep.MeasurementsOnly, _ = stats.ROCAUC(d.y, d.rowMeans())
+		} else {
+			rep.MeasurementsOnly, rep.MeasurementsMin = math.Inf(-1), math.Inf(1)
+			for _, s := range rep.Single {
+				rep.MeasurementsOnly = max(rep.MeasurementsOnly, s.AUC)
+				rep.MeasurementsMin = min(rep.MeasurementsMin, s.AUC)
+			}
+		}
+	case DetectorRF, DetectorLogReg:
+		folds, err = StratifiedFolds(d.y, opt.Folds, opt.Seed)
+		if err != nil {
+			return err
+		}
+		rep.Folds = opt.Folds
+		headline, err = d.outOfFold(folds, true, opt)
+		if err != nil {
+			return err
+		}
+		covered, err := d.outOfFold(folds, false, opt)
+		if err != nil {
+			return err
+		}
+		rep.MeasurementsOnly, _ = stats.ROCAUC(d.y, covered)
+	default:
+		return fmt.Errorf("audit: unknown detector %q (want fixed, mean-half, rf, logreg or each)", opt.Detector)
+	}
+	if rep.Headline, err = stats.ROCAUC(d.y, headline); err != nil {
+		return err
+	}
+	rep.HeadlineAP, _ = stats.AveragePrecision(d.y, headline)
+
+	ciLow := math.NaN()
+	if opt.Bootstrap > 0 {
+		rep.CI95 = bootstrapCI(d.y, headline, opt.Bootstrap, opt.Seed, opt.Workers)
+		rep.BootstrapN = opt.Bootstrap
+		ciLow = rep.CI95[0]
+	}
+	rep.Reading = rep.Rule.Read(rep.Headline, ciLow, rep.SourceOnly)
+	rep.L, rep.LMin, rep.Verdict = rep.Reading.L, rep.Reading.LMin, rep.Reading.Verdict
+	rep.Sensitivity = rep.Rule.SensitivityGrid(rep.Headline, ciLow, rep.SourceOnly)
+
+	if opt.Shuffles > 0 {
+		rep.Shuffle = d.shuffle(rep, opt, folds)
+	}
+	if opt.FingerprintTrees > 0 {
+		fp, err := d.fingerprint(opt)
+		if err != nil {
+			rep.Warnings = append(rep.Warnings, "source fingerprint skipped: "+err.Error())
+		} else {
+			rep.Fingerprint = fp
+			if fp.Warn {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("source fingerprint: the measurements alone predict the source with macro one-vs-rest AUC %.3f, so covering the tag cannot hide it", fp.MacroAUC))
+			}
+		}
+	}
+	if opt.Repairs {
+		rep.Repairs = d.repairs(headline)
+	}
+	return nil
+}
+
+func (d *data) column(j int) []float64 {
+	col := make([]float64, len(d.x))
+	for i, row := range d.x {
+		col[i] = row[j]
+	}
+	return col
+}
+
+func (d *data) rowMeans() []float64 {
+	out := make([]float64, len(d.x))
+	for i, row := range d.x {
+		var s float64
+		for _, v := range row {
+			s += v
+		}
+		out[i] = s / float64(len(row))
+	}
+	return out
+}
+
+// meanHalf is the paper's fixed rating: half the source's yes-rate (from
+// the given tags and counts) plus half the row's mean measurement.
+func (d *data) meanHalf(src, pos, neg []int) []float64 {
+	out := d.rowMeans()
+	for i := range out {
+		k := src[i]
+		out[i] = 0.5*rate(pos[k], neg[k]) + 0.5*out[i]
+	}
+	return out
+}
+
+// sourceOnlyAUC is the AUC of rating every row by its source's yes-rate,
+// from per-source yes and no counts: sources sorted by rate, equal rates
+// tied.
+func sourceOnlyAUC(pos, neg []int) float64 {
+	order := make([]int, 0, len(pos))
+	var nPos, nNeg float64
+	for k := range pos {
+		if pos[k]+neg[k] > 0 {
+			order = append(order, k)
+		}
+		nPos += float64(pos[k])
+		nNeg += float64(neg[k])
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		// pos[a]/n[a] vs pos[b]/n[b], exactly in integers
+		l, r := pos[a]*(pos[b]+neg[b]), pos[b]*(pos[a]+neg[a])
+		return l - r
+	})
+	var sum, negBelow float64
+	for i := 0; i < len(order); {
+		var gp, gn float64
+		j := i
+		for ; j < len(order) && pos[order[j]]*(pos[order[i]]+neg[order[i]]) == pos[order[i]]*(pos[order[j]]+neg[order[j]]); j++ {
+			gp += float64(pos[order[j]])
+			gn += float64(neg[order[j]])
+		}
+		sum += gp * (negBelow + gn/2)
+		negBelow += gn
+		i = j
+	}
+	return sum / (nPos * nNeg)
+}
+
+// SourceOnlyAUC is the source-only score from per-source yes and no counts
+// alone: every row rated by its source's yes-rate, ties counting half.
+func SourceOnlyAUC(yes, no []int) (float64, error) {
+	if len(yes) != len(no) {
+		return 0, fmt.Errorf("audit: %d yes counts but %d no counts", len(yes), len(no))
+	}
+	var p, n int
+	for k := range yes {
+		if yes[k] < 0 || no[k] < 0 {
+			return 0, fmt.Errorf("audit: source %d has a negative count", k)
+		}
+		p += yes[k]
+		n += no[k]
+	}
+	if p == 0 || n == 0 {
+		return 0, stats.ErrOneClass
+	}
+	return sourceOnlyAUC(yes, no), nil
+}
+
+// StratifiedFolds assigns every row one of k folds so each fold holds about
+// the same share of yes rows: each class in a seeded random order, dealt
+// round-robin. Each row lands in exactly one test fold.
+func StratifiedFolds(labels []bool, k int, seed uint64) ([]int, error) {
+	if k < 2 {
+		return nil, fmt.Errorf("audit: %d folds; need at least 2", k)
+	}
+	r := rand.New(rand.NewPCG(seed, 0xf01d))
+	fold := make([]int, len(labels))
+	offset := 0
+	for _, cls := range []bool{false, true} {
+		var rows []int
+		for i, v := range labels {
+			if v == cls {
+				rows = append(rows, i)
+			}
+		}
+		if len(rows) < k {
+			return nil, fmt.Errorf("audit: only %d %s rows for %d folds; use fewer folds", len(rows), yesNo(cls), k)
+		}
+		r.Shuffle(len(rows), func(a, b int) { rows[a], rows[b] = rows[b], rows[a] })
+		// Start each class where the previous left off so fold sizes stay even.
+		for j, i := range rows {
+			fold[i] = (offset + j) % k
+		}
+		offset = (offset + len(rows)) % k
+	}
+	return fold, nil
+}
+
+// features returns row i's detector input: the measurements, then the
+// source one-hot when withSource.
+func (d *data) features(i int, withSource bool) []float64 {
+	if !withSource {
+		return d.x[i]
+	}
+	f := make([]float64, len(d.x[i])+len(d.sources))
+	copy(f, d.x[i])
+	f[len(d.x[i])+d.src[i]] = 1
+	return f
+}
+
+// outOfFold trains the detector on all folds but one and rates the rows of
+// that one, for every fold.
+func (d *data) outOfFold(folds []int, withSource bool, opt Options) ([]float64, error) {
+	k := slices.Max(folds) + 1
+	out := make([]float64, len(d.y))
+	feats := make([][]float64, len(d.y))
+	for i := range feats {
+		feats[i] = d.features(i, withSource)
+	}
+	for f := range k {
+		var tx [][]float64
+		var ty []bool
+		var ti []int
+		for i := range d.y {
+			if folds[i] != f {
+				tx = append(tx, feats[i])
+				ty = append(ty, d.y[i])
+				ti = append(ti, boolInt(d.y[i]))
+			}
+		}
+		var predict func([]float64) float64
+		switch opt.Detector {
+		case DetectorRF:
+			// The same seed per fold in both views, so they differ only in
+			// what the trees may read.
+			m, err := stats.FitForest(tx, ti, 2, stats.ForestOptions{Trees: opt.Trees, Seed: opt.Seed*1000 + uint64(f), Workers: opt.Workers})
+			if err != nil {
+				return nil, fmt.Errorf("audit: fold %d: %w", f+1, err)
+			}
+			predict = func(row []float64) float64 { return m.PredictProba(row)[1] }
+		case DetectorLogReg:
+			m, err := stats.FitLogReg(tx, ty, opt.C)
+			if err != nil {
+				return nil, fmt.Errorf("audit: fold %d: %w", f+1, err)
+			}
+			predict = m.Prob
+		}
+		for i := range d.y {
+			if folds[i] == f {
+				out[i] = predict(feats[i])
+			}
+		}
+	}
+	return out, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,303 @@
+package audit
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/glossobench/glossobench/stats"
+)
+
+// parallel runs f(i) for i in [0,n) on workers goroutines. Each f writes
+// only its own slot, so results do not depend on scheduling.
+func parallel(n, workers int, f func(worker, i int)) {
+	var wg sync.WaitGroup
+	workers = max(1, min(workers, n))
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < n; i += workers {
+				f(w, i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// bootstrapCI is the 95% percentile interval of the AUC of fixed ratings
+// over resamples of the rows, stratified by label: each resample draws as
+// many yes rows from the yes rows and no rows from the no rows as there are.
+// The ratings are not refitted; the interval is the headline's, never L's.
+func bootstrapCI(y []bool, ratings []float64, resamples int, seed uint64, workers int) [2]float64 {
+	n := len(y)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmpFloat(ratings[a], ratings[b]) })
+	// starts[g] is where tie group g begins in order.
+	var starts []int
+	for p := range order {
+		if p == 0 || ratings[order[p]] != ratings[order[p-1]] {
+			starts = append(starts, p)
+		}
+	}
+	starts = append(starts, n)
+	var posRows, negRows []int
+	for i, v := range y {
+		if v {
+			posRows = append(posRows, i)
+		} else {
+			negRows = append(negRows, i)
+		}
+	}
+	counts := make([][]int32, workers)
+	for w := range counts {
+		counts[w] = make([]int32, n)
+	}
+	vals := make([]float64, resamples)
+	parallel(resamples, workers, func(w, b int) {
+		c := counts[w]
+		clear(c)
+		r := rand.New(rand.NewPCG(seed, 0xb0075742+uint64(b)))
+		for range posRows {
+			c[posRows[r.IntN(len(posRows))]]++
+		}
+		for range negRows {
+			c[negRows[r.IntN(len(negRows))]]++
+		}
+		var sum, negBelow float64
+		for g := 0; g+1 < len(starts); g++ {
+			var gp, gn float64
+			for _, i := range order[starts[g]:starts[g+1]] {
+				if y[i] {
+					gp += float64(c[i])
+				} else {
+					gn += float64(c[i])
+				}
+			}
+			sum += gp * (negBelow + gn/2)
+			negBelow += gn
+		}
+		vals[b] = sum / (float64(len(posRows)) * negBelow)
+	})
+	slices.Sort(vals)
+	return [2]float64{stats.Quantile(vals, 0.025), stats.Quantile(vals, 0.975)}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// shuffle summarises L when the source tags are permuted across rows, with
+// measurements and labels held fixed. The half-and-half rating reads the
+// source's yes-rate, so its headline is recomputed per shuffle; a trained
+// detector is retrained on the shuffled tags (same folds) when
+// opt.ShuffleRetrain allows, else its headline is held at the observed value.
+func (d *data) shuffle(rep *Report, opt Options, folds []int) *Shuffle {
+	out := &Shuffle{N: opt.Shuffles, Observed: rep.L}
+	recompute := opt.Detector == DetectorMeanHalf || opt.Detector == DetectorEach
+	trained := opt.Detector == DetectorRF || opt.Detector == DetectorLogReg
+	retrain := trained && folds != nil && (opt.ShuffleRetrain == "always" ||
+		(opt.ShuffleRetrain != "never" && opt.Detector == DetectorLogReg && len(d.y)*opt.Shuffles <= 5e6))
+	switch {
+	case recompute:
+		out.Headline = "recomputed per shuffle: the half-and-half rating reads the shuffled source's yes-rate"
+	case retrain:
+		out.Headline = "recomputed per shuffle: the detector is retrained out of fold on the shuffled tags (same folds)"
+	case opt.Detector == DetectorFixed:
+		out.Headline = "unchanged: the fixed rating does not read the source"
+	default:
+		out.Headline = "held at the observed headline: the detector is not retrained per shuffle (too costly here; see ShuffleRetrain)"
+	}
+	fitOpt := opt
+	fitOpt.Workers = 1 // shuffles already run in parallel
+	k := len(d.sources)
+	type scratch struct {
+		src      []int
+		pos, neg []int
+	}
+	work := make([]scratch, opt.Workers)
+	for w := range work {
+		work[w] = scratch{make([]int, len(d.src)), make([]int, k), make([]int, k)}
+	}
+	ls := make([]float64, opt.Shuffles)
+	parallel(opt.Shuffles, opt.Workers, func(w, s int) {
+		sc := work[w]
+		copy(sc.src, d.src)
+		r := rand.New(rand.NewPCG(opt.Seed, 0x5bff1e+uint64(s)))
+		r.Shuffle(len(sc.src), func(a, b int) { sc.src[a], sc.src[b] = sc.src[b], sc.src[a] })
+		clear(sc.pos)
+		clear(sc.neg)
+		for i, kk := range sc.src {
+			if d.y[i] {
+				sc.pos[kk]++
+			} else {
+				sc.neg[kk]++
+			}
+		}
+		so := sourceOnlyAUC(sc.pos, sc.neg)
+		h := rep.Headline
+		switch {
+		case recompute:
+			h, _ = stats.ROCAUC(d.y, d.meanHalf(sc.src, sc.pos, sc.neg))
+		case retrain:
+			dd := *d
+			dd.src = sc.src
+			if oof, err := dd.outOfFold(folds, true, fitOpt); err == nil {
+				h, _ = stats.ROCAUC(d.y, oof)
+			} else {
+				h = math.NaN()
+			}
+		}
+		ls[s] = so / h
+	})
+	kept := ls[:0]
+	for _, l := range ls {
+		if !math.IsNaN(l) {
+			kept = append(kept, l)
+		}
+	}
+	if dropped := len(ls) - len(kept); dropped > 0 {
+		out.Headline += fmt.Sprintf("; %d shuffles left out because the detector could not be fitted", dropped)
+	}
+	ls = kept
+	out.N = len(ls)
+	if len(ls) == 0 {
+		return out
+	}
+	var sum float64
+	var atLeast int
+	for _, l := range ls {
+		sum += l
+		if l >= rep.L-eps {
+			atLeast++
+		}
+	}
+	slices.Sort(ls)
+	out.Mean = sum / float64(len(ls))
+	out.P99 = stats.Quantile(ls, 0.99)
+	out.Max = ls[len(ls)-1]
+	out.AtLeastObs = float64(atLeast) / float64(len(ls))
+	return out
+}
+
+// fingerprint measures how well the measurements alone predict the source:
+// an out-of-fold multi-class random forest, scored by the macro one-vs-rest
+// AUC. A high value means "tag covered" cannot hide the source.
+func (d *data) fingerprint(opt Options) (*Fingerprint, error) {
+	k := len(d.sources)
+	// Folds stratified by source, dealt round-robin in a seeded order.
+	r := rand.New(rand.NewPCG(opt.Seed, 0xf1a9e7))
+	fold := make([]int, len(d.src))
+	perm := r.Perm(len(d.src))
+	next := make([]int, k)
+	for _, i := range perm {
+		fold[i] = next[d.src[i]] % opt.Folds
+		next[d.src[i]]++
+	}
+	probs := make([][]float64, len(d.src))
+	for f := range opt.Folds {
+		var tx [][]float64
+		var ty []int
+		for i := range d.src {
+			if fold[i] != f {
+				tx = append(tx, d.x[i])
+				ty = append(ty, d.src[i])
+			}
+		}
+		if len(tx) == 0 {
+			return nil, fmt.Errorf("fold %d has no training rows", f+1)
+		}
+		m, err := stats.FitForest(tx, ty, k, stats.ForestOptions{Trees: opt.FingerprintTrees, Seed: opt.Seed*1000 + 500 + uint64(f), Workers: opt.Workers})
+		if err != nil {
+			return nil, err
+		}
+		for i := range d.src {
+			if fold[i] == f {
+				probs[i] = m.PredictProba(d.x[i])
+			}
+		}
+	}
+	auc, err := stats.MacroOneVsRestAUC(d.src, probs)
+	if err != nil {
+		return nil, err
+	}
+	return &Fingerprint{
+		MacroAUC: auc,
+		Warn:     auc >= opt.FingerprintWarn,
+		Method:   fmt.Sprintf("out-of-fold random forest (%d trees, %d folds stratified by source) on the measurements alone; warning at %.2f, GlossoBench's choice", opt.FingerprintTrees, opt.Folds, opt.FingerprintWarn),
+	}, nil
+}
+
+// repairs computes the repairs the paper lists, on the headline ratings.
+func (d *data) repairs(headline []float64) *Repairs {
+	out := &Repairs{Note: "listed, not tested: the paper lists these repairs and did not test them"}
+	for k, s := range d.sources {
+		var y []bool
+		var r []float64
+		for i := range d.y {
+			if d.src[i] == k {
+				y = append(y, d.y[i])
+				r = append(r, headline[i])
+			}
+		}
+		a, err := stats.ROCAUC(y, r)
+		if err != nil {
+			out.PerSource = append(out.PerSource, SourceAUC{Source: s, Skip: "one class in this source"})
+		} else {
+			out.PerSource = append(out.PerSource, SourceAUC{Source: s, AUC: a})
+		}
+	}
+
+	// Reweight so every source has the pooled yes-rate; a source with one
+	// class cannot be, and is left out.
+	target := float64(d.nPos) / float64(len(d.y))
+	w := make([]float64, len(d.y))
+	var left []string
+	for i := range d.y {
+		k := d.src[i]
+		if d.pos[k] == 0 || d.neg[k] == 0 {
+			continue
+		}
+		rk := rate(d.pos[k], d.neg[k])
+		if d.y[i] {
+			w[i] = target / rk
+		} else {
+			w[i] = (1 - target) / (1 - rk)
+		}
+	}
+	for k, s := range d.sources {
+		if d.pos[k] == 0 || d.neg[k] == 0 {
+			left = append(left, s)
+		}
+	}
+	if a, err := stats.WeightedROCAUC(d.y, headline, w); err == nil {
+		out.Reweighted = &a
+	}
+	if len(left) > 0 {
+		out.Reweight = "sources with one class cannot be reweighted and are left out: " + strings.Join(left, ", ")
+	}
+
+	// Per-source level: subtract each source's mean rating.
+	sum := make([]float64, len(d.sources))
+	for i, k := range d.src {
+		sum[k] += headline[i]
+	}
+	level := make([]float64, len(d.y))
+	for i, k := range d.src {
+		level[i] = headline[i] - sum[k]/float64(d.pos[k]+d.neg[k])
+	}
+	if a, err := stats.ROCAUC(d.y, level); err == nil && !math.IsNaN(a) {
+		out.Level = a
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+package audit
+
+import (
+	"fmt"
+	"math"
+)
+
+// Verdicts, the four readings of the paper plus the skip for a set that is
+// not pooled.
+const (
+	VerdictTooWeak         = "too weak to interpret"
+	VerdictSourceNothing   = "source carries nothing"
+	VerdictSourceDominated = "source-dominated"
+	VerdictNotFlagged      = "not flagged"
+	VerdictNotPooled       = "not pooled"
+)
+
+// Which floor rule decided the floor check.
+const (
+	RulePoint    = "point"    // the headline itself must reach the floor
+	RuleStricter = "stricter" // near the floor: the low end of the headline's 95% interval must reach it
+)
+
+// The authors' defaults (Section 4.2 of the paper), chosen on their own test
+// sets; CoinFlip is the paper's companion page's line for "prints as 0.50";
+// NearFloor is GlossoBench's reading of "near the floor", which the paper
+// leaves to the auditor.
+const (
+	DefaultFloor     = 0.65
+	DefaultBand      = 0.90
+	DefaultCoinFlip  = 0.005
+	DefaultNearFloor = 0.05
+)
+
+// eps lets a printed boundary value count as reaching its line
+// (0.505 − 0.5 is a hair over 0.005 in floating point).
+const eps = 1e-9
+
+// Rule is the paper's reading rule: the floor on the headline, the
+// stricter near-floor check, the coin-flip line on the source-only score,
+// and the band on L.
+type Rule struct {
+	Floor     float64 `json:"floor"`
+	Band      float64 `json:"band"`
+	CoinFlip  float64 `json:"coin_flip"`
+	NearFloor float64 `json:"near_floor"` // headlines in [Floor, Floor+NearFloor) use the stricter rule; 0 turns it off
+}
+
+// DefaultRule is the rule with the authors' defaults.
+func DefaultRule() Rule {
+	return Rule{Floor: DefaultFloor, Band: DefaultBand, CoinFlip: DefaultCoinFlip, NearFloor: DefaultNearFloor}
+}
+
+// Reading is the outcome of the rule on three numbers.
+type Reading struct {
+	Verdict     string  `json:"verdict"`
+	Rule        string  `json:"rule"`        // RulePoint or RuleStricter
+	RuleDetail  string  `json:"rule_detail"` // the check that was made, in words
+	FloorPassed bool    `json:"floor_passed"`
+	L           float64 `json:"l"`     // source-only ÷ headline, always printed
+	LMin        float64 `json:"l_min"` // 0.50 ÷ headline, the lowest L can be
+}
+
+// Read applies the rule. ciLow is the low end of the headline's 95%
+// interval, or NaN when there is none (then the point rule is used even near
+// the floor, and the detail says so).
+func (r Rule) Read(headline, ciLow, sourceOnly float64) Reading {
+	out := Reading{L: sourceOnly / headline, LMin: 0.5 / headline}
+	near := headline >= r.Floor-eps && headline < r.Floor+r.NearFloor-eps
+	switch {
+	case near && !math.IsNaN(ciLow):
+		out.Rule = RuleStricter
+		out.FloorPassed = ciLow >= r.Floor-eps
+		out.RuleDetail = fmt.Sprintf("stricter near-floor rule: headline %.3f is within %.2f above the floor, so the low end of its 95%% interval must reach it: %.3f %s %.2f",
+			headline, r.NearFloor, ciLow, cmp(ciLow, r.Floor), r.Floor)
+	case near:
+		out.Rule = RulePoint
+		out.FloorPassed = true
+		out.RuleDetail = fmt.Sprintf("point rule: headline %.3f ≥ %.2f; it is near the floor but no interval was given, so the stricter rule could not be applied", headline, r.Floor)
+	default:
+		out.Rule = RulePoint
+		out.FloorPassed = headline >= r.Floor-eps
+		out.RuleDetail = fmt.Sprintf("point rule: headline %.3f %s %.2f", headline, cmp(headline, r.Floor), r.Floor)
+	}
+	switch {
+	case !out.FloorPassed:
+		out.Verdict = VerdictTooWeak
+	case math.Abs(sourceOnly-0.5) <= r.CoinFlip+eps:
+		out.Verdict = VerdictSourceNothing
+	case out.L >= r.Band-eps:
+		out.Verdict = VerdictSourceDominated
+	default:
+		out.Verdict = VerdictNotFlagged
+	}
+	return out
+}
+
+func cmp(a, floor float64) string {
+	if a >= floor-eps {
+		return "≥"
+	}
+	return "<"
+}
+
+// Sensitivity is the verdict over a grid of floors and bands, so a reader
+// sees whether a default decides it.
+type Sensitivity struct {
+	Floors   []float64  `json:"floors"`
+	Bands    []float64  `json:"bands"`
+	Verdicts [][]string `json:"verdicts"` // [floor][band]
+	Stable   bool       `json:"stable"`   // one verdict over the whole grid
+	Changes  []string   `json:"changes,omitempty"`
+}
+
+// SensitivityGrid reads the three numbers at floors 0.60–0.70 and bands
+// 0.85–0.95 in steps of 0.01, keeping the rest of r, and lists the cells
+// whose verdict differs from the one under r.
+func (r Rule) SensitivityGrid(headline, ciLow, sourceOnly float64) Sensitivity {
+	base := r.Read(headline, ciLow, sourceOnly).Verdict
+	var s Sensitivity
+	for i := 0; i <= 10; i++ {
+		s.Floors = append(s.Floors, math.Round((0.60+0.01*float64(i))*100)/100)
+		s.Bands = append(s.Bands, math.Round((0.85+0.01*float64(i))*100)/100)
+	}
+	s.Stable = true
+	for _, f := range s.Floors {
+		row := make([]string, len(s.Bands))
+		for j, bd := range s.Bands {
+			q := r
+			q.Floor, q.Band = f, bd
+			row[j] = q.Read(headline, ciLow, sourceOnly).Verdict
+			if row[j] != base {
+				s.Stable = false
+				s.Changes = append(s.Changes, fmt.Sprintf("floor %.2f, band %.2f: %s", f, bd, row[j]))
+			}
+		}
+		s.Verdicts = append(s.Verdicts, row)
+	}
+	return s
+}
