@@ -1,0 +1,211 @@
+package ifeval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/stats"
+)
+
+// AxisVersion is bumped whenever a change can move an IF number.
+const AxisVersion = "1"
+
+// DefaultMaxTokens is the generation cap when the run config sets none.
+const DefaultMaxTokens = 1024
+
+// Axis is the IF (instruction following) axis plugin.
+type Axis struct{}
+
+// NewAxis returns the IF axis.
+func NewAxis() scorers.Axis { return Axis{} }
+
+func (Axis) Name() string       { return "if" }
+func (Axis) Version() string    { return AxisVersion }
+func (Axis) ScorerType() string { return scorers.ScorerRule }
+
+// itemExtra is the IFEval payload carried in scorers.Item.Extra.
+type itemExtra struct {
+	Key            string           `json:"key"`
+	Dialect        string           `json:"dialect"`
+	InstructionIDs []string         `json:"instruction_id_list"`
+	Kwargs         []map[string]any `json:"kwargs"`
+}
+
+// Load reads the axis's datasets: format "ifeval" (input_data.jsonl) or
+// "sea_ifeval". For SEA-IFEval, lang keeps only that language's rows.
+// Filter accepts "instruction_id" (keeps prompts with that id).
+func (Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
+	if len(cfg.Datasets) == 0 {
+		return nil, errors.New("if axis: no datasets configured")
+	}
+	var items []scorers.Item
+	for _, ds := range cfg.Datasets {
+		path := ds.Path
+		if !filepath.IsAbs(path) && cfg.BaseDir != "" {
+			path = filepath.Join(cfg.BaseDir, path)
+		}
+		if ds.Name == "" {
+			return nil, fmt.Errorf("if axis: dataset %s: missing name", path)
+		}
+		for k := range ds.Filter {
+			if k != "instruction_id" {
+				return nil, fmt.Errorf("if axis: dataset %s: unknown filter field %q (only instruction_id)", ds.Name, k)
+			}
+		}
+		prompts, err := ReadPrompts(path, ds.Format, ds.Lang)
+		if err != nil {
+			return nil, fmt.Errorf("if axis: dataset %s: %w", ds.Name, err)
+		}
+		n := 0
+		for _, p := range prompts {
+			if id, ok := ds.Filter["instruction_id"]; ok && !contains(p.InstructionIDs, id) {
+				continue
+			}
+			if ds.Limit > 0 && n >= ds.Limit {
+				break
+			}
+			n++
+			extra, err := json.Marshal(itemExtra{p.Key, p.Dialect, p.InstructionIDs, p.Kwargs})
+			if err != nil {
+				return nil, fmt.Errorf("if axis: dataset %s line %d: %w", ds.Name, p.Line, err)
+			}
+			items = append(items, scorers.Item{
+				ID: ds.Name + "/" + p.Key, Axis: "if", Dataset: ds.Name, Line: p.Line,
+				Source: ds.Name, Lang: p.Lang, Prompt: p.Text, Gold: -1, Extra: extra,
+			})
+		}
+	}
+	return items, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Predict generates the response: as one user chat turn when
+// opt.ChatTemplate is "always", else the raw prompt.
+func (Axis) Predict(ctx context.Context, b backends.Backend, it scorers.Item, opt scorers.PredictOptions) (scorers.Prediction, error) {
+	req := backends.GenRequest{ID: it.ID, MaxTokens: opt.MaxTokens, Seed: opt.Seed}
+	if req.MaxTokens <= 0 {
+		req.MaxTokens = DefaultMaxTokens
+	}
+	if opt.ChatTemplate == "always" {
+		req.Messages = []backends.Message{{Role: "user", Content: it.Prompt}}
+	} else {
+		req.Prompt = it.Prompt
+	}
+	gens, err := b.Generate(ctx, []backends.GenRequest{req})
+	if err != nil {
+		return scorers.Prediction{}, fmt.Errorf("if axis: item %s: %w", it.ID, err)
+	}
+	return scorers.Prediction{ItemID: it.ID, Generations: gens}, nil
+}
+
+// Score checks every response strictly and loosely. The headline is
+// prompt-level strict accuracy with a percentile-bootstrap CI over prompts.
+func (Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt scorers.ScoreOptions) (scorers.AxisResult, error) {
+	res := scorers.AxisResult{Axis: "if", Version: AxisVersion, Metric: "prompt_level_strict_acc",
+		ScorerType: scorers.ScorerRule, N: len(items)}
+	if len(preds) != len(items) {
+		return res, fmt.Errorf("if axis: %d predictions for %d items", len(preds), len(items))
+	}
+	outcomes := make([]Outcome, len(items))
+	scores := make([]scorers.ItemScore, len(items))
+	strict := make([]float64, len(items))
+	truncated := 0
+	for i, it := range items {
+		if preds[i].ItemID != "" && preds[i].ItemID != it.ID {
+			return res, fmt.Errorf("if axis: prediction %d is for item %s, want %s", i, preds[i].ItemID, it.ID)
+		}
+		var ex itemExtra
+		if err := json.Unmarshal(it.Extra, &ex); err != nil {
+			return res, fmt.Errorf("if axis: item %s: extra: %w", it.ID, err)
+		}
+		p := Prompt{Key: ex.Key, Line: it.Line, Text: it.Prompt, Lang: it.Lang, Dialect: ex.Dialect,
+			InstructionIDs: ex.InstructionIDs, Kwargs: ex.Kwargs}
+		checkers, err := p.Checkers()
+		if err != nil {
+			return res, fmt.Errorf("if axis: item %s: %w", it.ID, err)
+		}
+		response, flag := "", ""
+		switch pr := preds[i]; {
+		case pr.Error != "" || pr.Unsupported || len(pr.Generations) == 0:
+			flag = "no_output"
+		default:
+			response = pr.Generations[0].Text
+			if pr.Generations[0].Truncated() {
+				flag = "truncated"
+				truncated++
+			}
+		}
+		o := Check(p, checkers, response)
+		o.Lang = it.Lang
+		outcomes[i] = o
+		followed := 0
+		for _, s := range o.Strict {
+			if s {
+				followed++
+			}
+		}
+		if o.FollowAllStrict() {
+			strict[i] = 1
+		}
+		scores[i] = scorers.ItemScore{
+			ItemID: it.ID, Source: it.Source, Lang: it.Lang, Score: strict[i],
+			Rating: float64(followed) / float64(len(o.Strict)), Label: o.FollowAllStrict(), Flagged: flag,
+			Fields: map[string]any{
+				"instruction_id_list": o.InstructionIDs, "strict": o.Strict, "loose": o.Loose,
+				"follow_all_loose": o.FollowAllLoose(),
+			},
+		}
+	}
+	res.Items = scores
+	if len(items) == 0 {
+		res.Notes = append(res.Notes, "no items scored")
+		return res, nil
+	}
+	sum := Summarize(outcomes)
+	headline := sum.PromptStrict
+	res.Score = &headline
+	res.TruncationRate = float64(truncated) / float64(len(items))
+	resamples := opt.BootstrapResamples
+	if resamples <= 0 {
+		resamples = 1000
+	}
+	if lo, hi, err := stats.MeanCI(strict, resamples, uint64(opt.Seed), 0.95); err == nil {
+		res.CI95 = &[2]float64{lo, hi}
+	}
+	res.Secondary = map[string]any{
+		"prompt_level_strict_acc": sum.PromptStrict,
+		"inst_level_strict_acc":   sum.InstStrict,
+		"prompt_level_loose_acc":  sum.PromptLoose,
+		"inst_level_loose_acc":    sum.InstLoose,
+		"instructions":            sum.Instructions,
+		"per_instruction":         sum.PerInstruction,
+		"per_category":            sum.PerCategory,
+		"per_language":            sum.PerLanguage,
+	}
+	res.Notes = append(res.Notes,
+		"language checks use a Go port of python-langdetect 1.0.9 with seed 0",
+		"keywords:letter_frequency naming a non-letter checks a letter drawn from a seed fixed per prompt")
+	for lang := range sum.PerLanguage {
+		if lang != "en" {
+			res.Notes = append(res.Notes, "non-English prompts are checked with IFEval's rules (sentence and word counts are English Punkt/NLTK)")
+			break
+		}
+	}
+	if truncated > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d of %d responses hit the token cap", truncated, len(items)))
+	}
+	return res, nil
+}
