@@ -140,7 +140,8 @@ func f32ToF16(f float32) uint16 {
 	return sign | h
 }
 
-func dot(a, b []float32) float32 {
+// dotGo is the portable dot product.
+func dotGo(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0
@@ -156,32 +157,20 @@ func dot(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// dot4 is four dot products sharing one weight row, so the row is read once
-// for four activations.
-func dot4(w, x0, x1, x2, x3 []float32) (float32, float32, float32, float32) {
+// dot4Go is four dot products sharing one weight row, so the row is read
+// once for four activations. One accumulator per token keeps the loop free of
+// bounds checks, which matters more here than splitting the sums.
+func dot4Go(w, x0, x1, x2, x3 []float32) (float32, float32, float32, float32) {
 	n := len(w)
 	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
-	var s0, s1, s2, s3, t0, t1, t2, t3 float32
-	i := 0
-	for ; i+2 <= n; i += 2 {
-		a, b := w[i], w[i+1]
-		s0 += a * x0[i]
-		t0 += b * x0[i+1]
-		s1 += a * x1[i]
-		t1 += b * x1[i+1]
-		s2 += a * x2[i]
-		t2 += b * x2[i+1]
-		s3 += a * x3[i]
-		t3 += b * x3[i+1]
-	}
-	for ; i < n; i++ {
-		a := w[i]
+	var s0, s1, s2, s3 float32
+	for i, a := range w {
 		s0 += a * x0[i]
 		s1 += a * x1[i]
 		s2 += a * x2[i]
 		s3 += a * x3[i]
 	}
-	return s0 + t0, s1 + t1, s2 + t2, s3 + t3
+	return s0, s1, s2, s3
 }
 
 // pool runs loops split across a fixed number of goroutines.
@@ -215,32 +204,70 @@ func (p *pool) parallel(n int, fn func(lo, hi int)) {
 // splitting the weight rows across threads.
 func (p *pool) matmul(out []float32, w *matrix, x []float32, n int) {
 	cols, rows := w.cols, w.rows
+	const rowBlock, tokBlock = 64, 8
 	p.parallel(rows, func(lo, hi int) {
-		var buf []float32
+		// Quantised rows are expanded once per tile into a pooled buffer; a
+		// single token (generation) expands one row at a time instead.
+		var blockBuf, rowBuf []float32
 		if w.f32 == nil {
-			buf = make([]float32, cols)
+			size := rowBlock * cols
+			if n == 1 {
+				size = cols
+			}
+			bp := getBuf(size)
+			defer scratch.Put(bp)
+			if n == 1 {
+				rowBuf = (*bp)[:cols]
+			} else {
+				blockBuf = (*bp)[:size]
+			}
 		}
-		// Blocks of rows keep a few weight rows hot in cache while every
-		// token's activations stream past them.
-		const block = 16
-		for r0 := lo; r0 < hi; r0 += block {
-			r1 := min(r0+block, hi)
-			for r := r0; r < r1; r++ {
-				row := w.row(r, buf)
-				t := 0
-				for ; t+4 <= n; t += 4 {
-					a, b, c, d := dot4(row, x[t*cols:], x[(t+1)*cols:], x[(t+2)*cols:], x[(t+3)*cols:])
-					out[t*rows+r] = a
-					out[(t+1)*rows+r] = b
-					out[(t+2)*rows+r] = c
-					out[(t+3)*rows+r] = d
-				}
-				for ; t < n; t++ {
-					out[t*rows+r] = dot(row, x[t*cols:(t+1)*cols])
+		// Tiles of rowBlock weight rows (kept in L2) by tokBlock tokens (kept
+		// in L1) so neither the weights nor the activations stream from
+		// memory once per row or once per token.
+		for r0 := lo; r0 < hi; r0 += rowBlock {
+			r1 := min(r0+rowBlock, hi)
+			for r := r0; r < r1 && blockBuf != nil; r++ {
+				w.row(r, blockBuf[(r-r0)*cols:(r-r0+1)*cols])
+			}
+			for t0 := 0; t0 < n; t0 += tokBlock {
+				t1 := min(t0+tokBlock, n)
+				for r := r0; r < r1; r++ {
+					var row []float32
+					switch {
+					case blockBuf != nil:
+						row = blockBuf[(r-r0)*cols : (r-r0+1)*cols]
+					case rowBuf != nil:
+						row = w.row(r, rowBuf)
+					default:
+						row = w.f32[r*cols : (r+1)*cols]
+					}
+					t := t0
+					for ; t+4 <= t1; t += 4 {
+						a, b, c, d := dot4(row, x[t*cols:], x[(t+1)*cols:], x[(t+2)*cols:], x[(t+3)*cols:])
+						out[t*rows+r] = a
+						out[(t+1)*rows+r] = b
+						out[(t+2)*rows+r] = c
+						out[(t+3)*rows+r] = d
+					}
+					for ; t < t1; t++ {
+						out[t*rows+r] = dot(row, x[t*cols:(t+1)*cols])
+					}
 				}
 			}
 		}
 	})
+}
+
+var scratch sync.Pool
+
+// getBuf returns a pooled float32 buffer of at least n elements.
+func getBuf(n int) *[]float32 {
+	if bp, ok := scratch.Get().(*[]float32); ok && cap(*bp) >= n {
+		return bp
+	}
+	b := make([]float32, n)
+	return &b
 }
 
 // rmsNorm writes x / rms(x) * w into out.

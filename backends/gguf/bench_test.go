@@ -1,0 +1,107 @@
+package gguf
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// benchModel returns the path of a benchmark model: the tiny model, or a
+// random-weight llama of dim 768 and 12 layers written (once) under the temp
+// directory, where testdata/gguf/bench_llama_server.py finds it too.
+func benchModel(b *testing.B, name string) string {
+	b.Helper()
+	var typ TensorType
+	switch name {
+	case "tiny":
+		return tinyPath
+	case "random768-f32":
+		typ = TypeF32
+	case "random768-q8_0":
+		typ = TypeQ8_0
+	default:
+		b.Fatalf("unknown bench model %s", name)
+	}
+	path := filepath.Join(os.TempDir(), "glossobench-gguf-bench", name+".gguf")
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	data := randomModel(b, modelSpec{dim: 768, layers: 12, heads: 12, kvHeads: 4, ffn: 2048, ctx: 1024, typ: typ, seed: 768})
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(path+".tmp", data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+var benchModels = []string{"tiny", "random768-f32", "random768-q8_0"}
+
+// benchPrompt is 128 tokens of ordinary text.
+func benchPrompt(m *Model) []int {
+	toks := m.tok.Encode("Once upon a time, Tom had a red cat. The cat sat on the mat. One day the cat saw a dog. Selamat pagi, apa khabar? Saya suka makan nasi lemak. "+
+		"Question: What is the capital of France?\nAnswer: Paris\nQuestion: What is 12 plus 7?\nAnswer: 19\nCount: 2, 4, 6, 8, 10, 12\n"+
+		"The opposite of hot is cold. The capital of Egypt is Cairo. Anna and the fox went home and they were happy.", true)
+	for len(toks) < 128 {
+		toks = append(toks, toks[1:]...)
+	}
+	return toks[:128]
+}
+
+// BenchmarkPromptProcessing measures a 128-token prompt from an empty cache
+// (llama-bench's pp128), reported as tokens/s.
+func BenchmarkPromptProcessing(b *testing.B) {
+	for _, name := range benchModels {
+		b.Run(name, func(b *testing.B) {
+			m, err := Open(benchModel(b, name), Options{Threads: 2})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			prompt := benchPrompt(m)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				m.prepare(nil, 0)
+				if _, err := m.eval(bg, prompt, len(prompt)-1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(prompt)*b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}
+
+// BenchmarkGeneration measures one decoding step at a time after a 16-token
+// prompt, up to 128 tokens in the cache (llama-bench's tg), as tokens/s.
+func BenchmarkGeneration(b *testing.B) {
+	for _, name := range benchModels {
+		b.Run(name, func(b *testing.B) {
+			m, err := Open(benchModel(b, name), Options{Threads: 2})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			prompt := benchPrompt(m)
+			m.prepare(nil, 0)
+			if _, err := m.eval(bg, prompt[:16], 15); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if len(m.cache.tokens) >= 128 {
+					b.StopTimer()
+					m.prepare(prompt, 16)
+					b.StartTimer()
+				}
+				if _, err := m.eval(bg, []int{prompt[len(m.cache.tokens)%128]}, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}

@@ -1,0 +1,65 @@
+//go:build amd64 && !purego
+
+package gguf
+
+// AVX2 with FMA kernels for the dot products that dominate inference; the
+// pure-Go loops remain for other CPUs and for the tails of odd lengths.
+
+func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+func xgetbv() (eax, edx uint32)
+
+//go:noescape
+func dotAVX2(a, b *float32, n int) float32
+
+//go:noescape
+func dot4AVX2(w, x0, x1, x2, x3 *float32, n int, out *[4]float32)
+
+var hasAVX2 = func() bool {
+	maxID, _, _, _ := cpuid(0, 0)
+	if maxID < 7 {
+		return false
+	}
+	_, _, c, _ := cpuid(1, 0)
+	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
+	if c&fma == 0 || c&osxsave == 0 || c&avx == 0 {
+		return false
+	}
+	if xcr0, _ := xgetbv(); xcr0&6 != 6 { // the OS saves XMM and YMM state
+		return false
+	}
+	_, b, _, _ := cpuid(7, 0)
+	return b&(1<<5) != 0
+}()
+
+func dot(a, b []float32) float32 {
+	n := len(a)
+	b = b[:n]
+	m := n &^ 7
+	if !hasAVX2 || m == 0 {
+		return dotGo(a, b)
+	}
+	s := dotAVX2(&a[0], &b[0], m)
+	if m < n {
+		s += dotGo(a[m:], b[m:])
+	}
+	return s
+}
+
+func dot4(w, x0, x1, x2, x3 []float32) (float32, float32, float32, float32) {
+	n := len(w)
+	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
+	m := n &^ 7
+	if !hasAVX2 || m == 0 {
+		return dot4Go(w, x0, x1, x2, x3)
+	}
+	var out [4]float32
+	dot4AVX2(&w[0], &x0[0], &x1[0], &x2[0], &x3[0], m, &out)
+	if m < n {
+		a, b, c, d := dot4Go(w[m:], x0[m:], x1[m:], x2[m:], x3[m:])
+		out[0] += a
+		out[1] += b
+		out[2] += c
+		out[3] += d
+	}
+	return out[0], out[1], out[2], out[3]
+}

@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package gguf
+
+const hasAVX2 = false
+
+func dot(a, b []float32) float32 { return dotGo(a, b) }
+
+func dot4(w, x0, x1, x2, x3 []float32) (float32, float32, float32, float32) {
+	return dot4Go(w, x0, x1, x2, x3)
+}

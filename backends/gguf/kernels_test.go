@@ -1,0 +1,55 @@
+package gguf
+
+import "testing"
+
+func benchMatmul(b *testing.B, n int) {
+	rows, cols := 768, 768
+	w := &matrix{typ: TypeF32, rows: rows, cols: cols, f32: make([]float32, rows*cols)}
+	x := make([]float32, n*cols)
+	out := make([]float32, n*rows)
+	for i := range w.f32 {
+		w.f32[i] = float32(i%7) * 0.1
+	}
+	p := pool{threads: 1}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p.matmul(out, w, x, n)
+	}
+	b.ReportMetric(float64(rows*cols*n*b.N)/b.Elapsed().Seconds()/1e9, "GFMA/s")
+}
+
+func BenchmarkMatmul1(b *testing.B)   { benchMatmul(b, 1) }
+func BenchmarkMatmul4(b *testing.B)   { benchMatmul(b, 4) }
+func BenchmarkMatmul128(b *testing.B) { benchMatmul(b, 128) }
+
+func TestDotKernels(t *testing.T) {
+	for _, n := range []int{1, 7, 8, 9, 16, 31, 32, 33, 64, 100, 768} {
+		a := make([]float32, n)
+		x := make([][]float32, 4)
+		for i := range a {
+			a[i] = float32(i%13) - 6.5
+		}
+		for k := range x {
+			x[k] = make([]float32, n)
+			for i := range x[k] {
+				x[k][i] = float32((i*(k+3))%11) * 0.25
+			}
+		}
+		want := make([]float64, 4)
+		for k := range x {
+			for i := range a {
+				want[k] += float64(a[i]) * float64(x[k][i])
+			}
+		}
+		got := make([]float32, 4)
+		got[0], got[1], got[2], got[3] = dot4(a, x[0], x[1], x[2], x[3])
+		for k := range x {
+			if d := float64(got[k]) - want[k]; d > 1e-3 || d < -1e-3 {
+				t.Errorf("n=%d dot4[%d] = %v, want %v (avx2 %v)", n, k, got[k], want[k], hasAVX2)
+			}
+			if g := dot(a, x[k]); float64(g)-want[k] > 1e-3 || float64(g)-want[k] < -1e-3 {
+				t.Errorf("n=%d dot = %v, want %v (avx2 %v)", n, g, want[k], hasAVX2)
+			}
+		}
+	}
+}
