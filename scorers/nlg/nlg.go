@@ -273,14 +273,9 @@ func ExtractTranslation(resp, tag string) (string, bool) {
 		}
 	}
 	if i < 0 {
-		lower := strings.ToLower(resp)
 		for _, t := range fallbackTags {
-			// ASCII labels: byte offsets in lower match resp unless an
-			// earlier rune changed length when lowered, so check in resp.
-			if j := strings.Index(lower, strings.ToLower(t)); j >= 0 && strings.EqualFold(resp[j:min(len(resp), j+len(t))], t) {
-				if i < 0 || j < i {
-					i, n = j, len(t)
-				}
+			if j := indexFold(resp, t); j >= 0 && (i < 0 || j < i) {
+				i, n = j, len(t)
 			}
 		}
 	}
@@ -297,6 +292,18 @@ func ExtractTranslation(resp, tag string) (string, bool) {
 	rest = strings.TrimSpace(rest)
 	rest = strings.TrimSpace(strings.TrimSuffix(rest, "```"))
 	return rest, true
+}
+
+// indexFold is the byte offset of the first case-insensitive match of the
+// ASCII label t in s, or -1. (Searching strings.ToLower(s) would not do: the
+// lowered string's offsets shift when s holds invalid UTF-8.)
+func indexFold(s, t string) int {
+	for i := 0; i+len(t) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(t)], t) {
+			return i
+		}
+	}
+	return -1
 }
 
 // errf formats a load error naming file, line and field.
