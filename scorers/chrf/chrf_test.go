@@ -134,6 +134,28 @@ func TestSacrebleuReadmeMultiRef(t *testing.T) {
 	}
 }
 
+// Values printed by sacrebleu's CHRF through the Hugging Face "chrf"
+// metric (its documented examples and the h2oGPT test suite, which assert
+// them exactly): chrF, chrF++, and chrF++ lowercased.
+func TestHuggingFaceChrfExamples(t *testing.T) {
+	hyps := []string{"The relationship between cats and dogs is not exactly friendly.",
+		"a good bookshop is just a genteel black hole that knows how to read."}
+	refs := [][]string{{"The relationship between dogs and cats is not exactly friendly.",
+		"A good bookshop is just a genteel Black Hole that knows how to read."}}
+	for _, tc := range []struct {
+		opt  Options
+		want float64
+	}{
+		{Options{}, 84.64214891738334},
+		{ChrFPlusPlus, 82.87263732906315},
+		{Options{WordOrder: 2, Lowercase: true}, 92.12853119829202},
+	} {
+		if got := New(tc.opt).Corpus(hyps, refs).Score; math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%+v: %v, want %v", tc.opt, got, tc.want)
+		}
+	}
+}
+
 // Hand computation, chrF++ (nc 6, nw 2, beta 2, effective order) of
 // hyp "ab cd" against ref "ab ce":
 //

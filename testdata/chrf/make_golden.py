@@ -147,6 +147,17 @@ def self_check():
     sys_ = ['The dog bit the man.', "It wasn't surprising.", 'The man had just bitten him.']
     got, _ = corpus(sys_, refs)
     assert f'{got:.2f}' == '59.73', got
+    # sacrebleu through the Hugging Face "chrf" metric (its documented
+    # examples): chrF, chrF++ and lowercased chrF++, the only published
+    # word-order-2 values found.
+    hf_h = ["The relationship between cats and dogs is not exactly friendly.",
+            "a good bookshop is just a genteel black hole that knows how to read."]
+    hf_r = [["The relationship between dogs and cats is not exactly friendly.",
+             "A good bookshop is just a genteel Black Hole that knows how to read."]]
+    for kw, want in ((dict(), 84.64214891738334), (dict(nw=2), 82.87263732906315),
+                     (dict(nw=2, lc=True), 92.12853119829202)):
+        got, _ = corpus(hf_h, hf_r, **kw)
+        assert abs(got - want) < 1e-9, (kw, got, want)
 
 
 def perturb(rng, s):
