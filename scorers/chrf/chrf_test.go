@@ -271,20 +271,22 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+type goldenConfig struct {
+	Name         string `json:"name"`
+	NC           int    `json:"nc"`
+	NW           int    `json:"nw"`
+	Beta         int    `json:"beta"`
+	LC           bool   `json:"lc"`
+	KeepSpace    bool   `json:"keep_space"`
+	EpsSmoothing bool   `json:"eps_smoothing"`
+}
+
 type golden struct {
-	Config struct {
-		Name         string `json:"name"`
-		NC           int    `json:"nc"`
-		NW           int    `json:"nw"`
-		Beta         int    `json:"beta"`
-		LC           bool   `json:"lc"`
-		KeepSpace    bool   `json:"keep_space"`
-		EpsSmoothing bool   `json:"eps_smoothing"`
-	} `json:"config"`
-	Refs     string    `json:"refs"`
-	Corpus   float64   `json:"corpus"`
-	Stats    []int     `json:"stats"`
-	Sentence []float64 `json:"sentence"`
+	Config   goldenConfig `json:"config"`
+	Refs     string       `json:"refs"`
+	Corpus   float64      `json:"corpus"`
+	Stats    []int        `json:"stats"`
+	Sentence []float64    `json:"sentence"`
 }
 
 func readLines(t testing.TB, path string) []string {
@@ -341,6 +343,52 @@ func TestGolden(t *testing.T) {
 	}
 	if n != 12 {
 		t.Errorf("read %d golden records, want 12", n)
+	}
+}
+
+// TestGoldenRandom compares per-sentence statistics and scores with the
+// Python reference on 200 generated pairs built from edge-case characters:
+// Python-only whitespace, Unicode spaces, punctuation at word edges, Σ and İ
+// under lowercasing, combining accents, astral characters, 1–3 references.
+func TestGoldenRandom(t *testing.T) {
+	f, err := os.Open("../../testdata/chrf/golden_random.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	metrics := map[string]*CHRF{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	n := 0
+	for sc.Scan() {
+		var rec struct {
+			Hyp    string   `json:"hyp"`
+			Refs   []string `json:"refs"`
+			Scores map[string]struct {
+				Config goldenConfig `json:"config"`
+				Score  float64      `json:"score"`
+				Stats  []int        `json:"stats"`
+			} `json:"scores"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		for name, want := range rec.Scores {
+			m := metrics[name]
+			if m == nil {
+				c := want.Config
+				m = New(Options{CharOrder: c.NC, WordOrder: c.NW, Beta: c.Beta, Lowercase: c.LC, Whitespace: c.KeepSpace, EpsSmoothing: c.EpsSmoothing})
+				metrics[name] = m
+			}
+			got := m.Sentence(rec.Hyp, rec.Refs)
+			if got.Err != nil || math.Abs(got.Score-want.Score) > 1e-9 || !slices.Equal(got.Stats, want.Stats) {
+				t.Errorf("%s: Sentence(%q, %q) = %v %v, want %v %v", name, rec.Hyp, rec.Refs, got.Score, got.Stats, want.Score, want.Stats)
+			}
+		}
+	}
+	if n != 200 {
+		t.Errorf("read %d records, want 200", n)
 	}
 }
 

@@ -184,6 +184,49 @@ def perturb(rng, s):
     return sep.join(out)
 
 
+# Characters that exercise the edge cases: Python-only whitespace (U+001C..F),
+# Unicode spaces, ASCII punctuation at word edges, Greek capital sigma (final
+# form when lowered), dotted capital I (lowers to two code points), Kelvin and
+# Ohm signs, combining accents, astral characters.
+RANDOM_POOL = (list('abcAB Σ.,!?()"\'-') + [' ', ' ', ' ', '\t', '\x1c', '\x1f', '\xa0', '\u2003', '\u3000', '\x85',
+               'Σ', 'Α', 'σ', 'İ', 'I', '\u0301', '\u212a', '\u2126', 'ß', '\u1e9e', 'é', 'É', '日', '本', '\U0001F600', '«', '»'])
+
+
+def random_pairs(n):
+    rng = random.Random(7)
+    def text():
+        return ''.join(rng.choice(RANDOM_POOL) for _ in range(rng.randrange(0, 25)))
+    pairs = []
+    for _ in range(n):
+        refs = [text() or 'x' for _ in range(rng.choice([1, 1, 2, 3]))]
+        hyp = text()
+        if rng.random() < 0.6:  # a close variant of a reference, so matches happen
+            hyp = list(rng.choice(refs))
+            for _ in range(rng.randrange(0, 4)):
+                k = rng.randrange(len(hyp) + 1)
+                hyp[k:k + rng.randrange(0, 2)] = [rng.choice(RANDOM_POOL)]
+            hyp = ''.join(hyp)
+        pairs.append((hyp, refs))
+    return pairs
+
+
+def write_random(root):
+    configs = [
+        dict(name='chrf++', nc=6, nw=2, beta=2),
+        dict(name='chrf++_lc', nc=6, nw=2, beta=2, lc=True),
+        dict(name='chrf_space_lc', nc=6, nw=0, beta=2, lc=True, keep_space=True),
+        dict(name='chrf++_eps_beta3', nc=6, nw=2, beta=3, eps_smoothing=True),
+    ]
+    with open(os.path.join(root, 'golden_random.jsonl'), 'w', encoding='utf-8') as out:
+        for hyp, refs in random_pairs(200):
+            rec = {'hyp': hyp, 'refs': refs, 'scores': {}}
+            for cfg in configs:
+                kw = {k: v for k, v in cfg.items() if k != 'name'}
+                score, stats = corpus([hyp], [[r] for r in refs], **kw)
+                rec['scores'][cfg['name']] = {'config': cfg, 'score': score, 'stats': stats}
+            out.write(json.dumps(rec, ensure_ascii=False, separators=(',', ':')) + '\n')
+
+
 def main():
     self_check()
     root = os.path.dirname(os.path.abspath(__file__))
@@ -216,7 +259,8 @@ def main():
         f.write(''.join(r + '\n' for r in refs))
     with open(os.path.join(root, 'refs2.txt'), 'w', encoding='utf-8') as f:
         f.write(''.join(r + '\n' for r in refs2))
-    print('self-check passed; wrote golden.jsonl for', len(hyps), 'segments')
+    write_random(root)
+    print('self-check passed; wrote golden.jsonl for', len(hyps), 'segments and golden_random.jsonl')
 
 
 if __name__ == '__main__':
