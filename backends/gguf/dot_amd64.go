@@ -12,6 +12,9 @@ func xgetbv() (eax, edx uint32)
 func dotAVX2(a, b *float32, n int) float32
 
 //go:noescape
+func dotQ8AVX2(q *byte, x *float32, nblocks int) float32
+
+//go:noescape
 func dot4AVX2(w, x0, x1, x2, x3 *float32, n int, out *[4]float32)
 
 var hasAVX2 = func() bool {
@@ -20,8 +23,8 @@ var hasAVX2 = func() bool {
 		return false
 	}
 	_, _, c, _ := cpuid(1, 0)
-	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
-	if c&fma == 0 || c&osxsave == 0 || c&avx == 0 {
+	const fma, osxsave, avx, f16c = 1 << 12, 1 << 27, 1 << 28, 1 << 29
+	if c&fma == 0 || c&osxsave == 0 || c&avx == 0 || c&f16c == 0 {
 		return false
 	}
 	if xcr0, _ := xgetbv(); xcr0&6 != 6 { // the OS saves XMM and YMM state
@@ -62,4 +65,14 @@ func dot4(w, x0, x1, x2, x3 []float32) (float32, float32, float32, float32) {
 		out[3] += d
 	}
 	return out[0], out[1], out[2], out[3]
+}
+
+// dotQ8 is the dot product of a Q8_0 row (raw blocks) with x.
+func dotQ8(raw []byte, x []float32) float32 {
+	nb := len(x) / 32
+	if !hasAVX2 || nb == 0 {
+		return dotQ8Go(raw, x)
+	}
+	_ = raw[nb*34-1]
+	return dotQ8AVX2(&raw[0], &x[0], nb)
 }

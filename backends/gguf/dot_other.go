@@ -9,3 +9,5 @@ func dot(a, b []float32) float32 { return dotGo(a, b) }
 func dot4(w, x0, x1, x2, x3 []float32) (float32, float32, float32, float32) {
 	return dot4Go(w, x0, x1, x2, x3)
 }
+
+func dotQ8(raw []byte, x []float32) float32 { return dotQ8Go(raw, x) }

@@ -82,6 +82,21 @@ func (m *matrix) row(r int, buf []float32) []float32 {
 	return buf
 }
 
+// dotQ8Go is the portable dot product of a Q8_0 row with x.
+func dotQ8Go(raw []byte, x []float32) float32 {
+	var s float32
+	for b := 0; b < len(x)/32; b++ {
+		blk := raw[b*34 : b*34+34]
+		xs := x[b*32 : b*32+32]
+		var bs float32
+		for i, v := range xs {
+			bs += float32(int8(blk[2+i])) * v
+		}
+		s += f16ToF32(binary.LittleEndian.Uint16(blk)) * bs
+	}
+	return s
+}
+
 var f16Table = func() *[65536]float32 {
 	var t [65536]float32
 	for i := range t {
@@ -237,6 +252,9 @@ func (p *pool) matmul(out []float32, w *matrix, x []float32, n int) {
 					switch {
 					case blockBuf != nil:
 						row = blockBuf[(r-r0)*cols : (r-r0+1)*cols]
+					case rowBuf != nil && w.typ == TypeQ8_0:
+						out[r] = dotQ8(w.raw[r*w.rowBytes:(r+1)*w.rowBytes], x[:cols])
+						continue
 					case rowBuf != nil:
 						row = w.row(r, rowBuf)
 					default:

@@ -53,3 +53,20 @@ func TestDotKernels(t *testing.T) {
 		}
 	}
 }
+
+func TestDotQ8(t *testing.T) {
+	x := make([]float32, 96)
+	w := make([]float32, 96)
+	for i := range x {
+		x[i] = float32(i%9) - 4
+		w[i] = float32(i%5)*0.3 - 0.7
+	}
+	raw := encode(w, TypeQ8_0)
+	deq := newMatrix(&TensorInfo{Name: "w", Dims: []uint64{96, 1}, Type: TypeQ8_0, Data: raw}).row(0, make([]float32, 96))
+	want := dotGo(deq, x)
+	for name, got := range map[string]float32{"dotQ8": dotQ8(raw, x), "dotQ8Go": dotQ8Go(raw, x)} {
+		if d := got - want; d > 1e-3 || d < -1e-3 {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -151,7 +151,20 @@ func TestQuantisedWeights(t *testing.T) {
 	}
 	for _, typ := range []TensorType{TypeF16, TypeQ8_0} {
 		spec := modelSpec{dim: 64, layers: 1, heads: 2, kvHeads: 2, ffn: 64, ctx: 64, typ: typ, seed: 9}
-		q := logitsOf(t, randomModel(t, spec), probe)
+		qdata := randomModel(t, spec)
+		q := logitsOf(t, qdata, probe)
+		// Decoding one token at a time takes the matrix-vector path.
+		qm, _ := newModel(qdata, Options{Threads: 2})
+		qm.prepare(nil, 0)
+		for i, tk := range probe {
+			l, err := qm.eval(bg, []int{tk}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := maxDiff(l, q[i*qm.cfg.Vocab:(i+1)*qm.cfg.Vocab]); d > 1e-3 {
+				t.Fatalf("%s position %d: one-token logits differ from the batch by %g", typ, i, d)
+			}
+		}
 		spec.typ = TypeF32
 		f := logitsOf(t, randomModel(t, spec), probe)
 		if d := maxDiff(q, f); d > 0.5 || d == 0 {
