@@ -1,0 +1,340 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/glossobench/glossobench/stats"
+)
+
+func init() {
+	register("concord", "rank-agree our model scores with an external leaderboard (Spearman, Kendall, permutation p)", runConcord)
+}
+
+// Verdict thresholds on Spearman's ρ (spec §10, §11).
+const (
+	rhoConverged = 0.7 // correlate: converged; concord: strong
+	rhoDivergent = 0.5 // correlate: divergent below; concord: weak below
+)
+
+func runConcord(args []string) int { return concordMain(args, os.Stdout, os.Stderr) }
+
+// concordMain exits 0 with a report whatever the agreement, 1 on bad input
+// or usage.
+func concordMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("concord", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	scores := fs.String("scores", "", "our scores: a model_id,score `CSV` (header optional)")
+	external := fs.String("external", "", "the external leaderboard: a model_id,score `CSV` (header optional)")
+	name := fs.String("name", "", "`name` of the external leaderboard, recorded in the report")
+	out := fs.String("out", "", "write the JSON report to `FILE`")
+	resamples := fs.Int("resamples", 10000, "Monte-Carlo permutations for the p-value")
+	seed := fs.Uint64("seed", 1, "permutation seed")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: glossobench concord --scores CSV --external CSV --name NAME [--out FILE] [--resamples N] [--seed S]")
+		fmt.Fprintln(stderr, "\nAligns the two tables on model_id and reports tie-aware Spearman ρ and Kendall τ-b,")
+		fmt.Fprintln(stderr, "a Monte-Carlo permutation p-value of ρ, and a per-model rank table (rank 1 = highest score).")
+		fmt.Fprintln(stderr, "Agreement: strong (ρ ≥ 0.7), moderate (0.5 ≤ ρ < 0.7), weak (ρ < 0.5). Exit 0 with a report, 1 on error.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 1
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "glossobench concord: unexpected argument %q\n", fs.Arg(0))
+		return 1
+	}
+	if *scores == "" || *external == "" || *name == "" {
+		fmt.Fprintln(stderr, "glossobench concord: --scores, --external and --name are required")
+		return 1
+	}
+	if *resamples < 1 {
+		fmt.Fprintln(stderr, "glossobench concord: --resamples must be at least 1")
+		return 1
+	}
+	ours, err := readScoresArg(*scores)
+	if err != nil {
+		fmt.Fprintf(stderr, "glossobench concord: %v\n", err)
+		return 1
+	}
+	ext, err := readScoresCSVFile(*external)
+	if err != nil {
+		fmt.Fprintf(stderr, "glossobench concord: %v\n", err)
+		return 1
+	}
+	rep, err := compareRankings(ours, ext)
+	if err != nil {
+		fmt.Fprintf(stderr, "glossobench concord: %v\n", err)
+		return 1
+	}
+	rep.Name = *name
+	rep.Resamples = *resamples
+	rep.Seed = *seed
+	_, rep.PermutationP, err = stats.SpearmanPermutation(rep.oursVec, rep.extVec, *resamples, *seed)
+	if err != nil {
+		fmt.Fprintf(stderr, "glossobench concord: %v\n", err)
+		return 1
+	}
+	switch {
+	case rep.Spearman >= rhoConverged:
+		rep.Verdict = "strong"
+	case rep.Spearman >= rhoDivergent:
+		rep.Verdict = "moderate"
+	default:
+		rep.Verdict = "weak"
+	}
+	fmt.Fprintf(stdout, "concord with %s: %d shared models\n", rep.Name, rep.N)
+	rep.print(stdout)
+	fmt.Fprintf(stdout, "permutation p = %.4g (%d permutations, seed %d)\n", rep.PermutationP, rep.Resamples, rep.Seed)
+	fmt.Fprintf(stdout, "agreement: %s\n", rep.Verdict)
+	if rep.Note != "" {
+		fmt.Fprintf(stdout, "note: %s\n", rep.Note)
+	}
+	if *out != "" {
+		if err := writeReportJSON(*out, rep); err != nil {
+			fmt.Fprintf(stderr, "glossobench concord: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// readScoresArg reads --scores: a CSV file. Run directories are not read
+// yet; the run's result format will provide its MS.
+func readScoresArg(path string) (map[string]modelScore, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s: run directories are not supported yet; pass a model_id,score CSV", path)
+	}
+	return readScoresCSVFile(path)
+}
+
+// modelScore is one model's score on one instrument.
+type modelScore struct {
+	Score float64
+	Line  int // where it was read, for messages
+}
+
+func readScoresCSVFile(path string) (map[string]modelScore, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readScoresCSV(path, f)
+}
+
+// readScoresCSV reads model_id,score rows. A first row whose score field is
+// not a number is a header. Blank lines are skipped; anything else that is
+// not a model id and a finite number is an error naming the line and field.
+func readScoresCSV(name string, r io.Reader) (map[string]modelScore, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	scores := map[string]modelScore{}
+	first := true
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("%s:%d: %v", name, pe.Line, pe.Err)
+			}
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		isHeader := first
+		first = false
+		if len(rec) != 2 {
+			return nil, fmt.Errorf("%s:%d: want 2 fields model_id,score, got %d", name, line, len(rec))
+		}
+		id := strings.TrimSpace(rec[0])
+		v, perr := strconv.ParseFloat(strings.TrimSpace(rec[1]), 64)
+		if perr != nil && isHeader {
+			continue
+		}
+		if id == "" {
+			return nil, fmt.Errorf("%s:%d: field model_id is empty", name, line)
+		}
+		if perr != nil {
+			return nil, fmt.Errorf("%s:%d: field score: %q is not a number", name, line, rec[1])
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s:%d: field score: %q is not a finite number", name, line, rec[1])
+		}
+		if prev, dup := scores[id]; dup {
+			return nil, fmt.Errorf("%s:%d: model_id %q already given on line %d", name, line, id, prev.Line)
+		}
+		scores[id] = modelScore{Score: v, Line: line}
+	}
+	if len(scores) == 0 {
+		return nil, fmt.Errorf("%s: no model_id,score rows", name)
+	}
+	return scores, nil
+}
+
+// rankRow is one model in the rank table. Rank 1 is the highest score;
+// ties share the average rank. Delta = external rank − our rank, so a
+// positive delta means we rank the model higher than the external board.
+type rankRow struct {
+	ModelID      string  `json:"model_id"`
+	Ours         float64 `json:"ours"`
+	External     float64 `json:"external"`
+	RankOurs     float64 `json:"rank_ours"`
+	RankExternal float64 `json:"rank_external"`
+	Delta        float64 `json:"rank_delta"`
+}
+
+// rankReport is the shared part of the correlate and concord reports.
+type rankReport struct {
+	Name         string    `json:"name,omitempty"`
+	N            int       `json:"n_shared"`
+	Spearman     float64   `json:"spearman_rho"`
+	SpearmanP    float64   `json:"spearman_p"`
+	Kendall      float64   `json:"kendall_tau_b"`
+	KendallP     float64   `json:"kendall_p"`
+	PermutationP float64   `json:"permutation_p,omitempty"`
+	Resamples    int       `json:"permutations,omitempty"`
+	Seed         uint64    `json:"seed,omitempty"`
+	Verdict      string    `json:"verdict"`
+	Note         string    `json:"note,omitempty"`
+	Models       []rankRow `json:"models"`
+	OnlyOurs     []string  `json:"only_ours"`
+	OnlyExternal []string  `json:"only_external"`
+
+	oursVec, extVec []float64
+}
+
+// compareRankings aligns two score tables on model_id and computes the rank
+// correlations and the rank table. Fewer than three shared models, or a
+// table whose shared scores are all equal, is an error.
+func compareRankings(ours, ext map[string]modelScore) (*rankReport, error) {
+	rep := &rankReport{OnlyOurs: []string{}, OnlyExternal: []string{}}
+	var shared []string
+	for id := range ours {
+		if _, ok := ext[id]; ok {
+			shared = append(shared, id)
+		} else {
+			rep.OnlyOurs = append(rep.OnlyOurs, id)
+		}
+	}
+	for id := range ext {
+		if _, ok := ours[id]; !ok {
+			rep.OnlyExternal = append(rep.OnlyExternal, id)
+		}
+	}
+	slices.Sort(shared)
+	slices.Sort(rep.OnlyOurs)
+	slices.Sort(rep.OnlyExternal)
+	rep.N = len(shared)
+	if len(shared) < 3 {
+		return nil, fmt.Errorf("only %d shared model_ids (%s); rank correlation needs at least 3 — rename rows so ids match",
+			len(shared), strings.Join(shared, ", "))
+	}
+	for _, id := range shared {
+		rep.oursVec = append(rep.oursVec, ours[id].Score)
+		rep.extVec = append(rep.extVec, ext[id].Score)
+	}
+	var err error
+	rep.Spearman, rep.SpearmanP, err = stats.Spearman(rep.oursVec, rep.extVec)
+	if err != nil {
+		return nil, fmt.Errorf("over the %d shared models: %w", len(shared), err)
+	}
+	rep.Kendall, rep.KendallP, err = stats.Kendall(rep.oursVec, rep.extVec)
+	if err != nil {
+		return nil, fmt.Errorf("over the %d shared models: %w", len(shared), err)
+	}
+	ro, re := descRanks(rep.oursVec), descRanks(rep.extVec)
+	for i, id := range shared {
+		rep.Models = append(rep.Models, rankRow{id, rep.oursVec[i], rep.extVec[i], ro[i], re[i], re[i] - ro[i]})
+	}
+	slices.SortStableFunc(rep.Models, func(a, b rankRow) int {
+		if a.RankOurs != b.RankOurs {
+			if a.RankOurs < b.RankOurs {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.ModelID, b.ModelID)
+	})
+	if n := len(shared); n < 5 {
+		// The smallest two-sided permutation p of ρ over n models is 2/n!.
+		rep.Note = fmt.Sprintf("only %d shared models: even ρ = 1 is not significant at 0.05 (the smallest possible two-sided p is 2/%d! = %.3g); treat the result as directional",
+			n, n, 2/factorialFloat(n))
+	}
+	return rep, nil
+}
+
+func factorialFloat(n int) float64 {
+	f := 1.0
+	for i := 2; i <= n; i++ {
+		f *= float64(i)
+	}
+	return f
+}
+
+// descRanks ranks scores from the highest (rank 1), ties averaged.
+func descRanks(v []float64) []float64 {
+	neg := make([]float64, len(v))
+	for i, x := range v {
+		neg[i] = -x
+	}
+	return stats.Rank(neg)
+}
+
+func (rep *rankReport) print(w io.Writer) {
+	width := len("model_id")
+	for _, m := range rep.Models {
+		width = max(width, len(m.ModelID))
+	}
+	fmt.Fprintf(w, "%-*s  %10s  %10s  %9s  %9s  %6s\n", width, "model_id", "ours", "external", "rank_ours", "rank_ext", "delta")
+	for _, m := range rep.Models {
+		fmt.Fprintf(w, "%-*s  %10.4g  %10.4g  %9s  %9s  %6s\n", width, m.ModelID, m.Ours, m.External,
+			fmtRank(m.RankOurs), fmtRank(m.RankExternal), fmtDelta(m.Delta))
+	}
+	if len(rep.OnlyOurs) > 0 {
+		fmt.Fprintf(w, "only in ours (%d): %s\n", len(rep.OnlyOurs), strings.Join(rep.OnlyOurs, ", "))
+	}
+	if len(rep.OnlyExternal) > 0 {
+		fmt.Fprintf(w, "only in external (%d): %s\n", len(rep.OnlyExternal), strings.Join(rep.OnlyExternal, ", "))
+	}
+	fmt.Fprintf(w, "Spearman ρ = %.4f (p = %.4g), Kendall τ-b = %.4f (p = %.4g)\n", rep.Spearman, rep.SpearmanP, rep.Kendall, rep.KendallP)
+}
+
+// fmtRank prints 3 or 2.5.
+func fmtRank(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
+
+// fmtDelta prints a rank delta with its sign: +2, -1.5, 0.
+func fmtDelta(d float64) string {
+	if d > 0 {
+		return "+" + fmtRank(d)
+	}
+	return fmtRank(d)
+}
+
+func writeReportJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return err
+	}
+	return nil
+}

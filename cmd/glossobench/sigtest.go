@@ -1,0 +1,316 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/glossobench/glossobench/stats"
+)
+
+func init() {
+	register("sigtest", "is A better than B? per-axis and MS paired bootstrap CI and permutation p on shared items", runSigtest)
+}
+
+func runSigtest(args []string) int { return sigtestMain(args, os.Stdout, os.Stderr) }
+
+const itemScoresHelp = `Each input is JSONL, one scored item per line:
+  {"axis": "knowledge", "item_id": "global_mmlu/17", "score": 1}
+Items are paired on (axis, item_id); items scored by only one system are
+counted and left out. MS is the weighted mean of the axis means (weights 1
+unless --weights says otherwise).`
+
+func sigtestMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sigtest", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	aPath := fs.String("a", "", "system A's per-item scores, JSONL `FILE` (or the first argument)")
+	bPath := fs.String("b", "", "system B's per-item scores, JSONL `FILE` (or the second argument)")
+	resamples := fs.Int("resamples", 2000, "bootstrap resamples and permutation rounds")
+	seed := fs.Uint64("seed", 1, "random seed")
+	level := fs.Float64("level", 0.95, "confidence level of the intervals")
+	weights := fs.String("weights", "", "axis weights in MS, e.g. `knowledge=1,nlu=2` (default 1 each)")
+	out := fs.String("out", "", "also write the JSON report to `FILE`")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: glossobench sigtest [flags] A.jsonl B.jsonl   (or --a A.jsonl --b B.jsonl)")
+		fmt.Fprintln(stderr, "\nPer axis and for MS: A − B on shared items, a paired bootstrap percentile interval")
+		fmt.Fprintln(stderr, "(items resampled within each axis) and a paired sign-flip permutation p-value.")
+		fmt.Fprintln(stderr, "Exit 0 with a report, 1 on error.")
+		fmt.Fprintln(stderr, "\n"+itemScoresHelp)
+		fs.PrintDefaults()
+	}
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 1
+	}
+	if *aPath == "" && len(rest) > 0 {
+		*aPath, rest = rest[0], rest[1:]
+	}
+	if *bPath == "" && len(rest) > 0 {
+		*bPath, rest = rest[0], rest[1:]
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "glossobench sigtest: unexpected argument %q\n", rest[0])
+		return 1
+	}
+	if *aPath == "" || *bPath == "" {
+		fmt.Fprintln(stderr, "glossobench sigtest: two score files are required")
+		return 1
+	}
+	w, err := parseWeights(*weights)
+	if err != nil {
+		fmt.Fprintf(stderr, "glossobench sigtest: --weights: %v\n", err)
+		return 1
+	}
+	a, err := readItemScoresFile(*aPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "glossobench sigtest: %v\n", err)
+		return 1
+	}
+	b, err := readItemScoresFile(*bPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "glossobench sigtest: %v\n", err)
+		return 1
+	}
+	rep, err := sigtest(a, b, w, *resamples, *seed, *level)
+	if err != nil {
+		fmt.Fprintf(stderr, "glossobench sigtest: %v\n", err)
+		return 1
+	}
+	rep.A, rep.B = *aPath, *bPath
+	rep.print(stdout)
+	if *out != "" {
+		if err := writeReportJSON(*out, rep); err != nil {
+			fmt.Fprintf(stderr, "glossobench sigtest: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// parseInterspersed parses flags that may come before, between or after
+// the positional arguments, which it returns.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func parseWeights(s string) (map[string]float64, error) {
+	w := map[string]float64{}
+	if s == "" {
+		return w, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		axis, val, ok := strings.Cut(part, "=")
+		axis = strings.TrimSpace(axis)
+		if !ok || axis == "" {
+			return nil, fmt.Errorf("%q: want axis=weight", part)
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err != nil || v <= 0 || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%q: weight must be a positive number", part)
+		}
+		w[axis] = v
+	}
+	return w, nil
+}
+
+// itemScores maps axis → item_id → score.
+type itemScores map[string]map[string]float64
+
+func readItemScoresFile(path string) (itemScores, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readItemScores(path, f)
+}
+
+// readItemScores reads JSONL {"axis","item_id","score"} lines; blank lines
+// are skipped. Errors name the file, line and field.
+func readItemScores(name string, r io.Reader) (itemScores, error) {
+	type row struct {
+		Axis   *string  `json:"axis"`
+		ItemID *string  `json:"item_id"`
+		Score  *float64 `json:"score"`
+	}
+	out := itemScores{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	n := 0
+	for line := 1; sc.Scan(); line++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		var rw row
+		dec := json.NewDecoder(bytes.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rw); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return nil, fmt.Errorf("%s:%d: field %s: want %s, got %s", name, line, te.Field, te.Type, te.Value)
+			}
+			return nil, fmt.Errorf("%s:%d: %s", name, line, strings.TrimPrefix(err.Error(), "json: "))
+		}
+		if dec.More() {
+			return nil, fmt.Errorf("%s:%d: more than one JSON value on the line", name, line)
+		}
+		switch {
+		case rw.Axis == nil || *rw.Axis == "":
+			return nil, fmt.Errorf("%s:%d: field axis is missing or empty", name, line)
+		case rw.ItemID == nil || *rw.ItemID == "":
+			return nil, fmt.Errorf("%s:%d: field item_id is missing or empty", name, line)
+		case rw.Score == nil:
+			return nil, fmt.Errorf("%s:%d: field score is missing or null", name, line)
+		}
+		axis := out[*rw.Axis]
+		if axis == nil {
+			axis = map[string]float64{}
+			out[*rw.Axis] = axis
+		}
+		if _, dup := axis[*rw.ItemID]; dup {
+			return nil, fmt.Errorf("%s:%d: item %q of axis %q scored twice", name, line, *rw.ItemID, *rw.Axis)
+		}
+		axis[*rw.ItemID] = *rw.Score
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%s: no scored items", name)
+	}
+	return out, nil
+}
+
+// sigtestReport is what sigtest prints and writes.
+type sigtestReport struct {
+	A, B      string             `json:"-"`
+	Resamples int                `json:"resamples"`
+	Seed      uint64             `json:"seed"`
+	Level     float64            `json:"level"`
+	Axes      []stats.Difference `json:"axes"`
+	MS        stats.Difference   `json:"ms"`
+	OnlyA     map[string]int     `json:"only_a"` // per axis: items only A scored
+	OnlyB     map[string]int     `json:"only_b"`
+	Notes     []string           `json:"notes,omitempty"`
+}
+
+func sigtest(a, b itemScores, weights map[string]float64, resamples int, seed uint64, level float64) (*sigtestReport, error) {
+	rep := &sigtestReport{Resamples: resamples, Seed: seed, Level: level, OnlyA: map[string]int{}, OnlyB: map[string]int{}}
+	var axes []string
+	for ax := range a {
+		if _, ok := b[ax]; ok {
+			axes = append(axes, ax)
+		} else {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("axis %s only in A", ax))
+		}
+	}
+	for ax := range b {
+		if _, ok := a[ax]; !ok {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("axis %s only in B", ax))
+		}
+	}
+	slices.Sort(axes)
+	slices.Sort(rep.Notes)
+	for ax := range weights {
+		if !slices.Contains(axes, ax) {
+			return nil, fmt.Errorf("--weights names axis %q, which the two files do not share", ax)
+		}
+	}
+	var paired []stats.PairedAxis
+	for _, ax := range axes {
+		var ids []string
+		for id := range a[ax] {
+			if _, ok := b[ax][id]; ok {
+				ids = append(ids, id)
+			} else {
+				rep.OnlyA[ax]++
+			}
+		}
+		for id := range b[ax] {
+			if _, ok := a[ax][id]; !ok {
+				rep.OnlyB[ax]++
+			}
+		}
+		if len(ids) == 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("axis %s: no shared items, left out", ax))
+			continue
+		}
+		slices.Sort(ids) // a fixed order makes the seeded resampling reproducible
+		pa := stats.PairedAxis{Name: ax, Weight: weights[ax]}
+		for _, id := range ids {
+			pa.A = append(pa.A, a[ax][id])
+			pa.B = append(pa.B, b[ax][id])
+		}
+		paired = append(paired, pa)
+	}
+	if len(paired) == 0 {
+		return nil, errors.New("the two files share no scored item")
+	}
+	var err error
+	rep.Axes, rep.MS, err = stats.CompareAxes(paired, resamples, seed, level)
+	if err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+func (rep *sigtestReport) print(w io.Writer) {
+	fmt.Fprintf(w, "A = %s\nB = %s\n", rep.A, rep.B)
+	width := len("axis")
+	for _, d := range rep.Axes {
+		width = max(width, len(d.Name))
+	}
+	ci := fmt.Sprintf("%g%% CI", 100*rep.Level)
+	fmt.Fprintf(w, "%-*s  %6s  %8s  %8s  %9s  %-21s  %8s\n", width, "axis", "n", "A", "B", "A-B", ci, "p")
+	row := func(d stats.Difference) {
+		fmt.Fprintf(w, "%-*s  %6d  %8.4f  %8.4f  %+9.4f  [%+8.4f, %+8.4f]  %8.4g\n", width, d.Name, d.N, d.A, d.B, d.Delta, d.Lo, d.Hi, d.P)
+	}
+	for _, d := range rep.Axes {
+		row(d)
+	}
+	row(rep.MS)
+	for _, ax := range sortedAxisKeys(rep.OnlyA) {
+		fmt.Fprintf(w, "axis %s: %d item(s) only A scored, left out\n", ax, rep.OnlyA[ax])
+	}
+	for _, ax := range sortedAxisKeys(rep.OnlyB) {
+		fmt.Fprintf(w, "axis %s: %d item(s) only B scored, left out\n", ax, rep.OnlyB[ax])
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	fmt.Fprintf(w, "(%d bootstrap resamples and %d sign-flip permutations, seed %d; p = (count+1)/(rounds+1))\n", rep.Resamples, rep.Resamples, rep.Seed)
+}
+
+func sortedAxisKeys(m map[string]int) []string {
+	var k []string
+	for key := range m {
+		k = append(k, key)
+	}
+	slices.Sort(k)
+	return k
+}
