@@ -24,10 +24,10 @@ func init() {
 // Exit codes of correlate. Divergence is the CI gate (spec §10), so errors
 // use 1 and never 2.
 const (
-	correlateExitOK  = 0 // also "moderate"
-	correlateExitError      = 1
-	correlateExitDivergent  = 2
-	correlateExitOverlap = 3 // --overlap-free refused: the instruments share items
+	correlateExitOK        = 0 // also "moderate"
+	correlateExitError     = 1
+	correlateExitDivergent = 2
+	correlateExitOverlap   = 3 // --overlap-free refused: the instruments share items
 )
 
 func runCorrelate(args []string) int { return correlateMain(args, os.Stdout, os.Stderr) }
