@@ -116,6 +116,9 @@ func (Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 	var items []scorers.Item
 	seen := map[string]bool{}
 	for _, ds := range cfg.Datasets {
+		if ds.Name == "" {
+			return nil, fmt.Errorf("nlg: dataset %s: missing name (item ids are built from it)", ds.Path)
+		}
 		path := ds.Path
 		if !filepath.IsAbs(path) && cfg.BaseDir != "" {
 			path = filepath.Join(cfg.BaseDir, path)

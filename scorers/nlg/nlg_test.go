@@ -95,6 +95,52 @@ func TestLoadSeaHelm(t *testing.T) {
 	}
 }
 
+func TestLoadSeaHelmReverse(t *testing.T) {
+	items, err := NewAxis().Load(scorers.AxisConfig{BaseDir: data, Datasets: []scorers.DatasetConfig{{
+		Name: "flores_id_en", Path: "flores200_devtest_ind_Latn_to_en.sample.jsonl", Format: FormatSeaHelm,
+	}}, Options: map[string]any{"fewshot": 5, "examples": map[string]any{"flores_id_en": "flores200_dev_ind_Latn_to_en_examples.jsonl"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ex extra
+	json.Unmarshal(items[0].Extra, &ex)
+	if len(items) != 10 || ex.Direction != "id-en" || !strings.Contains(items[0].Prompt, "bahasa Inggris") ||
+		strings.Count(items[0].Prompt, "\nTerjemahan: ") != 6 || !strings.HasPrefix(items[0].References[0], "\"We now have") {
+		t.Errorf("%d items, extra %+v, prompt:\n%s", len(items), ex, items[0].Prompt)
+	}
+}
+
+// Both passage directions score separately in by_direction; a perfect
+// answer scores 1.
+func TestScorePassagesByDirection(t *testing.T) {
+	items, err := NewAxis().Load(scorers.AxisConfig{BaseDir: data, Datasets: []scorers.DatasetConfig{{
+		Name: "passages", Path: "flores_passages_eng_zsm_from_belebele.sample.jsonl", Format: FormatPassages,
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	preds := make([]scorers.Prediction, len(items))
+	for i, it := range items {
+		text := "Terjemahan: " + it.References[0]
+		if strings.Contains(it.ID, "/ms-en/") {
+			text = "Here you go:\nTranslation: " + it.References[0][:len(it.References[0])/2]
+		}
+		preds[i] = scorers.Prediction{ItemID: it.ID, Generations: []backends.Generation{{Text: text, FinishReason: "stop"}}}
+	}
+	res, err := NewAxis().Score(items, preds, scorers.ScoreOptions{Seed: 1, BootstrapResamples: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := res.Secondary["by_direction"].(map[string]any)
+	enms, msen := dirs["en-ms"].(map[string]any), dirs["ms-en"].(map[string]any)
+	if enms["score"] != 1.0 || enms["n"] != 12 || msen["score"].(float64) >= 0.9 || msen["n"] != 12 {
+		t.Errorf("by_direction %v", dirs)
+	}
+	if cp := res.Secondary["copy_source_chrf++"].(float64); cp <= 0 || cp >= 0.5 {
+		t.Errorf("copy-source baseline %v", cp)
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -323,5 +369,42 @@ func TestPredict(t *testing.T) {
 	NewAxis().Predict(context.Background(), chat, items[0], scorers.PredictOptions{})
 	if r := chat.got[0]; r.Prompt != "" || len(r.Messages) != 1 || r.Messages[0].Content != items[0].Prompt {
 		t.Errorf("chat request %+v", r)
+	}
+}
+
+// The few-shot file name is derived from the devtest one, as the staged
+// SEA-HELM files are named.
+func TestDerivedExamplesPath(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"flores200_devtest_en_to_ind_Latn.sample.jsonl", "flores200_dev_en_to_ind_Latn_examples.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(data, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, strings.Replace(name, ".sample", "", 1)), b, 0o644)
+	}
+	items, err := NewAxis().Load(scorers.AxisConfig{BaseDir: dir, Options: map[string]any{"fewshot": 3},
+		Datasets: []scorers.DatasetConfig{{Name: "f", Path: "flores200_devtest_en_to_ind_Latn.jsonl", Format: FormatSeaHelm}}})
+	if err != nil || strings.Count(items[0].Prompt, "\nTerjemahan: ") != 4 {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// TestLoadSharedData loads the full staged datasets when they are present.
+func TestLoadSharedData(t *testing.T) {
+	const dir = "/work/shared/data/nlg_translation"
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("shared data not present")
+	}
+	items, err := NewAxis().Load(scorers.AxisConfig{BaseDir: dir, Options: map[string]any{"fewshot": 5}, Datasets: []scorers.DatasetConfig{
+		{Name: "passages", Path: "flores_passages_eng_zsm_from_belebele.jsonl", Format: FormatPassages},
+		{Name: "en_id", Path: "flores200_devtest_en_to_ind_Latn.jsonl", Format: FormatSeaHelm},
+		{Name: "id_en", Path: "flores200_devtest_ind_Latn_to_en.jsonl", Format: FormatSeaHelm},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2*488 + 2*1012; len(items) != want {
+		t.Errorf("%d items, want %d", len(items), want)
 	}
 }
