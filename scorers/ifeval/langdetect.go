@@ -134,7 +134,7 @@ func (d *langDetector) detect(text string) (string, error) {
 		alpha := ldAlpha + rnd.gauss()*ldAlphaWidth
 		weight := alpha / ldBaseFreq
 		for i := 0; ; i++ {
-			row := d.ngrams[ngrams[rnd.below(len(ngrams))]]
+			row := ngrams[rnd.below(len(ngrams))]
 			k := 0
 			for j := range prob {
 				p := 0.0
@@ -368,9 +368,11 @@ func (d *langDetector) normalizeChar(ch rune) rune {
 	return ch
 }
 
-// extractNgrams is Detector._extract_ngrams with NGram.add_char.
-func (d *langDetector) extractNgrams(text []rune) []string {
-	var out []string
+// extractNgrams is Detector._extract_ngrams with NGram.add_char. It returns
+// the probability rows of the n-grams found, in text order.
+func (d *langDetector) extractNgrams(text []rune) [][]langProb {
+	var out [][]langProb
+	var key []byte
 	grams := []rune{' '}
 	capital := false
 	for _, ch := range text {
@@ -408,9 +410,12 @@ func (d *langDetector) extractNgrams(text []rune) []string {
 			if len(w) == 1 && w[0] == ' ' {
 				continue
 			}
-			s := string(w)
-			if _, ok := d.ngrams[s]; ok {
-				out = append(out, s)
+			key = key[:0]
+			for _, r := range w {
+				key = utf8.AppendRune(key, r)
+			}
+			if row, ok := d.ngrams[string(key)]; ok {
+				out = append(out, row)
 			}
 		}
 	}
