@@ -166,9 +166,9 @@ type Score struct {
 	Signature string  `json:"signature"` // the signature of this call
 	NRefs     int     `json:"nrefs"`     // references per segment; -1 when it varies
 	Stats     Stats   `json:"stats"`     // the summed statistics the score came from
-	// Err is set, and Score is NaN, when the input could not be scored: a
-	// reference stream whose length differs from the hypotheses', or a segment
-	// whose references are all empty (sacrebleu raises on both).
+	// Err is set, and Score is NaN, when the input could not be scored: no
+	// segments, a reference stream whose length differs from the hypotheses',
+	// or a segment whose references are all empty (sacrebleu raises on all).
 	Err error `json:"-"`
 }
 
@@ -225,6 +225,9 @@ func (c *CHRF) SegmentStats(hyps []string, refs [][]string) ([]Stats, error) {
 func (c *CHRF) segmentStats(hyps []string, refs [][]string) ([]Stats, int, error) {
 	if len(refs) == 0 {
 		return nil, 0, errors.New("chrf: no reference stream")
+	}
+	if len(hyps) == 0 {
+		return nil, 0, errors.New("chrf: no segments")
 	}
 	for k, r := range refs {
 		if len(r) != len(hyps) {

@@ -256,6 +256,9 @@ func TestBadInput(t *testing.T) {
 	if got := m.Corpus([]string{"a", "b"}, [][]string{{"a"}}); got.Err == nil || !math.IsNaN(got.Score) {
 		t.Errorf("length mismatch: got %v, err %v", got.Score, got.Err)
 	}
+	if got := m.Corpus(nil, [][]string{{}}); got.Err == nil {
+		t.Error("empty corpus: no error")
+	}
 	if got := m.Corpus([]string{"a"}, nil); got.Err == nil {
 		t.Error("no reference stream: no error")
 	}
