@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -56,16 +57,56 @@ func TestNormalizeLines(t *testing.T) {
 	}
 }
 
+func words(s string) []uint64 {
+	var tok tokenizer
+	tok.run([]byte(s), false)
+	return slices.Clone(tok.words)
+}
+
 func TestWords(t *testing.T) {
-	a, _ := appendWordHashes(nil, []byte("kucing, itu (comel)! 3.5"), -1)
-	b, _ := appendWordHashes(nil, []byte("kucing itu comel 3 5"), -1)
+	a := words("Kucing, itu (COMEL)! 3.5")
+	b := words("kucing itu comel 3 5")
 	if len(a) != 5 || !slices.Equal(a, b) {
-		t.Fatalf("punctuation changed words: %v vs %v", a, b)
+		t.Fatalf("punctuation or case changed words: %v vs %v", a, b)
 	}
-	long1, _ := appendWordHashes(nil, []byte("pertanggungjawabannya x"), -1)
-	long2, _ := appendWordHashes(nil, []byte("pertanggungjawabanny x"), -1)
-	if long1[0] == long2[0] {
+	// Tokenizing the raw text and its normalised form agree, ASCII or not.
+	for _, s := range []string{"Über  Straße—ÇA\u00a0va? naïve café", "A\u0301B x\xffy İzmir", "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789é"} {
+		if !slices.Equal(words(s), words(Normalize(s))) {
+			t.Errorf("%q: words differ from its normalised form", s)
+		}
+	}
+	// The one-load fast path (word of <= 8 bytes with 8 bytes readable),
+	// the end-of-buffer path and hashWord agree.
+	for _, w := range []string{"a", "Ab", "dan", "KUCING", "sembilan", "Sembilanbelas", "0123456789abcdefgh"} {
+		want := hashWord([]byte(strings.ToLower(w)), 0)
+		if a, b := words(w)[0], words(w + " and some more")[0]; a != want || b != want {
+			t.Errorf("%q: hashes %x %x, want %x", w, a, b, want)
+		}
+	}
+	if w := words("pertanggungjawabannya pertanggungjawabanny"); w[0] == w[1] {
 		t.Fatal("long words of different lengths collide")
+	}
+	if w := words("café CAFÉ cafe"); w[0] != w[1] || w[0] == w[2] {
+		t.Fatal("non-ASCII case folding")
+	}
+}
+
+func TestShingleRolling(t *testing.T) {
+	w := words("a b c d e f g h i j k l")
+	for _, n := range []int{1, 2, 5, 9, 12} {
+		got := appendShingles(nil, w, n)
+		for j := range got {
+			var want uint64
+			for _, x := range w[j : j+n] {
+				want = bits.RotateLeft64(want, shingleRot) ^ x
+			}
+			if got[j] != shingleKey(want, n) {
+				t.Fatalf("n=%d shingle %d: rolling hash differs from direct", n, j)
+			}
+		}
+		if len(got) != len(w)-n+1 {
+			t.Fatalf("n=%d: %d shingles", n, len(got))
+		}
 	}
 }
 

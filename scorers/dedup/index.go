@@ -61,6 +61,12 @@ type group struct {
 	shingles []uint64 // sorted distinct shingle hashes
 }
 
+// Tags of the values in Index.keys.
+const (
+	tagExact   = 0
+	tagJaccard = 1
+)
+
 // Index holds the eval items in the form the corpus scan needs. It is
 // read-only once built and safe for concurrent scans.
 type Index struct {
@@ -71,23 +77,24 @@ type Index struct {
 	byID    map[string]int32 // item id -> group
 	groups  []group
 
-	// Exact substring part: anchors sampled every anchorS bytes of a
-	// document, anchorW bytes wide. Each long prompt stores the hashes of
-	// anchorS consecutive windows, so any occurrence puts one of them on a
-	// sampled position.
-	anchorW, anchorS int
-	minLong          int       // shortest long prompt, bytes
-	anchors          *multiMap // window hash -> group<<8 | offset in prompt
+	// keys maps a word n-gram hash to group<<1 | tag. tagExact: one interior
+	// shingle of a long prompt (one without its first and last word, which
+	// may be cut mid-word in the corpus), so every occurrence of the prompt
+	// puts it in the document. tagJaccard: the prefix-filter shingles.
+	keys *multiMap
+	// unigrams maps an interior word hash to the long prompts with too few
+	// words for an interior shingle (3 to n+1 words).
+	unigrams *multiMap
+	// bare lists long prompts of at most two words: no interior word, so
+	// every document is searched for them directly. Rare (a 50-character
+	// prompt of one or two words).
+	bare []int32
 
-	// Whole-document/line part for short prompts.
-	whole        *multiMap // hash of normalised text -> group
-	maxShort     int       // longest short prompt, bytes
-	shortLenMask []uint64  // bitset of short prompt byte lengths
+	// whole maps the hash of a short prompt's word sequence to the group;
+	// a document or line with the same words is then compared in full.
+	whole *multiMap
 
-	// Jaccard part: each item's rarest shingles ("prefix filter"): a
-	// document reaching the threshold must contain at least one of them.
-	postings    *multiMap // shingle hash -> group
-	maxShingles int       // largest distinct shingle count of an item
+	maxShingles int // largest distinct shingle count of an item
 }
 
 // NewIndex indexes items. Each item must have a non-empty ID, unique among
@@ -129,10 +136,7 @@ func NewIndex(items []scorers.Item, opt Options) (*Index, error) {
 		idx.byID[it.ID] = g
 		idx.groups[g].items = append(idx.groups[g].items, int32(i))
 	}
-	idx.buildExact()
-	if !opt.NoJaccard {
-		idx.buildJaccard()
-	}
+	idx.build()
 	return idx, nil
 }
 
@@ -142,90 +146,14 @@ func (x *Index) Options() Options { return x.opt }
 // Len returns the number of indexed items.
 func (x *Index) Len() int { return len(x.ids) }
 
-func (x *Index) buildExact() {
-	// Sampling stride S and window W: any occurrence of a prompt of L >= W+S-1
-	// bytes covers a sampled position q with a full window inside it.
-	// Every long prompt has at least MinExactLen bytes (a character is at
-	// least one byte).
-	m := x.opt.MinExactLen
-	x.anchorS = min(16, max(1, m/4))
-	x.anchorW = min(32, m-x.anchorS+1)
-	W, S := x.anchorW, x.anchorS
-
-	var wholePairs []kv
-	sketch := newCountSketch(22)
-	x.minLong = math.MaxInt
-	for gi := range x.groups {
-		g := &x.groups[gi]
-		if !g.long {
-			wholePairs = append(wholePairs, kv{hashBytes(g.norm), uint64(gi)})
-			x.maxShort = max(x.maxShort, len(g.norm))
-			continue
-		}
-		x.minLong = min(x.minLong, len(g.norm))
-		for o := 0; o+W <= len(g.norm); o++ {
-			sketch.add(x.windowHash(g.norm[o:]))
-		}
-	}
-	if len(wholePairs) > 0 {
-		x.whole = newMultiMap(wholePairs)
-		x.shortLenMask = make([]uint64, x.maxShort/64+1)
-		for _, g := range x.groups {
-			if !g.long {
-				x.shortLenMask[len(g.norm)/64] |= 1 << (len(g.norm) % 64)
-			}
-		}
-	}
-
-	var pairs []kv
-	var counts []int
-	for gi := range x.groups {
-		g := &x.groups[gi]
-		if !g.long {
-			continue
-		}
-		// Choose the block of S windows whose hashes are rarest among all
-		// prompts, so a template shared by many prompts (an instruction
-		// line, say) does not become everyone's anchor.
-		counts = counts[:0]
-		for o := 0; o+W <= len(g.norm); o++ {
-			counts = append(counts, sketch.count(x.windowHash(g.norm[o:])))
-		}
-		best, bestSum, sum := 0, math.MaxInt, 0
-		for o := range counts {
-			sum += counts[o]
-			if o >= S {
-				sum -= counts[o-S]
-			}
-			if o >= S-1 && sum < bestSum {
-				best, bestSum = o-S+1, sum
-			}
-		}
-		for o := best; o < best+S; o++ {
-			pairs = append(pairs, kv{x.windowHash(g.norm[o:]), uint64(gi)<<8 | uint64(o)})
-		}
-	}
-	if len(pairs) > 0 {
-		x.anchors = newMultiMap(pairs)
-	}
-}
-
-// windowHash hashes the anchor window starting at b[0].
-func (x *Index) windowHash(b []byte) uint64 {
-	if x.anchorW == 32 {
-		return hash32(b)
-	}
-	return hashBytes(b[:x.anchorW])
-}
-
-func (x *Index) buildJaccard() {
+func (x *Index) build() {
 	n := x.opt.ShingleN
-	var words []uint64
-	sketch := newCountSketch(22)
+	var tok tokenizer
+	sketch := newCountSketch(20)
 	for gi := range x.groups {
 		g := &x.groups[gi]
-		words, _ = appendWordHashes(words[:0], g.norm, -1)
-		sh := appendShingles(nil, words, n)
+		tok.run(g.norm, false)
+		sh := appendShingles(nil, tok.words, n)
 		slices.Sort(sh)
 		g.shingles = slices.Compact(sh)
 		for _, h := range g.shingles {
@@ -233,38 +161,56 @@ func (x *Index) buildJaccard() {
 		}
 		x.maxShingles = max(x.maxShingles, len(g.shingles))
 	}
-	var pairs []kv
+	rarer := func(a, b uint64) int {
+		ca, cb := sketch.count(a), sketch.count(b)
+		if ca != cb {
+			return ca - cb
+		}
+		if a < b {
+			return -1
+		}
+		if a > b {
+			return 1
+		}
+		return 0
+	}
+	var keys, unigrams, whole []kv
 	var order []uint64
 	for gi := range x.groups {
 		g := &x.groups[gi]
-		if len(g.shingles) == 0 {
+		tok.run(g.norm, false)
+		words := tok.words
+		if !g.long {
+			whole = append(whole, kv{seqHash(words), uint64(gi)})
+		} else if len(words) >= n+2 {
+			interior := appendShingles(nil, words[1:len(words)-1], n)
+			keys = append(keys, kv{slices.MinFunc(interior, rarer), uint64(gi)<<1 | tagExact})
+		} else if len(words) >= 3 {
+			unigrams = append(unigrams, kv{words[1], uint64(gi)})
+		} else {
+			x.bare = append(x.bare, int32(gi))
+		}
+		if x.opt.NoJaccard || len(g.shingles) == 0 {
 			continue // fewer than n words: screened by the exact part only
 		}
 		// J(I,D) >= t implies |I∩D| >= t|I|, so D holds at least one of any
 		// |I| - ceil(t|I|) + 1 shingles of I. Index only that many, the
 		// rarest ones, to keep postings short.
 		need := minOverlap(len(g.shingles), x.opt.Jaccard)
-		keep := len(g.shingles) - need + 1
 		order = append(order[:0], g.shingles...)
-		slices.SortFunc(order, func(a, b uint64) int {
-			ca, cb := sketch.count(a), sketch.count(b)
-			if ca != cb {
-				return ca - cb
-			}
-			if a < b {
-				return -1
-			}
-			if a > b {
-				return 1
-			}
-			return 0
-		})
-		for _, h := range order[:keep] {
-			pairs = append(pairs, kv{h, uint64(gi)})
+		slices.SortFunc(order, rarer)
+		for _, h := range order[:len(g.shingles)-need+1] {
+			keys = append(keys, kv{h, uint64(gi)<<1 | tagJaccard})
 		}
 	}
-	if len(pairs) > 0 {
-		x.postings = newMultiMap(pairs)
+	if len(keys) > 0 {
+		x.keys = newMultiMap(keys)
+	}
+	if len(unigrams) > 0 {
+		x.unigrams = newMultiMap(unigrams)
+	}
+	if len(whole) > 0 {
+		x.whole = newMultiMap(whole)
 	}
 }
 

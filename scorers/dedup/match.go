@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"bytes"
+	"math/bits"
 	"slices"
 )
 
@@ -57,15 +58,18 @@ type matcher struct {
 	idx   *Index
 	found map[int32]groupMatch
 
-	norm  []byte
-	lines []int32
-	words []uint64
-	sh    []uint64
-	cands []int32
+	tok     tokenizer
+	norm    []byte // normalised document, made only when a candidate needs it
+	normOK  bool
+	sh      []uint64
+	set     u64set
+	cands   []int32
+	checked []uint32 // per group: the doc number it was last verified in
+	docNo   uint32
 }
 
 func newMatcher(idx *Index) *matcher {
-	return &matcher{idx: idx, found: make(map[int32]groupMatch)}
+	return &matcher{idx: idx, found: make(map[int32]groupMatch), checked: make([]uint32, len(idx.groups))}
 }
 
 func (m *matcher) record(g int32, gm groupMatch) {
@@ -74,129 +78,223 @@ func (m *matcher) record(g int32, gm groupMatch) {
 	}
 }
 
+// normDoc returns the normalised document, computing it on first use.
+func (m *matcher) normDoc(raw []byte) []byte {
+	if !m.normOK {
+		m.norm = appendNorm(m.norm[:0], raw, nil)
+		m.normOK = true
+	}
+	return m.norm
+}
+
+// verifyExact checks a long prompt against the document once per document.
+func (m *matcher) verifyExact(g int32, raw []byte, off int64) {
+	if m.checked[g] == m.docNo {
+		return
+	}
+	m.checked[g] = m.docNo
+	if _, done := m.found[g]; done {
+		return
+	}
+	if bytes.Contains(m.normDoc(raw), m.idx.groups[g].norm) {
+		m.record(g, groupMatch{kind: KindExact, offset: off})
+	}
+}
+
 // doc screens one raw document that starts at offset off.
 func (m *matcher) doc(raw []byte, off int64) {
 	x := m.idx
-	var lines *[]int32
-	if x.whole != nil {
-		m.lines = m.lines[:0]
-		lines = &m.lines
+	m.docNo++
+	if m.docNo == 0 { // wrapped: forget old stamps
+		clear(m.checked)
+		m.docNo = 1
 	}
-	m.norm = appendNorm(m.norm[:0], raw, lines)
-	norm := m.norm
-	if len(norm) == 0 {
-		return
-	}
+	m.normOK = false
+	m.tok.run(raw, x.whole != nil)
+	words := m.tok.words
 	if x.whole != nil {
-		m.matchWhole(norm, off)
-		prev := int32(0)
-		for _, end := range m.lines {
-			m.matchWhole(bytes.TrimSpace(norm[prev:end]), off)
-			prev = end
-		}
-		if prev > 0 {
-			m.matchWhole(bytes.TrimSpace(norm[prev:]), off)
+		m.matchWhole(words, raw, off)
+	}
+	if x.unigrams != nil {
+		for _, w := range words {
+			for _, v := range x.unigrams.lookup(w) {
+				m.verifyExact(int32(v), raw, off)
+			}
 		}
 	}
-	if x.anchors != nil && len(norm) >= x.minLong {
-		m.matchExact(norm, off)
+	for _, g := range x.bare {
+		m.verifyExact(g, raw, off)
 	}
-	if x.postings != nil {
-		m.matchJaccard(norm, off)
+	if x.keys != nil {
+		m.matchShingles(words, raw, off)
 	}
 }
 
-func (m *matcher) matchWhole(s []byte, off int64) {
+// matchWhole looks for short prompts equal to the whole document or a line.
+func (m *matcher) matchWhole(words []uint64, raw []byte, off int64) {
 	x := m.idx
-	if len(s) == 0 || len(s) > x.maxShort || x.shortLenMask[len(s)/64]&(1<<(len(s)%64)) == 0 {
-		return
-	}
-	for _, v := range x.whole.lookup(hashBytes(s)) {
-		g := int32(v)
-		if bytes.Equal(x.groups[g].norm, s) {
-			m.record(g, groupMatch{kind: KindWhole, offset: off})
-		}
-	}
-}
-
-func (m *matcher) matchExact(norm []byte, off int64) {
-	x := m.idx
-	W, S := x.anchorW, x.anchorS
-	a := x.anchors
-	for q := 0; q+W <= len(norm); q += S {
-		var h uint64
-		if W == 32 {
-			h = hash32(norm[q:])
-		} else {
-			h = hashBytes(norm[q : q+W])
-		}
-		if !a.mayHave(h) {
-			continue
-		}
-		for _, v := range a.get(h) {
-			g, o := int32(v>>8), int(v&0xff)
+	try := func(ws []uint64, text []byte) {
+		for _, v := range x.whole.lookup(seqHash(ws)) {
+			g := int32(v)
 			if _, done := m.found[g]; done {
 				continue
 			}
-			p := q - o
-			pat := x.groups[g].norm
-			if p >= 0 && p+len(pat) <= len(norm) && bytes.Equal(norm[p:p+len(pat)], pat) {
-				m.record(g, groupMatch{kind: KindExact, offset: off})
+			if bytes.Equal(appendNorm(m.tok.low[:0], text, nil), x.groups[g].norm) {
+				m.record(g, groupMatch{kind: KindWhole, offset: off})
 			}
 		}
 	}
-}
-
-func (m *matcher) matchJaccard(norm []byte, off int64) {
-	x := m.idx
-	n := x.opt.ShingleN
-	// A document with more distinct shingles than maxShingles/t cannot reach
-	// the threshold with any item: stop reading its words early. Long
-	// documents are thus cheap, and memory stays bounded by the index.
-	limit := int(float64(x.maxShingles)/x.opt.Jaccard) + 1
-	var stopped bool
-	m.words, stopped = appendWordHashes(m.words[:0], norm, 4*limit+n)
-	m.sh = appendShingles(m.sh[:0], m.words, n)
-	if stopped {
-		// Maybe a repetitive document: decide on distinct shingles.
-		slices.Sort(m.sh)
-		if len(slices.Compact(m.sh)) > limit {
-			return
-		}
-		m.words, _ = appendWordHashes(m.words[:0], norm, -1)
-		m.sh = appendShingles(m.sh[:0], m.words, n)
-	}
-	m.cands = m.cands[:0]
-	p := x.postings
-	for _, h := range m.sh {
-		if !p.mayHave(h) {
-			continue
-		}
-		for _, v := range p.get(h) {
-			m.cands = append(m.cands, int32(v))
-		}
-	}
-	if len(m.cands) == 0 {
+	try(words, raw)
+	if len(m.tok.lines) == 0 {
 		return
 	}
-	slices.Sort(m.cands)
-	m.cands = slices.Compact(m.cands)
-	slices.Sort(m.sh)
-	d := slices.Compact(m.sh)
+	w0, b0 := int32(0), int32(0)
+	for _, le := range m.tok.lines {
+		try(words[w0:le.words], raw[b0:le.at])
+		w0, b0 = le.words, le.at+1
+	}
+	try(words[w0:], raw[b0:])
+}
+
+// matchShingles probes every word n-gram of the document: interior
+// shingles of long prompts (exact candidates) over the whole document, and
+// prefix shingles (Jaccard candidates) while the document is small enough
+// to reach the threshold with some item.
+func (m *matcher) matchShingles(words []uint64, raw []byte, off int64) {
+	x := m.idx
+	n := x.opt.ShingleN
+	m.sh = appendShingles(m.sh[:0], words, n)
+	m.cands = m.cands[:0]
+	k := x.keys
+	for _, h := range m.sh {
+		if !k.mayHave(h) {
+			continue
+		}
+		for _, v := range k.get(h) {
+			g := int32(v >> 1)
+			if v&1 == tagExact {
+				m.verifyExact(g, raw, off)
+			} else {
+				m.cands = append(m.cands, g)
+			}
+		}
+	}
+	if len(m.cands) > 0 {
+		m.verifyJaccard(off)
+	}
+}
+
+// verifyJaccard computes the Jaccard similarity of the document (its
+// shingles are in m.sh) with each candidate group.
+func (m *matcher) verifyJaccard(off int64) {
+	x := m.idx
 	t := x.opt.Jaccard
+	total := len(m.sh) // an upper bound of the distinct count
+	cands := m.cands[:0]
 	for _, g := range m.cands {
+		if _, done := m.found[g]; !done && float64(total) >= t*float64(len(x.groups[g].shingles))-1e-9 {
+			cands = append(cands, g)
+		}
+	}
+	if len(cands) == 0 {
+		return
+	}
+	// A document with more distinct shingles than maxShingles/t cannot
+	// reach the threshold with any item; stop counting there.
+	limit := int(float64(x.maxShingles)/t) + 1
+	d := m.set.reset(min(total, limit+1))
+	for _, h := range m.sh {
+		if d.add(h) && d.n > limit {
+			return
+		}
+	}
+	slices.Sort(cands)
+	cands = slices.Compact(cands)
+	for _, g := range cands {
 		if _, done := m.found[g]; done {
 			continue
 		}
 		is := x.groups[g].shingles
 		// Size filter: J <= min/max of the two sizes.
-		if float64(min(len(is), len(d))) < t*float64(max(len(is), len(d)))-1e-9 {
+		if float64(min(len(is), d.n)) < t*float64(max(len(is), d.n))-1e-9 {
 			continue
 		}
-		inter := intersectCount(is, d)
-		j := float64(inter) / float64(len(is)+len(d)-inter)
+		inter := 0
+		for _, h := range is {
+			if d.has(h) {
+				inter++
+			}
+		}
+		j := float64(inter) / float64(len(is)+d.n-inter)
 		if j >= t-1e-12 {
 			m.record(g, groupMatch{kind: KindJaccard, offset: off, jaccard: j})
+		}
+	}
+}
+
+// u64set is a reusable open-addressing set of hashes.
+type u64set struct {
+	slots []uint64 // 0 = empty; hash 0 is stored as 1
+	mask  uint64
+	n     int // distinct values added
+}
+
+// reset empties the set and sizes it for about size values.
+func (s *u64set) reset(size int) *u64set {
+	want := 1 << max(4, bits.Len(uint(size*2)))
+	if cap(s.slots) >= want {
+		s.slots = s.slots[:want]
+		clear(s.slots)
+	} else {
+		s.slots = make([]uint64, want)
+	}
+	s.mask = uint64(want - 1)
+	s.n = 0
+	return s
+}
+
+// add inserts h and reports whether it was new. The set grows as needed.
+func (s *u64set) add(h uint64) bool {
+	h = fixKey(h)
+	for i := h & s.mask; ; i = (i + 1) & s.mask {
+		switch s.slots[i] {
+		case h:
+			return false
+		case 0:
+			s.slots[i] = h
+			s.n++
+			if s.n*2 > len(s.slots) {
+				s.grow()
+			}
+			return true
+		}
+	}
+}
+
+func (s *u64set) grow() {
+	old := s.slots
+	s.slots = make([]uint64, 2*len(old))
+	s.mask = uint64(len(s.slots) - 1)
+	for _, h := range old {
+		if h != 0 {
+			for i := h & s.mask; ; i = (i + 1) & s.mask {
+				if s.slots[i] == 0 {
+					s.slots[i] = h
+					break
+				}
+			}
+		}
+	}
+}
+
+func (s *u64set) has(h uint64) bool {
+	h = fixKey(h)
+	for i := h & s.mask; ; i = (i + 1) & s.mask {
+		switch s.slots[i] {
+		case h:
+			return true
+		case 0:
+			return false
 		}
 	}
 }

@@ -160,79 +160,165 @@ func isWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
 }
 
-// appendWordHashes appends one hash per word of the normalised text norm.
-// A word is a maximal run of letters, digits and combining marks;
-// punctuation and spaces separate words and are otherwise ignored, so
-// "kucing," and "kucing" are the same word. It stops once max hashes are in
-// out (max < 0: no limit) and reports whether it stopped early.
-func appendWordHashes(out []uint64, norm []byte, max int) ([]uint64, bool) {
-	var acc, h uint64
-	shift := uint(0)
-	n := 0
-	inWord := false
-	flush := func() {
-		if shift > 0 {
-			h = bits.RotateLeft64((h^acc)*k1, 31)
+// Byte classes of the tokenizer.
+const (
+	tkSep     = iota // ASCII space or punctuation
+	tkWord           // ASCII letter or digit
+	tkNewline        // '\n'
+	tkHigh           // first byte of a non-ASCII sequence
+)
+
+var tokClass [256]uint8
+
+func init() {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c >= utf8.RuneSelf:
+			tokClass[c] = tkHigh
+		case c == '\n':
+			tokClass[c] = tkNewline
+		case asciiClass[c] == clsWord:
+			tokClass[c] = tkWord
+		default:
+			tokClass[c] = tkSep
 		}
-		out = append(out, mix64(h^uint64(n)))
-		acc, shift, n, h, inWord = 0, 0, 0, k0, false
 	}
-	h = k0
-	for i := 0; i < len(norm); {
-		c := norm[i]
-		var word bool
-		size := 1
-		if c < utf8.RuneSelf {
-			word = asciiClass[c] == clsWord
-		} else {
-			r, sz := utf8.DecodeRune(norm[i:])
-			size = sz
-			word = r != utf8.RuneError && isWordRune(r)
-		}
-		if !word {
-			if inWord {
-				flush()
-				if max >= 0 && len(out) >= max {
-					return out, true
-				}
-			}
-			i += size
-			continue
-		}
-		inWord = true
-		for k := 0; k < size; k++ {
-			acc |= uint64(norm[i+k]) << shift
-			shift += 8
-			n++
-			if shift == 64 {
-				h = bits.RotateLeft64((h^acc)*k1, 31)
-				acc, shift = 0, 0
-			}
-		}
-		i += size
-	}
-	if inWord {
-		flush()
-	}
-	return out, false
 }
 
-// shingleHash combines n consecutive word hashes into the hash of a word
-// n-gram. Order matters: "a b" and "b a" differ.
-func shingleHash(words []uint64) uint64 {
-	h := uint64(k2)
-	for _, w := range words {
-		h = bits.RotateLeft64(h, 23) ^ w
-		h *= k0
+// hashWord hashes the lower-cased bytes of one word. or20 is ORed into every
+// loaded byte: 0x20 lower-cases ASCII letters and leaves digits alone, so an
+// all-ASCII word can be hashed straight from the raw text; the non-ASCII
+// path passes already lower-cased bytes and or20 = 0.
+func hashWord(b []byte, or20 uint64) uint64 {
+	h := uint64(k0)
+	n := len(b)
+	for len(b) >= 8 {
+		h = bits.RotateLeft64((h^(binary.LittleEndian.Uint64(b)|or20))*k1, 31)
+		b = b[8:]
 	}
-	return mix64(h)
+	if len(b) > 0 {
+		var t uint64
+		for i, c := range b {
+			t |= uint64(c) << (8 * i)
+		}
+		t |= or20 & (1<<(8*len(b)) - 1)
+		h = bits.RotateLeft64((h^t)*k1, 31)
+	}
+	return mix64(h ^ uint64(n))
 }
+
+// tokenizer splits text into words: maximal runs of letters, digits and
+// combining marks, lower-cased. Punctuation and spaces separate words and
+// are otherwise ignored, so "Kucing," and "kucing" are the same word, and
+// tokenizing a text or its normalised form gives the same words. It also
+// notes, for each '\n', how many words came before it and where it is.
+type tokenizer struct {
+	words []uint64 // word hashes
+	lines []lineEnd
+	low   []byte // scratch for non-ASCII words
+}
+
+type lineEnd struct {
+	words int32 // words before the newline
+	at    int32 // byte offset of the newline
+}
+
+func (t *tokenizer) run(raw []byte, wantLines bool) {
+	t.words = t.words[:0]
+	t.lines = t.lines[:0]
+	for i := 0; i < len(raw); {
+		switch tokClass[raw[i]] {
+		case tkSep:
+			i++
+			continue
+		case tkNewline:
+			if wantLines {
+				t.lines = append(t.lines, lineEnd{int32(len(t.words)), int32(i)})
+			}
+			i++
+			continue
+		case tkWord:
+			j := i + 1
+			for j < len(raw) && tokClass[raw[j]] == tkWord {
+				j++
+			}
+			if j == len(raw) || tokClass[raw[j]] != tkHigh {
+				var h uint64
+				if n := j - i; n <= 8 && i+8 <= len(raw) {
+					// Most words: one load, masked; the same value as hashWord.
+					v := (binary.LittleEndian.Uint64(raw[i:]) | 0x2020202020202020) & (^uint64(0) >> (64 - 8*n))
+					h = mix64(bits.RotateLeft64((k0^v)*k1, 31) ^ uint64(n))
+				} else {
+					h = hashWord(raw[i:j], 0x2020202020202020)
+				}
+				t.words = append(t.words, h)
+				i = j
+				continue
+			}
+		}
+		// A word that contains (or a run that starts with) non-ASCII.
+		i = t.slowWord(raw, i)
+	}
+}
+
+// slowWord reads the word (if any) at raw[i], which is or is followed by a
+// non-ASCII rune, and returns the index after it.
+func (t *tokenizer) slowWord(raw []byte, i int) int {
+	t.low = t.low[:0]
+	for i < len(raw) {
+		c := raw[i]
+		if c < utf8.RuneSelf {
+			if tokClass[c] != tkWord {
+				break
+			}
+			t.low = append(t.low, asciiLower[c])
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(raw[i:])
+		if (r == utf8.RuneError && n == 1) || !isWordRune(r) {
+			if len(t.low) == 0 {
+				return i + n // a non-word rune: skip it
+			}
+			break
+		}
+		t.low = utf8.AppendRune(t.low, unicode.ToLower(r))
+		i += n
+	}
+	t.words = append(t.words, hashWord(t.low, 0))
+	return i
+}
+
+// shingleRoller yields the hashes of consecutive word n-grams in O(1) per
+// word (a cyclic polynomial over word hashes).
+const shingleRot = 7
+
+func shingleKey(h uint64, n int) uint64 { return mix64(h ^ uint64(n)*k2) }
 
 // appendShingles appends the hash of every word n-gram of words (none when
 // there are fewer than n words).
 func appendShingles(out, words []uint64, n int) []uint64 {
-	for j := 0; j+n <= len(words); j++ {
-		out = append(out, shingleHash(words[j:j+n]))
+	if len(words) < n {
+		return out
+	}
+	var h uint64
+	for _, w := range words[:n] {
+		h = bits.RotateLeft64(h, shingleRot) ^ w
+	}
+	out = append(out, shingleKey(h, n))
+	outRot := (shingleRot * n) % 64
+	for j := n; j < len(words); j++ {
+		h = bits.RotateLeft64(h, shingleRot) ^ bits.RotateLeft64(words[j-n], outRot) ^ words[j]
+		out = append(out, shingleKey(h, n))
 	}
 	return out
+}
+
+// seqHash hashes a whole word sequence (short prompts, lines, documents).
+func seqHash(words []uint64) uint64 {
+	h := uint64(k2)
+	for _, w := range words {
+		h = bits.RotateLeft64((h^w)*k1, 27)
+	}
+	return mix64(h ^ uint64(len(words)))
 }
