@@ -1,0 +1,308 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
+)
+
+// S3Config configures an S3-compatible store.
+type S3Config struct {
+	Endpoint  string // e.g. "http://127.0.0.1:7070"; empty means AWS
+	Bucket    string
+	Prefix    string // keys live under Prefix + "/"; may be empty
+	Region    string // empty means the SDK's default chain, then "us-east-1"
+	PathStyle bool   // http://host/bucket/key rather than http://bucket.host/key
+
+	// Names of the environment variables holding a static access key and
+	// secret. Both empty means the SDK's default credential chain. The values
+	// never appear in errors or in Describe.
+	AccessKeyEnv, SecretKeyEnv string
+}
+
+// S3 stores objects in an S3-compatible bucket under a key prefix.
+//
+// Put is create-only through a conditional write (If-None-Match: "*"): the
+// server answers 412 Precondition Failed when the key exists, which Put
+// reports as ErrExists. Checksums are computed and validated only when an
+// operation requires them, so servers other than AWS accept the requests.
+type S3 struct {
+	client *s3.Client
+	cfg    S3Config
+	prefix string // cfg.Prefix without surrounding slashes
+}
+
+// s3MaxAttempts is the number of tries per request: more than the SDK's
+// default 3, because a checkpoint write that fails ends an activity attempt.
+const s3MaxAttempts = 8
+
+// NewS3 returns a store for cfg. It does not contact the server.
+func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
+	if cfg.Bucket == "" {
+		return nil, errors.New("store: s3 store needs a bucket")
+	}
+	prefix := strings.Trim(cfg.Prefix, "/")
+	if prefix != "" {
+		if err := ValidKey(prefix); err != nil {
+			return nil, fmt.Errorf("store: s3 prefix: %w", err)
+		}
+	}
+	if (cfg.AccessKeyEnv == "") != (cfg.SecretKeyEnv == "") {
+		return nil, errors.New("store: s3 access_key_env and secret_key_env must be set together")
+	}
+	opts := []func(*config.LoadOptions) error{
+		config.WithRetryer(func() aws.Retryer {
+			r := retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = s3MaxAttempts
+				o.MaxBackoff = 10 * time.Second
+				// No client-side retry quota: a burst of failures from a
+				// local server must not turn into non-retried errors.
+				o.RateLimiter = ratelimit.None
+			})
+			// AWS answers 409 to a conditional write racing another
+			// one; retrying then yields 412 or success.
+			return retry.AddWithErrorCodes(r, "ConditionalRequestConflict")
+		}),
+	}
+	if cfg.Region != "" {
+		opts = append(opts, config.WithRegion(cfg.Region))
+	}
+	if cfg.AccessKeyEnv != "" {
+		id, secret := os.Getenv(cfg.AccessKeyEnv), os.Getenv(cfg.SecretKeyEnv)
+		if id == "" || secret == "" {
+			return nil, fmt.Errorf("store: s3 credentials: environment variables %s and %s must both be set", cfg.AccessKeyEnv, cfg.SecretKeyEnv)
+		}
+		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(id, secret, "")))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("store: s3 config: %w", err)
+	}
+	if awsCfg.Region == "" {
+		awsCfg.Region = "us-east-1"
+	}
+	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+		o.UsePathStyle = cfg.PathStyle
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+	})
+	cfg.Region = awsCfg.Region
+	return &S3{client: client, cfg: cfg, prefix: prefix}, nil
+}
+
+// Describe returns the store as an s3:// URI that Open accepts, naming the
+// credential environment variables but never their values.
+func (s *S3) Describe() string {
+	u := url.URL{Scheme: "s3", Host: s.cfg.Bucket, Path: "/" + s.prefix}
+	q := url.Values{}
+	if s.cfg.Endpoint != "" {
+		q.Set("endpoint", s.cfg.Endpoint)
+	}
+	if s.cfg.Region != "" {
+		q.Set("region", s.cfg.Region)
+	}
+	if s.cfg.PathStyle {
+		q.Set("path_style", "true")
+	}
+	if s.cfg.AccessKeyEnv != "" {
+		q.Set("access_key_env", s.cfg.AccessKeyEnv)
+		q.Set("secret_key_env", s.cfg.SecretKeyEnv)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func (s *S3) objectKey(key string) string {
+	if s.prefix == "" {
+		return key
+	}
+	return s.prefix + "/" + key
+}
+
+// EnsureBucket creates the bucket if it does not exist yet. Tests and the CI
+// scripts call it; production buckets are expected to exist.
+func (s *S3) EnsureBucket(ctx context.Context) error {
+	_, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(s.cfg.Bucket)})
+	if err == nil {
+		return nil
+	}
+	_, err = s.client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(s.cfg.Bucket)})
+	var owned *types.BucketAlreadyOwnedByYou
+	if err != nil && !errors.As(err, &owned) {
+		return fmt.Errorf("store: create bucket %q at %s: %w", s.cfg.Bucket, s.Describe(), err)
+	}
+	return nil
+}
+
+// Put implements Store. A request that was retried after an ambiguous failure
+// (say, the connection dropped after the server stored the object) can meet
+// its own earlier attempt and get 412; Put then reads the object back and
+// counts identical bytes as its own success. The one case this cannot tell
+// apart is another writer racing to store byte-identical data under the same
+// key, where both writers then see success — harmless, as the object holds
+// what each of them meant to write.
+func (s *S3) Put(ctx context.Context, key string, data []byte) error {
+	if err := ValidKey(key); err != nil {
+		return fmt.Errorf("store: put: %w", err)
+	}
+	var attempts atomic.Int32
+	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
+		Bucket:        aws.String(s.cfg.Bucket),
+		Key:           aws.String(s.objectKey(key)),
+		Body:          bytes.NewReader(data),
+		ContentLength: aws.Int64(int64(len(data))),
+		IfNoneMatch:   aws.String("*"),
+	}, countAttempts(&attempts))
+	if err == nil {
+		return nil
+	}
+	if isPreconditionFailed(err) {
+		if attempts.Load() > 1 {
+			if got, gerr := s.Get(ctx, key); gerr == nil && bytes.Equal(got, data) {
+				return nil
+			}
+		}
+		return fmt.Errorf("store: put %q: %w", key, ErrExists)
+	}
+	return fmt.Errorf("store: put %q in %s: %w", key, s.Describe(), err)
+}
+
+// countAttempts counts the HTTP attempts of one operation: the middleware
+// sits after the retry loop, so it runs once per try.
+func countAttempts(n *atomic.Int32) func(*s3.Options) {
+	return func(o *s3.Options) {
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			return st.Finalize.Insert(middleware.FinalizeMiddlewareFunc("glossobenchCountAttempts",
+				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+					n.Add(1)
+					return next.HandleFinalize(ctx, in)
+				}), "Retry", middleware.After)
+		})
+	}
+}
+
+// Get implements Store.
+func (s *S3) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := ValidKey(key); err != nil {
+		return nil, fmt.Errorf("store: get: %w", err)
+	}
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{
+		Bucket: aws.String(s.cfg.Bucket),
+		Key:    aws.String(s.objectKey(key)),
+	})
+	if err != nil {
+		if isNoSuchKey(err) {
+			return nil, fmt.Errorf("store: get %q: %w", key, ErrNotFound)
+		}
+		return nil, fmt.Errorf("store: get %q in %s: %w", key, s.Describe(), err)
+	}
+	defer out.Body.Close()
+	data, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, fmt.Errorf("store: get %q in %s: reading body: %w", key, s.Describe(), err)
+	}
+	return data, nil
+}
+
+// Exists implements Store.
+func (s *S3) Exists(ctx context.Context, key string) (bool, error) {
+	if err := ValidKey(key); err != nil {
+		return false, fmt.Errorf("store: exists: %w", err)
+	}
+	_, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{
+		Bucket: aws.String(s.cfg.Bucket),
+		Key:    aws.String(s.objectKey(key)),
+	})
+	if err == nil {
+		return true, nil
+	}
+	if isNoSuchKey(err) {
+		return false, nil
+	}
+	return false, fmt.Errorf("store: exists %q in %s: %w", key, s.Describe(), err)
+}
+
+// List implements Store.
+func (s *S3) List(ctx context.Context, prefix string) ([]string, error) {
+	if err := validPrefix(prefix); err != nil {
+		return nil, fmt.Errorf("store: list: %w", err)
+	}
+	full := prefix
+	if s.prefix != "" {
+		full = s.prefix + "/" + prefix
+	}
+	var keys []string
+	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
+		Bucket: aws.String(s.cfg.Bucket),
+		Prefix: aws.String(full),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("store: list %q in %s: %w", prefix, s.Describe(), err)
+		}
+		for _, obj := range page.Contents {
+			k := aws.ToString(obj.Key)
+			if s.prefix != "" {
+				k = strings.TrimPrefix(k, s.prefix+"/")
+			}
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys, nil
+}
+
+func isPreconditionFailed(err error) bool {
+	var api smithy.APIError
+	if errors.As(err, &api) && api.ErrorCode() == "PreconditionFailed" {
+		return true
+	}
+	return httpStatus(err) == http.StatusPreconditionFailed
+}
+
+// isNoSuchKey reports a missing object, but not a missing bucket: that is a
+// configuration error the caller must see.
+func isNoSuchKey(err error) bool {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode() {
+		case "NoSuchKey", "NotFound":
+			return true
+		case "NoSuchBucket":
+			return false
+		}
+	}
+	return httpStatus(err) == http.StatusNotFound
+}
+
+func httpStatus(err error) int {
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode()
+	}
+	return 0
+}
