@@ -123,8 +123,25 @@ func loadGPT4(t testing.TB) ([]Prompt, map[string]string) {
 // IFEval and compares every instruction verdict, strict and loose, with the
 // official checkers' verdicts.
 func TestGPT4MatchesOfficialCheckers(t *testing.T) {
+	res := compareOfficial(t, "gpt4_outcomes.jsonl", 0)
+	t.Logf("prompt strict %.4f inst strict %.4f prompt loose %.4f inst loose %.4f",
+		res.PromptStrict, res.InstStrict, res.PromptLoose, res.InstLoose)
+}
+
+// TestShiftedMatchesOfficialCheckers checks each prompt against the next
+// prompt's response: mostly failing verdicts, a different path through
+// every checker.
+func TestShiftedMatchesOfficialCheckers(t *testing.T) {
+	compareOfficial(t, "gpt4_shifted_outcomes.jsonl", 1)
+}
+
+func compareOfficial(t *testing.T, goldenFile string, shift int) Result {
 	prompts, responses := loadGPT4(t)
-	res, err := Evaluate(prompts, responses)
+	shifted := make(map[string]string, len(prompts))
+	for i, p := range prompts {
+		shifted[p.Key] = responses[prompts[(i+shift)%len(prompts)].Key]
+	}
+	res, err := Evaluate(prompts, shifted)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,11 +150,11 @@ func TestGPT4MatchesOfficialCheckers(t *testing.T) {
 		IDs    []string `json:"instruction_id_list"`
 		Strict []bool   `json:"strict"`
 		Loose  []bool   `json:"loose"`
-	}](t, "gpt4_outcomes.jsonl")
+	}](t, goldenFile)
 	if len(golden) != len(res.Outcomes) {
 		t.Fatalf("%d outcomes, golden has %d", len(res.Outcomes), len(golden))
 	}
-	exempt := 0
+	exempt, compared := 0, 0
 	for i, g := range golden {
 		o := res.Outcomes[i]
 		for j, id := range g.IDs {
@@ -148,6 +165,7 @@ func TestGPT4MatchesOfficialCheckers(t *testing.T) {
 				exempt++
 				continue
 			}
+			compared++
 			if o.Strict[j] != g.Strict[j] {
 				t.Errorf("key %d %s: strict %v, official %v", g.Key, id, o.Strict[j], g.Strict[j])
 			}
@@ -156,9 +174,8 @@ func TestGPT4MatchesOfficialCheckers(t *testing.T) {
 			}
 		}
 	}
-	if exempt != 2 {
-		t.Errorf("%d letter_frequency instructions name a non-letter, want 2 (keys 1122 and 1129)", exempt)
+	if exempt != 2 || compared != 832 {
+		t.Errorf("compared %d verdicts and exempted %d, want 832 and 2 (keys 1122 and 1129)", compared, exempt)
 	}
-	t.Logf("prompt strict %.4f inst strict %.4f prompt loose %.4f inst loose %.4f",
-		res.PromptStrict, res.InstStrict, res.PromptLoose, res.InstLoose)
+	return res
 }

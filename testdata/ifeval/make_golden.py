@@ -41,6 +41,16 @@ for inp in inputs:
                      "strict": official_checks.strict(inp, resp), "loose": official_checks.loose(inp, resp)})
 write("gpt4_outcomes.jsonl", outcomes)
 
+# Every prompt checked against the next prompt's response, to exercise the
+# checkers on responses that mostly do not follow the instructions.
+resp_list = [responses[inp["prompt"]] for inp in inputs]
+shifted = []
+for i, inp in enumerate(inputs):
+    resp = resp_list[(i + 1) % len(inputs)]
+    shifted.append({"key": inp["key"], "instruction_id_list": inp["instruction_id_list"],
+                    "strict": official_checks.strict(inp, resp), "loose": official_checks.loose(inp, resp)})
+write("gpt4_shifted_outcomes.jsonl", shifted)
+
 n = len(outcomes)
 ps = sum(all(o["strict"]) for o in outcomes) / n
 pl = sum(all(o["loose"]) for o in outcomes) / n
