@@ -69,9 +69,9 @@ type Options struct {
 	// "auto" (""): retrain logistic regression while rows × shuffles ≤ 5e6,
 	// never a forest, whose retraining costs a full audit per shuffle.
 	ShuffleRetrain string
-	Bootstrap int     // bootstrap resamples for the headline's 95% interval; 0 skips it
-	Trees     int     // DetectorRF: trees per forest
-	C         float64 // DetectorLogReg: inverse L2 strength, sklearn's C
+	Bootstrap      int     // bootstrap resamples for the headline's 95% interval; 0 skips it
+	Trees          int     // DetectorRF: trees per forest
+	C              float64 // DetectorLogReg: inverse L2 strength, sklearn's C
 
 	// FingerprintTrees is the size of the out-of-fold forest that predicts the
 	// source from the measurements; negative skips the check.

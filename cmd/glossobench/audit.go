@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/glossobench/glossobench/scorers/audit"
+)
+
+func init() {
+	register("audit", "source-identity leakage audit of a pooled test set (three AUCs, L, one verdict)", runAudit)
+}
+
+func runAudit(args []string) int {
+	return auditMain(args, os.Stdout, os.Stderr)
+}
+
+func auditMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	def := audit.DefaultOptions()
+	dataPath := fs.String("data", "", "pooled rows, `FILE`.csv or .jsonl (optionally .gz) (required)")
+	label := fs.String("label", "", "yes/no label `column` (1/0, true/false, yes/no) (required)")
+	source := fs.String("source", "", "source tag `column` (required)")
+	measurements := fs.String("measurements", "", "comma-separated measurement `columns` (required)")
+	detector := fs.String("detector", def.Detector, "fixed | mean-half | rf | logreg | each")
+	rating := fs.String("rating", "", "with --detector fixed: the measurement used as the rating (default the first)")
+	folds := fs.Int("folds", def.Folds, "stratified folds for rf and logreg")
+	seed := fs.Uint64("seed", def.Seed, "seed for folds, forests, bootstrap and shuffles")
+	floor := fs.Float64("floor", def.Floor, "floor on the headline (the authors' default 0.65)")
+	band := fs.Float64("band", def.Band, "band on L (the authors' default 0.90)")
+	coin := fs.Float64("coin-flip", def.CoinFlip, "|source-only − 0.50| at most this reads as the coin flip")
+	nearFloor := fs.Float64("near-floor", def.NearFloor, "headlines within this above the floor use the stricter rule (0 turns it off)")
+	shuffles := fs.Int("shuffles", def.Shuffles, "source-tag shuffles (0 skips)")
+	retrain := fs.String("shuffle-retrain", "auto", "retrain rf/logreg per shuffle: auto | always | never")
+	bootstrap := fs.Int("bootstrap", def.Bootstrap, "bootstrap resamples for the headline's 95% interval (0 skips)")
+	trees := fs.Int("trees", def.Trees, "trees per forest (rf)")
+	fpTrees := fs.Int("fingerprint-trees", def.FingerprintTrees, "trees in the source-fingerprint forest (negative skips)")
+	asJSON := fs.Bool("json", false, "print the report as JSON with every number")
+	plotPath := fs.String("plot", "", "also draw the three marks on one ruler to `FILE`.png or .svg")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: glossobench audit --data FILE --label COL --source COL --measurements C1,C2,... [--detector fixed|mean-half|rf|logreg|each] [--folds 5] [--seed N] [--floor 0.65] [--band 0.90] [--shuffles 1000] [--json] [--plot FILE]")
+		fmt.Fprintln(stderr, "\nScores the pooled rows three ways (headline, measurements-only, source-only; each a ROC AUC),")
+		fmt.Fprintln(stderr, "prints L = source-only ÷ headline and reads it by the paper's rule (Xia & Aykent, AACL-IJCNLP 2026).")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "glossobench audit: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *dataPath == "" || *label == "" || *source == "" || *measurements == "" {
+		fmt.Fprintln(stderr, "glossobench audit: --data, --label, --source and --measurements are required")
+		return 2
+	}
+	var names []string
+	for _, m := range strings.Split(*measurements, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			names = append(names, m)
+		}
+	}
+	switch *retrain {
+	case "auto", "always", "never":
+	default:
+		fmt.Fprintf(stderr, "glossobench audit: --shuffle-retrain %q: want auto, always or never\n", *retrain)
+		return 2
+	}
+	cols := audit.Columns{Label: *label, Source: *source, Measurements: names}
+	rows, err := audit.ReadFile(*dataPath, cols)
+	if err != nil {
+		fmt.Fprintln(stderr, "glossobench audit:", err)
+		return 1
+	}
+	opt := def
+	opt.Detector, opt.Rating, opt.Folds, opt.Seed = *detector, *rating, *folds, *seed
+	opt.Floor, opt.Band, opt.CoinFlip, opt.NearFloor = *floor, *band, *coin, *nearFloor
+	opt.Shuffles, opt.ShuffleRetrain, opt.Bootstrap = *shuffles, *retrain, *bootstrap
+	opt.Trees, opt.FingerprintTrees, opt.SourceColumn = *trees, *fpTrees, *source
+	if !(opt.Floor > 0 && opt.Floor < 1) || !(opt.Band > 0) || opt.CoinFlip < 0 || opt.NearFloor < 0 {
+		fmt.Fprintln(stderr, "glossobench audit: want 0 < floor < 1, band > 0, coin-flip ≥ 0 and near-floor ≥ 0")
+		return 2
+	}
+	if opt.Shuffles < 0 || opt.Bootstrap < 0 {
+		fmt.Fprintln(stderr, "glossobench audit: --shuffles and --bootstrap must be ≥ 0")
+		return 2
+	}
+	if opt.Detector == audit.DetectorRF || opt.Detector == audit.DetectorLogReg {
+		if opt.Folds < 2 {
+			fmt.Fprintln(stderr, "glossobench audit: --folds must be at least 2")
+			return 2
+		}
+	}
+	rep, err := audit.Run(rows, names, opt)
+	if err != nil {
+		fmt.Fprintf(stderr, "glossobench audit: %s: %v\n", *dataPath, err)
+		return 1
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintln(stderr, "glossobench audit:", err)
+			return 1
+		}
+	} else {
+		fmt.Fprintln(stdout, rep.Line())
+		fmt.Fprint(stdout, rep.Details())
+	}
+	if *plotPath != "" {
+		if err := rep.Plot(*plotPath); err != nil {
+			fmt.Fprintln(stderr, "glossobench audit:", err)
+			return 1
+		}
+	}
+	return 0
+}
