@@ -165,8 +165,10 @@ func (f *fakeBackend) Generate(_ context.Context, reqs []backends.GenRequest) ([
 func (f *fakeBackend) LogLikelihood(context.Context, []backends.LLRequest) ([]backends.LLResult, error) {
 	return nil, backends.ErrUnsupported
 }
-func (f *fakeBackend) Capabilities() backends.Capabilities { return backends.Capabilities{Name: "fake"} }
-func (f *fakeBackend) Close() error                        { return nil }
+func (f *fakeBackend) Capabilities() backends.Capabilities {
+	return backends.Capabilities{Name: "fake"}
+}
+func (f *fakeBackend) Close() error { return nil }
 
 func TestAxis(t *testing.T) {
 	ax := NewAxis()
