@@ -205,6 +205,12 @@ func (Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt scorers.
 		byDir[exs[i].Direction] = append(byDir[exs[i].Direction], i)
 	}
 
+	meanSentence := 0.0
+	for _, is := range res.Items {
+		meanSentence += is.Score
+	}
+	meanSentence /= float64(len(res.Items))
+
 	dirs := make(map[string]any, len(byDir))
 	for d, idx := range byDir {
 		dirs[d] = map[string]any{"score": sumScore(m, segs, idx) / 100, "n": len(idx)}
@@ -217,13 +223,15 @@ func (Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt scorers.
 	}
 	corpusSig := m.Corpus(hyps, streams).Signature
 	res.Secondary = map[string]any{
-		"chrf++_sacrebleu":    100 * corpus, // the 0–100 number sacrebleu prints
-		"signature":           "chrF2++|" + corpusSig,
-		"by_direction":        dirs,
-		"copy_source_chrf++":  sumScore(m, copySegs, nil) / 100,
-		"empty_outputs":       empty,
-		"unlabelled_outputs":  unlabelled,
-		"bootstrap_resamples": resamples,
+		"chrf++_sacrebleu":   100 * corpus, // the 0–100 number sacrebleu prints
+		"signature":          "chrF2++|" + corpusSig,
+		"by_direction":       dirs,
+		"copy_source_chrf++": sumScore(m, copySegs, nil) / 100,
+		// Item scores are sentence chrF++; their mean is not the corpus score.
+		"mean_sentence_chrf++": meanSentence,
+		"empty_outputs":        empty,
+		"unlabelled_outputs":   unlabelled,
+		"bootstrap_resamples":  resamples,
 	}
 	res.Notes = append(res.Notes, metricxNote(exs))
 	res.Notes = append(res.Notes, "score and CI are corpus chrF++ / 100 (0–1); chance is 0 because chrF++ has no random-answer baseline, see copy_source_chrf++")
