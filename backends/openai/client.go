@@ -132,7 +132,9 @@ func New(cfg Config) (*Client, error) {
 // server if that has not happened yet; if the probe fails it reports
 // log-likelihood as possible and LogLikelihood itself gives the final answer.
 func (c *Client) Capabilities() backends.Capabilities {
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
+	// Capabilities has no context; bound the probe so a down server cannot
+	// stall the caller for a whole request timeout with retries.
+	ctx, cancel := context.WithTimeout(context.Background(), min(c.cfg.Timeout, 10*time.Second))
 	defer cancel()
 	fl, err := c.resolveFlavor(ctx)
 	c.mu.Lock()

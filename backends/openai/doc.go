@@ -16,6 +16,10 @@
 //     with n_probs=1 and post_sampling_probs off so that each forced token's
 //     logprob is the model's raw softmax, not a probability after sampling.
 //
+// The caller's split of context and continuation is kept as given (no
+// moving of trailing spaces), as in backends/gguf, so both backends score
+// the same token spans.
+//
 // A server that cannot give log-likelihoods yields backends.ErrUnsupported,
 // never a made-up number.
 //

@@ -183,7 +183,7 @@ func reported(cont []piece) []bool {
 }
 
 func (c *Client) llamaLL(ctx context.Context, r backends.LLRequest) (backends.LLResult, error) {
-	cx, cont := splitPair(r.Context, r.Continuation)
+	cx, cont := r.Context, r.Continuation
 	if cont == "" {
 		return backends.LLResult{}, errors.New("openai: continuation is empty")
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/glossobench/glossobench/backends"
@@ -46,14 +45,6 @@ func (c *Client) LogLikelihood(ctx context.Context, reqs []backends.LLRequest) (
 		return nil, err
 	}
 	return out, nil
-}
-
-// splitPair moves trailing spaces of the context to the continuation, as
-// lm-evaluation-harness does, so "Answer: " + "B" scores " B" after "Answer:",
-// the way the text would be tokenized.
-func splitPair(context, continuation string) (string, string) {
-	trimmed := strings.TrimRight(context, " ")
-	return trimmed, context[len(trimmed):] + continuation
 }
 
 // unsupported reports a server answer that shows the feature is missing.
@@ -132,7 +123,7 @@ func (c *Client) countTokens(ctx context.Context, text string) (n int, ok bool, 
 }
 
 func (c *Client) echoLL(ctx context.Context, r backends.LLRequest) (backends.LLResult, error) {
-	cx, cont := splitPair(r.Context, r.Continuation)
+	cx, cont := r.Context, r.Continuation
 	if cont == "" {
 		return backends.LLResult{}, errors.New("openai: continuation is empty")
 	}

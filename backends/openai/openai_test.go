@@ -52,9 +52,8 @@ func TestLogLikelihoodVLLMEcho(t *testing.T) {
 			reqs := []backends.LLRequest{
 				{ID: "paris", Context: "Question: What is the capital of France?\nAnswer:", Continuation: " Paris"},
 				{ID: "rome", Context: "Question: What is the capital of France?\nAnswer:", Continuation: " Rome is"},
-				// Trailing context space moves to the continuation; offsets
-				// count characters, not bytes.
-				{ID: "utf8", Context: "Soalan: ibu négara Perú? Jawapan: ", Continuation: "Kuala Lumpur"},
+				// Offsets count characters, not bytes.
+				{ID: "utf8", Context: "Soalan: ibu négara Perú? Jawapan:", Continuation: " Kuala Lumpur"},
 			}
 			got, err := c.LogLikelihood(context.Background(), reqs)
 			if err != nil {
@@ -141,7 +140,7 @@ func TestLogLikelihoodLlamaServer(t *testing.T) {
 		t.Fatalf("auto probe chose %q", c.flavor)
 	}
 	for i, r := range reqs {
-		cx, cont := splitPair(r.Context, r.Continuation)
+		cx, cont := r.Context, r.Continuation
 		want := fakeTokenize(cont, false)
 		sum, greedy := 0.0, true
 		for _, id := range want {
