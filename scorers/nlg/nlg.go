@@ -8,8 +8,9 @@
 // answer label, as SEA-HELM's extraction regex does. The headline is corpus
 // chrF++ (statistics summed over segments) on a 0–1 scale (sacrebleu's 0–100
 // divided by 100); the 95% CI resamples segments and recomputes corpus chrF++
-// from their summed statistics. MetricX-24 is not wired in: the result says
-// so in its notes.
+// from their summed statistics. MetricX-24 is optional: without it the
+// result says so in its notes, and when a MetricX-24 implementation is registered
+// (RegisterMetricX) it is reported as a secondary metric.
 package nlg
 
 import (
@@ -233,7 +234,7 @@ func (Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt scorers.
 		"unlabelled_outputs":   unlabelled,
 		"bootstrap_resamples":  resamples,
 	}
-	res.Notes = append(res.Notes, metricxNote(exs))
+	res.Notes = append(res.Notes, addMetricX(&res, exs, sources, hyps, streams[0]))
 	res.Notes = append(res.Notes, "score and CI are corpus chrF++ / 100 (0–1); chance is 0 because chrF++ has no random-answer baseline, see copy_source_chrf++")
 	return res, nil
 }
@@ -252,15 +253,6 @@ func sumScore(m *chrf.CHRF, segs []chrf.Stats, idx []int) float64 {
 		}
 	}
 	return m.FScore(total)
-}
-
-func metricxNote(exs []extra) string {
-	for _, e := range exs {
-		if e.MetricX != "" {
-			return fmt.Sprintf("metricx configured (%s) but no MetricX-24 backend is wired into this build; chrF++ only", e.MetricX)
-		}
-	}
-	return "metricx not configured; chrF++ only"
 }
 
 // fallbackTags are tried when the item's own answer tag is absent.

@@ -408,3 +408,57 @@ func TestLoadSharedData(t *testing.T) {
 		t.Errorf("%d items, want %d", len(items), want)
 	}
 }
+
+type fakeMetricX struct{}
+
+func (f fakeMetricX) Score(_ context.Context, src, hyp, ref []string) ([]float64, error) {
+	out := make([]float64, len(hyp))
+	for i := range hyp {
+		if hyp[i] != ref[i] {
+			out[i] = 5
+		}
+	}
+	return out, nil
+}
+
+// MetricX-24 is opened lazily, only when a run names it, and reported as a
+// secondary metric; an unregistered name leaves chrF++ alone with a note.
+func TestMetricX(t *testing.T) {
+	opened := 0
+	RegisterMetricX("fake", func() (MetricX, error) { opened++; return fakeMetricX{}, nil })
+	cfg := seahelmConfig(0)
+	cfg.Options = map[string]any{"metricx": "fake"}
+	items, err := NewAxis().Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opened != 0 {
+		t.Fatal("MetricX opened at load time")
+	}
+	preds := make([]scorers.Prediction, len(items))
+	for i, it := range items {
+		text := "Terjemahan: " + it.References[0]
+		if i%4 == 0 {
+			text = "Terjemahan: salah"
+		}
+		preds[i] = scorers.Prediction{ItemID: it.ID, Generations: []backends.Generation{{Text: text}}}
+	}
+	for range 2 {
+		res, err := NewAxis().Score(items, preds, scorers.ScoreOptions{BootstrapResamples: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Secondary["metricx24"] != 1.25 || res.Secondary["metricx24_normalized"] != 0.95 || res.Items[0].Fields["metricx24"] != 5.0 {
+			t.Errorf("metricx secondary %v %v", res.Secondary["metricx24"], res.Secondary["metricx24_normalized"])
+		}
+	}
+	if opened != 1 {
+		t.Errorf("opened %d times, want 1", opened)
+	}
+	cfg.Options = map[string]any{"metricx": "absent"}
+	items, _ = NewAxis().Load(cfg)
+	res, _ := NewAxis().Score(items, preds, scorers.ScoreOptions{BootstrapResamples: 10})
+	if _, ok := res.Secondary["metricx24"]; ok || !strings.Contains(strings.Join(res.Notes, "|"), `metricx unavailable (no MetricX-24 implementation registered as "absent"); chrF++ only`) {
+		t.Errorf("notes %q", res.Notes)
+	}
+}
