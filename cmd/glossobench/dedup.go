@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/dedup"
+)
+
+func init() {
+	register("dedup", "screen eval items against a training corpus (contamination hard-exclude)", runDedup)
+}
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func runDedup(args []string) int {
+	fs := flag.NewFlagSet("dedup", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: glossobench dedup --items FILE.jsonl --corpus PATH [--corpus PATH ...] [flags] [PATH ...]\n\n"+
+			"Screens eval items (JSONL of items, at least {\"id\",\"prompt\"}) against corpus files, globs or\n"+
+			"directories (text, lines or JSONL; .gz and .zst read as compressed) and reports the items a run\n"+
+			"would drop, the per-axis task-level contamination rate and the kept-id SHA-256.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	var corpus multiFlag
+	itemsPath := fs.String("items", "", "eval items, JSONL (required)")
+	fs.Var(&corpus, "corpus", "corpus file, glob or directory (repeatable; trailing arguments count too)")
+	format := fs.String("format", "", "corpus format: text (blank-line separated documents), lines or jsonl; default from the file name")
+	textField := fs.String("text-field", dedup.DefaultTextField, "JSONL field holding the document text")
+	minLen := fs.Int("min-len", dedup.DefaultMinExactLen, "shortest prompt (characters) searched as a substring; shorter ones match whole documents/lines")
+	ngram := fs.Int("ngram", dedup.DefaultShingleN, "word n-gram size of the Jaccard shingles")
+	jaccard := fs.Float64("jaccard", dedup.DefaultJaccard, "shingle Jaccard threshold")
+	noJaccard := fs.Bool("no-jaccard", false, "exact matching only")
+	shardMB := fs.Int64("shard-mb", 256, "split uncompressed files into shards of this many MB")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "shards screened in parallel")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	noHash := fs.Bool("no-fingerprint", false, "skip the SHA-256 of the corpus files (saves a second read)")
+	bench := fs.Bool("bench", false, "time the screen and print MB/s beside `grep -F -c -f ITEMS CORPUS` and `cat CORPUS > /dev/null`")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	corpus = append(corpus, fs.Args()...)
+	if *itemsPath == "" || len(corpus) == 0 {
+		fmt.Fprintln(os.Stderr, "glossobench dedup: --items and at least one --corpus are required")
+		fs.Usage()
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "glossobench dedup:", err)
+		return 1
+	}
+
+	items, err := dedup.LoadItemsFile(*itemsPath)
+	if err != nil {
+		return fail(err)
+	}
+	opt := dedup.Options{MinExactLen: *minLen, ShingleN: *ngram, Jaccard: *jaccard, NoJaccard: *noJaccard}
+	t0 := time.Now()
+	idx, err := dedup.NewIndex(items, opt)
+	if err != nil {
+		return fail(err)
+	}
+	indexTime := time.Since(t0)
+	srcs, err := dedup.ExpandLocal(corpus, *format, *textField)
+	if err != nil {
+		return fail(err)
+	}
+	var stored int64
+	for _, s := range srcs {
+		stored += s.Size
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if *bench {
+		return dedupBench(ctx, idx, items, srcs, stored, *shardMB<<20, *workers, indexTime)
+	}
+
+	t1 := time.Now()
+	shards := dedup.Plan(srcs, *shardMB<<20)
+	matches, docs, docBytes, err := dedup.Scanner{Index: idx}.ScanAll(ctx, shards, *workers)
+	if err != nil {
+		return fail(err)
+	}
+	scanTime := time.Since(t1)
+	var fps []dedup.Fingerprint
+	for _, s := range srcs {
+		fp := dedup.Fingerprint{URI: s.URI, Size: s.Size}
+		if !*noHash {
+			if fp, err = dedup.FingerprintFile(ctx, nil, s.URI); err != nil {
+				return fail(err)
+			}
+		}
+		fps = append(fps, fp)
+	}
+	rep := dedup.Summarize(items, matches, fps, idx.Options())
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return fail(err)
+		}
+		return 0
+	}
+	printDedupReport(os.Stdout, rep, len(shards), docs, docBytes, stored, scanTime)
+	return 0
+}
+
+func printDedupReport(w io.Writer, rep dedup.Report, shards int, docs, docBytes, stored int64, took time.Duration) {
+	o := rep.Options
+	fmt.Fprintf(w, "corpus: %d files, %.1f MB stored, %d documents, %.1f MB of text, %d shards, %s (%.0f MB/s)\n",
+		len(rep.Corpus), float64(stored)/1e6, docs, float64(docBytes)/1e6, shards, took.Round(time.Millisecond), float64(stored)/1e6/took.Seconds())
+	for _, f := range rep.Corpus {
+		fmt.Fprintf(w, "  %s  %d bytes  sha256 %s\n", f.URI, f.Size, f.SHA256)
+	}
+	jac := fmt.Sprintf("%d-gram Jaccard >= %g", o.ShingleN, o.Jaccard)
+	if o.NoJaccard {
+		jac = "no Jaccard"
+	}
+	fmt.Fprintf(w, "rules: exact substring for prompts >= %d chars (whole document/line below), %s\n", o.MinExactLen, jac)
+	fmt.Fprintf(w, "items: %d, kept %d, dropped %d\nkept sha256: %s\n", rep.Items, rep.Kept, rep.Dropped, rep.KeptSHA256)
+	fmt.Fprintf(w, "\n%-12s %7s %7s %7s %7s %13s %9s\n", "axis", "items", "kept", "dropped", "tasks", "contam.tasks", "rate")
+	for _, a := range rep.Axes {
+		name := a.Axis
+		if name == "" {
+			name = "-"
+		}
+		rate := "no corpus"
+		if a.ContaminationRate != nil {
+			rate = fmt.Sprintf("%.4f", *a.ContaminationRate)
+		}
+		fmt.Fprintf(w, "%-12s %7d %7d %7d %7d %13d %9s\n", name, a.Items, a.Kept, a.Dropped, a.Tasks, a.ContaminatedTasks, rate)
+	}
+	if len(rep.Drops) > 0 {
+		fmt.Fprintln(w, "\ndropped:")
+	}
+	for _, d := range rep.Drops {
+		how := fmt.Sprintf("%s at %s offset %d", d.Kind, d.Match.URI, d.Match.Offset)
+		if d.Kind == dedup.KindJaccard {
+			how += fmt.Sprintf(" (J=%.3f)", d.Match.Jaccard)
+		}
+		if d.Kind == dedup.KindTask {
+			how = fmt.Sprintf("task %s: %s matched (%s at %s offset %d)", d.TaskID, d.Via, d.Match.Kind, d.Match.URI, d.Match.Offset)
+		}
+		fmt.Fprintf(w, "  %s  %s\n", d.ItemID, how)
+	}
+}
+
+// cpuSelf is this process's user+system CPU time.
+func cpuSelf() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// dedupBench times the screen and two baselines on the same files. CPU
+// MB/s (bytes per CPU-second) is the per-core figure, meaningful on a busy
+// machine where wall-clock rates are not.
+func dedupBench(ctx context.Context, idx *dedup.Index, items []scorers.Item, srcs []dedup.Source, stored, shardBytes int64, workers int, indexTime time.Duration) int {
+	var paths []string
+	for _, s := range srcs {
+		if s.Compression != "" {
+			fmt.Fprintf(os.Stderr, "glossobench dedup --bench: %s is compressed; grep and cat need plain files\n", s.URI)
+			return 2
+		}
+		paths = append(paths, s.URI)
+	}
+	mb := float64(stored) / 1e6
+	fmt.Printf("corpus: %d files, %.1f MB; index: %d items built in %s; GOMAXPROCS %d\n\n", len(srcs), mb, idx.Len(), indexTime.Round(time.Millisecond), runtime.GOMAXPROCS(0))
+	fmt.Printf("%-58s %10s %10s %10s\n", "", "wall s", "wall MB/s", "CPU MB/s")
+	row := func(name string, wall, cpu time.Duration) {
+		fmt.Printf("%-58s %10.2f %10.0f %10.0f\n", name, wall.Seconds(), mb/wall.Seconds(), mb/cpu.Seconds())
+	}
+	run := func(name string, argv ...string) bool {
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Stdout = nil // /dev/null
+		cmd.Stderr = os.Stderr
+		t := time.Now()
+		err := cmd.Run()
+		wall := time.Since(t)
+		if cmd.ProcessState == nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", argv[0], err)
+			return false
+		}
+		if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() > 1) { // grep exits 1 on no match
+			fmt.Fprintf(os.Stderr, "%s: %v\n", argv[0], err)
+			return false
+		}
+		row(name, wall, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+		return true
+	}
+	// cat first: it also warms the page cache for the others.
+	run("cat CORPUS > /dev/null (warm-up)", append([]string{"cat"}, paths...)...)
+	run("cat CORPUS > /dev/null", append([]string{"cat"}, paths...)...)
+
+	t, c := time.Now(), cpuSelf()
+	shards := dedup.Plan(srcs, shardBytes)
+	matches, _, _, err := dedup.Scanner{Index: idx}.ScanAll(ctx, shards, workers)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "glossobench dedup:", err)
+		return 1
+	}
+	row(fmt.Sprintf("glossobench dedup, exact+Jaccard (%d workers, %d shards)", workers, len(shards)), time.Since(t), cpuSelf()-c)
+	t, c = time.Now(), cpuSelf()
+	if _, _, _, err := (dedup.Scanner{Index: idx}).ScanAll(ctx, shards, 1); err != nil {
+		fmt.Fprintln(os.Stderr, "glossobench dedup:", err)
+		return 1
+	}
+	row("glossobench dedup, exact+Jaccard (1 worker)", time.Since(t), cpuSelf()-c)
+
+	pat, err := os.CreateTemp("", "glossobench-dedup-patterns-*.txt")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "glossobench dedup:", err)
+		return 1
+	}
+	defer os.Remove(pat.Name())
+	for _, it := range items {
+		fmt.Fprintln(pat, strings.Join(strings.Fields(it.Prompt), " "))
+	}
+	pat.Close()
+	run(fmt.Sprintf("grep -F -c -f ITEMS CORPUS (exact only, %d patterns)", len(items)),
+		append([]string{"grep", "-F", "-c", "-f", pat.Name()}, paths...)...)
+	run("LC_ALL=C grep -F -c -f ITEMS CORPUS", append([]string{"env", "LC_ALL=C", "grep", "-F", "-c", "-f", pat.Name()}, paths...)...)
+	fmt.Printf("\n%d items matched; patterns for grep: whitespace collapsed, case kept (grep does no normalisation)\n", len(matches))
+	return 0
+}
