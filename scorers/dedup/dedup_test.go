@@ -157,8 +157,8 @@ func plantedCorpus() string {
 	spaced := strings.ToUpper(strings.ReplaceAll(longB, " ", " \t\n  "))
 	return strings.Join([]string{
 		"Ini dokumen biasa tanpa apa-apa.\nBaris kedua.",
-		"Mukadimah panjang. " + longA + " Penutup.",                  // exact copy inside a document
-		"Baris satu\r\n" + spaced, // case + whitespace changes
+		"Mukadimah panjang. " + longA + " Penutup.", // exact copy inside a document
+		"Baris satu\r\n" + spaced,                   // case + whitespace changes
 		paraAbove,
 		paraBelow,
 		"Soalan:\n  APAKAH ibu negara   malaysia?  \nJawapan: Kuala Lumpur",
@@ -203,12 +203,12 @@ func TestPlantedContamination(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"exact":        KindExact,
-		"spacing":      KindExact,
-		"para_above":   KindJaccard,
-		"short_line":   KindWhole,
-		"short_doc":    KindWhole,
-		"task1b":       KindExact,
+		"exact":      KindExact,
+		"spacing":    KindExact,
+		"para_above": KindJaccard,
+		"short_line": KindWhole,
+		"short_doc":  KindWhole,
+		"task1b":     KindExact,
 	}
 	// not found: para_below (J = 0.70), clean (half copy), short_inside
 	// (short prompts match only whole lines), near_miss (one character
