@@ -77,7 +77,7 @@ func TestRatingsBootstrap(t *testing.T) {
 	g := loadRefValues(t)
 	ms := goldenMatches(g)
 	rate := func(m []Match) (map[string]float64, error) { return BradleyTerry(m, BTOptions{}) }
-	out, skipped, err := RatingsBootstrap(ms, rate, 300, 1, 0.95)
+	out, skipped, err := RatingsBootstrap(ms, rate, 150, 1, 0.95)
 	if err != nil {
 		t.Fatal(err)
 	}

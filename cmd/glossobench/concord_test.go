@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeTemp(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func runCmd(main func([]string, *bytes.Buffer, *bytes.Buffer) int, args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := main(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func concordCmd(args []string, o, e *bytes.Buffer) int { return concordMain(args, o, e) }
+
+func TestConcordReport(t *testing.T) {
+	ours := writeTemp(t, "ours.csv", "model_id,score\nm1,0.81\nm2,0.74\nm3,0.66\nm4,0.52\nm5,0.40\nm6,0.33\nonly_ours,0.9\n")
+	ext := writeTemp(t, "ext.csv", "m1,71.2\nm2,69.0\nm3,55.5\nm4,58.0\n\nm5,30.1\nm6,22.0\nm9,10\n")
+	out := filepath.Join(t.TempDir(), "c.json")
+	code, stdout, stderr := runCmd(concordCmd, "--scores", ours, "--external", ext, "--name", "board-x", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"6 shared models", "agreement: strong", "only in ours (1): only_ours", "only in external (1): m9", "permutation p"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	var rep rankReport
+	b, _ := os.ReadFile(out)
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	// scipy.stats.spearmanr / kendalltau on these six pairs.
+	if rep.N != 6 || !near(rep.Spearman, 0.9428571428571428) || !near(rep.SpearmanP, 0.004804664723032055) ||
+		!near(rep.Kendall, 0.8666666666666666) || !near(rep.KendallP, 0.016666666666666666) {
+		t.Errorf("report %+v", rep)
+	}
+	// Exact permutation p: |ρ| ≥ 0.9429 over 6 models means Σd² ≤ 2 (the
+	// identity and 5 adjacent swaps) or its mirror image, 12 of 720 orderings.
+	// 10,000 rounds estimate 1/60 with a standard error of 0.0013.
+	if math.Abs(rep.PermutationP-1.0/60) > 0.005 || rep.Resamples != 10000 {
+		t.Errorf("permutation p %v over %d", rep.PermutationP, rep.Resamples)
+	}
+	if rep.Note != "" {
+		t.Errorf("six models should carry no small-n note: %q", rep.Note)
+	}
+	m3 := rep.Models[2]
+	if m3.ModelID != "m3" || m3.RankOurs != 3 || m3.RankExternal != 4 || m3.Delta != 1 {
+		t.Errorf("rank row %+v", m3)
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+func TestConcordVerdictsAndSmallN(t *testing.T) {
+	ours := writeTemp(t, "ours.csv", "a,1\nb,2\nc,3\nd,4\n")
+	cases := []struct {
+		ext, verdict string
+	}{
+		{"a,10\nb,20\nc,30\nd,40\n", "strong"},   // ρ = 1
+		{"a,10\nb,30\nc,20\nd,40\n", "strong"},   // ρ = 0.8
+		{"a,20\nb,10\nc,40\nd,30\n", "moderate"}, // ρ = 0.6
+		{"a,40\nb,30\nc,20\nd,10\n", "weak"},     // ρ = -1
+	}
+	for _, c := range cases {
+		ext := writeTemp(t, "ext.csv", c.ext)
+		code, stdout, stderr := runCmd(concordCmd, "--scores", ours, "--external", ext, "--name", "x")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if !strings.Contains(stdout, "agreement: "+c.verdict) {
+			t.Errorf("ext %q: want %s:\n%s", c.ext, c.verdict, stdout)
+		}
+		if !strings.Contains(stdout, "even ρ = 1 is not significant at 0.05") {
+			t.Errorf("four models: missing small-n note:\n%s", stdout)
+		}
+	}
+}
+
+func TestConcordErrors(t *testing.T) {
+	ours := writeTemp(t, "ours.csv", "a,1\nb,2\nc,3\nd,4\n")
+	cases := []struct {
+		name, ext, want string
+	}{
+		{"not a number", "a,1\nb,x\n", "ext.csv:2: field score"},
+		{"three fields", "a,1\nb,2,3\n", "ext.csv:2: want 2 fields"},
+		{"duplicate", "a,1\na,2\n", `ext.csv:2: model_id "a" already given on line 1`},
+		{"empty id", "a,1\n,2\n", "ext.csv:2: field model_id is empty"},
+		{"nan", "a,1\nb,NaN\n", "ext.csv:2: field score"},
+		{"bad quote", "a,1\n\"b,2\n", "ext.csv:2:"},
+		{"too few shared", "a,1\nb,2\nzz,3\n", "only 2 shared model_ids"},
+		{"constant", "a,1\nb,1\nc,1\nd,1\n", "constant input"},
+		{"empty", "", "no model_id,score rows"},
+	}
+	for _, c := range cases {
+		ext := writeTemp(t, "ext.csv", c.ext)
+		code, _, stderr := runCmd(concordCmd, "--scores", ours, "--external", ext, "--name", "x")
+		if code != 1 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 and %q", c.name, code, stderr, c.want)
+		}
+	}
+	if code, _, _ := runCmd(concordCmd, "--scores", ours); code != 1 {
+		t.Errorf("missing flags: exit %d, want 1", code)
+	}
+	if code, _, stderr := runCmd(concordCmd, "--scores", t.TempDir(), "--external", ours, "--name", "x"); code != 1 || !strings.Contains(stderr, "run directories") {
+		t.Errorf("run dir: exit %d %q", code, stderr)
+	}
+}
+
+func FuzzReadScoresCSV(f *testing.F) {
+	for _, s := range []string{
+		"model_id,score\nm1,0.5\nm2,0.7\n",
+		"m1,1\nm2,2\n",
+		"\"m,1\",3\n",
+		"a,1\nb,2,3\n",
+		"a,1\n\"b,2\n",
+		"a,NaN\n",
+		"a, 1e308\nb,-0\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		scores, err := readScoresCSV("f.csv", strings.NewReader(s))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.csv") {
+				t.Errorf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for id, v := range scores {
+			if id == "" || v.Line < 1 || v.Score != v.Score {
+				t.Errorf("bad row %q %+v", id, v)
+			}
+		}
+	})
+}

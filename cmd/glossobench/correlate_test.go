@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func correlateCmd(args []string, o, e *bytes.Buffer) int { return correlateMain(args, o, e) }
+
+const oursJSON = `{"instrument": "glossobench-v1", "item_ids": ["belebele/1", "belebele/2"],
+ "scores": [
+  {"model_id": "m1", "score": 0.81},
+  {"model_id": "m2", "score": 0.74},
+  {"model_id": "m3", "score": 0.66},
+  {"model_id": "m4", "score": 0.52},
+  {"model_id": "m5", "score": 0.40},
+  {"model_id": "m6", "score": 0.33}
+ ]}`
+
+func TestCorrelateExitCodes(t *testing.T) {
+	ours := writeTemp(t, "ours.json", oursJSON)
+	cases := []struct {
+		name, ext   string
+		args        []string
+		code        int
+		stdout, err string
+	}{
+		{"converged (map form)", `{"m1": 71.2, "m2": 69.0, "m3": 55.5, "m4": 58.0, "m5": 30.1, "m6": 22.0, "m9": 1}`, nil, 0, "verdict: converged", ""},
+		// external ranks 3,1,2,6,4,5 against ours 1..6: Σd² = 12, ρ = 1 − 12/35 = 0.657.
+		{"moderate (list form)", `[{"model_id":"m1","score":4},{"model_id":"m2","score":6},{"model_id":"m3","score":5},{"model_id":"m4","score":1},{"model_id":"m5","score":3},{"model_id":"m6","score":2}]`, nil, 0, "ρ = 0.6571 (p = 0.1562), Kendall τ-b = 0.4667 (p = 0.2722)\nverdict: moderate", ""},
+		{"divergent", `{"instrument":"seahelm","scores":[{"model_id":"m1","score":1},{"model_id":"m2","score":2},{"model_id":"m3","score":3},{"model_id":"m4","score":4},{"model_id":"m5","score":3.5},{"model_id":"m6","score":6}]}`, nil, 2, "verdict: divergent", ""},
+		{"overlap-free, disjoint", `{"instrument":"seahelm","item_hashes":["` + hashItemID("other/1") + `"],"scores":[{"model_id":"m1","score":9},{"model_id":"m2","score":8},{"model_id":"m3","score":7}]}`,
+			[]string{"--overlap-free"}, 0, "share no scored item", ""},
+		{"overlap-free, shared item", `{"scores":[{"model_id":"m1","score":9},{"model_id":"m2","score":8},{"model_id":"m3","score":7,"item_ids":["belebele/2"]}]}`,
+			[]string{"--overlap-free"}, 3, "", "belebele/2"},
+		{"overlap-free, shared hash", `{"item_hashes":["` + strings.ToUpper(hashItemID("belebele/1")) + `"],"scores":[{"model_id":"m1","score":9},{"model_id":"m2","score":8},{"model_id":"m3","score":7}]}`,
+			[]string{"--overlap-free"}, 3, "", hashItemID("belebele/1") + " (belebele/1)"},
+		{"overlap-free, no items listed", `{"m1": 1, "m2": 2, "m3": 3}`, []string{"--overlap-free"}, 3, "", "cannot certify"},
+	}
+	for _, c := range cases {
+		ext := writeTemp(t, "ext.json", c.ext)
+		args := append([]string{"--ours", ours, "--external", ext}, c.args...)
+		code, stdout, stderr := runCmd(correlateCmd, args...)
+		if code != c.code || !strings.Contains(stdout, c.stdout) || !strings.Contains(stderr, c.err) {
+			t.Errorf("%s: exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", c.name, code, c.code, stdout, stderr)
+		}
+	}
+}
+
+func TestCorrelateBadInput(t *testing.T) {
+	ours := writeTemp(t, "ours.json", oursJSON)
+	cases := []struct{ name, ext, want string }{
+		{"syntax", "{\"m1\": 1,\n \"m2\": }", "ext.json:2: invalid JSON"},
+		{"string score in map", `{"m1": "1"}`, `ext.json:1: field "m1": score "1" is not a finite number`},
+		{"missing score", "[{\"model_id\":\"m1\",\"score\":1},\n {\"model_id\":\"m2\"}]", "ext.json:2: scores[1] (m2): field score is missing"},
+		{"missing model_id", "[\n{\"score\":1}]", "ext.json:2: scores[0]: field model_id is missing"},
+		{"wrong type", "{\"scores\": [\n{\"model_id\": \"m1\", \"score\": \"high\"}]}", "ext.json:2: scores[0].score: want float64"},
+		{"unknown field", `[{"model_id":"m1","score":1,"rank":3}]`, `unknown field "rank"`},
+		{"duplicate", "[{\"model_id\":\"m1\",\"score\":1},\n{\"model_id\":\"m1\",\"score\":2}]", `ext.json:2: model_id "m1" already given on line 1`},
+		{"no scores field", `{"instrument": "x"}`, `no field "scores"`},
+		{"scalar", `3`, "want a JSON object or list"},
+		{"trailing", `{"m1": 1} {}`, "unexpected data after the scores"},
+		{"empty list", `[]`, "no scores"},
+		{"truncated", `[{"model_id":"m1",`, "unexpected end of JSON"},
+	}
+	for _, c := range cases {
+		ext := writeTemp(t, "ext.json", c.ext)
+		code, _, stderr := runCmd(correlateCmd, "--ours", ours, "--external", ext)
+		if code != 1 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 and %q", c.name, code, stderr, c.want)
+		}
+	}
+	if code, _, _ := runCmd(correlateCmd, "--ours", ours); code != 1 {
+		t.Errorf("missing --external: exit %d, want 1", code)
+	}
+}
+
+func FuzzReadInstrument(f *testing.F) {
+	for _, s := range []string{
+		oursJSON,
+		`{"m1": 1, "m2": 2.5}`,
+		`[{"model_id":"m1","score":1,"item_hashes":["ab"]}]`,
+		`{"scores": [{"model_id": "m1", "score": "x"}]}`,
+		`{"instrument": 3}`,
+		`[{"model_id":"m1","score":1e999}]`,
+		`{"m1": 1, "instrument": "x"}`,
+		`[`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in, err := readInstrument("f.json", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.json") {
+				t.Errorf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if len(in.scores) == 0 {
+			t.Error("no error and no scores")
+		}
+	})
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func sigtestCmd(args []string, o, e *bytes.Buffer) int { return sigtestMain(args, o, e) }
+
+func itemLines(axis string, scores ...float64) string {
+	var b strings.Builder
+	for i, s := range scores {
+		fmt.Fprintf(&b, "{\"axis\":%q,\"item_id\":\"%s/%d\",\"score\":%v}\n", axis, axis, i, s)
+	}
+	return b.String()
+}
+
+func TestSigtest(t *testing.T) {
+	var a, b []float64
+	for i := range 200 {
+		a = append(a, float64(i%5/4))     // 0.2
+		b = append(b, float64((i%5+1)/5)) // 0.2, on other items
+	}
+	var strongA, strongB []float64
+	for i := range 300 {
+		strongA = append(strongA, float64(i%10/3%2)) // mostly 1s
+		strongB = append(strongB, 0)
+	}
+	aPath := writeTemp(t, "a.jsonl", itemLines("knowledge", strongA...)+itemLines("nlu", a...)+"{\"axis\":\"nlu\",\"item_id\":\"extra\",\"score\":1}\n")
+	bPath := writeTemp(t, "b.jsonl", itemLines("knowledge", strongB...)+"\n"+itemLines("nlu", b...)+itemLines("mt", 0.5))
+	out := filepath.Join(t.TempDir(), "s.json")
+	code, stdout, stderr := runCmd(sigtestCmd, aPath, bPath, "--out", out, "--weights", "nlu=3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"knowledge", "nlu", "MS", "1 item(s) only A scored", "axis mt only in B"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	var rep sigtestReport
+	raw, _ := os.ReadFile(out)
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	k, n := rep.Axes[0], rep.Axes[1]
+	if k.Name != "knowledge" || k.N != 300 || k.P > 0.001 || k.Lo <= 0 {
+		t.Errorf("knowledge: %+v", k)
+	}
+	if n.Name != "nlu" || n.N != 200 || n.Delta != 0 || n.P < 0.9 {
+		t.Errorf("nlu (equal means on shared items): %+v", n)
+	}
+	if want := (k.Delta + 3*n.Delta) / 4; !near(rep.MS.Delta, want) || rep.MS.N != 500 {
+		t.Errorf("MS %+v, want delta %v", rep.MS, want)
+	}
+	// Same flags, same numbers.
+	out2 := filepath.Join(t.TempDir(), "s2.json")
+	runCmd(sigtestCmd, "--a", aPath, "--b", bPath, "--out", out2, "--weights", "nlu=3")
+	raw2, _ := os.ReadFile(out2)
+	if !bytes.Equal(raw, raw2) {
+		t.Error("two runs with one seed differ")
+	}
+}
+
+func TestSigtestErrors(t *testing.T) {
+	good := writeTemp(t, "a.jsonl", itemLines("nlu", 1, 0, 1))
+	cases := []struct{ name, b, want string }{
+		{"string score", `{"axis":"nlu","item_id":"nlu/0","score":"x"}`, "b.jsonl:1: field score: want float64"},
+		{"unknown field", `{"axis":"nlu","item":"nlu/0","score":1}`, `b.jsonl:1: unknown field "item"`},
+		{"missing axis", `{"item_id":"nlu/0","score":1}`, "b.jsonl:1: field axis is missing"},
+		{"missing score", "\n" + `{"axis":"nlu","item_id":"nlu/0"}`, "b.jsonl:2: field score is missing"},
+		{"duplicate", itemLines("nlu", 1) + itemLines("nlu", 0), `b.jsonl:2: item "nlu/0" of axis "nlu" scored twice`},
+		{"truncated", `{"axis":"nlu",`, "b.jsonl:1:"},
+		{"two values", `{"axis":"nlu","item_id":"a","score":1} {}`, "b.jsonl:1: more than one JSON value"},
+		{"no shared", itemLines("mt", 1), "share no scored item"},
+		{"empty", "", "no scored items"},
+	}
+	for _, c := range cases {
+		b := writeTemp(t, "b.jsonl", c.b)
+		code, _, stderr := runCmd(sigtestCmd, good, b)
+		if code != 1 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 and %q", c.name, code, stderr, c.want)
+		}
+	}
+	if code, _, stderr := runCmd(sigtestCmd, good, good, "--weights", "mt=2"); code != 1 || !strings.Contains(stderr, "mt") {
+		t.Errorf("weight for a missing axis: exit %d %q", code, stderr)
+	}
+	if code, _, _ := runCmd(sigtestCmd, good); code != 1 {
+		t.Errorf("one file: exit %d, want 1", code)
+	}
+}
+
+func FuzzReadItemScores(f *testing.F) {
+	for _, s := range []string{
+		itemLines("nlu", 1, 0),
+		`{"axis":"nlu","item_id":"a","score":null}`,
+		"\n\n{\"axis\":\"x\",\"item_id\":\"a\",\"score\":1e308}\n",
+		`{"axis":"nlu","item_id":"a","score":1} {}`,
+		`[1,2]`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		scores, err := readItemScores("f.jsonl", strings.NewReader(s))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.jsonl") {
+				t.Errorf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for ax, items := range scores {
+			if ax == "" || len(items) == 0 {
+				t.Errorf("bad axis %q with %d items", ax, len(items))
+			}
+		}
+	})
+}
