@@ -232,7 +232,9 @@ func TestBadFiles(t *testing.T) {
 // FuzzOpen feeds arbitrary bytes to the loader; it must return an error or a
 // model that can tokenize and score, never panic.
 func FuzzOpen(f *testing.F) {
-	small := randomModel(f, modelSpec{dim: 32, layers: 1, heads: 2, kvHeads: 1, ffn: 32, ctx: 16, typ: TypeQ8_0, seed: 1})
+	// A small vocabulary keeps the input small enough to mutate quickly.
+	small := randomModel(f, modelSpec{dim: 32, layers: 1, heads: 2, kvHeads: 1, ffn: 32, ctx: 16, typ: TypeQ8_0, seed: 1,
+		vocab: []string{"<unk>", "<s>", "</s>", "<0x41>", "<0x20>", "\u2581a", "a", "\u2581", "b", "\u2581b", "ab", "Apa"}})
 	f.Add(small)
 	f.Add(small[:200])
 	f.Add(small[:len(small)/2])
@@ -244,5 +246,25 @@ func FuzzOpen(f *testing.F) {
 		}
 		m.Tokenizer().Encode("Apa khabar? <s> 123", true)
 		m.LogLikelihood(bg, []backends.LLRequest{{Context: "a", Continuation: " b"}})
+	})
+}
+
+// FuzzParse feeds arbitrary bytes to the GGUF parser alone.
+func FuzzParse(f *testing.F) {
+	meta := []kv{{"general.architecture", "llama"}, {"a.u32", uint32(7)}, {"a.f32", float32(1.5)}, {"a.bool", true},
+		{"a.strs", []string{"x", "", "yz"}}, {"a.f32s", []float32{1, 2}}, {"a.i32s", []int32{-1, 3}}}
+	f.Add(writeGGUF(meta, []tensorSpec{{"t", []uint64{32, 2}, TypeQ8_0, make([]byte, 68)}, {"u", []uint64{4}, TypeF32, make([]byte, 16)}}))
+	f.Add(writeGGUF(meta, nil))
+	f.Add([]byte("GGUF\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := Parse(data)
+		if err != nil {
+			return
+		}
+		for _, ti := range file.Tensors {
+			if n, _ := tensorBytes(&ti); uint64(len(ti.Data)) != n {
+				t.Fatalf("tensor %s: %d data bytes for a %d-byte shape", ti.Name, len(ti.Data), n)
+			}
+		}
 	})
 }

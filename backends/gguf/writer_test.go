@@ -136,6 +136,7 @@ type modelSpec struct {
 	tied                                  bool
 	seed                                  uint64
 	extraMeta                             []kv
+	vocab                                 []string // when set, a tokenizer of these pieces replaces the tiny model's
 }
 
 // randomModel writes a llama GGUF with random weights and the tiny model's
@@ -148,6 +149,9 @@ func randomModel(t testing.TB, s modelSpec) []byte {
 		t.Fatal(err)
 	}
 	vocab := len(f.Metadata["tokenizer.ggml.tokens"].([]string))
+	if s.vocab != nil {
+		vocab = len(s.vocab)
+	}
 	hd := s.dim / s.heads
 	meta := []kv{
 		{"general.architecture", "llama"}, {"general.name", "random"},
@@ -157,9 +161,23 @@ func randomModel(t testing.TB, s modelSpec) []byte {
 		{"llama.rope.dimension_count", uint32(hd)}, {"llama.rope.freq_base", float32(10000)},
 		{"llama.attention.layer_norm_rms_epsilon", float32(1e-5)},
 	}
-	for _, k := range f.Keys {
-		if len(k) > 10 && k[:10] == "tokenizer." {
-			meta = append(meta, kv{k, f.Metadata[k]})
+	if s.vocab != nil {
+		scores, types := make([]float32, vocab), make([]int32, vocab)
+		for i, p := range s.vocab {
+			scores[i], types[i] = -float32(i), tokNormal
+			if i < 3 {
+				types[i] = []int32{tokUnknown, tokControl, tokControl}[i]
+			} else if len(p) == 6 && p[:3] == "<0x" {
+				types[i] = tokByte
+			}
+		}
+		meta = append(meta, kv{"tokenizer.ggml.model", "llama"}, kv{"tokenizer.ggml.tokens", s.vocab},
+			kv{"tokenizer.ggml.scores", scores}, kv{"tokenizer.ggml.token_type", types})
+	} else {
+		for _, k := range f.Keys {
+			if len(k) > 10 && k[:10] == "tokenizer." {
+				meta = append(meta, kv{k, f.Metadata[k]})
+			}
 		}
 	}
 	meta = append(meta, s.extraMeta...)
