@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sort"
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
@@ -36,12 +37,21 @@ type itemExtra struct {
 	Kwargs         []map[string]any `json:"kwargs"`
 }
 
-// Load reads the axis's datasets: format "ifeval" (input_data.jsonl) or
-// "sea_ifeval". For SEA-IFEval, lang keeps only that language's rows.
-// Filter accepts "instruction_id" (keeps prompts with that id).
+// Load reads the axis's datasets: format "ifeval" (input_data.jsonl; lang
+// labels the file's language, default "en") or "sea_ifeval" (lang keeps only
+// that language's rows). Filter accepts "instruction_id" (keeps prompts with
+// that id). Every instruction is validated here.
 func (Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 	if len(cfg.Datasets) == 0 {
 		return nil, errors.New("if axis: no datasets configured")
+	}
+	if len(cfg.Options) > 0 {
+		keys := make([]string, 0, len(cfg.Options))
+		for k := range cfg.Options {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return nil, fmt.Errorf("if axis: unknown options %q (the axis has none)", keys)
 	}
 	var items []scorers.Item
 	for _, ds := range cfg.Datasets {

@@ -532,3 +532,41 @@ func TestCheckerErrors(t *testing.T) {
 		}
 	}
 }
+
+// Ported from instructions_util_test.py (test_word_count,
+// test_count_sentences). split_into_sentences and generate_keywords serve
+// only unregistered instructions and random descriptions.
+func TestUtilWordCount(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want int
+	}{
+		{"word1, word2, word3, word4.", 4},
+		{`
+      Bard can you tell me which is the best optimization method for the
+      transition from an hydro-thermal system to an hydro-renewables system`, 24},
+		{`
+      Hyphenated-word has two word counts.
+      `, 6},
+	} {
+		if got := countWordRuns(c.text); got != c.want {
+			t.Errorf("count_words(%q) = %d, want %d", c.text, got, c.want)
+		}
+	}
+}
+
+func TestUtilCountSentences(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want int
+	}{
+		{"xx,x. xx,x! xx/x. x{x}x? x.", 5},
+		{"xx,x! xxxx. x(x)x?", 3},
+		{"xxxx. xx,x! xx|x. x&x x?", 4},
+		{"xx-x]xx,x! x{x}xx,x.", 2},
+	} {
+		if got := EnglishPunkt().CountSentences(c.text); got != c.want {
+			t.Errorf("count_sentences(%q) = %d, want %d", c.text, got, c.want)
+		}
+	}
+}
