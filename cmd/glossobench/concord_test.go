@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/glossobench/glossobench/stats"
 )
 
 func writeTemp(t *testing.T, name, content string) string {
@@ -148,4 +151,25 @@ func FuzzReadScoresCSV(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkConcord50 is the budget: a 50-model concord with 10,000
+// permutations, under 1 s.
+func BenchmarkConcord50(b *testing.B) {
+	ours := map[string]modelScore{}
+	ext := map[string]modelScore{}
+	for i := range 50 {
+		id := fmt.Sprintf("model-%02d", i)
+		ours[id] = modelScore{Score: float64(i)}
+		ext[id] = modelScore{Score: float64((i * 37) % 50)}
+	}
+	for b.Loop() {
+		rep, err := compareRankings(ours, ext)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := stats.SpearmanPermutation(rep.oursVec, rep.extVec, 10000, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

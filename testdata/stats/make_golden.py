@@ -52,6 +52,14 @@ add_corr("negative", [1, 2, 3, 4, 5, 6], [6, 5, 4, 3, 1, 2])
 np.random.seed(0)
 x = np.random.rand(100); y = np.random.rand(100)
 add_corr("R_lt_171b", x, y)
+# The n=500 draws of scipy's test_normal_draws / test_kendalltau (seed 7546);
+# scipy's published values: rho 0.28659685838743354, p 6.579862219051161e-11,
+# tau 0.19291382765531062, p 1.1337095377742629e-10.
+np.random.seed(7546)
+x = np.array([np.random.normal(loc=1, scale=1, size=500),
+              np.random.normal(loc=1, scale=1, size=500)])
+x = np.dot(np.linalg.cholesky([[1.0, 0.3], [0.3, 1.0]]), x)
+add_corr("scipy_normal_draws_7546", x[0], x[1])
 add_corr("near_edge_n60", np.arange(60), np.r_[np.arange(58), 59, 58])
 out["correlations"] = corr
 
