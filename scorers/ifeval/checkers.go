@@ -243,6 +243,11 @@ var registry = map[string]instructionSpec{
 		}, nil
 	}},
 	"keywords:letter_frequency": {keys: []string{"letter", "let_frequency", "let_relation"}, build: func(a *kwargs, o CheckerOptions) (checkFunc, error) {
+		if v := a.m["letter"]; v != nil {
+			if _, isStr := v.(string); !isStr {
+				a.fail("kwarg \"letter\" must be a string, got %v", v)
+			}
+		}
 		letter := chooseLetter(a.m["letter"], o.Seed)
 		n, rel := a.int("let_frequency"), a.relation("let_relation", o.SEA)
 		return func(s string) bool {

@@ -412,8 +412,17 @@ func ReadResponses(path string) ([]ResponseLine, error) {
 		return nil, err
 	}
 	defer f.Close()
+	out, err := ParseResponses(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// ParseResponses is ReadResponses on a reader.
+func ParseResponses(r io.Reader) ([]ResponseLine, error) {
 	var out []ResponseLine
-	err = eachLine(f, func(line int, b []byte) error {
+	err := eachLine(r, func(line int, b []byte) error {
 		var raw struct {
 			Prompt   *string `json:"prompt"`
 			Response *string `json:"response"`
@@ -427,10 +436,7 @@ func ReadResponses(path string) ([]ResponseLine, error) {
 		out = append(out, ResponseLine{line, *raw.Prompt, *raw.Response})
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return out, nil
+	return out, err
 }
 
 // MatchResponses pairs responses with prompts by prompt text, as the

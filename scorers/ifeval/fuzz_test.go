@@ -1,6 +1,7 @@
 package ifeval
 
 import (
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -98,19 +99,26 @@ var fuzzCheckers = []struct {
 	{"startend:quotation", nil},
 }
 
-// FuzzCheckers runs every checker family, strict and loose, on arbitrary
-// input: no panics, and loose is never stricter than strict.
-func FuzzCheckers(f *testing.F) {
+// fuzzFamily runs the checkers of one family ("keywords:"...), strictly
+// and loosely, on arbitrary input: no panics, and loose is never stricter
+// than strict.
+func fuzzFamily(f *testing.F, family string) {
 	addSeeds(f)
 	var checkers []Checker
 	var ids []string
 	for _, c := range fuzzCheckers {
+		if !strings.HasPrefix(c.id, family+":") {
+			continue
+		}
 		ch, err := NewChecker(c.id, c.kw, CheckerOptions{Seed: 1})
 		if err != nil {
 			f.Fatal(err)
 		}
 		checkers = append(checkers, ch)
 		ids = append(ids, c.id)
+	}
+	if len(checkers) == 0 {
+		f.Fatalf("no checkers in family %s", family)
 	}
 	p := Prompt{Key: "fuzz", InstructionIDs: ids}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -119,6 +127,53 @@ func FuzzCheckers(f *testing.F) {
 			if o.Strict[i] && !o.Loose[i] {
 				t.Fatalf("%s: strict pass but loose fail on %q", ids[i], s)
 			}
+		}
+	})
+}
+
+func FuzzKeywords(f *testing.F)          { fuzzFamily(f, "keywords") }
+func FuzzLanguage(f *testing.F)          { fuzzFamily(f, "language") }
+func FuzzLengthConstraints(f *testing.F) { fuzzFamily(f, "length_constraints") }
+func FuzzDetectableContent(f *testing.F) { fuzzFamily(f, "detectable_content") }
+func FuzzDetectableFormat(f *testing.F)  { fuzzFamily(f, "detectable_format") }
+func FuzzCombination(f *testing.F)       { fuzzFamily(f, "combination") }
+func FuzzStartEnd(f *testing.F)          { fuzzFamily(f, "startend") }
+func FuzzChangeCase(f *testing.F)        { fuzzFamily(f, "change_case") }
+func FuzzPunctuation(f *testing.F)       { fuzzFamily(f, "punctuation") }
+
+// FuzzParsePrompts: prompt files of either dialect never panic the reader;
+// what it accepts has consistent ids and kwargs.
+func FuzzParsePrompts(f *testing.F) {
+	f.Add(`{"key": 1, "prompt": "a", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}`, false)
+	f.Add(`{"key": 2, "prompt": "b", "instruction_id_list": ["length_constraints:number_words"], "kwargs": [{"relation": "at least", "num_words": 3}]}`, false)
+	f.Add(`{"key": 3, "prompt": "c", "instruction_id_list": ["keywords:letter_frequency"], "kwargs": [{"letter": 5, "let_frequency": 1e400, "let_relation": null}]}`, false)
+	f.Add(`{"id":1,"prompts":[{"text":"x"}],"prompt_templates":["{text}"],"metadata":{"language":"id","subcategory":"detectable_format:constrained_response"},"kwargs":[{}]}`, true)
+	f.Add(`{"id":2,"prompts":[],"metadata":{}}`, true)
+	f.Fuzz(func(t *testing.T, data string, sea bool) {
+		dialect := DialectIFEval
+		if sea {
+			dialect = DialectSEA
+		}
+		ps, err := ParsePrompts(strings.NewReader(data), dialect, "")
+		if err != nil {
+			return
+		}
+		for _, p := range ps {
+			if len(p.InstructionIDs) != len(p.Kwargs) || len(p.InstructionIDs) == 0 {
+				t.Fatalf("accepted prompt %+v", p)
+			}
+		}
+	})
+}
+
+// FuzzParseResponses: response files never panic the reader.
+func FuzzParseResponses(f *testing.F) {
+	f.Add(`{"prompt": "a", "response": "b"}` + "\n" + `{"prompt": "c", "response": ""}`)
+	f.Add(`{"prompt": 1}`)
+	f.Fuzz(func(t *testing.T, data string) {
+		ls, err := ParseResponses(strings.NewReader(data))
+		if err == nil && strings.TrimSpace(data) == "" && len(ls) != 0 {
+			t.Fatal("responses from blank input")
 		}
 	})
 }
