@@ -372,6 +372,9 @@ func (d *data) measure(rep *Report, opt Options) error {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("fixed rating %q: the source never enters the rating, so the headline equals measurements-only", d.names[j]))
 	case DetectorMeanHalf, DetectorEach:
 		headline = d.meanHalf(d.src, d.pos, d.neg)
+		if lo, hi := d.measurementRange(); lo < 0 || hi > 1 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("half-and-half rating: measurements span %g to %g, not 0 to 1, so the row's mean outweighs the source's yes-rate; the paper's recipe is used as stated", lo, hi))
+		}
 		if opt.Detector == DetectorMeanHalf {
 			rep.MeasurementsOnly, _ = stats.ROCAUC(d.y, d.rowMeans())
 		} else {
@@ -401,6 +404,9 @@ func (d *data) measure(rep *Report, opt Options) error {
 	}
 	if rep.Headline, err = stats.ROCAUC(d.y, headline); err != nil {
 		return err
+	}
+	if rep.Headline == 0 {
+		return errors.New("audit: the headline AUC is 0: the rating ranks every no row above every yes row; flip its sign")
 	}
 	rep.HeadlineAP, _ = stats.AveragePrecision(d.y, headline)
 
@@ -440,6 +446,16 @@ func (d *data) column(j int) []float64 {
 		col[i] = row[j]
 	}
 	return col
+}
+
+func (d *data) measurementRange() (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, row := range d.x {
+		for _, v := range row {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	return lo, hi
 }
 
 func (d *data) rowMeans() []float64 {
@@ -597,11 +613,13 @@ func (d *data) outOfFold(folds []int, withSource bool, opt Options) ([]float64, 
 			}
 			predict = m.Prob
 		}
+		var test []int
 		for i := range d.y {
 			if folds[i] == f {
-				out[i] = predict(feats[i])
+				test = append(test, i)
 			}
 		}
+		parallel(len(test), opt.Workers, func(_, t int) { out[test[t]] = predict(feats[test[t]]) })
 	}
 	return out, nil
 }

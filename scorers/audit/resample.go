@@ -124,10 +124,18 @@ func (d *data) shuffle(rep *Report, opt Options, folds []int) *Shuffle {
 	type scratch struct {
 		src      []int
 		pos, neg []int
+		merge    *mergeScratch
+	}
+	var mh *meanHalfSorter
+	if recompute {
+		mh = newMeanHalfSorter(d)
 	}
 	work := make([]scratch, opt.Workers)
 	for w := range work {
-		work[w] = scratch{make([]int, len(d.src)), make([]int, k), make([]int, k)}
+		work[w] = scratch{make([]int, len(d.src)), make([]int, k), make([]int, k), nil}
+		if recompute {
+			work[w].merge = mh.scratch(k)
+		}
 	}
 	ls := make([]float64, opt.Shuffles)
 	parallel(opt.Shuffles, opt.Workers, func(w, s int) {
@@ -148,7 +156,7 @@ func (d *data) shuffle(rep *Report, opt Options, folds []int) *Shuffle {
 		h := rep.Headline
 		switch {
 		case recompute:
-			h, _ = stats.ROCAUC(d.y, d.meanHalf(sc.src, sc.pos, sc.neg))
+			h = mh.auc(sc.src, sc.pos, sc.neg, sc.merge)
 		case retrain:
 			dd := *d
 			dd.src = sc.src
@@ -300,4 +308,119 @@ func (d *data) repairs(headline []float64) *Repairs {
 		out.Level = a
 	}
 	return out
+}
+
+// meanHalfSorter computes the AUC of the half-and-half rating under many
+// tag shuffles without sorting the rows each time: inside one source the
+// rating orders rows by their mean measurement, so the rows sorted once by
+// mean are split by source (each part stays sorted) and the parts are
+// merged by rating.
+type meanHalfSorter struct {
+	y      []bool
+	means  []float64
+	byMean []int32
+}
+
+type mergeScratch struct {
+	buf        []int32
+	start, end []int
+	rate       []float64
+	heap       []head
+}
+
+// head is a source's next row in the merge, keyed by its rating.
+type head struct {
+	v float64
+	k int
+}
+
+func newMeanHalfSorter(d *data) *meanHalfSorter {
+	m := &meanHalfSorter{y: d.y, means: d.rowMeans(), byMean: make([]int32, len(d.y))}
+	for i := range m.byMean {
+		m.byMean[i] = int32(i)
+	}
+	slices.SortStableFunc(m.byMean, func(a, b int32) int { return cmpFloat(m.means[a], m.means[b]) })
+	return m
+}
+
+func (m *meanHalfSorter) scratch(k int) *mergeScratch {
+	return &mergeScratch{buf: make([]int32, len(m.y)), start: make([]int, k), end: make([]int, k), rate: make([]float64, k), heap: make([]head, 0, k)}
+}
+
+func (m *meanHalfSorter) auc(src, pos, neg []int, sc *mergeScratch) float64 {
+	off := 0
+	for k := range pos {
+		sc.start[k], sc.end[k] = off, off
+		off += pos[k] + neg[k]
+		if pos[k]+neg[k] > 0 {
+			sc.rate[k] = rate(pos[k], neg[k])
+		}
+	}
+	for _, i := range m.byMean {
+		k := src[i]
+		sc.buf[sc.end[k]] = i
+		sc.end[k]++
+	}
+	// Reset end to the bucket limits and start to the heads.
+	for k := range pos {
+		sc.end[k] = sc.start[k] + pos[k] + neg[k]
+	}
+	key := func(k int) float64 { return 0.5*sc.rate[k] + 0.5*m.means[sc.buf[sc.start[k]]] }
+	h := sc.heap[:0]
+	less := func(a, b int) bool { return h[a].v < h[b].v }
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			c := l
+			if r := l + 1; r < len(h) && less(r, l) {
+				c = r
+			}
+			if !less(c, i) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for k := range pos {
+		if sc.start[k] < sc.end[k] {
+			h = append(h, head{key(k), k})
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	var sum, negBelow, gp, gn float64
+	prev := math.Inf(-1)
+	for len(h) > 0 {
+		k, v := h[0].k, h[0].v
+		if v != prev {
+			sum += gp * (negBelow + gn/2)
+			negBelow += gn
+			gp, gn, prev = 0, 0, v
+		}
+		if m.y[sc.buf[sc.start[k]]] {
+			gp++
+		} else {
+			gn++
+		}
+		sc.start[k]++
+		if sc.start[k] == sc.end[k] {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		} else {
+			h[0].v = key(k)
+		}
+		down(0)
+	}
+	sum += gp * (negBelow + gn/2)
+	negBelow += gn
+	var nPos float64
+	for _, p := range pos {
+		nPos += float64(p)
+	}
+	return sum / (nPos * negBelow)
 }
