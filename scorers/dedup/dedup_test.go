@@ -664,3 +664,33 @@ func TestLoadItemsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptSHA256Golden compares with sort -u | sha256sum and Python's
+// hashlib (testdata/dedup/kept_sha256_reference.sh).
+func TestKeptSHA256Golden(t *testing.T) {
+	ids, err := os.ReadFile("../../testdata/dedup/kept_ids.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile("../../testdata/dedup/kept_sha256_golden.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(golden)), "\n") {
+		f := strings.Fields(l)
+		want[f[0]] = f[1]
+	}
+	list := strings.Split(strings.TrimSpace(string(ids)), "\n")
+	for name, in := range map[string][]string{"ids": list, "empty": nil, "one": {"synth/2"}} {
+		if got := KeptSHA256(in); got != want[name] {
+			t.Errorf("%s: KeptSHA256 = %s, want %s", name, got, want[name])
+		}
+	}
+	// Order and repeats do not matter.
+	rev := slices.Clone(list)
+	slices.Reverse(rev)
+	if KeptSHA256(append(rev, list...)) != want["ids"] {
+		t.Error("order or duplicates changed the hash")
+	}
+}
