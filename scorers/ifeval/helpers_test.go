@@ -14,6 +14,6 @@ func containsAny(s string, subs ...string) bool {
 	return false
 }
 
-// jsonValid is encoding/json's verdict, trimmed as Python trims (Python
-// json whitespace is the same four characters).
+// jsonValid is encoding/json's verdict; both it and Python allow the same
+// four whitespace characters around the value.
 func jsonValid(s string) bool { return json.Valid([]byte(s)) }
