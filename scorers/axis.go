@@ -60,12 +60,15 @@ type PredictOptions struct {
 	ChatTemplate string // auto | always
 	MaxTokens    int
 	Seed         int64
+	Options      map[string]any // the axis's own options (axes.<name>.options)
 }
 
 // ScoreOptions carry run-wide scoring settings.
 type ScoreOptions struct {
+	ScoringMode        string
 	Seed               int64
 	BootstrapResamples int
+	Options            map[string]any // the axis's own options (axes.<name>.options)
 }
 
 // ItemScore is the per-item outcome, written to the store as JSONL and read by

@@ -1,0 +1,283 @@
+// Package activities holds EvalRun's stages. Each method is one stage over one
+// shard or one axis; it reads its inputs from the store and writes its outputs
+// there, so only keys and small summaries pass through workflow history. Every
+// activity is idempotent: it first reads what an earlier attempt checkpointed
+// and only does what is missing.
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/registry"
+	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/ifeval"
+	"github.com/glossobench/glossobench/scorers/mcq"
+	"github.com/glossobench/glossobench/scorers/nlg"
+)
+
+// Error types the workflow must not retry: the input itself is wrong.
+const (
+	ErrConfig = "ConfigError"
+	ErrData   = "DataError"
+)
+
+// Activities holds the dependencies of every stage. Stores and backends are
+// opened on first use and shared by all runs the worker serves.
+type Activities struct {
+	Log zerolog.Logger
+	// OpenBackend opens a model; nil means registry.Open. Tests replace it.
+	OpenBackend func(spec string, o registry.Options) (backends.Backend, error)
+
+	mu       sync.Mutex
+	stores   map[string]store.Store
+	backends map[string]backends.Backend
+	manifest map[string]*manifest
+}
+
+// New returns Activities logging to log.
+func New(log zerolog.Logger) *Activities { return &Activities{Log: log} }
+
+// Close releases the backends.
+func (a *Activities) Close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, b := range a.backends {
+		b.Close()
+	}
+	a.backends = nil
+}
+
+// manifest is runs/<run>/manifest.json: the resolved config and the plan.
+type manifest struct {
+	Config *config.Config `json:"config"`
+	Plan   Plan           `json:"plan"`
+}
+
+// Axis returns the plugin of an axis name.
+func Axis(name string) (scorers.Axis, bool) {
+	switch name {
+	case "knowledge", "nlu", "cultural":
+		return mcq.NewAxis(name), true
+	case "if":
+		return ifeval.NewAxis(), true
+	case "nlg":
+		return nlg.NewAxis(), true
+	}
+	return nil, false
+}
+
+func (a *Activities) store(ctx context.Context, uri string) (store.Store, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.stores[uri]; ok {
+		return s, nil
+	}
+	s, err := store.Open(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	if a.stores == nil {
+		a.stores = map[string]store.Store{}
+	}
+	a.stores[uri] = s
+	return s, nil
+}
+
+func (a *Activities) backend(m config.Model) (backends.Backend, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	key := m.Spec + "|" + m.Name + "|" + m.Flavor + "|" + m.ChatFormat
+	if b, ok := a.backends[key]; ok {
+		return b, nil
+	}
+	open := a.OpenBackend
+	if open == nil {
+		open = registry.Open
+	}
+	b, err := open(m.Spec, registry.Options{
+		Name: m.Name, APIKeyEnv: m.APIKeyEnv, Flavor: m.Flavor, Concurrency: m.Concurrency,
+		Timeout: time.Duration(m.TimeoutSeconds) * time.Second, MaxRetries: m.MaxRetries, ChatFormat: m.ChatFormat,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if a.backends == nil {
+		a.backends = map[string]backends.Backend{}
+	}
+	a.backends[key] = b
+	return b, nil
+}
+
+// loadManifest reads a run's manifest once per worker.
+func (a *Activities) loadManifest(ctx context.Context, ref RunRef) (*manifest, store.Store, error) {
+	st, err := a.store(ctx, ref.StoreURI)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.mu.Lock()
+	m, ok := a.manifest[ref.RunID]
+	a.mu.Unlock()
+	if ok {
+		return m, st, nil
+	}
+	data, err := st.Get(ctx, manifestKey(ref.RunID))
+	if err != nil {
+		return nil, nil, err
+	}
+	m = new(manifest)
+	if err := json.Unmarshal(data, m); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", manifestKey(ref.RunID), err)
+	}
+	a.mu.Lock()
+	if a.manifest == nil {
+		a.manifest = map[string]*manifest{}
+	}
+	a.manifest[ref.RunID] = m
+	a.mu.Unlock()
+	return m, st, nil
+}
+
+// putOnce writes a create-only object; an identical object already there (an
+// earlier attempt's) counts as success.
+func putOnce(ctx context.Context, st store.Store, key string, data []byte) error {
+	err := st.Put(ctx, key, data)
+	if errors.Is(err, store.ErrExists) {
+		return nil
+	}
+	return err
+}
+
+func putJSON(ctx context.Context, st store.Store, key string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return putOnce(ctx, st, key, append(b, '\n'))
+}
+
+func getJSON(ctx context.Context, st store.Store, key string, v any) error {
+	b, err := st.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return nil
+}
+
+// Prepare loads and validates the config, loads every axis's items and writes
+// them with the manifest to the store. A retry after a crash finds the
+// manifest and returns its plan.
+func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error) {
+	var cfg *config.Config
+	var err error
+	ov := config.Overrides{Model: in.Model, ModelID: in.ModelID}
+	switch {
+	case in.ConfigYAML != "":
+		wd, _ := os.Getwd()
+		cfg, err = config.Parse([]byte(in.ConfigYAML), "inline config", wd, ov)
+	case in.ConfigPath != "":
+		cfg, err = config.Load(in.ConfigPath, ov)
+	default:
+		err = errors.New("config: neither config_path nor config is set in the workflow input")
+	}
+	if err != nil {
+		return Plan{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfig, nil)
+	}
+	if in.RunID == "" {
+		return Plan{}, temporal.NewNonRetryableApplicationError("run_id: empty", ErrConfig, nil)
+	}
+	if err := store.ValidKey("runs/" + in.RunID); err != nil {
+		return Plan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("run_id %q: %v", in.RunID, err), ErrConfig, nil)
+	}
+	uri := cfg.Store.URI
+	if !filepath.IsAbs(uri) && !hasScheme(uri) {
+		if abs, err := filepath.Abs(uri); err == nil {
+			uri = abs
+		}
+	}
+	st, err := a.store(ctx, uri)
+	if err != nil {
+		return Plan{}, err
+	}
+	var prev manifest
+	if err := getJSON(ctx, st, manifestKey(in.RunID), &prev); err == nil {
+		if prev.Plan.ConfigHash != cfg.Hash() {
+			return Plan{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("run %s already exists in %s with another config; pick another run id", in.RunID, st.Describe()), ErrConfig, nil)
+		}
+		return prev.Plan, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return Plan{}, err
+	}
+
+	plan := Plan{
+		RunID: in.RunID, StoreURI: uri, BenchVersion: cfg.BenchVersion, SchemaVersion: config.SchemaVersion,
+		ConfigHash: cfg.Hash(), ModelID: cfg.Model.ID, ModelSpec: cfg.Model.Spec,
+		MaxWallSeconds: cfg.Run.MaxWallSeconds, ParallelShards: cfg.Run.ParallelShards, HeartbeatSecs: cfg.Run.HeartbeatSeconds,
+	}
+	for _, name := range cfg.AxisNames() {
+		ac := cfg.Axes[name]
+		ax, ok := Axis(name)
+		if !ok {
+			plan.Skipped = append(plan.Skipped, Skip{Axis: name, Reason: skipReason(name, cfg)})
+			continue
+		}
+		items, err := ax.Load(ac)
+		if err != nil {
+			return Plan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("axes.%s: %v", name, err), ErrData, nil)
+		}
+		data, err := encodeJSONL(items)
+		if err != nil {
+			return Plan{}, err
+		}
+		if err := putOnce(ctx, st, itemsKey(in.RunID, name), data); err != nil {
+			return Plan{}, err
+		}
+		plan.Axes = append(plan.Axes, AxisPlan{
+			Name: name, Version: ax.Version(), Items: len(items), Weight: ac.Weight, Tier: ac.Tier,
+			ScoringMode: ac.ScoringMode, Judged: ax.ScorerType() == scorers.ScorerJudge, Probes: ac.Probes,
+		})
+	}
+	if len(plan.Axes) == 0 {
+		return Plan{}, temporal.NewNonRetryableApplicationError("no configured axis can run here", ErrConfig, nil)
+	}
+	if err := putJSON(ctx, st, manifestKey(in.RunID), manifest{Config: cfg, Plan: plan}); err != nil {
+		return Plan{}, err
+	}
+	a.Log.Info().Str("run", in.RunID).Int("axes", len(plan.Axes)).Msg("prepared")
+	return plan, nil
+}
+
+func skipReason(axis string, cfg *config.Config) string {
+	if (axis == "mt" || axis == "safety") && len(cfg.Judges) == 0 {
+		return "skipped_no_judge: no judges configured"
+	}
+	return "axis plugin not available in this build"
+}
+
+func hasScheme(uri string) bool {
+	for i := 0; i < len(uri); i++ {
+		switch c := uri[i]; {
+		case c == ':':
+			return i > 1
+		case c == '/':
+			return false
+		}
+	}
+	return false
+}

@@ -1,0 +1,211 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/stats"
+)
+
+// Result is result.json.
+type Result struct {
+	BenchVersion   string                `json:"bench_version"`
+	SchemaVersion  string                `json:"schema_version"`
+	PluginVersions map[string]string     `json:"plugin_versions"`
+	RunID          string                `json:"run_id"`
+	ModelID        string                `json:"model_id"`
+	ModelMeta      any                   `json:"model_meta,omitempty"`
+	ConfigHash     string                `json:"config_hash"`
+	Seed           int64                 `json:"seed"`
+	Axes           map[string]AxisReport `json:"axes"`
+	Summary        ResultSummary         `json:"summary"`
+	Store          string                `json:"store"`
+}
+
+// AxisReport is one axis in result.json: its score and measurement profile.
+type AxisReport struct {
+	scorers.AxisResult
+	Weight        float64            `json:"weight"`
+	Tier          string             `json:"tier"`
+	Discriminates bool               `json:"discriminates"` // chance-normalised score above near_chance_eps
+	Profile       MeasurementProfile `json:"measurement_profile"`
+	ScoresKey     string             `json:"scores_key"`
+}
+
+// MeasurementProfile is the per-axis profile of spec §0.
+type MeasurementProfile struct {
+	N                 int           `json:"n"`
+	ScorerType        string        `json:"scorer_type"`
+	InterJudgeKappa   *float64      `json:"inter_judge_kappa"`
+	ContaminationRate any           `json:"contamination_rate"` // a rate, or "no corpus"
+	Leakage           *AuditSummary `json:"leakage"`
+	StageNotes        []string      `json:"stage_notes,omitempty"`
+}
+
+// ResultSummary is the run-level summary of spec §2–3.
+type ResultSummary struct {
+	MSPublic       *float64    `json:"ms_public"`
+	MSPooled       *float64    `json:"ms_pooled"`
+	MSExperimental *float64    `json:"ms_experimental"`
+	MSCI95         *[2]float64 `json:"ms_ci95"`
+	MSAxes         []string    `json:"ms_axes"` // the axes the MS is over
+	MSNote         string      `json:"ms_note"`
+	SkippedAxes    []Skip      `json:"skipped_axes"`
+	SkippedNoJudge []string    `json:"skipped_no_judge"`
+	NearChanceAxes []string    `json:"near_chance_axes"`
+	NearChanceEps  float64     `json:"near_chance_eps"`
+	Dedup          DedupResult `json:"dedup"`
+	Notes          []string    `json:"notes"`
+}
+
+// Aggregate computes the mean-score tiers and their CI, flags near-chance
+// axes, writes result.json and returns the summary.
+func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary, error) {
+	m, st, err := a.loadManifest(ctx, in.RunRef)
+	if err != nil {
+		return Summary{}, err
+	}
+	cfg := m.Config
+	res := Result{
+		BenchVersion: in.Plan.BenchVersion, SchemaVersion: in.Plan.SchemaVersion, PluginVersions: map[string]string{},
+		RunID: in.RunID, ModelID: in.Plan.ModelID, ConfigHash: in.Plan.ConfigHash, Seed: cfg.Run.Seed,
+		Axes: map[string]AxisReport{}, Store: st.Describe(),
+	}
+	if cfg.Model.Meta != (config.ModelMeta{}) {
+		res.ModelMeta = cfg.Model.Meta
+	}
+	s := &res.Summary
+	s.Dedup, s.NearChanceEps, s.Notes = in.Dedup, cfg.Run.NearChanceEps, append([]string{}, in.Notes...)
+	s.SkippedAxes = append([]Skip{}, in.Skipped...)
+	s.SkippedNoJudge = []string{}
+	s.NearChanceAxes = []string{}
+	for _, sk := range in.Skipped {
+		if strings.HasPrefix(sk.Reason, "skipped_no_judge") {
+			s.SkippedNoJudge = append(s.SkippedNoJudge, sk.Axis)
+		}
+	}
+	contamination := map[string]*float64{}
+	for _, ad := range in.Dedup.Axes {
+		contamination[ad.Axis] = ad.ContaminationRate
+	}
+
+	var pub, exp []stats.AxisSample
+	var pubScores, pubWeights []float64
+	var pooled []float64
+	for _, o := range in.Outcomes {
+		r := o.Result
+		res.PluginVersions[r.Axis] = r.Version
+		rep := AxisReport{AxisResult: r, Weight: o.Weight, Tier: o.Tier, ScoresKey: scoresKey(in.RunID, r.Axis)}
+		rep.Profile = MeasurementProfile{N: r.N, ScorerType: r.ScorerType, Leakage: o.Audit, StageNotes: o.StageNotes, ContaminationRate: "no corpus"}
+		if c := contamination[r.Axis]; c != nil {
+			rep.Profile.ContaminationRate = *c
+		}
+		if r.Score != nil {
+			norm := 1.0
+			if r.Chance < 1 {
+				norm = (*r.Score - r.Chance) / (1 - r.Chance)
+			}
+			rep.Discriminates = norm > cfg.Run.NearChanceEps
+			if !rep.Discriminates {
+				s.NearChanceAxes = append(s.NearChanceAxes, r.Axis)
+			}
+			if o.Tier == "selfbuilt" {
+				exp = append(exp, stats.AxisSample{Name: r.Axis, Weight: o.Weight, Values: []float64{*r.Score}})
+			} else {
+				pub = append(pub, stats.AxisSample{Name: r.Axis, Weight: o.Weight, Values: []float64{*r.Score}})
+				pubScores = append(pubScores, *r.Score)
+				pubWeights = append(pubWeights, o.Weight)
+				s.MSAxes = append(s.MSAxes, r.Axis)
+				if data, err := st.Get(ctx, scoresKey(in.RunID, r.Axis)); err == nil {
+					items, err := decodeJSONL[scorers.ItemScore](data, scoresKey(in.RunID, r.Axis))
+					if err != nil {
+						return Summary{}, err
+					}
+					for _, it := range items {
+						pooled = append(pooled, it.Score)
+					}
+				} else if !errors.Is(err, store.ErrNotFound) {
+					return Summary{}, err
+				}
+			}
+		} else {
+			s.SkippedAxes = append(s.SkippedAxes, Skip{Axis: r.Axis, Reason: "no score: " + strings.Join(r.Notes, "; ")})
+		}
+		res.Axes[r.Axis] = rep
+	}
+	s.MSPublic = weightedMean(pubScores, pubWeights)
+	if len(exp) > 0 {
+		var v, w []float64
+		for _, e := range exp {
+			v, w = append(v, e.Values[0]), append(w, e.Weight)
+		}
+		s.MSExperimental = weightedMean(v, w)
+	}
+	if len(pooled) > 0 {
+		var t float64
+		for _, x := range pooled {
+			t += x
+		}
+		mean := t / float64(len(pooled))
+		s.MSPooled = &mean
+	}
+	// Spec §3: resample axes with replacement, each keeping its weight.
+	if len(pubScores) > 1 {
+		lo, hi, err := stats.PercentileBootstrap(len(pubScores), cfg.Run.BootstrapResamples, uint64(cfg.Run.Seed), 0.95, func(idx []int) float64 {
+			var num, den float64
+			for _, i := range idx {
+				num += pubWeights[i] * pubScores[i]
+				den += pubWeights[i]
+			}
+			if den == 0 {
+				return 0
+			}
+			return num / den
+		})
+		if err == nil {
+			s.MSCI95 = &[2]float64{lo, hi}
+		}
+	}
+	total := len(in.Plan.Axes) + len(in.Plan.Skipped)
+	s.MSNote = fmt.Sprintf("ms_public is over %d of %d configured axes (%s)", len(s.MSAxes), total, strings.Join(s.MSAxes, ", "))
+	if len(s.MSAxes) < len(cfg.Axes) {
+		s.MSNote += "; the other axes did not produce a public score and are not in the denominator"
+	}
+	if len(s.NearChanceAxes) > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("near-chance axes %v carry noise, not signal: exclude them from cross-model ranking", s.NearChanceAxes))
+	}
+
+	if err := putJSON(ctx, st, ResultKey(in.RunID), res); err != nil {
+		return Summary{}, err
+	}
+	out := Summary{
+		ResultKey: ResultKey(in.RunID), MSPublic: s.MSPublic, MSPooled: s.MSPooled, MSExperimental: s.MSExperimental,
+		MSCI95: s.MSCI95, Axes: map[string]*float64{}, NearChanceAxes: s.NearChanceAxes, Skipped: s.SkippedAxes,
+	}
+	for name, r := range res.Axes {
+		out.Axes[name] = r.Score
+	}
+	if l, ok := st.(*store.Local); ok {
+		out.ResultPath = filepath.Join(l.Dir(), filepath.FromSlash(ResultKey(in.RunID)))
+	}
+	return out, nil
+}
+
+func weightedMean(v, w []float64) *float64 {
+	var num, den float64
+	for i := range v {
+		num += v[i] * w[i]
+		den += w[i]
+	}
+	if den == 0 {
+		return nil
+	}
+	x := num / den
+	return &x
+}

@@ -1,0 +1,423 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/audit"
+	"github.com/glossobench/glossobench/scorers/dedup"
+	"github.com/glossobench/glossobench/stats"
+)
+
+// Dedup drops contaminated items before anything is scored (spec §6), publishes
+// the SHA-256 of the kept item-id set and cuts each axis's kept items into shards.
+func (a *Activities) Dedup(ctx context.Context, ref RunRef) (DedupResult, error) {
+	m, st, err := a.loadManifest(ctx, ref)
+	if err != nil {
+		return DedupResult{}, err
+	}
+	var prev DedupResult
+	if err := getJSON(ctx, st, dedupKey(ref.RunID), &prev); err == nil {
+		return prev, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return DedupResult{}, err
+	}
+	res := DedupResult{Corpus: "no corpus"}
+	dropped, corpusNote, err := a.screen(ctx, m.Config, ref)
+	if err != nil {
+		return DedupResult{}, err
+	}
+	if corpusNote != "" {
+		res.Corpus = corpusNote
+	}
+	var kept []string
+	size := m.Config.Run.ShardSize
+	for _, ax := range m.Plan.Axes {
+		items, err := a.axisItems(ctx, st, ref.RunID, ax.Name)
+		if err != nil {
+			return DedupResult{}, err
+		}
+		var keep []scorers.Item
+		for _, it := range items {
+			if !dropped[it.ID] {
+				keep = append(keep, it)
+				kept = append(kept, it.ID)
+			}
+		}
+		ad := AxisDedup{Axis: ax.Name, Kept: len(keep), Dropped: len(items) - len(keep)}
+		if corpusNote != "" && len(items) > 0 {
+			rate := float64(ad.Dropped) / float64(len(items))
+			ad.ContaminationRate = &rate
+		}
+		for s := 0; s*size < len(keep); s++ {
+			part := keep[s*size : min((s+1)*size, len(keep))]
+			data, err := encodeJSONL(part)
+			if err != nil {
+				return DedupResult{}, err
+			}
+			if err := putOnce(ctx, st, shardItemsKey(ref.RunID, ax.Name, s), data); err != nil {
+				return DedupResult{}, err
+			}
+			ad.Shards = append(ad.Shards, len(part))
+		}
+		res.Axes = append(res.Axes, ad)
+	}
+	res.KeptSHA256 = dedup.KeptSHA256(kept)
+	if err := putJSON(ctx, st, dedupKey(ref.RunID), res); err != nil {
+		return DedupResult{}, err
+	}
+	return res, nil
+}
+
+func (a *Activities) axisItems(ctx context.Context, st store.Store, run, axis string) ([]scorers.Item, error) {
+	data, err := st.Get(ctx, itemsKey(run, axis))
+	if err != nil {
+		return nil, err
+	}
+	return decodeJSONL[scorers.Item](data, itemsKey(run, axis))
+}
+
+func (a *Activities) shardItems(ctx context.Context, st store.Store, run, axis string, shard int) ([]scorers.Item, error) {
+	key := shardItemsKey(run, axis, shard)
+	data, err := st.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return decodeJSONL[scorers.Item](data, key)
+}
+
+// shardPredictions reads every checkpoint object of a shard.
+func shardPredictions(ctx context.Context, st store.Store, run, axis string, shard int) (map[string]scorers.Prediction, int, error) {
+	keys, err := st.List(ctx, predPrefix(run, axis, shard))
+	if err != nil {
+		return nil, 0, err
+	}
+	preds := map[string]scorers.Prediction{}
+	for _, k := range keys {
+		data, err := st.Get(ctx, k)
+		if err != nil {
+			return nil, 0, err
+		}
+		rows, err := decodeJSONL[scorers.Prediction](data, k)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, p := range rows {
+			preds[p.ItemID] = p
+		}
+	}
+	return preds, len(keys), nil
+}
+
+// InferProgress is the heartbeat detail of Infer.
+type InferProgress struct {
+	Done  int `json:"done"`
+	Total int `json:"total"`
+}
+
+// Infer runs the model on one shard. Predictions are checkpointed every
+// run.checkpoint_every items as create-only objects; a retried attempt reads
+// them first and never sends an answered item to the model again. On
+// cancellation (the axis budget ran out) what was answered is written before
+// returning.
+func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, error) {
+	m, st, err := a.loadManifest(ctx, in.RunRef)
+	if err != nil {
+		return ShardResult{}, err
+	}
+	items, err := a.shardItems(ctx, st, in.RunID, in.Axis, in.Shard)
+	if err != nil {
+		return ShardResult{}, err
+	}
+	done, parts, err := shardPredictions(ctx, st, in.RunID, in.Axis, in.Shard)
+	if err != nil {
+		return ShardResult{}, err
+	}
+	res := ShardResult{Total: len(items), Reused: len(done)}
+	var todo []scorers.Item
+	for _, it := range items {
+		if _, ok := done[it.ID]; !ok {
+			todo = append(todo, it)
+		}
+	}
+	res.Done = len(done)
+	if len(todo) == 0 {
+		return res, nil
+	}
+	ax, _ := Axis(in.Axis)
+	b, err := a.backend(m.Config.Model)
+	if err != nil {
+		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model %s: %v", m.Config.Model.Spec, err), ErrConfig, nil)
+	}
+	ac := m.Config.Axes[in.Axis]
+	opt := scorers.PredictOptions{
+		ScoringMode: ac.ScoringMode, ChatTemplate: m.Config.Run.ChatTemplate, MaxTokens: ac.MaxTokens,
+		Seed: m.Config.Run.Seed, Options: ac.Options,
+	}
+	workers := max(1, m.Config.Model.Concurrency)
+	if workers == 1 && !strings.HasPrefix(m.Config.Model.Spec, "gguf:") {
+		workers = 8
+	}
+
+	// A ticker heartbeats while a slow item is in flight, so a live worker is
+	// never mistaken for a dead one; a dead one stops heartbeating.
+	var mu sync.Mutex
+	hbStop := make(chan struct{})
+	defer close(hbStop)
+	go func() {
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-hbStop:
+				return
+			case <-t.C:
+				mu.Lock()
+				activity.RecordHeartbeat(ctx, InferProgress{Done: res.Done, Total: res.Total})
+				mu.Unlock()
+			}
+		}
+	}()
+
+	every := m.Config.Run.CheckpointEvery
+	for start := 0; start < len(todo); start += every {
+		chunk := todo[start:min(start+every, len(todo))]
+		preds := make([]scorers.Prediction, len(chunk))
+		errs := make([]error, len(chunk))
+		sem := make(chan struct{}, workers)
+		var wg sync.WaitGroup
+		for i, it := range chunk {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				preds[i], errs[i] = ax.Predict(ctx, b, it, opt)
+			}()
+		}
+		wg.Wait()
+		var ok []scorers.Prediction
+		var firstErr error
+		for i := range chunk {
+			if errs[i] == nil {
+				ok = append(ok, preds[i])
+			} else if firstErr == nil {
+				firstErr = fmt.Errorf("item %s: %w", chunk[i].ID, errs[i])
+			}
+		}
+		if len(ok) > 0 {
+			data, err := encodeJSONL(ok)
+			if err != nil {
+				return res, err
+			}
+			// Written even when ctx is cancelled: answered work is never lost.
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			err = st.Put(wctx, predKey(in.RunID, in.Axis, in.Shard, parts), data)
+			cancel()
+			if err != nil {
+				return res, fmt.Errorf("checkpoint %s: %w", predKey(in.RunID, in.Axis, in.Shard, parts), err)
+			}
+			parts++
+			mu.Lock()
+			res.Done += len(ok)
+			mu.Unlock()
+			activity.RecordHeartbeat(ctx, InferProgress{Done: res.Done, Total: res.Total})
+		}
+		if firstErr != nil {
+			return res, firstErr
+		}
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+	}
+	return res, nil
+}
+
+// scoreInputs pairs every kept item that has a prediction with it.
+func (a *Activities) scoreInputs(ctx context.Context, st store.Store, run, axis string, shards int) (items []scorers.Item, preds []scorers.Prediction, unscored int, err error) {
+	for s := 0; s < shards; s++ {
+		its, err := a.shardItems(ctx, st, run, axis, s)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		got, _, err := shardPredictions(ctx, st, run, axis, s)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		for _, it := range its {
+			p, ok := got[it.ID]
+			if !ok {
+				unscored++
+				continue
+			}
+			items = append(items, it)
+			preds = append(preds, p)
+		}
+	}
+	return items, preds, unscored, nil
+}
+
+// ScoreInput names an axis to score and how many shards it has.
+type ScoreInput struct {
+	AxisInput
+	Shards int `json:"shards"`
+}
+
+// Score scores one axis from its checkpointed predictions, writes the per-item
+// scores to the store and returns the axis result. Kept items without a
+// prediction (the budget ran out) are counted, never guessed.
+func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, error) {
+	m, st, err := a.loadManifest(ctx, in.RunRef)
+	if err != nil {
+		return AxisOutcome{}, err
+	}
+	ax, _ := Axis(in.Axis)
+	items, preds, unscored, err := a.scoreInputs(ctx, st, in.RunID, in.Axis, in.Shards)
+	if err != nil {
+		return AxisOutcome{}, err
+	}
+	ac := m.Config.Axes[in.Axis]
+	out := AxisOutcome{Weight: ac.Weight, Tier: ac.Tier, Dropped: unscored}
+	if len(items) == 0 {
+		out.Result = scorers.AxisResult{Axis: in.Axis, Version: ax.Version(), ScorerType: ax.ScorerType(), Metric: "none",
+			Notes: []string{"no item was scored"}}
+	} else {
+		r, err := ax.Score(items, preds, scorers.ScoreOptions{
+			ScoringMode: ac.ScoringMode, Seed: m.Config.Run.Seed, BootstrapResamples: m.Config.Run.BootstrapResamples, Options: ac.Options,
+		})
+		if err != nil {
+			return AxisOutcome{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
+		}
+		out.Result = r
+	}
+	if unscored > 0 {
+		out.Result.Notes = append(out.Result.Notes, fmt.Sprintf("%d kept items were not scored: the axis budget ran out before they were answered", unscored))
+	}
+	data, err := encodeJSONL(out.Result.Items)
+	if err != nil {
+		return AxisOutcome{}, err
+	}
+	if err := putOnce(ctx, st, scoresKey(in.RunID, in.Axis), data); err != nil {
+		return AxisOutcome{}, err
+	}
+	if err := putJSON(ctx, st, axisResultKey(in.RunID, in.Axis), out); err != nil {
+		return AxisOutcome{}, err
+	}
+	return out, nil
+}
+
+// Judge rates an axis's generated responses with the judge ensemble.
+func (a *Activities) Judge(ctx context.Context, in AxisInput) (StageNote, error) {
+	m, _, err := a.loadManifest(ctx, in.RunRef)
+	if err != nil {
+		return StageNote{}, err
+	}
+	if len(m.Config.Judges) == 0 {
+		return StageNote{Note: "judge: no judges configured"}, nil
+	}
+	return StageNote{Note: "judge: ensembles are not part of this build; ratings were not requested"}, nil
+}
+
+// Probes runs the adversarial probes configured for an axis.
+func (a *Activities) Probes(ctx context.Context, in AxisInput) (StageNote, error) {
+	m, _, err := a.loadManifest(ctx, in.RunRef)
+	if err != nil {
+		return StageNote{}, err
+	}
+	if p := m.Config.Axes[in.Axis].Probes; len(p) > 0 {
+		return StageNote{Note: fmt.Sprintf("probes %v: not part of this build; no probe result is reported", p)}, nil
+	}
+	return StageNote{Note: "probes: none configured"}, nil
+}
+
+// Audit runs the source-identity leakage audit (spec 003) on an axis whose
+// items pool several sources: the scorer's per-item rating is the measurement,
+// correctness the label.
+func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, error) {
+	m, st, err := a.loadManifest(ctx, in.RunRef)
+	if err != nil {
+		return AuditSummary{}, err
+	}
+	data, err := st.Get(ctx, scoresKey(in.RunID, in.Axis))
+	if err != nil {
+		return AuditSummary{}, err
+	}
+	scores, err := decodeJSONL[scorers.ItemScore](data, scoresKey(in.RunID, in.Axis))
+	if err != nil {
+		return AuditSummary{}, err
+	}
+	sources := map[string]bool{}
+	rows := make([]audit.Row, len(scores))
+	for i, s := range scores {
+		sources[s.Source] = true
+		rows[i] = audit.Row{Label: s.Label, Source: s.Source, Measurements: []float64{s.Rating}}
+	}
+	sum := AuditSummary{Sources: len(sources)}
+	if len(sources) < 2 {
+		sum.Verdict = "not pooled"
+		return sum, nil
+	}
+	opt := audit.DefaultOptions()
+	opt.Detector = audit.DetectorMeanHalf
+	opt.Seed = uint64(m.Config.Run.Seed)
+	rep, err := audit.Run(rows, []string{"rating"}, opt)
+	if err != nil {
+		sum.Verdict = "not audited: " + err.Error()
+		return sum, nil
+	}
+	if rep.Skip != "" {
+		sum.Verdict = "not audited: " + rep.Skip
+		return sum, nil
+	}
+	key := "runs/" + in.RunID + "/" + in.Axis + "/audit.json"
+	if err := putJSON(ctx, st, key, rep); err != nil {
+		return AuditSummary{}, err
+	}
+	sum.Verdict, sum.Line, sum.ReportKey = rep.Verdict, rep.Line(), key
+	sum.Headline, sum.MeasurementsOnly, sum.SourceOnly = &rep.Headline, &rep.MeasurementsOnly, &rep.SourceOnly
+	sum.L, sum.LMin = &rep.L, &rep.LMin
+	if rep.BootstrapN > 0 {
+		sum.CI95 = &rep.CI95
+	}
+	return sum, nil
+}
+
+// screen runs contamination dedup against the configured corpus. It returns
+// the dropped item ids and a description of the corpus ("" when none).
+func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef) (map[string]bool, string, error) {
+	if len(cfg.Dedup.Corpus) == 0 {
+		return nil, "", nil
+	}
+	return nil, "", temporal.NewNonRetryableApplicationError("dedup.corpus: corpus screening is not part of this build", ErrConfig, nil)
+}
+
+// finite turns NaN into nil so JSON stays valid.
+func finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+var _ = stats.Quantile

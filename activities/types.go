@@ -1,0 +1,144 @@
+package activities
+
+import (
+	"github.com/glossobench/glossobench/scorers"
+)
+
+// PrepareInput is what EvalRun knows at start: where the config is and which model to score.
+type PrepareInput struct {
+	RunID      string `json:"run_id"`
+	ConfigPath string `json:"config_path,omitempty"`
+	ConfigYAML string `json:"config,omitempty"` // inline config; relative paths resolve against the worker's directory
+	Model      string `json:"model,omitempty"`
+	ModelID    string `json:"model_id,omitempty"`
+}
+
+// Plan is the prepared run: small, so it can travel through workflow history.
+type Plan struct {
+	RunID          string     `json:"run_id"`
+	StoreURI       string     `json:"store_uri"`
+	BenchVersion   string     `json:"bench_version"`
+	SchemaVersion  string     `json:"schema_version"`
+	ConfigHash     string     `json:"config_hash"`
+	ModelID        string     `json:"model_id"`
+	ModelSpec      string     `json:"model_spec"`
+	MaxWallSeconds int        `json:"max_wall_seconds"`
+	ParallelShards int        `json:"parallel_shards"`
+	HeartbeatSecs  int        `json:"heartbeat_seconds"`
+	Axes           []AxisPlan `json:"axes"`
+	Skipped        []Skip     `json:"skipped,omitempty"`
+}
+
+// AxisPlan is one axis of the plan.
+type AxisPlan struct {
+	Name        string   `json:"name"`
+	Version     string   `json:"version"`
+	Items       int      `json:"items"`
+	Weight      float64  `json:"weight"`
+	Tier        string   `json:"tier"`
+	ScoringMode string   `json:"scoring_mode"`
+	Judged      bool     `json:"judged"`
+	Probes      []string `json:"probes,omitempty"`
+}
+
+// Skip is an axis that did not run, with the reason.
+type Skip struct {
+	Axis   string `json:"axis"`
+	Reason string `json:"reason"`
+}
+
+// RunRef names a run's stored state; every activity input embeds it.
+type RunRef struct {
+	RunID    string `json:"run_id"`
+	StoreURI string `json:"store_uri"`
+}
+
+// DedupResult says what dedup kept, per axis, and how the kept items were sharded.
+type DedupResult struct {
+	Corpus     string      `json:"corpus"` // "no corpus" or a summary of the screened files
+	KeptSHA256 string      `json:"kept_sha256"`
+	Axes       []AxisDedup `json:"axes"`
+	Notes      []string    `json:"notes,omitempty"`
+}
+
+// AxisDedup is one axis's dedup outcome and its shards.
+type AxisDedup struct {
+	Axis              string   `json:"axis"`
+	Kept              int      `json:"kept"`
+	Dropped           int      `json:"dropped"`
+	ContaminationRate *float64 `json:"contamination_rate"` // nil when no corpus was screened
+	Shards            []int    `json:"shards"`             // item count per shard
+}
+
+// ShardInput names one shard of one axis.
+type ShardInput struct {
+	RunRef
+	Axis  string `json:"axis"`
+	Shard int    `json:"shard"`
+}
+
+// ShardResult is how an inference activity left its shard.
+type ShardResult struct {
+	Total  int `json:"total"`
+	Done   int `json:"done"`   // items with a checkpointed prediction
+	Reused int `json:"reused"` // of Done, answered by an earlier attempt
+}
+
+// AxisInput names one axis of a run.
+type AxisInput struct {
+	RunRef
+	Axis string `json:"axis"`
+}
+
+// StageNote is the outcome of a stage that has nothing to compute for an axis.
+type StageNote struct {
+	Note string `json:"note"`
+}
+
+// AuditSummary is the leakage audit's reading of one axis (spec 003).
+type AuditSummary struct {
+	Verdict          string      `json:"verdict"` // or "not pooled" / a skip reason
+	Sources          int         `json:"sources"`
+	Headline         *float64    `json:"headline,omitempty"`
+	CI95             *[2]float64 `json:"headline_ci95,omitempty"`
+	MeasurementsOnly *float64    `json:"measurements_only,omitempty"`
+	SourceOnly       *float64    `json:"source_only,omitempty"`
+	L                *float64    `json:"l,omitempty"`
+	LMin             *float64    `json:"l_min,omitempty"`
+	Line             string      `json:"line,omitempty"`
+	ReportKey        string      `json:"report_key,omitempty"`
+}
+
+// AxisOutcome is everything the workflow learned about one axis.
+type AxisOutcome struct {
+	Result       scorers.AxisResult `json:"result"`
+	Weight       float64            `json:"weight"`
+	Tier         string             `json:"tier"`
+	Dropped      int                `json:"dropped_budget"` // kept items never scored because the budget ran out
+	StoppedEarly bool               `json:"stopped_early"`
+	Audit        *AuditSummary      `json:"audit,omitempty"`
+	StageNotes   []string           `json:"stage_notes,omitempty"`
+}
+
+// AggregateInput is the last stage's input.
+type AggregateInput struct {
+	RunRef
+	Plan     Plan          `json:"plan"`
+	Dedup    DedupResult   `json:"dedup"`
+	Outcomes []AxisOutcome `json:"outcomes"`
+	Skipped  []Skip        `json:"skipped,omitempty"`
+	Notes    []string      `json:"notes,omitempty"`
+}
+
+// Summary is the run's headline, returned to the workflow; result.json has the rest.
+type Summary struct {
+	ResultKey      string              `json:"result_key"`
+	ResultPath     string              `json:"result_path,omitempty"` // on a local store
+	MSPublic       *float64            `json:"ms_public"`
+	MSPooled       *float64            `json:"ms_pooled"`
+	MSExperimental *float64            `json:"ms_experimental"`
+	MSCI95         *[2]float64         `json:"ms_ci95"`
+	Axes           map[string]*float64 `json:"axes"`
+	NearChanceAxes []string            `json:"near_chance_axes"`
+	Skipped        []Skip              `json:"skipped"`
+}

@@ -1,0 +1,48 @@
+// Package registry opens a backend from a model spec, the one string a user
+// writes wherever a model can be named (run, judges, loglik, generate):
+//
+//	gguf:PATH                  the embedded pure-Go GGUF runtime
+//	openai:URL | http(s)://URL an OpenAI-compatible server (vLLM, llama-server, SGLang, TGI, Ollama)
+package registry
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/gguf"
+	"github.com/glossobench/glossobench/backends/openai"
+)
+
+// Options are the settings a config can give a backend. Secrets are never
+// here: APIKeyEnv names the environment variable that holds the key.
+type Options struct {
+	Name        string // model name sent to a server
+	APIKeyEnv   string
+	Flavor      string // auto | vllm | llama-server | chat-only
+	Concurrency int
+	Timeout     time.Duration
+	MaxRetries  int
+	ChatFormat  string // qa | chatml | llama3 | gemma; "" = the model's own template
+}
+
+// Open returns the backend a spec names.
+func Open(spec string, o Options) (backends.Backend, error) {
+	switch {
+	case strings.HasPrefix(spec, "gguf:"):
+		return gguf.Open(strings.TrimPrefix(spec, "gguf:"), gguf.Options{ChatFormat: o.ChatFormat})
+	case strings.HasPrefix(spec, "openai:"), strings.HasPrefix(spec, "http://"), strings.HasPrefix(spec, "https://"):
+		return openai.New(openai.Config{
+			BaseURL:     strings.TrimPrefix(spec, "openai:"),
+			Model:       o.Name,
+			APIKeyEnv:   o.APIKeyEnv,
+			Flavor:      o.Flavor,
+			Concurrency: o.Concurrency,
+			Timeout:     o.Timeout,
+			MaxRetries:  o.MaxRetries,
+			ChatFormat:  o.ChatFormat,
+		})
+	}
+	return nil, fmt.Errorf("model spec %q: want gguf:PATH, openai:URL or an http(s) URL", spec)
+}

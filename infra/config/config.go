@@ -1,0 +1,323 @@
+// Package config loads and validates a GlossoBench run config (YAML, strictly
+// decoded: an unknown key is an error). Every error names the file and the
+// field. Defaults are documented on the fields and applied by Load.
+package config
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/glossobench/glossobench/scorers"
+)
+
+// BenchVersion is the frozen data/method version (spec §5, §6); bump the
+// major to change data.
+const BenchVersion = "glossobench-v1"
+
+// SchemaVersion is the result.json schema version.
+const SchemaVersion = "1.1"
+
+// Config is a run config.
+type Config struct {
+	BenchVersion string                        `yaml:"bench_version,omitempty" json:"bench_version"`
+	Language     string                        `yaml:"language,omitempty" json:"language"` // leaderboard language, default "ms"
+	Run          Run                           `yaml:"run" json:"run"`
+	Model        Model                         `yaml:"model" json:"model"`
+	Store        Store                         `yaml:"store,omitempty" json:"store"`
+	Axes         map[string]scorers.AxisConfig `yaml:"axes" json:"axes"`
+	Judges       []Judge                       `yaml:"judges,omitempty" json:"judges,omitempty"`
+	Dedup        Dedup                         `yaml:"dedup,omitempty" json:"dedup"`
+}
+
+// Run holds run-wide settings.
+type Run struct {
+	MaxWallSeconds     int     `yaml:"max_wall_seconds,omitempty" json:"max_wall_seconds"`       // default 10800 (3 h)
+	Seed               int64   `yaml:"seed,omitempty" json:"seed"`                               // default 1234
+	BootstrapResamples int     `yaml:"bootstrap_resamples,omitempty" json:"bootstrap_resamples"` // default 1000, clamped to 30..2000
+	ShardSize          int     `yaml:"shard_size,omitempty" json:"shard_size"`                   // items per inference activity, default 100
+	CheckpointEvery    int     `yaml:"checkpoint_every,omitempty" json:"checkpoint_every"`       // items per checkpoint object, default 10
+	ParallelShards     int     `yaml:"parallel_shards,omitempty" json:"parallel_shards"`         // shards in flight per axis, default 4
+	HeartbeatSeconds   int     `yaml:"heartbeat_seconds,omitempty" json:"heartbeat_seconds"`     // a silent inference worker is presumed dead after this, default 30
+	ChatTemplate       string  `yaml:"chat_template,omitempty" json:"chat_template"`             // auto (default) | always
+	NearChanceEps      float64 `yaml:"near_chance_eps,omitempty" json:"near_chance_eps"`         // default 0.05 (env MB_NEAR_CHANCE_EPS)
+	JudgeOverlay       bool    `yaml:"judge_overlay,omitempty" json:"judge_overlay"`
+}
+
+// Model names the evaluated model and how to reach it.
+type Model struct {
+	Spec           string    `yaml:"spec" json:"spec"` // gguf:PATH | openai:URL | http(s)://URL
+	ID             string    `yaml:"id,omitempty" json:"id"`
+	Name           string    `yaml:"name,omitempty" json:"name,omitempty"`               // model name sent to the server
+	APIKeyEnv      string    `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"` // NAME of the env var with the key
+	Flavor         string    `yaml:"flavor,omitempty" json:"flavor,omitempty"`           // auto | vllm | llama-server | chat-only
+	Concurrency    int       `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
+	TimeoutSeconds int       `yaml:"timeout_seconds,omitempty" json:"timeout_seconds,omitempty"`
+	MaxRetries     int       `yaml:"max_retries,omitempty" json:"max_retries,omitempty"`
+	ChatFormat     string    `yaml:"chat_format,omitempty" json:"chat_format,omitempty"`
+	Meta           ModelMeta `yaml:"meta,omitempty" json:"meta"`
+}
+
+// ModelMeta is the model_meta of spec §10 (#2, #3, #11).
+type ModelMeta struct {
+	Family        string `yaml:"family,omitempty" json:"family,omitempty"`
+	ModelClass    string `yaml:"model_class,omitempty" json:"model_class,omitempty"` // base | instruct | reasoning
+	Params        string `yaml:"params,omitempty" json:"params,omitempty"`
+	ReasoningMode string `yaml:"reasoning_mode,omitempty" json:"reasoning_mode,omitempty"`
+}
+
+// Store says where checkpoints and results go.
+type Store struct {
+	URI string `yaml:"uri,omitempty" json:"uri"` // a folder (default .glossobench/store) or s3://bucket/prefix?endpoint=...
+}
+
+// Judge is one judge of the ensemble (issue 5).
+type Judge struct {
+	Name      string `yaml:"name" json:"name"`
+	Family    string `yaml:"family,omitempty" json:"family,omitempty"`
+	Spec      string `yaml:"spec" json:"spec"`
+	APIKeyEnv string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+}
+
+// Dedup names the training corpora screened before scoring (spec §6).
+type Dedup struct {
+	Corpus    []string `yaml:"corpus,omitempty" json:"corpus,omitempty"`
+	TextField string   `yaml:"text_field,omitempty" json:"text_field,omitempty"`
+	MinChars  int      `yaml:"min_chars,omitempty" json:"min_chars,omitempty"`
+	Jaccard   float64  `yaml:"jaccard,omitempty" json:"jaccard,omitempty"`
+}
+
+// Axes lists the seven axes in their canonical order.
+var Axes = []string{"knowledge", "nlu", "if", "nlg", "mt", "safety", "cultural"}
+
+// Overrides are command-line values that replace config fields before validation.
+type Overrides struct {
+	Model   string // --model
+	ModelID string // --model-id
+}
+
+// Load reads, decodes strictly, applies defaults and validates the config at path.
+func Load(path string, ov Overrides) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(data, path, filepath.Dir(path), ov)
+}
+
+// Parse decodes YAML named name (for errors); baseDir resolves relative paths.
+func Parse(data []byte, name, baseDir string, ov Overrides) (*Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("config %s: empty document", name)
+		}
+		return nil, fmt.Errorf("config %s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if ov.Model != "" {
+		c.Model.Spec = ov.Model
+		baseDir = "" // a command-line path is relative to the working directory
+	}
+	if ov.ModelID != "" {
+		c.Model.ID = ov.ModelID
+	}
+	c.applyDefaults(baseDir)
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", name, err)
+	}
+	return &c, nil
+}
+
+func (c *Config) applyDefaults(baseDir string) {
+	if c.BenchVersion == "" {
+		c.BenchVersion = BenchVersion
+	}
+	if c.Language == "" {
+		c.Language = "ms"
+	}
+	r := &c.Run
+	if r.MaxWallSeconds == 0 {
+		r.MaxWallSeconds = 10800
+	}
+	if r.Seed == 0 {
+		r.Seed = 1234
+	}
+	if r.BootstrapResamples == 0 {
+		r.BootstrapResamples = 1000
+	}
+	r.BootstrapResamples = min(max(r.BootstrapResamples, 30), 2000)
+	if r.ShardSize == 0 {
+		r.ShardSize = 100
+	}
+	if r.CheckpointEvery == 0 {
+		r.CheckpointEvery = 10
+	}
+	if r.HeartbeatSeconds == 0 {
+		r.HeartbeatSeconds = 30
+	}
+	if r.ParallelShards == 0 {
+		r.ParallelShards = 4
+	}
+	if r.ChatTemplate == "" {
+		r.ChatTemplate = "auto"
+	}
+	if r.NearChanceEps == 0 {
+		r.NearChanceEps = 0.05
+	}
+	if c.Store.URI == "" {
+		c.Store.URI = ".glossobench/store"
+	}
+	if p, ok := strings.CutPrefix(c.Model.Spec, "gguf:"); ok && !filepath.IsAbs(p) && baseDir != "" {
+		c.Model.Spec = "gguf:" + filepath.Join(baseDir, p)
+	}
+	if c.Model.ID == "" {
+		c.Model.ID = defaultModelID(c.Model.Spec)
+	}
+	for name, a := range c.Axes {
+		if a.Weight == 0 {
+			a.Weight = 1
+		}
+		if a.Tier == "" {
+			a.Tier = "public"
+		}
+		if a.ScoringMode == "" {
+			a.ScoringMode = "cloze"
+		}
+		a.BaseDir = baseDir
+		c.Axes[name] = a
+	}
+}
+
+func (c *Config) validate() error {
+	if c.Model.Spec == "" {
+		return errors.New("model.spec: required (gguf:PATH, openai:URL or an http(s) URL); --model sets it too")
+	}
+	if !ValidModelSpec(c.Model.Spec) {
+		return fmt.Errorf("model.spec: %q is not gguf:PATH, openai:URL or an http(s) URL", c.Model.Spec)
+	}
+	if c.Run.MaxWallSeconds < 0 {
+		return fmt.Errorf("run.max_wall_seconds: must be positive, got %d", c.Run.MaxWallSeconds)
+	}
+	if c.Run.ShardSize < 1 || c.Run.CheckpointEvery < 1 || c.Run.ParallelShards < 1 {
+		return errors.New("run.shard_size, run.checkpoint_every, run.parallel_shards: must be at least 1")
+	}
+	switch c.Run.ChatTemplate {
+	case "auto", "always":
+	default:
+		return fmt.Errorf("run.chat_template: must be auto or always, got %q", c.Run.ChatTemplate)
+	}
+	if len(c.Axes) == 0 {
+		return errors.New("axes: at least one axis is required")
+	}
+	known := map[string]bool{}
+	for _, a := range Axes {
+		known[a] = true
+	}
+	for _, name := range c.AxisNames() {
+		a := c.Axes[name]
+		f := "axes." + name
+		if !known[name] {
+			return fmt.Errorf("%s: unknown axis (known: %s)", f, strings.Join(Axes, ", "))
+		}
+		switch a.ScoringMode {
+		case "cloze", "generate", "both":
+		default:
+			return fmt.Errorf("%s.scoring_mode: must be cloze, generate or both, got %q", f, a.ScoringMode)
+		}
+		switch a.Tier {
+		case "public", "selfbuilt":
+		default:
+			return fmt.Errorf("%s.tier: must be public or selfbuilt, got %q", f, a.Tier)
+		}
+		if a.Weight < 0 {
+			return fmt.Errorf("%s.weight: must not be negative, got %g", f, a.Weight)
+		}
+		for _, p := range a.Probes {
+			if p != "shuffle" && p != "unanswerable" {
+				return fmt.Errorf("%s.probes: unknown probe %q (shuffle, unanswerable)", f, p)
+			}
+		}
+		for i, d := range a.Datasets {
+			df := fmt.Sprintf("%s.datasets[%d]", f, i)
+			if d.Path == "" {
+				return fmt.Errorf("%s.path: required", df)
+			}
+			if d.Format == "" {
+				return fmt.Errorf("%s.format: required", df)
+			}
+			if d.Limit < 0 {
+				return fmt.Errorf("%s.limit: must not be negative", df)
+			}
+		}
+	}
+	for i, j := range c.Judges {
+		if j.Name == "" || j.Spec == "" {
+			return fmt.Errorf("judges[%d]: name and spec are required", i)
+		}
+		if !ValidModelSpec(j.Spec) {
+			return fmt.Errorf("judges[%d].spec: %q is not gguf:PATH, openai:URL or an http(s) URL", i, j.Spec)
+		}
+	}
+	return nil
+}
+
+// defaultModelID derives a model id from the spec: the GGUF file name or the URL.
+func defaultModelID(spec string) string {
+	if p, ok := strings.CutPrefix(spec, "gguf:"); ok {
+		return strings.TrimSuffix(filepath.Base(p), ".gguf")
+	}
+	return spec
+}
+
+// ValidModelSpec reports whether spec names a backend the registry can open.
+func ValidModelSpec(spec string) bool {
+	for _, p := range []string{"gguf:", "openai:", "http://", "https://"} {
+		if strings.HasPrefix(spec, p) && len(spec) > len(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// AxisNames returns the configured axes in canonical order.
+func (c *Config) AxisNames() []string {
+	rank := map[string]int{}
+	for i, a := range Axes {
+		rank[a] = i
+	}
+	names := make([]string, 0, len(c.Axes))
+	for n := range c.Axes {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		ri, oki := rank[names[i]]
+		rj, okj := rank[names[j]]
+		if oki != okj {
+			return oki
+		}
+		if ri != rj {
+			return ri < rj
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// Hash is the SHA-256 of the config's canonical YAML (after defaults), so two
+// runs with the same effective config share it.
+func (c *Config) Hash() string {
+	b, _ := yaml.Marshal(c)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}

@@ -1,0 +1,385 @@
+// Package mcq is the multiple-choice axis plugin behind Knowledge, NLU and
+// Cultural (spec §1): exact match scored by cloze log-likelihood (the letter
+// after the answer cue, or the full choice text with acc and acc_norm), by
+// generation (the model writes a letter, parsed), or both.
+package mcq
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+
+	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/stats"
+)
+
+// Version changes whenever a change can move a number.
+const Version = "mcq-1.0"
+
+// Axis is one MCQ axis (knowledge, nlu or cultural).
+type Axis struct{ name string }
+
+// NewAxis returns the MCQ plugin under the given axis name.
+func NewAxis(name string) *Axis { return &Axis{name: name} }
+
+func (a *Axis) Name() string       { return a.name }
+func (a *Axis) Version() string    { return Version }
+func (a *Axis) ScorerType() string { return scorers.ScorerRule }
+
+// Options the MCQ axes accept under axes.<name>.options.
+const (
+	optClozeTarget = "cloze_target" // letter (default) | text
+	optGenTokens   = "generate_max_tokens"
+)
+
+// clozeTarget returns the configured cloze target after validating the option keys.
+func clozeTarget(opts map[string]any) (string, error) {
+	for k := range opts {
+		if k != optClozeTarget && k != optGenTokens {
+			return "", fmt.Errorf("options.%s: unknown option (known: %s, %s)", k, optClozeTarget, optGenTokens)
+		}
+	}
+	switch v := opts[optClozeTarget]; v {
+	case nil, "letter":
+		return "letter", nil
+	case "text":
+		return "text", nil
+	default:
+		return "", fmt.Errorf("options.%s: must be letter or text, got %v", optClozeTarget, v)
+	}
+}
+
+// Load reads every configured dataset; items keep their dataset as the pooling source
+// unless the dataset names a finer one (Global-MMLU's subject).
+func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
+	if _, err := clozeTarget(cfg.Options); err != nil {
+		return nil, fmt.Errorf("axes.%s.%w", a.name, err)
+	}
+	if len(cfg.Datasets) == 0 {
+		return nil, fmt.Errorf("axes.%s.datasets: none configured", a.name)
+	}
+	var all []scorers.Item
+	seen := map[string]string{}
+	for _, d := range cfg.Datasets {
+		items, err := LoadDataset(a.name, d, cfg.BaseDir)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			if prev, dup := seen[it.ID]; dup {
+				return nil, fmt.Errorf("%s:%d: duplicate item id %q (also in %s)", d.Path, it.Line, it.ID, prev)
+			}
+			seen[it.ID] = d.Path
+		}
+		all = append(all, items...)
+	}
+	return all, nil
+}
+
+// cues are the per-language words of the prompt; the cloze continuation is the
+// letter after the answer cue.
+type cues struct{ passage, question, answer, instruct string }
+
+var langCues = map[string]cues{
+	"ms": {"Perenggan", "Soalan", "Jawapan", "Jawab dengan satu huruf pilihan sahaja."},
+	"id": {"Paragraf", "Pertanyaan", "Jawaban", "Jawablah hanya dengan satu huruf pilihan."},
+	"tl": {"Talata", "Tanong", "Sagot", "Sumagot lamang ng isang titik ng pagpipilian."},
+	"en": {"Passage", "Question", "Answer", "Answer with the letter of one option only."},
+}
+
+func cuesFor(lang string) cues {
+	if c, ok := langCues[lang]; ok {
+		return c
+	}
+	return langCues["en"]
+}
+
+// Render builds the raw prompt of an item, ending with the answer cue.
+func Render(it scorers.Item) string {
+	c := cuesFor(it.Lang)
+	var extra map[string]string
+	_ = json.Unmarshal(it.Extra, &extra)
+	var b strings.Builder
+	if p := extra["passage"]; p != "" {
+		fmt.Fprintf(&b, "%s:\n%s\n\n", c.passage, p)
+	}
+	if s1 := extra["sentence1"]; s1 != "" {
+		fmt.Fprintf(&b, "1: %s\n2: %s\n", s1, extra["sentence2"])
+	}
+	q := extra["question"]
+	if q == "" && extra["sentence1"] != "" {
+		q = map[string]string{"ms": "Pernyataan manakah yang paling sesuai untuk ayat 1 dan ayat 2?", "id": "Pernyataan mana yang paling sesuai untuk kalimat 1 dan kalimat 2?"}[it.Lang]
+		if q == "" {
+			q = "Which statement fits sentence 1 and sentence 2 best?"
+		}
+	}
+	fmt.Fprintf(&b, "%s: %s\n", c.question, q)
+	for i, ch := range it.Choices {
+		fmt.Fprintf(&b, "%c. %s\n", 'A'+i, ch)
+	}
+	b.WriteString(c.answer + ":")
+	return b.String()
+}
+
+// Variant keys stored in Prediction.Variants.
+const variantClozeText = "cloze_text"
+
+// Predict runs cloze and/or generation for one item.
+func (a *Axis) Predict(ctx context.Context, b backends.Backend, it scorers.Item, opt scorers.PredictOptions) (scorers.Prediction, error) {
+	p := scorers.Prediction{ItemID: it.ID}
+	mode := opt.ScoringMode
+	if mode == "cloze" || mode == "both" {
+		reqs := make([]backends.LLRequest, len(it.Choices))
+		for i := range it.Choices {
+			reqs[i] = backends.LLRequest{ID: fmt.Sprintf("%s#%c", it.ID, 'A'+i), Context: it.Prompt, Continuation: fmt.Sprintf(" %c", 'A'+i)}
+		}
+		res, err := b.LogLikelihood(ctx, reqs)
+		switch {
+		case errors.Is(err, backends.ErrUnsupported):
+			p.Unsupported = true
+		case err != nil:
+			return p, err
+		default:
+			p.LogLiks = res
+			if target, _ := clozeTarget(opt.Options); target == "text" {
+				for i, ch := range it.Choices {
+					reqs[i].Continuation = " " + ch
+				}
+				full, err := b.LogLikelihood(ctx, reqs)
+				if err != nil {
+					return p, err
+				}
+				raw, _ := json.Marshal(full)
+				p.Variants = map[string]json.RawMessage{variantClozeText: raw}
+			}
+		}
+	}
+	if mode == "generate" || mode == "both" {
+		c := cuesFor(it.Lang)
+		req := backends.GenRequest{ID: it.ID, MaxTokens: opt.MaxTokens, Seed: opt.Seed, Stop: []string{"\n\n"}}
+		if n, ok := opt.Options[optGenTokens].(int); ok && n > 0 {
+			req.MaxTokens = n
+		}
+		if req.MaxTokens == 0 {
+			req.MaxTokens = 16
+		}
+		text := c.instruct + "\n\n" + it.Prompt
+		if opt.ChatTemplate == "always" {
+			req.Messages = []backends.Message{{Role: "user", Content: text}}
+		} else {
+			req.Prompt = text
+		}
+		gens, err := b.Generate(ctx, []backends.GenRequest{req})
+		if err != nil {
+			return p, err
+		}
+		p.Generations = gens
+	}
+	return p, nil
+}
+
+var letterRE = regexp.MustCompile(`\b([A-Z])\b`)
+
+// ParseLetter finds the chosen option in a generated answer: the first
+// standalone capital letter naming an option. ok is false on a parse failure.
+func ParseLetter(text string, n int) (int, bool) {
+	for _, m := range letterRE.FindAllStringSubmatch(text, -1) {
+		if i := int(m[1][0] - 'A'); i < n {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+func argmax(x []float64) (best int, margin float64) {
+	best = 0
+	second := math.Inf(-1)
+	for i := 1; i < len(x); i++ {
+		if x[i] > x[best] {
+			second = x[best]
+			best = i
+		} else if x[i] > second {
+			second = x[i]
+		}
+	}
+	return best, x[best] - second
+}
+
+// lowMargin flags cloze decisions decided by less than this many nats.
+const lowMargin = 0.01
+
+// Score scores predictions; items without a usable prediction are reported, not guessed.
+func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt scorers.ScoreOptions) (scorers.AxisResult, error) {
+	if len(items) != len(preds) {
+		return scorers.AxisResult{}, fmt.Errorf("%s: %d items but %d predictions", a.name, len(items), len(preds))
+	}
+	r := scorers.AxisResult{Axis: a.name, Version: Version, ScorerType: a.ScorerType()}
+	var clozeOK, genOK, chance float64
+	var clozeN, genN, parseFail, truncated, unsupported, lowConf int
+	var textOK, textNormOK float64
+	var textN int
+	mode := opt.ScoringMode
+	for i, it := range items {
+		p := preds[i]
+		if p.ItemID != it.ID {
+			return r, fmt.Errorf("%s: prediction %d is for %q, want %q", a.name, i, p.ItemID, it.ID)
+		}
+		chance += 1 / float64(len(it.Choices))
+		s := scorers.ItemScore{ItemID: it.ID, Source: it.Source, Lang: it.Lang, Fields: map[string]any{}}
+		var clozeCorrect, genCorrect *bool
+		if p.Unsupported {
+			unsupported++
+		} else if len(p.LogLiks) == len(it.Choices) {
+			ll := make([]float64, len(p.LogLiks))
+			for j, l := range p.LogLiks {
+				ll[j] = l.LogProb
+			}
+			best, margin := argmax(ll)
+			ok := best == it.Gold
+			clozeCorrect = &ok
+			clozeN++
+			if ok {
+				clozeOK++
+			}
+			s.Rating = softmaxAt(ll, it.Gold)
+			s.Fields["cloze_pred"] = string(rune('A' + best))
+			if margin < lowMargin {
+				s.Flagged = "low_margin"
+				lowConf++
+			}
+			if raw, has := p.Variants[variantClozeText]; has {
+				var full []backends.LLResult
+				if err := json.Unmarshal(raw, &full); err == nil && len(full) == len(it.Choices) {
+					plain := make([]float64, len(full))
+					norm := make([]float64, len(full))
+					for j, l := range full {
+						plain[j] = l.LogProb
+						norm[j] = l.LogProb / float64(len(" "+it.Choices[j]))
+					}
+					b1, _ := argmax(plain)
+					b2, _ := argmax(norm)
+					textN++
+					if b1 == it.Gold {
+						textOK++
+					}
+					if b2 == it.Gold {
+						textNormOK++
+					}
+				}
+			}
+		}
+		if len(p.Generations) > 0 {
+			g := p.Generations[0]
+			genN++
+			if g.Truncated() {
+				truncated++
+			}
+			pick, ok := ParseLetter(g.Text, len(it.Choices))
+			correct := ok && pick == it.Gold
+			genCorrect = &correct
+			if !ok {
+				parseFail++
+				s.Fields["parse_fail"] = true
+			} else {
+				s.Fields["generate_pred"] = string(rune('A' + pick))
+			}
+			if correct {
+				genOK++
+			}
+		}
+		head := clozeCorrect
+		if mode != "cloze" {
+			head = genCorrect
+			if clozeCorrect != nil {
+				s.Fields["cloze_correct"] = *clozeCorrect
+			}
+		}
+		if head == nil {
+			continue // nothing scorable for this item; counted below
+		}
+		s.Label = *head
+		if *head {
+			s.Score = 1
+		}
+		if mode != "cloze" {
+			s.Rating = s.Score
+		}
+		r.Items = append(r.Items, s)
+	}
+	r.N = len(r.Items)
+	if len(items) > 0 {
+		r.Chance = chance / float64(len(items))
+	}
+	frac := func(k float64, n int) *float64 {
+		if n == 0 {
+			return nil
+		}
+		v := k / float64(n)
+		return &v
+	}
+	switch mode {
+	case "cloze":
+		r.Metric = "acc_cloze"
+		r.Score = frac(clozeOK, clozeN)
+	default:
+		r.Metric = "acc_generate"
+		r.Score = frac(genOK, genN)
+	}
+	if mode == "both" {
+		bs := &scorers.ByScoring{Cloze: frac(clozeOK, clozeN), Generate: frac(genOK, genN), ParseFail: parseFail}
+		if bs.Cloze != nil && bs.Generate != nil {
+			gap := *bs.Cloze - *bs.Generate
+			bs.Gap = &gap
+		}
+		r.ByScoring = bs
+	}
+	if unsupported > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("cloze unsupported by the backend for %d items: no cloze score is reported for them", unsupported))
+		if mode == "cloze" && clozeN == 0 {
+			r.Metric = "unsupported"
+		}
+	}
+	if genN > 0 {
+		r.TruncationRate = float64(truncated) / float64(genN)
+		if r.TruncationRate >= 0.3 {
+			r.Notes = append(r.Notes, fmt.Sprintf("WARNING: truncation_rate %.2f >= 0.30: generations hit max_tokens; a low score may be a cap-hit, not weakness", r.TruncationRate))
+		}
+	}
+	r.Secondary = map[string]any{"low_conf_items": lowConf, "parse_fail": parseFail}
+	if textN > 0 {
+		r.Secondary["acc"] = textOK / float64(textN)
+		r.Secondary["acc_norm"] = textNormOK / float64(textN)
+	}
+	if missing := len(items) - r.N; missing > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d of %d items have no scorable prediction and are not scored", missing, len(items)))
+	}
+	if r.N > 1 && opt.BootstrapResamples > 0 {
+		x := make([]float64, r.N)
+		for i, s := range r.Items {
+			x[i] = s.Score
+		}
+		lo, hi, err := stats.MeanCI(x, opt.BootstrapResamples, uint64(opt.Seed), 0.95)
+		if err == nil {
+			r.CI95 = &[2]float64{lo, hi}
+		}
+	}
+	return r, nil
+}
+
+// softmaxAt is the normalised probability of choice k among the choices.
+func softmaxAt(ll []float64, k int) float64 {
+	m := math.Inf(-1)
+	for _, v := range ll {
+		m = math.Max(m, v)
+	}
+	var z float64
+	for _, v := range ll {
+		z += math.Exp(v - m)
+	}
+	return math.Exp(ll[k]-m) / z
+}

@@ -1,0 +1,297 @@
+// Package workflows holds EvalRun, the durable evaluation pipeline. Workflow
+// code only orchestrates: it is deterministic (no wall clock, randomness, I/O
+// or goroutines) and passes storage keys and small summaries, never items.
+package workflows
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/glossobench/glossobench/activities"
+)
+
+// Task queues: inference activities run next to the GPUs, everything else
+// (workflows, scoring, statistics) on the CPU queue.
+const (
+	TaskQueue          = "glossobench"
+	InferenceTaskQueue = "glossobench-inference"
+)
+
+// Names a client uses to find and read runs.
+const (
+	WorkflowName  = "EvalRun"
+	ProgressQuery = "progress"
+)
+
+// aggregateReserve is kept back from the global budget so the scoring,
+// audit and aggregate stages always run after the last axis stops.
+const aggregateReserve = 2 * time.Minute
+
+// EvalRunInput is the workflow input: a small JSON document that the CLI and
+// `temporal workflow start --input` both send.
+type EvalRunInput struct {
+	ConfigPath     string `json:"config_path,omitempty"` // a path the workers can read
+	Config         string `json:"config,omitempty"`      // or the YAML inline
+	Model          string `json:"model,omitempty"`       // model spec; overrides the config
+	ModelID        string `json:"model_id,omitempty"`
+	RunID          string `json:"run_id,omitempty"`           // default: the workflow id
+	MaxWallSeconds int    `json:"max_wall_seconds,omitempty"` // overrides run.max_wall_seconds
+}
+
+// EvalRunResult is the workflow result.
+type EvalRunResult struct {
+	RunID   string             `json:"run_id"`
+	Summary activities.Summary `json:"summary"`
+}
+
+// AxisProgress is one axis in the progress query.
+type AxisProgress struct {
+	Axis   string `json:"axis"`
+	Total  int    `json:"total"`
+	Done   int    `json:"done"`
+	Shards int    `json:"shards"`
+	Stage  string `json:"stage"` // pending | inference | scoring | done | stopped | skipped
+}
+
+// Progress is the answer to the progress query.
+type Progress struct {
+	RunID string         `json:"run_id"`
+	Stage string         `json:"stage"`
+	Axes  []AxisProgress `json:"axes"`
+}
+
+// a is used only to name activity methods; workers register a real value.
+var a *activities.Activities
+
+func cpuOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           TaskQueue,
+		StartToCloseTimeout: 30 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        time.Minute,
+			MaximumAttempts:        20,
+			NonRetryableErrorTypes: []string{activities.ErrConfig, activities.ErrData},
+		},
+	})
+}
+
+// EvalRun scores one model on the configured axes.
+func EvalRun(ctx workflow.Context, in EvalRunInput) (EvalRunResult, error) {
+	runID := in.RunID
+	if runID == "" {
+		runID = workflow.GetInfo(ctx).WorkflowExecution.ID
+	}
+	prog := &Progress{RunID: runID, Stage: "prepare"}
+	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (Progress, error) { return *prog, nil }); err != nil {
+		return EvalRunResult{}, err
+	}
+	start := workflow.Now(ctx)
+	cpu := cpuOptions(ctx)
+
+	var plan activities.Plan
+	err := workflow.ExecuteActivity(cpu, a.Prepare, activities.PrepareInput{
+		RunID: runID, ConfigPath: in.ConfigPath, ConfigYAML: in.Config, Model: in.Model, ModelID: in.ModelID,
+	}).Get(ctx, &plan)
+	if err != nil {
+		return EvalRunResult{}, err
+	}
+	axisNames := make([]string, len(plan.Axes))
+	for i, ax := range plan.Axes {
+		axisNames[i] = ax.Name
+		prog.Axes = append(prog.Axes, AxisProgress{Axis: ax.Name, Total: ax.Items, Stage: "pending"})
+	}
+	for _, s := range plan.Skipped {
+		prog.Axes = append(prog.Axes, AxisProgress{Axis: s.Axis, Stage: "skipped"})
+	}
+	// The memo lets operators find and read runs in the Temporal UI.
+	if err := workflow.UpsertMemo(ctx, map[string]any{
+		"model_id": plan.ModelID, "bench_version": plan.BenchVersion, "axes": axisNames, "config_hash": plan.ConfigHash,
+	}); err != nil {
+		return EvalRunResult{}, err
+	}
+
+	wall := plan.MaxWallSeconds
+	if in.MaxWallSeconds > 0 {
+		wall = in.MaxWallSeconds
+	}
+	deadline := start.Add(time.Duration(wall) * time.Second)
+	ref := activities.RunRef{RunID: runID, StoreURI: plan.StoreURI}
+
+	prog.Stage = "dedup"
+	var dd activities.DedupResult
+	if err := workflow.ExecuteActivity(cpu, a.Dedup, ref).Get(ctx, &dd); err != nil {
+		return EvalRunResult{}, err
+	}
+	shards := map[string][]int{}
+	for _, ad := range dd.Axes {
+		shards[ad.Axis] = ad.Shards
+	}
+
+	var outcomes []activities.AxisOutcome
+	skipped := append([]activities.Skip(nil), plan.Skipped...)
+	var notes []string
+	for i, ax := range plan.Axes {
+		p := &prog.Axes[i]
+		p.Total, p.Shards = sum(shards[ax.Name]), len(shards[ax.Name])
+		// Each axis gets an equal share of what is left; time an axis does not
+		// use rolls over to the next.
+		left := deadline.Sub(workflow.Now(ctx)) - aggregateReserve
+		budget := left / time.Duration(len(plan.Axes)-i)
+		if budget <= 0 {
+			p.Stage = "skipped"
+			skipped = append(skipped, activities.Skip{Axis: ax.Name, Reason: "budget exhausted before the axis started"})
+			notes = append(notes, fmt.Sprintf("axis %s skipped: the global budget (%ds) ran out before it started; %d items not scored", ax.Name, wall, p.Total))
+			continue
+		}
+		prog.Stage = ax.Name
+		out, err := runAxis(ctx, plan, ref, ax, shards[ax.Name], budget, p)
+		if err != nil {
+			return EvalRunResult{}, err
+		}
+		if out.StoppedEarly {
+			notes = append(notes, fmt.Sprintf("axis %s stopped early at its budget of %s: %d of %d kept items not scored", ax.Name, budget.Round(time.Second), out.Dropped, p.Total))
+		}
+		outcomes = append(outcomes, out)
+	}
+
+	prog.Stage = "aggregate"
+	var summary activities.Summary
+	err = workflow.ExecuteActivity(cpu, a.Aggregate, activities.AggregateInput{
+		RunRef: ref, Plan: plan, Dedup: dd, Outcomes: outcomes, Skipped: skipped, Notes: notes,
+	}).Get(ctx, &summary)
+	if err != nil {
+		return EvalRunResult{}, err
+	}
+	prog.Stage = "done"
+	return EvalRunResult{RunID: runID, Summary: summary}, nil
+}
+
+// runAxis runs one axis: inference over its shards raced against the axis
+// budget, then judging, probes, scoring and the audit. When the budget timer
+// fires the in-flight shards are cancelled; they checkpoint what they answered
+// and the axis is scored on that.
+func runAxis(ctx workflow.Context, plan activities.Plan, ref activities.RunRef, ax activities.AxisPlan, shards []int, budget time.Duration, p *AxisProgress) (activities.AxisOutcome, error) {
+	p.Stage = "inference"
+	inferCtx, cancelInfer := workflow.WithCancel(ctx)
+	defer cancelInfer()
+	inferCtx = workflow.WithActivityOptions(inferCtx, workflow.ActivityOptions{
+		TaskQueue:           InferenceTaskQueue,
+		StartToCloseTimeout: budget + time.Minute,
+		HeartbeatTimeout:    time.Duration(max(plan.HeartbeatSecs, 5)) * time.Second,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        30 * time.Second,
+			NonRetryableErrorTypes: []string{activities.ErrConfig, activities.ErrData},
+		},
+	})
+	timerCtx, cancelTimer := workflow.WithCancel(ctx)
+	defer cancelTimer()
+	timer := workflow.NewTimer(timerCtx, budget)
+
+	expired := false
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(timer, func(f workflow.Future) {
+		if f.Get(ctx, nil) == nil {
+			expired = true
+			cancelInfer()
+		}
+	})
+	var firstErr error
+	next, inflight := 0, 0
+	parallel := max(plan.ParallelShards, 1)
+	for next < len(shards) || inflight > 0 {
+		for !expired && next < len(shards) && inflight < parallel {
+			shard := next
+			next++
+			inflight++
+			f := workflow.ExecuteActivity(inferCtx, a.Infer, activities.ShardInput{RunRef: ref, Axis: ax.Name, Shard: shard})
+			sel.AddFuture(f, func(f workflow.Future) {
+				inflight--
+				var r activities.ShardResult
+				if err := f.Get(ctx, &r); err != nil {
+					if !temporal.IsCanceledError(err) && firstErr == nil {
+						firstErr = err
+					}
+					return
+				}
+				p.Done += r.Done
+			})
+		}
+		if expired && next < len(shards) {
+			next = len(shards) // never start a shard after the budget ran out
+		}
+		if inflight == 0 {
+			break
+		}
+		sel.Select(ctx)
+		if firstErr != nil && !expired {
+			cancelInfer()
+		}
+	}
+	cancelTimer()
+	if firstErr != nil && !expired {
+		return activities.AxisOutcome{}, fmt.Errorf("axis %s: inference: %w", ax.Name, firstErr)
+	}
+
+	cpu := cpuOptions(ctx)
+	axisRef := activities.AxisInput{RunRef: ref, Axis: ax.Name}
+	var stageNotes []string
+	if ax.Judged {
+		p.Stage = "judging"
+		var n activities.StageNote
+		if err := workflow.ExecuteActivity(cpu, a.Judge, axisRef).Get(ctx, &n); err != nil {
+			return activities.AxisOutcome{}, err
+		}
+		stageNotes = append(stageNotes, n.Note)
+	}
+	if len(ax.Probes) > 0 {
+		p.Stage = "probes"
+		var n activities.StageNote
+		if err := workflow.ExecuteActivity(cpu, a.Probes, axisRef).Get(ctx, &n); err != nil {
+			return activities.AxisOutcome{}, err
+		}
+		stageNotes = append(stageNotes, n.Note)
+	}
+	p.Stage = "scoring"
+	var out activities.AxisOutcome
+	if err := workflow.ExecuteActivity(cpu, a.Score, activities.ScoreInput{AxisInput: axisRef, Shards: len(shards)}).Get(ctx, &out); err != nil {
+		return activities.AxisOutcome{}, err
+	}
+	out.StoppedEarly = expired
+	out.StageNotes = stageNotes
+	p.Stage = "audit"
+	var au activities.AuditSummary
+	if err := workflow.ExecuteActivity(cpu, a.Audit, axisRef).Get(ctx, &au); err != nil {
+		return activities.AxisOutcome{}, err
+	}
+	out.Audit = &au
+	p.Stage = "done"
+	if expired {
+		p.Stage = "stopped"
+	}
+	p.Done = p.Total - out.Dropped
+	return out, nil
+}
+
+func sum(x []int) int {
+	t := 0
+	for _, v := range x {
+		t += v
+	}
+	return t
+}
+
+// SortedAxes is a helper for clients printing progress in a stable order.
+func SortedAxes(p Progress) []AxisProgress {
+	axes := append([]AxisProgress(nil), p.Axes...)
+	sort.SliceStable(axes, func(i, j int) bool { return axes[i].Stage != "skipped" && axes[j].Stage == "skipped" })
+	return axes
+}
