@@ -256,7 +256,7 @@ func (g *grower) grow(r *rand.Rand) tree {
 		feat, bin, mid, ok := g.split(r, s)
 		if !ok {
 			t.nodes[s.self] = node{feature: -1, leaf: int32(len(t.probs))}
-			t.probs = append(t.probs, g.shares(s.lo, s.hi)...)
+			t.probs = g.appendShares(t.probs, s.lo, s.hi)
 			continue
 		}
 		l, rt := int32(len(t.nodes)), int32(len(t.nodes)+1)
@@ -267,9 +267,11 @@ func (g *grower) grow(r *rand.Rand) tree {
 	return t
 }
 
-// shares returns the weighted class shares of rows idx[lo:hi].
-func (g *grower) shares(lo, hi int) []float64 {
-	out := make([]float64, g.classes)
+// appendShares appends the weighted class shares of rows idx[lo:hi].
+func (g *grower) appendShares(probs []float64, lo, hi int) []float64 {
+	n := len(probs)
+	probs = append(probs, make([]float64, g.classes)...)
+	out := probs[n:]
 	var sum float64
 	for _, i := range g.idx[lo:hi] {
 		w := float64(g.weight[i])
@@ -279,7 +281,7 @@ func (g *grower) shares(lo, hi int) []float64 {
 	for c := range out {
 		out[c] /= sum
 	}
-	return out
+	return probs
 }
 
 // split finds the best Gini split of idx[s.lo:s.hi] over MaxFeatures random

