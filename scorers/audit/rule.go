@@ -13,6 +13,7 @@ const (
 	VerdictSourceDominated = "source-dominated"
 	VerdictNotFlagged      = "not flagged"
 	VerdictNotPooled       = "not pooled"
+	VerdictSkipped         = "skipped" // one class: no AUC is defined
 )
 
 // Which floor rule decided the floor check.
