@@ -135,6 +135,15 @@ func (s *S3) Describe() string {
 	return u.String()
 }
 
+// where names the store briefly for error messages.
+func (s *S3) where() string {
+	w := "s3://" + s.cfg.Bucket + "/" + s.prefix
+	if s.cfg.Endpoint != "" {
+		w += " at " + s.cfg.Endpoint
+	}
+	return w
+}
+
 func (s *S3) objectKey(key string) string {
 	if s.prefix == "" {
 		return key
@@ -152,7 +161,7 @@ func (s *S3) EnsureBucket(ctx context.Context) error {
 	_, err = s.client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(s.cfg.Bucket)})
 	var owned *types.BucketAlreadyOwnedByYou
 	if err != nil && !errors.As(err, &owned) {
-		return fmt.Errorf("store: create bucket %q at %s: %w", s.cfg.Bucket, s.Describe(), err)
+		return fmt.Errorf("store: create bucket %q at %s: %w", s.cfg.Bucket, s.where(), err)
 	}
 	return nil
 }
@@ -187,7 +196,7 @@ func (s *S3) Put(ctx context.Context, key string, data []byte) error {
 		}
 		return fmt.Errorf("store: put %q: %w", key, ErrExists)
 	}
-	return fmt.Errorf("store: put %q in %s: %w", key, s.Describe(), err)
+	return fmt.Errorf("store: put %q in %s: %w", key, s.where(), err)
 }
 
 // countAttempts counts the HTTP attempts of one operation: the middleware
@@ -217,12 +226,12 @@ func (s *S3) Get(ctx context.Context, key string) ([]byte, error) {
 		if isNoSuchKey(err) {
 			return nil, fmt.Errorf("store: get %q: %w", key, ErrNotFound)
 		}
-		return nil, fmt.Errorf("store: get %q in %s: %w", key, s.Describe(), err)
+		return nil, fmt.Errorf("store: get %q in %s: %w", key, s.where(), err)
 	}
 	defer out.Body.Close()
 	data, err := io.ReadAll(out.Body)
 	if err != nil {
-		return nil, fmt.Errorf("store: get %q in %s: reading body: %w", key, s.Describe(), err)
+		return nil, fmt.Errorf("store: get %q in %s: reading body: %w", key, s.where(), err)
 	}
 	return data, nil
 }
@@ -242,7 +251,7 @@ func (s *S3) Exists(ctx context.Context, key string) (bool, error) {
 	if isNoSuchKey(err) {
 		return false, nil
 	}
-	return false, fmt.Errorf("store: exists %q in %s: %w", key, s.Describe(), err)
+	return false, fmt.Errorf("store: exists %q in %s: %w", key, s.where(), err)
 }
 
 // List implements Store.
@@ -262,7 +271,7 @@ func (s *S3) List(ctx context.Context, prefix string) ([]string, error) {
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("store: list %q in %s: %w", prefix, s.Describe(), err)
+			return nil, fmt.Errorf("store: list %q in %s: %w", prefix, s.where(), err)
 		}
 		for _, obj := range page.Contents {
 			k := aws.ToString(obj.Key)

@@ -71,6 +71,7 @@ func TestS3ErrorsHideSecrets(t *testing.T) {
 	if err == nil {
 		t.Fatal("Put with wrong credentials succeeded")
 	}
+	t.Logf("error with wrong credentials: %v", err)
 	if !strings.Contains(err.Error(), "denied/key") || !strings.Contains(err.Error(), "put") {
 		t.Errorf("error %q does not name the operation and key", err)
 	}
