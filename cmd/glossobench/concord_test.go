@@ -120,8 +120,8 @@ func TestConcordErrors(t *testing.T) {
 	if code, _, _ := runCmd(concordCmd, "--scores", ours); code != 1 {
 		t.Errorf("missing flags: exit %d, want 1", code)
 	}
-	if code, _, stderr := runCmd(concordCmd, "--scores", t.TempDir(), "--external", ours, "--name", "x"); code != 1 || !strings.Contains(stderr, "run directories") {
-		t.Errorf("run dir: exit %d %q", code, stderr)
+	if code, _, stderr := runCmd(concordCmd, "--scores", t.TempDir(), "--external", ours, "--name", "x"); code != 1 || !strings.Contains(stderr, "no result.json") {
+		t.Errorf("empty run dir: exit %d %q", code, stderr)
 	}
 }
 
