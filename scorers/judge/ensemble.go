@@ -1,0 +1,363 @@
+package judge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/stats"
+)
+
+// VariantKey is where a prediction keeps its judges' ratings.
+const VariantKey = "judge"
+
+// DefaultFloor is the agreement below which an item is flagged low_conf.
+const DefaultFloor = 0.5
+
+// Ensemble is N judges rating the same requests.
+type Ensemble struct {
+	Judges []*Judge
+	Floor  float64 // agreement floor; items below it are low_conf
+}
+
+// Rate asks every judge for every request, judges in parallel. The result is
+// request-major: ratings[i*len(Judges)+k] is judge k on request i.
+func (e *Ensemble) Rate(ctx context.Context, reqs []Request) ([]Rating, error) {
+	per := make([][]Rating, len(e.Judges))
+	var wg sync.WaitGroup
+	for k, j := range e.Judges {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			per[k], _ = j.Rate(ctx, reqs)
+		}()
+	}
+	wg.Wait()
+	out := make([]Rating, 0, len(reqs)*len(e.Judges))
+	for i := range reqs {
+		for k := range e.Judges {
+			out = append(out, per[k][i])
+		}
+	}
+	return out, ctx.Err()
+}
+
+// Attach stores ratings in their predictions' Variants["judge"], merged with
+// what is already there: a rating replaces an earlier one by the same judge
+// for the same item, turn and kind, so a resumed run can re-attach safely.
+func Attach(preds []scorers.Prediction, ratings []Rating) error {
+	at := make(map[string]int, len(preds))
+	for i, p := range preds {
+		at[p.ItemID] = i
+	}
+	byItem := map[string][]Rating{}
+	for _, r := range ratings {
+		if _, ok := at[r.ItemID]; !ok {
+			return fmt.Errorf("judge: rating by %s for item %q, which has no prediction", r.Judge, r.ItemID)
+		}
+		byItem[r.ItemID] = append(byItem[r.ItemID], r)
+	}
+	for id, rs := range byItem {
+		p := &preds[at[id]]
+		old, err := FromPrediction(*p)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			old = slices.DeleteFunc(old, func(o Rating) bool {
+				return o.Judge == r.Judge && o.Turn == r.Turn && o.Kind == r.Kind
+			})
+			old = append(old, r)
+		}
+		raw, err := json.Marshal(old)
+		if err != nil {
+			return err
+		}
+		if p.Variants == nil {
+			p.Variants = map[string]json.RawMessage{}
+		}
+		p.Variants[VariantKey] = raw
+	}
+	return nil
+}
+
+// FromPrediction returns the ratings stored in a prediction; none is not an error.
+func FromPrediction(p scorers.Prediction) ([]Rating, error) {
+	raw, ok := p.Variants[VariantKey]
+	if !ok {
+		return nil, nil
+	}
+	var rs []Rating
+	if err := json.Unmarshal(raw, &rs); err != nil {
+		return nil, fmt.Errorf("prediction %s: variants.%s: %w", p.ItemID, VariantKey, err)
+	}
+	return rs, nil
+}
+
+// ByTurn groups one item's ratings of one kind by turn, turns ascending.
+func ByTurn(rs []Rating, kind string) (turns []int, groups [][]Rating) {
+	idx := map[int]int{}
+	for _, r := range rs {
+		if r.Kind != kind {
+			continue
+		}
+		i, ok := idx[r.Turn]
+		if !ok {
+			i = len(turns)
+			idx[r.Turn] = i
+			turns = append(turns, r.Turn)
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], r)
+	}
+	order := make([]int, len(turns))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return turns[a] - turns[b] })
+	st, sg := make([]int, len(turns)), make([][]Rating, len(turns))
+	for i, o := range order {
+		st[i], sg[i] = turns[o], groups[o]
+	}
+	return st, sg
+}
+
+// ItemAgg is the ensemble's judgement of one request.
+type ItemAgg struct {
+	ItemID string `json:"item_id"`
+	Turn   int    `json:"turn,omitempty"`
+	Kind   string `json:"kind"`
+	// Score is the mean of the valid values: the 0–10 rating, or for harm the
+	// share of judges saying Harmful. Nil when no judge gave a valid answer.
+	Score *float64 `json:"score"`
+	// Label is the most frequent harm label; a tie goes to the first of
+	// Harmful, Refusal, Safe (the cautious reading).
+	Label      string             `json:"label,omitempty"`
+	LabelShare map[string]float64 `json:"label_share,omitempty"`
+	// Agreement is 1 − std/|mean| of the ratings (population std; 1 when all
+	// agree, and it can fall below 0); for harm, the share of the modal label.
+	Agreement *float64 `json:"agreement"`
+	LowConf   bool     `json:"low_conf,omitempty"`
+	Judges    int      `json:"judges"`
+	Valid     int      `json:"valid"`
+	ParseFail int      `json:"parse_fail,omitempty"`
+	Dropped   int      `json:"dropped,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
+}
+
+// Aggregate combines each group of ratings (one request, one rating per
+// judge) into an ItemAgg; groups whose agreement is below floor are LowConf.
+func Aggregate(ratings [][]Rating, floor float64) []ItemAgg {
+	out := make([]ItemAgg, len(ratings))
+	for i, g := range ratings {
+		out[i] = aggregateOne(g, floor)
+	}
+	return out
+}
+
+func aggregateOne(g []Rating, floor float64) ItemAgg {
+	a := ItemAgg{Judges: len(g)}
+	if len(g) > 0 {
+		a.ItemID, a.Turn, a.Kind = g[0].ItemID, g[0].Turn, g[0].Kind
+	}
+	var vals []float64
+	counts := map[string]int{}
+	for _, r := range g {
+		switch {
+		case r.Dropped:
+			a.Dropped++
+			a.Notes = append(a.Notes, r.Judge+": "+r.Note)
+		case r.ParseFail || r.Value == nil || !finite(*r.Value):
+			a.ParseFail++
+		default:
+			vals = append(vals, *r.Value)
+			if r.Label != "" {
+				counts[r.Label]++
+			}
+		}
+	}
+	a.Valid = len(vals)
+	if len(vals) == 0 {
+		return a
+	}
+	mean := 0.0
+	for _, v := range vals {
+		mean += v
+	}
+	mean /= float64(len(vals))
+	a.Score = &mean
+	var agree float64
+	if a.Kind == KindHarm {
+		best := 0
+		for _, l := range []string{LabelHarmful, LabelRefusal, LabelSafe} {
+			if counts[l] > best {
+				best, a.Label = counts[l], l
+			}
+		}
+		a.LabelShare = map[string]float64{}
+		for l, c := range counts {
+			a.LabelShare[l] = float64(c) / float64(len(vals))
+		}
+		agree = float64(best) / float64(len(vals))
+	} else {
+		agree = Agreement(vals)
+	}
+	a.Agreement = &agree
+	a.LowConf = agree < floor
+	return a
+}
+
+// Agreement is spec §4's inter-judge agreement of one item's ratings:
+// 1 − std/|mean| with the population standard deviation. Identical ratings
+// (including a single judge, or all zeros) agree fully: 1.
+func Agreement(vals []float64) float64 {
+	if len(vals) == 0 {
+		return math.NaN()
+	}
+	var mean float64
+	for _, v := range vals {
+		mean += v
+	}
+	mean /= float64(len(vals))
+	var ss float64
+	for _, v := range vals {
+		ss += (v - mean) * (v - mean)
+	}
+	std := math.Sqrt(ss / float64(len(vals)))
+	if std == 0 {
+		return 1
+	}
+	return 1 - std/math.Abs(mean)
+}
+
+// PairKappa is Cohen's κ between two judges.
+type PairKappa struct {
+	A     string   `json:"a"`
+	B     string   `json:"b"`
+	N     int      `json:"n"` // items both judged validly
+	Kappa *float64 `json:"kappa"`
+	Note  string   `json:"note,omitempty"`
+}
+
+// KappaReport is the inter-judge agreement of an axis (spec §0 measurement profile).
+type KappaReport struct {
+	Weights string      `json:"weights"` // unweighted (harm labels) | quadratic (0–10 ratings)
+	Pairs   []PairKappa `json:"pairs"`
+	Mean    *float64    `json:"mean"` // over the pairs where κ is defined
+}
+
+// Kappa computes Cohen's κ for every pair of judges over the groups where
+// both gave a valid judgement, and the mean over pairs. Harm labels use
+// unweighted κ over {Harmful, Refusal, Safe}; ratings are rounded to integers
+// and use quadratic-weighted κ over 0–10, since a 7 against an 8 is a smaller
+// disagreement than a 2 against a 9. With fewer than two judges there is no
+// pair and Mean is nil.
+func Kappa(ratings [][]Rating) KappaReport {
+	var judges []string
+	kind := ""
+	for _, g := range ratings {
+		for _, r := range g {
+			if !slices.Contains(judges, r.Judge) {
+				judges = append(judges, r.Judge)
+			}
+			if kind == "" && r.Valid() {
+				kind = r.Kind
+			}
+		}
+	}
+	slices.Sort(judges)
+	rep := KappaReport{Weights: "quadratic", Pairs: []PairKappa{}}
+	if kind == KindHarm {
+		rep.Weights = "unweighted"
+	}
+	var sum float64
+	var defined int
+	for x := 0; x < len(judges); x++ {
+		for y := x + 1; y < len(judges); y++ {
+			pk := PairKappa{A: judges[x], B: judges[y]}
+			var la, lb []string
+			var ia, ib []int
+			for _, g := range ratings {
+				ra, oka := find(g, pk.A)
+				rb, okb := find(g, pk.B)
+				if !oka || !okb {
+					continue
+				}
+				if kind == KindHarm {
+					la, lb = append(la, ra.Label), append(lb, rb.Label)
+				} else {
+					ia, ib = append(ia, int(math.Round(*ra.Value))), append(ib, int(math.Round(*rb.Value)))
+				}
+			}
+			var k float64
+			var err error
+			if kind == KindHarm {
+				pk.N = len(la)
+				k, err = stats.CohenKappa(la, lb, []string{LabelHarmful, LabelRefusal, LabelSafe}, stats.Unweighted)
+			} else {
+				pk.N = len(ia)
+				k, err = stats.CohenKappa(ia, ib, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, stats.Quadratic)
+			}
+			if err != nil {
+				pk.Note = err.Error()
+			} else {
+				pk.Kappa = &k
+				sum += k
+				defined++
+			}
+			rep.Pairs = append(rep.Pairs, pk)
+		}
+	}
+	if defined > 0 {
+		m := sum / float64(defined)
+		rep.Mean = &m
+	}
+	return rep
+}
+
+func find(g []Rating, judge string) (Rating, bool) {
+	for _, r := range g {
+		if r.Judge == judge && r.Valid() {
+			return r, true
+		}
+	}
+	return Rating{}, false
+}
+
+// OverlayRequests builds the judge-overlay requests of a verifiable axis
+// (spec §4): a 0–10 rating of each generated response. Items without a
+// generation (cloze-only) get no request, and so judge_quality null.
+func OverlayRequests(items []scorers.Item, preds []scorers.Prediction) []Request {
+	var out []Request
+	for i, it := range items {
+		if i >= len(preds) || len(preds[i].Generations) == 0 {
+			continue
+		}
+		q := it.Prompt
+		if len(it.Turns) > 0 {
+			q = it.Turns[0]
+		}
+		out = append(out, Request{ItemID: it.ID, Lang: it.Lang, Question: []string{q}, Answer: []string{preds[i].Generations[0].Text}, Kind: KindRating})
+	}
+	return out
+}
+
+// OverlayQuality is the judge_quality of one prediction: the ensemble's mean
+// 0–10 rating, or nil when no judge rated it validly (cloze-only items, parse
+// failures). Put it in ItemScore.Fields["judge_quality"]; the verifiable
+// score stays the headline.
+func OverlayQuality(p scorers.Prediction) *float64 {
+	rs, err := FromPrediction(p)
+	if err != nil || len(rs) == 0 {
+		return nil
+	}
+	_, groups := ByTurn(rs, KindRating)
+	if len(groups) == 0 {
+		return nil
+	}
+	return aggregateOne(groups[0], 0).Score
+}
