@@ -1,0 +1,315 @@
+package release_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/glossobench/glossobench/infra/release"
+	"github.com/glossobench/glossobench/infra/release/releasetest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/release from the fake run")
+
+func fakeRun(t *testing.T) *release.Run {
+	t.Helper()
+	dir, err := releasetest.WriteRun(t.TempDir(), releasetest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := release.LoadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func TestBundleRescoresExactly(t *testing.T) {
+	run := fakeRun(t)
+	out := t.TempDir()
+	m, err := release.Write(run, out, release.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, items, err := release.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m2.ItemsSHA256 != m.ItemsSHA256 || len(items) != m.Items {
+		t.Fatalf("read back %d items sha %s, wrote %d sha %s", len(items), m2.ItemsSHA256, m.Items, m.ItemsSHA256)
+	}
+	rep := release.Rescore(m2, items)
+	if !rep.OK() {
+		t.Fatalf("rescore differs: %+v", rep)
+	}
+	for _, c := range append(rep.Axes, rep.MS...) {
+		if c.Status != release.StatusExact {
+			t.Errorf("%s: status %s (%s), want exact", c.Name, c.Status, c.Detail)
+		}
+	}
+	// Every published axis was actually checked, chrF++ included.
+	if got := m.Axes["nlg"].Rescore; got != release.MethodChrF {
+		t.Errorf("nlg rescore method %q", got)
+	}
+	for _, it := range items {
+		if _, has := it.Fields["hypothesis"]; has {
+			t.Errorf("%s: raw hypothesis kept without --include-raw", it.ItemID)
+		}
+		if it.Raw != nil {
+			t.Errorf("%s: raw prediction kept without --include-raw", it.ItemID)
+		}
+	}
+}
+
+func TestBundleReproducible(t *testing.T) {
+	run := fakeRun(t)
+	a, b := t.TempDir(), t.TempDir()
+	if _, err := release.Write(run, a, release.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	run2, err := release.LoadRun(run.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := release.Write(run2, b, release.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{release.ItemsFile, release.ManifestFile} {
+		x, _ := os.ReadFile(filepath.Join(a, f))
+		y, _ := os.ReadFile(filepath.Join(b, f))
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs between two releases of the same run", f)
+		}
+	}
+}
+
+func TestBundleIncludeRaw(t *testing.T) {
+	run := fakeRun(t)
+	out := t.TempDir()
+	if _, err := release.Write(run, out, release.Options{IncludeRaw: true}); err != nil {
+		t.Fatal(err)
+	}
+	m, items, err := release.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.IncludeRaw {
+		t.Error("manifest include_raw false")
+	}
+	raw := 0
+	for _, it := range items {
+		if it.Raw != nil {
+			raw++
+		}
+		if it.Axis == "nlg" {
+			if _, has := it.Fields["hypothesis"]; !has {
+				t.Errorf("%s: hypothesis dropped with --include-raw", it.ItemID)
+			}
+		}
+	}
+	if raw != len(items) {
+		t.Errorf("%d of %d items carry their raw prediction", raw, len(items))
+	}
+	if rep := release.Rescore(m, items); !rep.OK() {
+		t.Errorf("rescore with raw: %+v", rep)
+	}
+}
+
+func TestManifestLicences(t *testing.T) {
+	run := fakeRun(t)
+	m, _, err := release.Build(run, release.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"global_mmlu_ms":        "Apache-2.0",      // SOURCE notes
+		"kalahi":                "CC-BY-4.0",       // config
+		"belebele_ms":           "CC-BY-SA-4.0",    // SOURCE notes
+		"flores_passages":       "CC-BY-SA-4.0",    // SOURCE notes
+		"ifeval":                "Apache-2.0",      // SOURCE notes
+		"ms_cultural_selfbuilt": "CC-BY-NC-SA-4.0", // config
+	}
+	for _, d := range m.Datasets {
+		if w, ok := want[d.Name]; !ok || d.License != w {
+			t.Errorf("dataset %s: licence %q from %s, want %q", d.Name, d.License, d.LicenseFrom, w)
+		}
+	}
+	if len(m.Datasets) != len(want) {
+		t.Errorf("%d datasets, want %d", len(m.Datasets), len(want))
+	}
+	if m.MostRestrictiveLicense != "CC-BY-NC-SA-4.0" {
+		t.Errorf("most restrictive %q", m.MostRestrictiveLicense)
+	}
+	if m.DedupKeptSHA256 != run.Result.Summary.Dedup.KeptSHA256 || m.DedupKeptSHA256 == "" {
+		t.Errorf("dedup sha %q", m.DedupKeptSHA256)
+	}
+	if m.BenchVersion == "" || m.PluginVersions["nlg"] == "" {
+		t.Errorf("versions missing: %q %v", m.BenchVersion, m.PluginVersions)
+	}
+}
+
+func TestRestrictiveness(t *testing.T) {
+	order := []string{"", "CC-BY-NC-ND-4.0", "CC-BY-NC-SA-4.0", "GPL-3.0", "CC BY-SA 3.0", "CC-BY-4.0", "Apache-2.0", "CC0-1.0"}
+	for i := 1; i < len(order); i++ {
+		if release.Restrictiveness(order[i-1]) <= release.Restrictiveness(order[i]) {
+			t.Errorf("%q should be more restrictive than %q", order[i-1], order[i])
+		}
+	}
+	if got := release.MostRestrictive([]string{"MIT", "CC-BY-SA-4.0", "Apache-2.0"}); got != "CC-BY-SA-4.0" {
+		t.Errorf("MostRestrictive = %q", got)
+	}
+}
+
+// tamper rewrites the bundle with edit applied to items.jsonl and the
+// manifest's checksum fixed up, as a careless editor would.
+func tamper(t *testing.T, dir string, edit func([]byte) []byte) {
+	t.Helper()
+	m, _, err := release.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, release.ItemsFile))
+	data = edit(data)
+	os.WriteFile(filepath.Join(dir, release.ItemsFile), data, 0o644)
+	m.ItemsSHA256 = sha(data)
+	b, _ := json.Marshal(m)
+	os.WriteFile(filepath.Join(dir, release.ManifestFile), b, 0o644)
+}
+
+func TestRescoreDetectsChange(t *testing.T) {
+	run := fakeRun(t)
+	dir := t.TempDir()
+	if _, err := release.Write(run, dir, release.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// Flip one knowledge item from right to wrong.
+	tamper(t, dir, func(b []byte) []byte {
+		lines := strings.Split(string(b), "\n")
+		for i, l := range lines {
+			if strings.Contains(l, `"axis":"knowledge"`) && strings.Contains(l, `"score":1,`) {
+				lines[i] = strings.Replace(l, `"score":1,`, `"score":0,`, 1)
+				break
+			}
+		}
+		return []byte(strings.Join(lines, "\n"))
+	})
+	m, items, err := release.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := release.Rescore(m, items)
+	if rep.OK() {
+		t.Fatal("a changed item score went unnoticed")
+	}
+	for _, c := range rep.Axes {
+		if (c.Name == "knowledge") != (c.Status == release.StatusDiffers) {
+			t.Errorf("%s: %s", c.Name, c.Status)
+		}
+	}
+}
+
+func TestReadRejectsAlteredItems(t *testing.T) {
+	run := fakeRun(t)
+	dir := t.TempDir()
+	if _, err := release.Write(run, dir, release.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, release.ItemsFile)
+	data, _ := os.ReadFile(p)
+	os.WriteFile(p, append(data, '\n'), 0o644)
+	if _, _, err := release.Read(dir); err == nil || !strings.Contains(err.Error(), "items_sha256") {
+		t.Errorf("altered items file: err = %v", err)
+	}
+	os.WriteFile(p, data, 0o644)
+	tamper(t, dir, func(b []byte) []byte { return append(b, []byte(`{"axis":"nlu","item_id":"x","score":"high"}`+"\n")...) })
+	_, _, err := release.Read(dir)
+	if err == nil || !strings.Contains(err.Error(), "items.jsonl:") || !strings.Contains(err.Error(), "field score") {
+		t.Errorf("bad field: err = %v", err)
+	}
+}
+
+func TestLoadRunErrorsNameFileLineField(t *testing.T) {
+	run := fakeRun(t)
+	p := filepath.Join(run.Dir, "nlu", "scores.jsonl")
+	data, _ := os.ReadFile(p)
+	os.Chmod(p, 0o644)
+	os.WriteFile(p, append(data, []byte(`{"item_id":"z","score":"1"}`+"\n")...), 0o644)
+	_, err := release.LoadRun(run.Dir)
+	if err == nil || !strings.Contains(err.Error(), "scores.jsonl:10:") || !strings.Contains(err.Error(), "field score") {
+		t.Errorf("err = %v", err)
+	}
+	rp := filepath.Join(run.Dir, "result.json")
+	os.Chmod(rp, 0o644)
+	os.WriteFile(rp, []byte("{\n\"run_id\": \"x\",\n\"seed\": \"many\"\n}"), 0o644)
+	_, err = release.LoadRun(run.Dir)
+	if err == nil || !strings.Contains(err.Error(), "result.json:3:") || !strings.Contains(err.Error(), "field seed") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestWriteStaysInDir(t *testing.T) {
+	run := fakeRun(t)
+	out := t.TempDir()
+	outside := t.TempDir()
+	// A symlink planted where the items file goes must not be followed out.
+	if err := os.Symlink(filepath.Join(outside, "stolen.jsonl"), filepath.Join(out, release.ItemsFile)); err != nil {
+		t.Skip(err)
+	}
+	if _, err := release.Write(run, out, release.Options{}); err == nil {
+		t.Error("wrote through a symlink pointing outside the bundle folder")
+	}
+	if _, err := os.Stat(filepath.Join(outside, "stolen.jsonl")); err == nil {
+		t.Error("a file was created outside the bundle folder")
+	}
+}
+
+// TestTestdataInSync keeps testdata/release (a committed fake run and its
+// bundle, for readers and for the command tests) equal to what the helper
+// writes today. Run with -update to rewrite it.
+func TestTestdataInSync(t *testing.T) {
+	root := filepath.Join("..", "..", "testdata", "release")
+	if *update {
+		os.RemoveAll(filepath.Join(root, "store"))
+		os.RemoveAll(filepath.Join(root, "bundle"))
+		dir, err := releasetest.WriteRun(filepath.Join(root, "store"), releasetest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := release.LoadRun(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := release.Write(run, filepath.Join(root, "bundle"), release.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run, err := release.LoadRun(filepath.Join(root, "store", "runs", "fake-run"))
+	if err != nil {
+		t.Fatalf("%v (run go test ./infra/release -run TestTestdataInSync -update)", err)
+	}
+	want, _, err := release.Build(run, release.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, items, err := release.Read(filepath.Join(root, "bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ItemsSHA256 != want.ItemsSHA256 {
+		t.Error("testdata/release/bundle is stale; rerun with -update")
+	}
+	fresh, _, err := release.Build(fakeRun(t), release.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh.ItemsSHA256 != want.ItemsSHA256 {
+		t.Error("testdata/release/store no longer matches the fake run helper (scorer or format change?); rerun with -update")
+	}
+	if rep := release.Rescore(got, items); !rep.OK() {
+		t.Errorf("committed bundle does not rescore: %+v", rep)
+	}
+}

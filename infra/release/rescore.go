@@ -1,0 +1,218 @@
+package release
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/glossobench/glossobench/scorers/chrf"
+)
+
+// Tolerance is how far a rescored number may sit from the published one and
+// still count as reproduced. The same sums in the same order give the same
+// bits; the tolerance only absorbs a different summation order.
+const Tolerance = 1e-12
+
+// Check statuses.
+const (
+	StatusExact      = "exact"
+	StatusWithin     = "within tolerance"
+	StatusDiffers    = "DIFFERS"
+	StatusNotChecked = "not rescorable"
+	StatusNoScore    = "no score published"
+)
+
+// Check is one re-derived number.
+type Check struct {
+	Name      string   `json:"name"`
+	Method    string   `json:"method"`
+	Published *float64 `json:"published"`
+	Rescored  *float64 `json:"rescored"`
+	Status    string   `json:"status"`
+	Detail    string   `json:"detail,omitempty"`
+}
+
+// RescoreReport is every check Rescore made.
+type RescoreReport struct {
+	Axes []Check `json:"axes"`
+	MS   []Check `json:"ms"`
+}
+
+// OK reports whether no re-derived number differs from the manifest.
+func (r *RescoreReport) OK() bool {
+	for _, c := range slices.Concat(r.Axes, r.MS) {
+		if c.Status == StatusDiffers {
+			return false
+		}
+	}
+	return true
+}
+
+// Rescore re-derives every axis headline and the mean scores from the
+// bundle's items and compares them with the manifest.
+//
+// Axes scored by exact match or rule (acc_cloze, acc_generate,
+// prompt_level_strict_acc) are the mean of their item scores. Corpus chrF++
+// (nlg) is not a mean of sentence scores: it is recomputed exactly from the
+// per-item chrF++ statistics the bundle carries (chrf_stats). Axes with any
+// other metric are listed as not rescorable.
+func Rescore(m *Manifest, items []Item) *RescoreReport {
+	byAxis := map[string][]Item{}
+	for _, it := range items {
+		byAxis[it.Axis] = append(byAxis[it.Axis], it)
+	}
+	rep := &RescoreReport{}
+	rescored := map[string]*float64{}
+	axes := make([]string, 0, len(m.Axes))
+	for a := range m.Axes {
+		axes = append(axes, a)
+	}
+	slices.Sort(axes)
+	for a := range byAxis {
+		if _, ok := m.Axes[a]; !ok {
+			rep.Axes = append(rep.Axes, Check{Name: a, Status: StatusDiffers, Detail: fmt.Sprintf("%d items of an axis the manifest does not list", len(byAxis[a]))})
+		}
+	}
+	for _, a := range axes {
+		h := m.Axes[a]
+		c := Check{Name: a, Method: h.Rescore, Published: h.Score}
+		its := byAxis[a]
+		var v *float64
+		var err error
+		switch h.Rescore {
+		case MethodMean:
+			v, err = meanScore(its)
+		case MethodChrF:
+			v, err = corpusChrF(its)
+		default:
+			c.Status = StatusNotChecked
+		}
+		switch {
+		case c.Status != "":
+		case err != nil:
+			c.Status, c.Detail = StatusDiffers, err.Error()
+		case h.Score == nil && len(its) == 0:
+			c.Status = StatusNoScore
+		default:
+			c.Rescored = v
+			c.Status = compare(h.Score, v)
+			if c.Status != StatusDiffers && len(its) != h.N {
+				c.Status, c.Detail = StatusDiffers, fmt.Sprintf("%d items in the bundle, the manifest says n = %d", len(its), h.N)
+			}
+		}
+		rescored[a] = c.Rescored
+		rep.Axes = append(rep.Axes, c)
+	}
+
+	// ms_public: the weighted mean of the public axes' headlines, in the
+	// order the run summed them.
+	pub := Check{Name: "ms_public", Method: "weighted mean of the ms_axes headlines", Published: m.MSPublic}
+	var num, den float64
+	for _, a := range m.MSAxes {
+		h, ok := m.Axes[a]
+		if !ok {
+			pub.Detail = "ms_axes names axis " + a + ", which the manifest does not list"
+			break
+		}
+		if rescored[a] == nil {
+			pub.Detail = "axis " + a + " was not rescored"
+			break
+		}
+		num += h.Weight * *rescored[a]
+		den += h.Weight
+	}
+	rep.MS = append(rep.MS, finish(pub, num, den))
+
+	pooled := Check{Name: "ms_pooled", Method: "mean of the item scores of the ms_axes", Published: m.MSPooled}
+	var sum float64
+	var n int
+	for _, a := range m.MSAxes {
+		for _, it := range byAxis[a] {
+			sum += it.Score
+			n++
+		}
+	}
+	rep.MS = append(rep.MS, finish(pooled, sum, float64(n)))
+
+	exp := Check{Name: "ms_experimental", Method: "weighted mean of the selfbuilt axes' headlines", Published: m.MSExperimental}
+	num, den = 0, 0
+	for _, a := range axes {
+		if h := m.Axes[a]; h.Tier == "selfbuilt" && h.Score != nil {
+			if rescored[a] == nil {
+				exp.Detail = "axis " + a + " was not rescored"
+				break
+			}
+			num += h.Weight * *rescored[a]
+			den += h.Weight
+		}
+	}
+	rep.MS = append(rep.MS, finish(exp, num, den))
+	return rep
+}
+
+// finish sets c's rescored value num/den (none when den is 0) and status.
+func finish(c Check, num, den float64) Check {
+	if c.Detail != "" {
+		c.Status = StatusNotChecked
+		return c
+	}
+	if den > 0 {
+		v := num / den
+		c.Rescored = &v
+	}
+	if c.Published == nil && c.Rescored == nil {
+		c.Status = StatusNoScore
+		return c
+	}
+	c.Status = compare(c.Published, c.Rescored)
+	return c
+}
+
+func compare(pub, got *float64) string {
+	switch {
+	case pub == nil || got == nil:
+		return StatusDiffers
+	case *pub == *got:
+		return StatusExact
+	case math.Abs(*pub-*got) <= Tolerance:
+		return StatusWithin
+	}
+	return StatusDiffers
+}
+
+func meanScore(its []Item) (*float64, error) {
+	if len(its) == 0 {
+		return nil, nil
+	}
+	var sum float64
+	for _, it := range its {
+		if math.IsNaN(it.Score) || math.IsInf(it.Score, 0) {
+			return nil, fmt.Errorf("item %s: score %v", it.ItemID, it.Score)
+		}
+		sum += it.Score
+	}
+	v := sum / float64(len(its))
+	return &v, nil
+}
+
+func corpusChrF(its []Item) (*float64, error) {
+	if len(its) == 0 {
+		return nil, nil
+	}
+	cm := chrf.New(chrf.ChrFPlusPlus)
+	width := 3 * (chrf.ChrFPlusPlus.CharOrder + chrf.ChrFPlusPlus.WordOrder)
+	total := make(chrf.Stats, width)
+	for _, it := range its {
+		if len(it.ChrFStats) != width {
+			return nil, fmt.Errorf("item %s: chrf_stats has %d numbers, want %d", it.ItemID, len(it.ChrFStats), width)
+		}
+		for _, x := range it.ChrFStats {
+			if x < 0 {
+				return nil, fmt.Errorf("item %s: chrf_stats holds a negative count", it.ItemID)
+			}
+		}
+		total.Add(it.ChrFStats)
+	}
+	v := cm.FScore(total) / 100
+	return &v, nil
+}
