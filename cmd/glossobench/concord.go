@@ -132,10 +132,14 @@ func readScoresArg(path string) (map[string]modelScore, error) {
 // runResult is the part of a run's result.json (activities.Result) that
 // the comparison tools read.
 type runResult struct {
-	path    string // the result.json file
-	dir     string // the run directory: <store>/runs/<run>
-	ModelID string `json:"model_id"`
-	Axes    map[string]struct {
+	path      string // the result.json file
+	dir       string // the run directory: <store>/runs/<run>
+	ModelID   string `json:"model_id"`
+	ModelMeta struct {
+		ModelClass    string `json:"model_class"`
+		ReasoningMode string `json:"reasoning_mode"`
+	} `json:"model_meta"`
+	Axes map[string]struct {
 		Score  *float64 `json:"score"`
 		Weight float64  `json:"weight"`
 		Tier   string   `json:"tier"`

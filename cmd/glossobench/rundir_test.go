@@ -9,15 +9,23 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/scorers"
 )
 
 // writeRun lays out <root>/runs/<run>/result.json and <axis>/scores.jsonl
 // as the EvalRun aggregate writes them, from the activities types.
 func writeRun(t *testing.T, root, run, model string, ms float64, msAxes []string, axes map[string][]float64) string {
+	return writeRunMeta(t, root, run, model, config.ModelMeta{}, ms, msAxes, axes)
+}
+
+func writeRunMeta(t *testing.T, root, run, model string, meta config.ModelMeta, ms float64, msAxes []string, axes map[string][]float64) string {
 	t.Helper()
 	dir := filepath.Join(root, "runs", run)
 	res := activities.Result{RunID: run, ModelID: model, Axes: map[string]activities.AxisReport{}}
+	if meta != (config.ModelMeta{}) {
+		res.ModelMeta = meta
+	}
 	res.Summary.MSPublic = &ms
 	res.Summary.MSAxes = msAxes
 	for axis, scores := range axes {
@@ -102,5 +110,35 @@ func TestRunDirectories(t *testing.T) {
 	os.WriteFile(filepath.Join(runB, "result.json"), []byte("{\n\"model_id\": 3}"), 0o644)
 	if code, _, stderr := runCmd(concordCmd, "--scores", root, "--external", ext, "--name", "x"); code != 1 || !strings.Contains(stderr, "result.json:2: field model_id") {
 		t.Errorf("broken result.json: exit %d %q", code, stderr)
+	}
+}
+
+func TestSigtestStrictParity(t *testing.T) {
+	root := t.TempDir()
+	axes := map[string][]float64{"nlu": {1, 0, 1, 1}}
+	on := writeRunMeta(t, root, "on", "m1", config.ModelMeta{ReasoningMode: "on"}, 0.7, []string{"nlu"}, axes)
+	on2 := writeRunMeta(t, root, "on2", "m2", config.ModelMeta{ReasoningMode: "on"}, 0.7, []string{"nlu"}, axes)
+	off := writeRunMeta(t, root, "off", "m3", config.ModelMeta{ReasoningMode: "off"}, 0.7, []string{"nlu"}, axes)
+	plain := writeRun(t, root, "plain", "m4", 0.7, []string{"nlu"}, axes)
+	jsonl := writeTemp(t, "a.jsonl", itemLines("nlu", 1, 0, 1, 1))
+	cases := []struct {
+		a, b string
+		code int
+		want string
+	}{
+		{on, on2, 0, ""},
+		{on, off, 3, `is "on"`},
+		{off, plain, 3, `"unrecorded"`},
+		{on, jsonl, 3, "not a run directory"},
+	}
+	for _, c := range cases {
+		code, _, stderr := runCmd(sigtestCmd, "--strict-parity", c.a, c.b)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s vs %s: exit %d %q, want %d and %q", filepath.Base(c.a), filepath.Base(c.b), code, stderr, c.code, c.want)
+		}
+	}
+	// Without the flag the mismatch is compared anyway.
+	if code, _, stderr := runCmd(sigtestCmd, on, off); code != 0 {
+		t.Errorf("without --strict-parity: exit %d %q", code, stderr)
 	}
 }

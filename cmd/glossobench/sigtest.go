@@ -45,11 +45,12 @@ func sigtestMain(args []string, stdout, stderr io.Writer) int {
 	level := fs.Float64("level", 0.95, "confidence level of the intervals")
 	weights := fs.String("weights", "", "axis weights in MS, e.g. `knowledge=1,nlu=2` (default 1 each)")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")
+	strictParity := fs.Bool("strict-parity", false, "refuse unless A and B are runs with the same model_meta.reasoning_mode (spec §10 #11); exit 3")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: glossobench sigtest [flags] A B   (or --a A --b B); A and B are JSONL files or run directories")
 		fmt.Fprintln(stderr, "\nPer axis and for MS: A − B on shared items, a paired bootstrap percentile interval")
 		fmt.Fprintln(stderr, "(items resampled within each axis) and a paired sign-flip permutation p-value.")
-		fmt.Fprintln(stderr, "Exit 0 with a report, 1 on error.")
+		fmt.Fprintln(stderr, "Exit 0 with a report, 1 on error, 3 when --strict-parity refuses.")
 		fmt.Fprintln(stderr, "\n"+itemScoresHelp)
 		fs.PrintDefaults()
 	}
@@ -85,6 +86,12 @@ func sigtestMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "glossobench sigtest: %v\n", err)
 		return 1
+	}
+	if *strictParity {
+		if err := reasoningParity(*aPath, a, *bPath, b); err != nil {
+			fmt.Fprintf(stderr, "glossobench sigtest: --strict-parity: %v\n", err)
+			return 3
+		}
 	}
 	rep, err := sigtest(a, b, w, *resamples, *seed, *level)
 	if err != nil {
@@ -148,6 +155,7 @@ type itemScores map[string]map[string]float64
 // sigtestInput is one system's per-item scores, with the axis weights and
 // MS axes when they come from a run.
 type sigtestInput struct {
+	run     *runResult // nil for JSONL input
 	scores  itemScores
 	weights map[string]float64 // from result.json; nil for JSONL input
 	msAxes  []string           // the run's ms_public axes; nil for JSONL input
@@ -168,7 +176,7 @@ func readSigtestInput(path string) (sigtestInput, error) {
 	if err != nil {
 		return sigtestInput{}, err
 	}
-	in := sigtestInput{scores: itemScores{}, weights: map[string]float64{}, msAxes: r.Summary.MSAxes}
+	in := sigtestInput{run: &r, scores: itemScores{}, weights: map[string]float64{}, msAxes: r.Summary.MSAxes}
 	if in.msAxes == nil {
 		in.msAxes = []string{}
 	}
@@ -269,6 +277,26 @@ type sigtestReport struct {
 	OnlyA     map[string]int     `json:"only_a"` // per axis: items only A scored
 	OnlyB     map[string]int     `json:"only_b"`
 	Notes     []string           `json:"notes,omitempty"`
+}
+
+// reasoningParity refuses a comparison of runs whose reasoning modes
+// differ: thinking-on against thinking-off is a confound (spec §10 #11).
+func reasoningParity(aPath string, a sigtestInput, bPath string, b sigtestInput) error {
+	for _, x := range []struct {
+		path string
+		in   sigtestInput
+	}{{aPath, a}, {bPath, b}} {
+		if x.in.run == nil {
+			return fmt.Errorf("%s is not a run directory, so its reasoning mode is unknown", x.path)
+		}
+	}
+	ma, mb := a.run.ModelMeta.ReasoningMode, b.run.ModelMeta.ReasoningMode
+	if ma != mb {
+		show := func(m string) string { return cmp.Or(m, "unrecorded") }
+		return fmt.Errorf("refused: reasoning modes differ: %s (%s) is %q, %s (%s) is %q",
+			aPath, a.run.ModelID, show(ma), bPath, b.run.ModelID, show(mb))
+	}
+	return nil
 }
 
 // sigtest compares A and B per shared axis and on MS. Weights given on the
