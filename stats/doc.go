@@ -1,10 +1,24 @@
 // Package stats holds the statistics GlossoBench publishes with every number:
-// rank correlations (Spearman ρ, Kendall τ-b) with scipy-compatible p-values,
-// seeded Monte-Carlo permutation tests, percentile bootstrap intervals with
-// type-7 quantiles, paired tests, Cohen's κ, Elo and Bradley–Terry ratings.
+//
+//   - rank correlations: Spearman ρ (average ranks) and Kendall τ-b (ties),
+//     with p-values computed as scipy.stats does (Spearman, Kendall,
+//     KendallTau, KendallExactP);
+//   - seeded Monte-Carlo permutation tests, p = (count+1)/(resamples+1)
+//     (PermutationP, SpearmanPermutation, PairedPermutation);
+//   - percentile bootstrap intervals with type-7 quantiles (Quantile,
+//     PercentileBootstrap, MeanCI, PairedBootstrap), and the mean score over
+//     axes with its paired comparison (MSBootstrap, MSPermutation,
+//     CompareAxes);
+//   - agreement and ratings: Cohen's κ as scikit-learn computes it
+//     (CohenKappa), sequential Elo and Bradley–Terry with bootstrap
+//     intervals over matches (Elo, BradleyTerry, RatingsBootstrap);
+//   - for the leakage audit: ROC AUC, average precision, random forests and
+//     logistic regression.
 //
 // Every random procedure takes an explicit seed and uses math/rand/v2's PCG,
-// so a result is reproducible from its inputs alone. Degenerate input
-// (too few points, a constant vector) yields an error naming the reason,
-// never a panic.
+// so a result is reproducible from its inputs alone. Degenerate input (too
+// few points, a constant vector, one class) yields NaN and an error naming
+// the reason, never a panic. The reference values the tests check against
+// are the libraries' own published test vectors and testdata/stats/golden.json,
+// written by testdata/stats/make_golden.py.
 package stats
