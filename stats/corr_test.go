@@ -326,3 +326,41 @@ func TestKendalltauAlternativeAsymptotic(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRankCorrelations feeds arbitrary paired samples (bytes as small
+// integers, so ties are common): no panic, τ-b equals the pairwise
+// definition, and ρ and both p-values stay in range.
+func FuzzRankCorrelations(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6}, []byte{6, 5, 4, 3, 2, 1})
+	f.Add([]byte{1, 1, 2, 2, 3}, []byte{1, 2, 1, 2, 3})
+	f.Add([]byte{0, 0, 0}, []byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		n := min(len(a), len(b), 200)
+		x := make([]float64, n)
+		y := make([]float64, n)
+		for i := range n {
+			x[i] = float64(a[i] % 7)
+			y[i] = float64(b[i] % 5)
+		}
+		rho, p, err := Spearman(x, y)
+		if err != nil {
+			if !math.IsNaN(rho) || !math.IsNaN(p) {
+				t.Fatalf("error %v with finite results", err)
+			}
+			return
+		}
+		if rho < -1 || rho > 1 || !(p >= 0 && p <= 1) {
+			t.Fatalf("rho %v p %v out of range", rho, p)
+		}
+		tau, p, err := Kendall(x, y)
+		if err != nil {
+			t.Fatalf("Kendall failed where Spearman did not: %v", err)
+		}
+		if want := naiveTauB(x, y); math.Abs(tau-want) > 1e-12 {
+			t.Fatalf("tau-b %v, pairwise %v", tau, want)
+		}
+		if !(p >= 0 && p <= 1) {
+			t.Fatalf("Kendall p %v", p)
+		}
+	})
+}
