@@ -1,0 +1,498 @@
+// Package mt is the MT axis (spec §1): MT-Bench's open-ended two-turn
+// questions, the conversation carried across turns through the backend's chat
+// API, each turn rated 0–10 by the judge ensemble with FastChat's
+// single-answer prompts (reference answers for math, reasoning and coding).
+// There is no ground truth: the headline is mean_judge_score_normalized, the
+// mean rating / 10 over items with a bootstrap CI. A Malay configuration is
+// the same mechanism on a Malay question file in the same format.
+package mt
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/judge"
+	"github.com/glossobench/glossobench/stats"
+)
+
+// Version changes whenever a change can move a number.
+const Version = "mt-1.0"
+
+// Dataset formats.
+const (
+	FormatQuestions  = "mt_bench"           // question.jsonl: question_id, category, turns[, reference]
+	FormatReferences = "mt_bench_reference" // reference_answer/<model>.jsonl: question_id, choices[0].turns
+)
+
+// DefaultReferenceFile is read next to a question file when no
+// mt_bench_reference dataset is configured, as FastChat lays them out.
+const DefaultReferenceFile = "reference_answer_gpt-4.jsonl"
+
+// needRef are the categories FastChat judges against a reference answer (NEED_REF_CATS).
+var needRef = map[string]bool{"math": true, "reasoning": true, "coding": true}
+
+// Options under axes.mt.options.
+const (
+	OptFloor = "agreement_floor" // items below it are low_conf; default judge.DefaultFloor
+)
+
+// Axis is the MT plugin.
+type Axis struct{}
+
+// New returns the MT axis.
+func New() *Axis { return &Axis{} }
+
+func (Axis) Name() string       { return "mt" }
+func (Axis) Version() string    { return Version }
+func (Axis) ScorerType() string { return scorers.ScorerJudge }
+
+// extra is the MT payload of an item.
+type extra struct {
+	QuestionID int    `json:"question_id"`
+	Category   string `json:"category"`
+	NeedsRef   bool   `json:"needs_ref,omitempty"`
+}
+
+func floorOf(opts map[string]any) (float64, error) {
+	for k := range opts {
+		if k != OptFloor {
+			return 0, fmt.Errorf("options.%s: unknown option (known: %s)", k, OptFloor)
+		}
+	}
+	switch v := opts[OptFloor].(type) {
+	case nil:
+		return judge.DefaultFloor, nil
+	case float64:
+		return v, nil
+	case int:
+		return float64(v), nil
+	default:
+		return 0, fmt.Errorf("options.%s: want a number, got %v", OptFloor, v)
+	}
+}
+
+// Load reads the question files and joins reference answers by question_id.
+func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
+	if _, err := floorOf(cfg.Options); err != nil {
+		return nil, fmt.Errorf("axes.mt.%w", err)
+	}
+	var questions, refs []scorers.DatasetConfig
+	for i, d := range cfg.Datasets {
+		switch d.Format {
+		case FormatQuestions:
+			questions = append(questions, d)
+		case FormatReferences:
+			refs = append(refs, d)
+		default:
+			return nil, fmt.Errorf("axes.mt.datasets[%d] (%s): unknown format %q (known: %s, %s)", i, d.Name, d.Format, FormatQuestions, FormatReferences)
+		}
+	}
+	if len(questions) == 0 {
+		return nil, fmt.Errorf("axes.mt.datasets: no %s question file configured", FormatQuestions)
+	}
+	refAns := map[int][]string{}
+	for _, d := range refs {
+		if err := readReferences(resolve(d.Path, cfg.BaseDir), refAns); err != nil {
+			return nil, err
+		}
+	}
+	var items []scorers.Item
+	seen := map[string]bool{}
+	for _, d := range questions {
+		path := resolve(d.Path, cfg.BaseDir)
+		if len(refs) == 0 {
+			sib := filepath.Join(filepath.Dir(path), DefaultReferenceFile)
+			if _, err := os.Stat(sib); err == nil {
+				if err := readReferences(sib, refAns); err != nil {
+					return nil, err
+				}
+			}
+		}
+		its, err := readQuestions(path, d, refAns)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range its {
+			if seen[it.ID] {
+				return nil, fmt.Errorf("%s:%d: duplicate item id %q", path, it.Line, it.ID)
+			}
+			seen[it.ID] = true
+		}
+		items = append(items, its...)
+	}
+	return items, nil
+}
+
+func resolve(p, base string) string {
+	if !filepath.IsAbs(p) && base != "" {
+		return filepath.Join(base, p)
+	}
+	return p
+}
+
+// eachLine calls fn on every non-empty line of a JSONL file, with its number.
+func eachLine(path string, fn func(line int, data []byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := []byte(strings.TrimSpace(sc.Text()))
+		if len(b) == 0 {
+			continue
+		}
+		if err := fn(line, b); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+func readReferences(path string, into map[int][]string) error {
+	return eachLine(path, func(_ int, data []byte) error {
+		var row struct {
+			QuestionID *int `json:"question_id"`
+			Choices    []struct {
+				Turns []string `json:"turns"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal(data, &row); err != nil {
+			return fmt.Errorf("invalid JSON: %v", err)
+		}
+		if row.QuestionID == nil {
+			return fmt.Errorf("field question_id: missing")
+		}
+		if len(row.Choices) == 0 || len(row.Choices[0].Turns) == 0 {
+			return fmt.Errorf("field choices[0].turns: missing or empty")
+		}
+		into[*row.QuestionID] = row.Choices[0].Turns
+		return nil
+	})
+}
+
+func readQuestions(path string, d scorers.DatasetConfig, refAns map[int][]string) ([]scorers.Item, error) {
+	name := d.Name
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	}
+	lang := d.Lang
+	if lang == "" {
+		lang = "en" // MT-Bench itself is English
+	}
+	var items []scorers.Item
+	err := eachLine(path, func(line int, data []byte) error {
+		if d.Limit > 0 && len(items) >= d.Limit {
+			return nil
+		}
+		var row struct {
+			QuestionID *int     `json:"question_id"`
+			Category   string   `json:"category"`
+			Turns      []string `json:"turns"`
+			Reference  []string `json:"reference"`
+		}
+		if err := json.Unmarshal(data, &row); err != nil {
+			return fmt.Errorf("invalid JSON: %v", err)
+		}
+		if row.QuestionID == nil {
+			return fmt.Errorf("field question_id: missing")
+		}
+		if row.Category == "" {
+			return fmt.Errorf("field category: missing")
+		}
+		if len(row.Turns) == 0 {
+			return fmt.Errorf("field turns: missing or empty")
+		}
+		for i, t := range row.Turns {
+			if strings.TrimSpace(t) == "" {
+				return fmt.Errorf("field turns[%d]: empty", i)
+			}
+		}
+		for k, v := range d.Filter {
+			if k != "category" {
+				return fmt.Errorf("filter.%s: the mt_bench format filters on category only", k)
+			}
+			if row.Category != v {
+				return nil
+			}
+		}
+		ex := extra{QuestionID: *row.QuestionID, Category: row.Category}
+		var refs []string
+		if needRef[row.Category] {
+			refs = refAns[*row.QuestionID]
+			if refs == nil {
+				refs = row.Reference
+			}
+			ex.NeedsRef = len(refs) > 0
+		}
+		raw, _ := json.Marshal(ex)
+		items = append(items, scorers.Item{
+			ID: fmt.Sprintf("%s/%d", name, *row.QuestionID), Axis: "mt", Dataset: name, Line: line,
+			Source: row.Category, Lang: lang, Prompt: strings.Join(row.Turns, "\n\n"), Gold: -1,
+			Turns: row.Turns, References: refs, Extra: raw,
+		})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("%s: no questions", path)
+	}
+	return items, nil
+}
+
+// DefaultMaxTokens caps each turn's answer when the config sets none.
+const DefaultMaxTokens = 1024
+
+// Predict carries the conversation across the turns through the backend's
+// chat API: one Generate call per turn, each seeing the earlier answers.
+func (a *Axis) Predict(ctx context.Context, b backends.Backend, it scorers.Item, opt scorers.PredictOptions) (scorers.Prediction, error) {
+	p := scorers.Prediction{ItemID: it.ID}
+	maxTok := opt.MaxTokens
+	if maxTok <= 0 {
+		maxTok = DefaultMaxTokens
+	}
+	var msgs []backends.Message
+	for t, q := range it.Turns {
+		msgs = append(msgs, backends.Message{Role: "user", Content: q})
+		req := backends.GenRequest{ID: fmt.Sprintf("%s#t%d", it.ID, t+1), Messages: slices.Clone(msgs), MaxTokens: maxTok, Seed: opt.Seed}
+		gens, err := b.Generate(ctx, []backends.GenRequest{req})
+		if err != nil {
+			return p, fmt.Errorf("turn %d: %w", t+1, err)
+		}
+		if len(gens) != 1 {
+			return p, fmt.Errorf("turn %d: backend returned %d generations", t+1, len(gens))
+		}
+		p.Generations = append(p.Generations, gens[0])
+		msgs = append(msgs, backends.Message{Role: "assistant", Content: gens[0].Text})
+	}
+	return p, nil
+}
+
+// JudgeRequests asks for a rating of every turn of every answered item: turn
+// t shows the judge the conversation up to t (FastChat's single-v1 for the
+// first turn, single-v1-multi-turn after), with the reference answers where
+// the category needs them.
+func (a *Axis) JudgeRequests(items []scorers.Item, preds []scorers.Prediction) []judge.Request {
+	var out []judge.Request
+	for i, it := range items {
+		if i >= len(preds) || preds[i].ItemID != it.ID || len(preds[i].Generations) < len(it.Turns) {
+			continue
+		}
+		answers := make([]string, len(it.Turns))
+		for t := range it.Turns {
+			answers[t] = preds[i].Generations[t].Text
+		}
+		var ex extra
+		_ = json.Unmarshal(it.Extra, &ex)
+		for t := range it.Turns {
+			r := judge.Request{ItemID: it.ID, Lang: it.Lang, Turn: t + 1, Question: it.Turns[:t+1], Answer: answers[:t+1], Kind: judge.KindRating}
+			if ex.NeedsRef {
+				refs := make([]string, t+1)
+				copy(refs, it.References)
+				r.References = refs
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Score reads each prediction's judge ratings (Variants["judge"]): a turn's
+// score is the ensemble's mean rating, an item's the mean of its rated turns
+// divided by 10. Items no judge rated validly are counted, never scored 0.
+func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt scorers.ScoreOptions) (scorers.AxisResult, error) {
+	r := scorers.AxisResult{Axis: "mt", Version: Version, ScorerType: scorers.ScorerJudge, Metric: "mean_judge_score_normalized"}
+	if len(items) != len(preds) {
+		return r, fmt.Errorf("mt: %d items but %d predictions", len(items), len(preds))
+	}
+	floor, err := floorOf(opt.Options)
+	if err != nil {
+		return r, fmt.Errorf("axes.mt.%w", err)
+	}
+	var (
+		scores                       []float64
+		groups                       [][]judge.Rating
+		byTurn                       = map[int][]float64{}
+		byCat                        = map[string][]float64{}
+		lowConf                      []string
+		unrated, parseFail, dropped  int
+		gens, truncated, judgedTurns int
+		judges                       = map[string]bool{}
+	)
+	for i, it := range items {
+		p := preds[i]
+		if p.ItemID != it.ID {
+			return r, fmt.Errorf("mt: prediction %d is for %q, want %q", i, p.ItemID, it.ID)
+		}
+		for _, g := range p.Generations {
+			gens++
+			if g.Truncated() {
+				truncated++
+			}
+		}
+		rs, err := judge.FromPrediction(p)
+		if err != nil {
+			return r, err
+		}
+		turns, tg := judge.ByTurn(rs, judge.KindRating)
+		aggs := judge.Aggregate(tg, floor)
+		groups = append(groups, tg...)
+		var ex extra
+		_ = json.Unmarshal(it.Extra, &ex)
+		s := scorers.ItemScore{ItemID: it.ID, Source: it.Source, Lang: it.Lang, Fields: map[string]any{"category": ex.Category}}
+		var sum float64
+		var n int
+		minAgree := 1.0
+		low := false
+		for k, ag := range aggs {
+			parseFail += ag.ParseFail
+			dropped += ag.Dropped
+			for _, x := range tg[k] {
+				judges[x.Judge] = true
+			}
+			if ag.Score == nil {
+				continue
+			}
+			judgedTurns++
+			v := *ag.Score / 10
+			s.Fields[fmt.Sprintf("turn%d", turns[k])] = v
+			byTurn[turns[k]] = append(byTurn[turns[k]], v)
+			sum += v
+			n++
+			minAgree = min(minAgree, *ag.Agreement)
+			low = low || ag.LowConf
+		}
+		if n == 0 {
+			unrated++
+			continue
+		}
+		s.Score = sum / float64(n)
+		s.Rating = s.Score
+		s.Label = s.Score > 0.5
+		s.Fields["agreement"] = minAgree
+		if low {
+			s.Flagged = "low_conf"
+			lowConf = append(lowConf, it.ID)
+		}
+		scores = append(scores, s.Score)
+		byCat[ex.Category] = append(byCat[ex.Category], s.Score)
+		r.Items = append(r.Items, s)
+	}
+	r.N = len(r.Items)
+	if gens > 0 {
+		r.TruncationRate = float64(truncated) / float64(gens)
+		if r.TruncationRate >= 0.3 {
+			r.Notes = append(r.Notes, fmt.Sprintf("WARNING: truncation_rate %.2f >= 0.30: answers hit max_tokens; a low score may be a cap-hit, not weakness", r.TruncationRate))
+		}
+	}
+	if unrated > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d items had no valid judge rating and are not scored", unrated))
+	}
+	if len(scores) == 0 {
+		r.Metric = "skipped_no_judge"
+		r.Notes = append(r.Notes, "no item carries a judge rating: MT needs at least one judge")
+		return r, nil
+	}
+	mean := meanOf(scores)
+	r.Score = &mean
+	resamples := opt.BootstrapResamples
+	if resamples <= 0 {
+		resamples = 1000
+	}
+	if lo, hi, err := stats.MeanCI(scores, resamples, uint64(opt.Seed), 0.95); err == nil {
+		r.CI95 = &[2]float64{lo, hi}
+	}
+	sec := map[string]any{
+		"weighted_win_rate": WinRate(scores),
+		"by_turn":           meansByKey(byTurn),
+		"by_category":       meansByKey(byCat),
+		"low_conf_items":    nonNil(lowConf),
+		"agreement_floor":   floor,
+		"judged_turns":      judgedTurns,
+		"parse_fail":        parseFail,
+		"judge_dropped":     dropped,
+		"judges":            sortedKeys(judges),
+	}
+	k := judge.Kappa(groups)
+	sec["inter_judge_kappa"] = k.Mean
+	sec["inter_judge_kappa_pairs"] = k.Pairs
+	sec["inter_judge_kappa_weights"] = k.Weights
+	r.Secondary = sec
+	if len(lowConf) > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d items below the agreement floor %.2f are flagged low_conf (secondary.low_conf_items)", len(lowConf), floor))
+	}
+	return r, nil
+}
+
+// WinRate is the legacy weighted_win_rate: the share of item scores above the
+// 5/10 threshold, an item exactly at it counting half.
+func WinRate(normalized []float64) float64 {
+	if len(normalized) == 0 {
+		return 0
+	}
+	var w float64
+	for _, s := range normalized {
+		switch {
+		case s > 0.5:
+			w++
+		case s == 0.5:
+			w += 0.5
+		}
+	}
+	return w / float64(len(normalized))
+}
+
+// Group is one breakdown cell.
+type Group struct {
+	N     int     `json:"n"`
+	Score float64 `json:"score"`
+}
+
+func meansByKey[K comparable](m map[K][]float64) map[string]Group {
+	out := map[string]Group{}
+	for k, v := range m {
+		out[fmt.Sprint(k)] = Group{N: len(v), Score: meanOf(v)}
+	}
+	return out
+}
+
+func meanOf(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
