@@ -79,8 +79,8 @@ func differences(a, b []float64) ([]float64, error) {
 	d := make([]float64, len(a))
 	for i := range a {
 		d[i] = a[i] - b[i]
-		if math.IsNaN(d[i]) {
-			return nil, fmt.Errorf("stats: NaN in pair %d", i)
+		if math.IsNaN(d[i]) || math.IsInf(d[i], 0) {
+			return nil, fmt.Errorf("stats: pair %d (%v, %v) has no finite difference", i, a[i], b[i])
 		}
 	}
 	return d, nil
