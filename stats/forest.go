@@ -210,6 +210,7 @@ type grower struct {
 	counts  []int32 // per-bin histogram for counting sort
 	left    []float64
 	total   []float64
+	hist    []float64 // bins × classes
 	feature []int
 }
 
@@ -222,7 +223,7 @@ func newGrower(x [][]uint8, cuts [][]float64, y []int, classes int, opt ForestOp
 	return &grower{
 		x: x, cuts: cuts, y: y, classes: classes, opt: opt,
 		weight: make([]int32, n), idx: make([]int32, 0, n), tmp: make([]int32, n),
-		counts: make([]int32, 257), left: make([]float64, classes), total: make([]float64, classes),
+		counts: make([]int32, 257), hist: make([]float64, 256*min(classes, 4)), left: make([]float64, classes), total: make([]float64, classes),
 		feature: feats,
 	}
 }
@@ -326,6 +327,19 @@ func (g *grower) split(r *rand.Rand, s span) (feat, bin, mid int, ok bool) {
 			continue
 		}
 		col := g.x[f]
+		if g.classes <= 4 && len(rows) >= nb {
+			// Few classes, many rows: a class histogram per bin is cheaper
+			// than ordering the rows.
+			score, bin, ok := g.histSplit(rows, col, nb, wTotal, sqTotal)
+			if !ok {
+				continue // constant in this node
+			}
+			tried++
+			if score > best+1e-12 {
+				best, bestFeat, bestBin = score, f, bin
+			}
+			continue
+		}
 		sorted := g.sortByBin(rows, col, nb)
 		if col[sorted[0]] == col[sorted[len(sorted)-1]] {
 			continue // constant in this node
@@ -369,6 +383,54 @@ func (g *grower) split(r *rand.Rand, s span) (feat, bin, mid int, ok bool) {
 		}
 	}
 	return bestFeat, bestBin, s.lo + a, true
+}
+
+// histSplit scores the best split of rows on one feature from a per-bin
+// class histogram. ok is false when the feature is constant in the node;
+// score is -Inf when no split leaves MinLeaf weight on both sides.
+func (g *grower) histSplit(rows []int32, col []uint8, nb int, wTotal, sqTotal float64) (score float64, bin int, ok bool) {
+	k := g.classes
+	hist := g.hist[:nb*k]
+	clear(hist)
+	for _, i := range rows {
+		hist[int(col[i])*k+g.y[i]] += float64(g.weight[i])
+	}
+	score = math.Inf(-1)
+	minLeaf := float64(g.opt.MinLeaf)
+	clear(g.left)
+	var wL float64
+	last := -1 // the last non-empty bin seen
+	for b := 0; b < nb; b++ {
+		var wb float64
+		for c := 0; c < k; c++ {
+			wb += hist[b*k+c]
+		}
+		if wb == 0 {
+			continue
+		}
+		if last >= 0 {
+			// Split between bin last (left) and bin b (right).
+			wR := wTotal - wL
+			if wL >= minLeaf && wR >= minLeaf {
+				var sqL, cross float64
+				for c, lv := range g.left {
+					sqL += lv * lv
+					cross += lv * g.total[c]
+				}
+				sqR := sqTotal - 2*cross + sqL
+				if sc := sqL/wL + sqR/wR; sc > score {
+					score, bin = sc, last
+				}
+			}
+			ok = true
+		}
+		for c := 0; c < k; c++ {
+			g.left[c] += hist[b*k+c]
+		}
+		wL += wb
+		last = b
+	}
+	return score, bin, ok
 }
 
 // sortByBin returns rows ordered by their bin in col (counting sort for big

@@ -156,3 +156,29 @@ func TestForestBadInput(t *testing.T) {
 		t.Errorf("constant-feature probabilities %v", p)
 	}
 }
+
+// The histogram split search (few classes) and the sorted scan (many
+// classes) choose the same splits: a two-class problem declared with five
+// classes, three of them empty, grows the same forest.
+func TestForestHistogramMatchesSortedScan(t *testing.T) {
+	g := loadGolden(t)
+	c := g.Forest[0]
+	y := make([]int, len(c.Y))
+	for i, v := range c.Y {
+		y[i] = boolInt(v)
+	}
+	two, err := FitForest(c.X, y, 2, ForestOptions{Trees: 10, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	five, err := FitForest(c.X, y, 5, ForestOptions{Trees: 10, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range c.X {
+		a, b := two.PredictProba(row), five.PredictProba(row)
+		if !near(a[1], b[1], 1e-12) || b[2] != 0 {
+			t.Fatalf("two classes %v, five %v", a, b)
+		}
+	}
+}

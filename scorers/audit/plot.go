@@ -29,6 +29,9 @@ func (r Report) Plot(path string) error {
 	}
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: L %.2f (lowest possible %.2f)", r.Verdict, r.L, r.LMin)
+	if !r.Reading.FloorPassed {
+		p.Title.Text = fmt.Sprintf("%s: L %.2f printed, not read (lowest possible %.2f)", r.Verdict, r.L, r.LMin)
+	}
 	p.X.Label.Text = fmt.Sprintf("AUC, 0.50 coin flip to 1.00 perfect · source: %s", r.SourceColumn)
 	lo := 0.5
 	for _, v := range []float64{r.Headline, r.MeasurementsOnly, r.SourceOnly, r.MeasurementsMin} {
