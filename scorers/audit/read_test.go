@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -110,7 +111,7 @@ func FuzzReadCSV(f *testing.F) {
 		rows, err := ReadCSV(strings.NewReader(in), "f.csv", testCols)
 		checkRows(t, rows, err)
 		if err == nil {
-			Run(rows, testCols.Measurements, Options{Shuffles: 5, Bootstrap: 5, FingerprintTrees: -1, Trees: 3})
+			runAndMarshal(t, rows)
 		}
 	})
 }
@@ -124,7 +125,7 @@ func FuzzReadJSONL(f *testing.F) {
 		rows, err := ReadJSONL(strings.NewReader(in), "f.jsonl", testCols)
 		checkRows(t, rows, err)
 		if err == nil {
-			Run(rows, testCols.Measurements, Options{Shuffles: 5, Bootstrap: 5, FingerprintTrees: -1, Trees: 3})
+			runAndMarshal(t, rows)
 		}
 	})
 }
@@ -153,5 +154,20 @@ func TestPlot(t *testing.T) {
 	}
 	if err := (Report{}).Plot("x.gif"); err == nil {
 		t.Error("gif: want an error")
+	}
+}
+
+// runAndMarshal audits fuzzed rows: no panic, and a report always encodes
+// (no NaN or Inf reaches the JSON).
+func runAndMarshal(t *testing.T, rows []Row) {
+	for _, det := range []string{DetectorMeanHalf, DetectorLogReg} {
+		rep, err := Run(rows, testCols.Measurements, Options{Detector: det, Folds: 2, Shuffles: 5, Bootstrap: 5, FingerprintTrees: 2, Trees: 3})
+		if err != nil {
+			continue
+		}
+		if _, err := json.Marshal(rep); err != nil {
+			t.Fatalf("%s: report does not encode: %v", det, err)
+		}
+		_ = rep.Line()
 	}
 }
