@@ -15,8 +15,9 @@ import (
 var _ backends.Backend = (*Model)(nil)
 
 // batchSize bounds the tokens run through the network at once, which bounds
-// the activation memory of long prompts.
-const batchSize = 256
+// the activation memory of long prompts. It is llama.cpp's default n_ubatch,
+// so long prompts split where llama-server splits them.
+const batchSize = 512
 
 // defaultMaxTokens applies when a GenRequest leaves MaxTokens at 0.
 const defaultMaxTokens = 256
@@ -98,7 +99,14 @@ func (m *Model) LogLikelihood(ctx context.Context, reqs []backends.LLRequest) ([
 
 // score returns the log-probabilities of all[nCtx:] given all[:nCtx].
 func (m *Model) score(ctx context.Context, all []int, nCtx int) (backends.LLResult, error) {
-	keep := m.prepare(all, nCtx-1)
+	// llama-server scores a request by running its tokens from an empty
+	// cache in one batch; choosing the arithmetic from the whole sequence
+	// reproduces that, independent of which requests share a context.
+	mode := attnF32
+	if len(all) < faTileQ {
+		mode = attnF16
+	}
+	keep := m.prepare(all, nCtx-1, mode)
 	feed := all[keep : len(all)-1]
 	logits, err := m.eval(ctx, feed, nCtx-1-keep)
 	if err != nil {
@@ -173,7 +181,7 @@ func (m *Model) generate(ctx context.Context, r backends.GenRequest) (backends.G
 	if maxTokens <= 0 {
 		maxTokens = defaultMaxTokens
 	}
-	keep := m.prepare(tokens, len(tokens)-1)
+	keep := m.prepare(tokens, len(tokens)-1, attnPerBatch)
 	logits, err := m.eval(ctx, tokens[keep:], len(tokens)-keep-1)
 	if err != nil {
 		return backends.Generation{}, err

@@ -65,7 +65,7 @@ func BenchmarkPromptProcessing(b *testing.B) {
 			prompt := benchPrompt(m)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				m.prepare(nil, 0)
+				m.prepare(nil, 0, attnPerBatch)
 				if _, err := m.eval(bg, prompt, len(prompt)-1); err != nil {
 					b.Fatal(err)
 				}
@@ -86,7 +86,7 @@ func BenchmarkGeneration(b *testing.B) {
 			}
 			defer m.Close()
 			prompt := benchPrompt(m)
-			m.prepare(nil, 0)
+			m.prepare(nil, 0, attnPerBatch)
 			if _, err := m.eval(bg, prompt[:16], 15); err != nil {
 				b.Fatal(err)
 			}
@@ -94,7 +94,7 @@ func BenchmarkGeneration(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				if len(m.cache.tokens) >= 128 {
 					b.StopTimer()
-					m.prepare(prompt, 16)
+					m.prepare(prompt, 16, attnPerBatch)
 					b.StartTimer()
 				}
 				if _, err := m.eval(bg, []int{prompt[len(m.cache.tokens)%128]}, 0); err != nil {

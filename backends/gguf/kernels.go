@@ -122,7 +122,18 @@ func f16ToF32Slow(h uint16) float32 {
 	return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
 }
 
-// f32ToF16 rounds to nearest even; used by the test GGUF writer.
+// roundF16 rounds x to the nearest float16 value (ties to even), kept as a
+// float32.
+func roundF16(x float32) float32 {
+	b := math.Float32bits(x)
+	if e := b >> 23 & 0xff; e >= 113 && e <= 141 { // f16 normal range, no overflow possible
+		b += 0xfff + (b >> 13 & 1)
+		return math.Float32frombits(b &^ 0x1fff)
+	}
+	return f16ToF32(f32ToF16(x))
+}
+
+// f32ToF16 rounds to nearest even.
 func f32ToF16(f float32) uint16 {
 	b := math.Float32bits(f)
 	sign := uint16(b>>16) & 0x8000

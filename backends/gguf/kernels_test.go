@@ -1,6 +1,10 @@
 package gguf
 
-import "testing"
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
 
 func benchMatmul(b *testing.B, n int) {
 	rows, cols := 768, 768
@@ -67,6 +71,23 @@ func TestDotQ8(t *testing.T) {
 	for name, got := range map[string]float32{"dotQ8": dotQ8(raw, x), "dotQ8Go": dotQ8Go(raw, x)} {
 		if d := got - want; d > 1e-3 || d < -1e-3 {
 			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestRoundF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 5))
+	for i := 0; i < 200000; i++ {
+		x := math.Float32frombits(r.Uint32())
+		if x != x {
+			continue
+		}
+		if i%2 == 0 {
+			x = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(12)-6)))
+		}
+		want := f16ToF32(f32ToF16(x))
+		if got := roundF16(x); got != want && !(got != got && want != want) {
+			t.Fatalf("roundF16(%v) = %v, want %v", x, got, want)
 		}
 	}
 }

@@ -297,8 +297,23 @@ func (m *Model) Close() error {
 	return err
 }
 
+// attnMode chooses the attention arithmetic; see attention.
+type attnMode int
+
+const (
+	// attnPerBatch is llama-server's own rule: f16 for batches of fewer than
+	// faTileQ tokens, float32 for larger ones. Generation uses it.
+	attnPerBatch attnMode = iota
+	// attnF16 and attnF32 fix the arithmetic for a whole sequence, so a
+	// scored continuation gets the same numbers however requests are
+	// batched or share a cached context.
+	attnF16
+	attnF32
+)
+
 // kvCache holds keys and values of one token sequence, grown on demand.
 type kvCache struct {
+	mode   attnMode // how the cached states were computed
 	tokens []int
 	k, v   [][]float32 // per layer, position-major: [pos*kvDim + i]
 }
@@ -366,8 +381,13 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 				rope(k[i*kvDim+h*c.HeadDim:], cs)
 			}
 		}
-		copy(cache.k[li][p0*kvDim:], k)
-		copy(cache.v[li][p0*kvDim:], v)
+		// The cache holds f16 values, as llama.cpp's default KV cache does.
+		for j, x := range k {
+			cache.k[li][p0*kvDim+j] = roundF16(x)
+		}
+		for j, x := range v {
+			cache.v[li][p0*kvDim+j] = roundF16(x)
+		}
 		m.attention(att, q, cache.k[li], cache.v[li], p0, n)
 		m.pool.matmul(tmp, l.wo, att, n)
 		for i := range x {
@@ -432,50 +452,100 @@ func rope(x, cs []float32) {
 	}
 }
 
+// faTileQ is GGML_FA_TILE_Q: from this many query tokens in one batch on,
+// llama.cpp's CPU flash attention switches to its tiled float32 kernel.
+const faTileQ = 64
+
 // attention computes causal softmax(q·k/sqrt(d))·v for n new tokens at
-// positions p0.., heads split across threads.
+// positions p0.., (token, head) pairs split across threads. Keys and values
+// come from the cache, which holds f16 values like llama.cpp's default KV
+// cache.
+//
+// Numerics follow llama.cpp's CPU flash attention, which llama-server runs:
+// batches of fewer than faTileQ tokens (decoding, short prompts) round the
+// query to f16 and accumulate the values in an f16 online softmax, rounded
+// after every update; larger batches compute in float32. Plain float32
+// attention everywhere would differ from llama-server by a few 1e-3 in the
+// log-probabilities of unlikely tokens. The cache's mode says which applies.
 func (m *Model) attention(out, q, kc, vc []float32, p0, n int) {
 	c := m.cfg
 	qDim, kvDim, hd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim, c.HeadDim
 	group := c.Heads / c.KVHeads
 	scale := float32(1 / math.Sqrt(float64(hd)))
+	f16 := m.cache.mode == attnF16 || (m.cache.mode == attnPerBatch && n < faTileQ)
 	m.pool.parallel(n*c.Heads, func(lo, hi int) {
+		qh := make([]float32, hd)
+		acc := make([]float32, hd)
 		scores := make([]float32, p0+n)
 		for job := lo; job < hi; job++ {
 			i, h := job/c.Heads, job%c.Heads
 			kh := h / group
-			qv := q[i*qDim+h*hd : i*qDim+(h+1)*hd]
 			last := p0 + i
-			maxS := float32(math.Inf(-1))
-			for p := 0; p <= last; p++ {
-				s := dot(qv, kc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd]) * scale
-				scores[p] = s
-				maxS = max(maxS, s)
-			}
-			var sum float32
-			for p := 0; p <= last; p++ {
-				e := float32(math.Exp(float64(scores[p] - maxS)))
-				scores[p] = e
-				sum += e
-			}
+			copy(qh, q[i*qDim+h*hd:i*qDim+(h+1)*hd])
+			clear(acc)
 			o := out[i*qDim+h*hd : i*qDim+(h+1)*hd]
-			clear(o)
-			for p := 0; p <= last; p++ {
-				w := scores[p] / sum
-				vv := vc[p*kvDim+kh*hd : p*kvDim+(kh+1)*hd]
-				for d := range o {
-					o[d] += w * vv[d]
+			if !f16 {
+				maxS := float32(math.Inf(-1))
+				for p := 0; p <= last; p++ {
+					s := dot(qh, kc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd]) * scale
+					scores[p] = s
+					maxS = max(maxS, s)
 				}
+				var sum float32
+				for p := 0; p <= last; p++ {
+					e := float32(math.Exp(float64(scores[p] - maxS)))
+					sum += e
+					vv := vc[p*kvDim+kh*hd : p*kvDim+(kh+1)*hd]
+					for d := range acc {
+						acc[d] += e * vv[d]
+					}
+				}
+				for d := range o {
+					o[d] = acc[d] / sum
+				}
+				continue
+			}
+			for d, v := range qh {
+				qh[d] = roundF16(v)
+			}
+			maxS, sum := float32(math.Inf(-1)), float32(0)
+			for p := 0; p <= last; p++ {
+				s := dot(qh, kc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd]) * scale
+				ms, vs := float32(1), float32(1)
+				if s > maxS {
+					ms = float32(math.Exp(float64(maxS - s)))
+					maxS = s
+					for d := range acc {
+						acc[d] = roundF16(acc[d] * ms)
+					}
+				} else {
+					vs = float32(math.Exp(float64(s - maxS)))
+				}
+				vv := vc[p*kvDim+kh*hd : p*kvDim+(kh+1)*hd]
+				for d := range acc {
+					// One rounding to float32 as ggml's fused multiply-add, then to f16.
+					acc[d] = roundF16(float32(float64(acc[d]) + float64(vv[d])*float64(vs)))
+				}
+				sum = sum*ms + vs
+			}
+			inv := 1 / sum
+			for d := range o {
+				o[d] = acc[d] * inv
 			}
 		}
 	})
 }
 
-// prepare makes the cache hold a prefix of seq, keeping at most keep tokens
-// of what it already has in common, and returns how many tokens it kept.
-func (m *Model) prepare(seq []int, keep int) int {
+// prepare makes the cache hold a prefix of seq computed in the given mode,
+// keeping at most keep tokens of what it already has in common, and returns
+// how many tokens it kept.
+func (m *Model) prepare(seq []int, keep int, mode attnMode) int {
 	if m.cache == nil {
 		m.cache = &kvCache{k: make([][]float32, m.cfg.Layers), v: make([][]float32, m.cfg.Layers)}
+	}
+	if m.cache.mode != mode {
+		m.cache.mode = mode
+		keep = 0
 	}
 	common := 0
 	for common < len(seq) && common < len(m.cache.tokens) && seq[common] == m.cache.tokens[common] {

@@ -15,7 +15,7 @@ func logitsOf(t *testing.T, data []byte, tokens []int) []float32 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.prepare(nil, 0)
+	m.prepare(nil, 0, attnPerBatch)
 	l, err := m.eval(bg, tokens, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestQuantisedWeights(t *testing.T) {
 		q := logitsOf(t, qdata, probe)
 		// Decoding one token at a time takes the matrix-vector path.
 		qm, _ := newModel(qdata, Options{Threads: 2})
-		qm.prepare(nil, 0)
+		qm.prepare(nil, 0, attnPerBatch)
 		for i, tk := range probe {
 			l, err := qm.eval(bg, []int{tk}, 0)
 			if err != nil {
