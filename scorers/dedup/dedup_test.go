@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -693,4 +694,76 @@ func TestKeptSHA256Golden(t *testing.T) {
 	if KeptSHA256(append(rev, list...)) != want["ids"] {
 		t.Error("order or duplicates changed the hash")
 	}
+}
+
+// FuzzMatch compares the indexed screen of one document with the brute
+// force definition, on arbitrary (including invalid UTF-8) text.
+func FuzzMatch(f *testing.F) {
+	f.Add("Ibu negara Malaysia ialah Kuala Lumpur", "Soalan: IBU NEGARA malaysia ialah kuala   lumpur!", uint8(10))
+	f.Add("a b c d", "x a b c d y\na b c d", uint8(3))
+	f.Add("Straße İzmir café", "STRASSE izmir CAFÉ", uint8(1))
+	f.Add("\x81abc def ghi jkl", "\xc3\x81abc def ghi jkl", uint8(4))
+	f.Fuzz(func(t *testing.T, prompt, doc string, minLen uint8) {
+		items := []scorers.Item{{ID: "p", Prompt: prompt}}
+		opt := Options{MinExactLen: 1 + int(minLen%40), ShingleN: 2, Jaccard: 0.5}
+		idx, err := NewIndex(items, opt)
+		if err != nil {
+			return // empty prompt
+		}
+		m := newMatcher(idx)
+		m.doc([]byte(doc), 0)
+		_, got := m.found[0]
+		want := bruteForce(items, []string{doc}, opt)["p"]
+		if got != want {
+			t.Fatalf("prompt %q doc %q minLen %d: matched %v, brute force %v", prompt, doc, opt.MinExactLen, got, want)
+		}
+	})
+}
+
+// refWords is the tokenizer's definition, the slow way.
+func refWords(s string) []uint64 {
+	var out []uint64
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)) || r == utf8.RuneError
+	}) {
+		var low []byte
+		for _, r := range w {
+			low = utf8.AppendRune(low, unicode.ToLower(r))
+		}
+		out = append(out, hashWord(low, 0))
+	}
+	return out
+}
+
+func TestNonWordBytes(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 8; pos++ {
+			v := uint64(0x6161616161616161) // "aaaaaaaa"
+			v = v&^(0xff<<(8*pos)) | uint64(c)<<(8*pos)
+			got := nonWordBytes(v)>>(8*pos+7)&1 == 1
+			want := !(c < 128 && asciiClass[c] == clsWord)
+			if got != want {
+				t.Fatalf("byte %#x at %d: non-word %v, want %v", c, pos, got, want)
+			}
+			if others := nonWordBytes(v) &^ (0x80 << (8 * pos)); others != 0 {
+				t.Fatalf("byte %#x at %d disturbs its neighbours: %#x", c, pos, others)
+			}
+		}
+	}
+}
+
+func FuzzTokenize(f *testing.F) {
+	f.Add("Kucing, itu (COMEL)! 3.5 abcdefghijklmnop")
+	f.Add("Über\u00a0straße—ÇA x\xffy İzmir \u0301a")
+	f.Add("a\nb\r\n\nc")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := words(s), refWords(s); !slices.Equal(got, want) {
+			t.Fatalf("%q: %d words, reference %d", s, len(got), len(want))
+		}
+		var tok tokenizer
+		tok.run([]byte(s), true)
+		if len(tok.lines) != strings.Count(s, "\n") {
+			t.Fatalf("%q: %d line ends", s, len(tok.lines))
+		}
+	})
 }

@@ -186,10 +186,19 @@ func init() {
 }
 
 // hashWord hashes the lower-cased bytes of one word. or20 is ORed into every
-// loaded byte: 0x20 lower-cases ASCII letters and leaves digits alone, so an
+// byte: 0x20 lower-cases ASCII letters and leaves digits alone, so an
 // all-ASCII word can be hashed straight from the raw text; the non-ASCII
-// path passes already lower-cased bytes and or20 = 0.
+// path passes already lower-cased bytes and or20 = 0. A word of under 8
+// bytes is its little-endian bytes, mixed: a bijection, so no two short
+// words collide.
 func hashWord(b []byte, or20 uint64) uint64 {
+	if len(b) < 8 {
+		var t uint64
+		for i, c := range b {
+			t |= uint64(c) << (8 * i)
+		}
+		return mix64((t | or20&(^uint64(0)>>(64-8*len(b)))) ^ k0)
+	}
 	h := uint64(k0)
 	n := len(b)
 	for len(b) >= 8 {
@@ -223,42 +232,114 @@ type lineEnd struct {
 	at    int32 // byte offset of the newline
 }
 
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+	or20  = 0x2020202020202020
+)
+
+// nonWordBytes marks (0x80 in the byte) every byte of v that is not an
+// ASCII letter or digit: eight class lookups in a few arithmetic steps.
+// Bytes are first cut to 7 bits so no step carries into the next byte.
+func nonWordBytes(v uint64) uint64 {
+	x := v &^ highs
+	l := x | or20 // ASCII letters lower-cased (and nothing new lands in a-z)
+	letter := (l + (0x80-'a')*ones) & ((0x80+'z')*ones - l)
+	digit := (x + (0x80-'0')*ones) & ((0x80+'9')*ones - x)
+	word := (letter | digit) & highs &^ v
+	return word ^ highs
+}
+
+// longWord hashes the ASCII word of 8 or more bytes at raw[i], whose first
+// 8 bytes are v, 8 bytes at a time; the value equals hashWord's. ok is false
+// when the word runs into non-ASCII (the caller takes the slow path).
+func longWord(raw []byte, i int, v uint64) (h uint64, end int, ok bool) {
+	h = k0
+	p := i
+	for {
+		h = bits.RotateLeft64((h^(v|or20))*k1, 31)
+		p += 8
+		if p+8 > len(raw) {
+			break
+		}
+		v = binary.LittleEndian.Uint64(raw[p:])
+		nw := nonWordBytes(v)
+		if nw == 0 {
+			continue
+		}
+		l := bits.TrailingZeros64(nw) >> 3
+		if tokClass[raw[p+l]] == tkHigh {
+			return 0, 0, false
+		}
+		if l > 0 {
+			h = bits.RotateLeft64((h^((v|or20)&(^uint64(0)>>(64-8*l))))*k1, 31)
+		}
+		return mix64(h ^ uint64(p+l-i)), p + l, true
+	}
+	// Near the end of the buffer: finish byte by byte.
+	j := p
+	for j < len(raw) && tokClass[raw[j]] == tkWord {
+		j++
+	}
+	if j < len(raw) && tokClass[raw[j]] == tkHigh {
+		return 0, 0, false
+	}
+	return hashWord(raw[i:j], or20), j, true
+}
+
 func (t *tokenizer) run(raw []byte, wantLines bool) {
-	t.words = t.words[:0]
-	t.lines = t.lines[:0]
-	for i := 0; i < len(raw); {
-		switch tokClass[raw[i]] {
-		case tkSep:
+	// Locals, not t's fields, in the loop: the compiler keeps them in
+	// registers.
+	words := t.words[:0]
+	lines := t.lines[:0]
+	n := len(raw)
+	for i := 0; i < n; {
+		c := tokClass[raw[i]]
+		if c == tkSep {
 			i++
 			continue
-		case tkNewline:
-			if wantLines {
-				t.lines = append(t.lines, lineEnd{int32(len(t.words)), int32(i)})
-			}
-			i++
-			continue
-		case tkWord:
-			j := i + 1
-			for j < len(raw) && tokClass[raw[j]] == tkWord {
-				j++
-			}
-			if j == len(raw) || tokClass[raw[j]] != tkHigh {
-				var h uint64
-				if n := j - i; n <= 8 && i+8 <= len(raw) {
-					// Most words: one load, masked; the same value as hashWord.
-					v := (binary.LittleEndian.Uint64(raw[i:]) | 0x2020202020202020) & (^uint64(0) >> (64 - 8*n))
-					h = mix64(bits.RotateLeft64((k0^v)*k1, 31) ^ uint64(n))
-				} else {
-					h = hashWord(raw[i:j], 0x2020202020202020)
+		}
+		if c == tkWord {
+			if i+8 <= n {
+				// Find the word's end in the next 8 bytes without a
+				// byte loop; the load is also the hash input.
+				v := binary.LittleEndian.Uint64(raw[i:])
+				if nw := nonWordBytes(v); nw != 0 {
+					l := bits.TrailingZeros64(nw) >> 3
+					if tokClass[raw[i+l]] != tkHigh {
+						words = append(words, mix64((v|or20)&(^uint64(0)>>(64-8*l))^k0))
+						i += l
+						continue
+					}
+				} else if h, end, ok := longWord(raw, i, v); ok {
+					words = append(words, h)
+					i = end
+					continue
 				}
-				t.words = append(t.words, h)
-				i = j
-				continue
+			} else {
+				j := i + 1
+				for j < n && tokClass[raw[j]] == tkWord {
+					j++
+				}
+				if j == n || tokClass[raw[j]] != tkHigh {
+					words = append(words, hashWord(raw[i:j], or20))
+					i = j
+					continue
+				}
 			}
+		} else if c == tkNewline {
+			if wantLines {
+				lines = append(lines, lineEnd{int32(len(words)), int32(i)})
+			}
+			i++
+			continue
 		}
 		// A word that contains (or a run that starts with) non-ASCII.
+		t.words = words
 		i = t.slowWord(raw, i)
+		words = t.words
 	}
+	t.words, t.lines = words, lines
 }
 
 // slowWord reads the word (if any) at raw[i], which is or is followed by a

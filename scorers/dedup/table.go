@@ -11,8 +11,8 @@ import (
 // the index) from a few megabytes that stay in cache; the table itself is
 // touched only on a bitset hit.
 type multiMap struct {
-	filter []uint64 // bitset over hash bits
-	fmask  uint64
+	filter []uint64 // blocked Bloom filter over the keys
+	fmask  uint64   // word index mask
 	keys   []uint64 // 0 = empty slot (hash 0 is stored as 1)
 	lo, hi []uint32 // vals[lo[i]:hi[i]] belong to keys[i]
 	vals   []uint64
@@ -56,10 +56,10 @@ func newMultiMap(pairs []kv) *multiMap {
 		}
 	}
 	m := &multiMap{}
-	// About 16 filter bits per key keeps false positives near 6%.
+	// 16 to 32 filter bits per key.
 	fbits := 1 << max(12, bits.Len(uint(distinct*16)))
 	m.filter = make([]uint64, fbits/64)
-	m.fmask = uint64(fbits - 1)
+	m.fmask = uint64(fbits/64 - 1)
 	slots := 1 << max(4, bits.Len(uint(distinct*2)))
 	m.keys = make([]uint64, slots)
 	m.lo = make([]uint32, slots)
@@ -75,8 +75,7 @@ func newMultiMap(pairs []kv) *multiMap {
 			j++
 		}
 		k := pairs[i].k
-		b := (k >> 7) & m.fmask
-		m.filter[b>>6] |= 1 << (b & 63)
+		m.filter[(k>>12)&m.fmask] |= filterBits(k)
 		s := k & m.mask
 		for m.keys[s] != 0 {
 			s = (s + 1) & m.mask
@@ -87,11 +86,17 @@ func newMultiMap(pairs []kv) *multiMap {
 	return m
 }
 
+// filterBits are the two bits a key sets in its filter word. Two bits in
+// one 64-bit word (a blocked Bloom filter) cost one cache miss, like one
+// bit, and cut false positives from about 6% to about 1.5% at 16 bits per
+// key.
+func filterBits(k uint64) uint64 { return 1<<(k&63) | 1<<((k>>6)&63) }
+
 // mayHave is the cheap filter test; false means certainly absent.
 func (m *multiMap) mayHave(k uint64) bool {
 	k = fixKey(k)
-	b := (k >> 7) & m.fmask
-	return m.filter[b>>6]&(1<<(b&63)) != 0
+	b := filterBits(k)
+	return m.filter[(k>>12)&m.fmask]&b == b
 }
 
 // get returns the values stored for k (nil when none).
