@@ -92,7 +92,8 @@ type Index struct {
 
 	// whole maps the hash of a short prompt's word sequence to the group;
 	// a document or line with the same words is then compared in full.
-	whole *multiMap
+	whole         *multiMap
+	maxShortWords int // most words in a short prompt
 
 	maxShingles int // largest distinct shingle count of an item
 }
@@ -182,6 +183,7 @@ func (x *Index) build() {
 		words := tok.words
 		if !g.long {
 			whole = append(whole, kv{seqHash(words), uint64(gi)})
+			x.maxShortWords = max(x.maxShortWords, len(words))
 		} else if len(words) >= n+2 {
 			interior := appendShingles(nil, words[1:len(words)-1], n)
 			keys = append(keys, kv{slices.MinFunc(interior, rarer), uint64(gi)<<1 | tagExact})

@@ -134,6 +134,9 @@ func (m *matcher) doc(raw []byte, off int64) {
 func (m *matcher) matchWhole(words []uint64, raw []byte, off int64) {
 	x := m.idx
 	try := func(ws []uint64, text []byte) {
+		if len(ws) > x.maxShortWords {
+			return // more words than any short prompt
+		}
 		for _, v := range x.whole.lookup(seqHash(ws)) {
 			g := int32(v)
 			if _, done := m.found[g]; done {
