@@ -3,6 +3,7 @@ package dedup
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -163,6 +164,34 @@ func BenchmarkNewIndex50k(b *testing.B) {
 	benchSetup(b)
 	for i := 0; i < b.N; i++ {
 		if _, err := NewIndex(benchItems, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScanJSONL: the same documents as JSONL lines with a text field
+// among other fields (bytes counted are the JSONL bytes).
+func BenchmarkScanJSONL(b *testing.B) {
+	benchSetup(b)
+	var buf bytes.Buffer
+	for i, doc := range bytes.Split(benchData, []byte("\n\n")) {
+		if len(doc) == 0 {
+			continue
+		}
+		line, _ := json.Marshal(map[string]any{"id": i, "url": "https://example.com/" + fmt.Sprint(i), "text": string(doc)})
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	data := buf.Bytes()
+	src := Source{URI: "mem", Size: int64(len(data)), Format: FormatJSONL, TextField: "text"}
+	sc := Scanner{Index: benchIdx, Open: memOpener(data)}
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	t0 := cpuTime()
+	defer reportCPU(b, t0, len(data))
+	for i := 0; i < b.N; i++ {
+		res, err := sc.ScanShard(context.Background(), Shard{Source: src, End: src.Size}, Checkpoint{}, nil)
+		if err != nil || len(res.Matches) == 0 {
 			b.Fatal(err)
 		}
 	}
