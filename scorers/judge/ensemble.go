@@ -46,6 +46,32 @@ func (e *Ensemble) Rate(ctx context.Context, reqs []Request) ([]Rating, error) {
 	return out, ctx.Err()
 }
 
+// Missing returns the requests the named judge has not answered yet in the
+// predictions' stored ratings: a resumed run never pays for a rating twice.
+// Valid ratings and parse failures count as answered (asking again at
+// temperature 0 would get the same reply); dropped ones are asked again.
+func Missing(reqs []Request, preds []scorers.Prediction, judgeName string) ([]Request, error) {
+	done := map[string]bool{}
+	for _, p := range preds {
+		rs, err := FromPrediction(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			if r.Judge == judgeName && !r.Dropped {
+				done[fmt.Sprintf("%s\x00%d\x00%s", r.ItemID, r.Turn, r.Kind)] = true
+			}
+		}
+	}
+	var out []Request
+	for _, r := range reqs {
+		if !done[fmt.Sprintf("%s\x00%d\x00%s", r.ItemID, r.Turn, r.Kind)] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 // Attach stores ratings in their predictions' Variants["judge"], merged with
 // what is already there: a rating replaces an earlier one by the same judge
 // for the same item, turn and kind, so a resumed run can re-attach safely.

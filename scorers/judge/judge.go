@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/registry"
 )
 
 // Kinds of judgement.
@@ -52,6 +53,8 @@ type Config struct {
 
 	// Optional; zero values take the defaults below.
 	SystemPrompt string        // replaces the language-parametric default
+	Model        string        // model name sent to an OpenAI-compatible server; default Name
+	ChatFormat   string        // for gguf: judges without a chat template (qa, chatml, llama3, gemma)
 	MaxTokens    int           // default 512
 	Attempts     int           // tries per request on transient errors; default 3
 	Timeout      time.Duration // per attempt; default 2 minutes
@@ -89,6 +92,23 @@ func New(cfg Config, b backends.Backend) *Judge {
 	}
 	return &Judge{cfg: cfg, b: b, backoff: 500 * time.Millisecond}
 }
+
+// Dial opens the judge's backend from its spec (registry.Open) and wraps it.
+// The caller closes it with Close.
+func Dial(cfg Config) (*Judge, error) {
+	model := cfg.Model
+	if model == "" {
+		model = cfg.Name
+	}
+	b, err := registry.Open(cfg.Spec, registry.Options{Name: model, APIKeyEnv: cfg.APIKeyEnv, ChatFormat: cfg.ChatFormat})
+	if err != nil {
+		return nil, fmt.Errorf("judge %s: %w", cfg.Name, err)
+	}
+	return New(cfg, b), nil
+}
+
+// Close releases the judge's backend.
+func (j *Judge) Close() error { return j.b.Close() }
 
 // Config returns the judge's configuration with defaults filled in.
 func (j *Judge) Config() Config { return j.cfg }

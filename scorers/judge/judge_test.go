@@ -573,3 +573,38 @@ func TestLlamaServerJudge(t *testing.T) {
 		}
 	}
 }
+
+func TestMissing(t *testing.T) {
+	v := 5.0
+	preds := []scorers.Prediction{{ItemID: "a"}, {ItemID: "b"}}
+	Attach(preds, []Rating{
+		{Judge: "j", ItemID: "a", Turn: 1, Kind: KindRating, Value: &v},
+		{Judge: "j", ItemID: "a", Turn: 2, Kind: KindRating, ParseFail: true},
+		{Judge: "j", ItemID: "b", Turn: 1, Kind: KindRating, Dropped: true},
+		{Judge: "k", ItemID: "b", Turn: 2, Kind: KindRating, Value: &v},
+	})
+	var reqs []Request
+	for _, id := range []string{"a", "b"} {
+		for turn := 1; turn <= 2; turn++ {
+			reqs = append(reqs, Request{ItemID: id, Turn: turn, Kind: KindRating})
+		}
+	}
+	got, err := Missing(reqs, preds, "j")
+	if err != nil || len(got) != 2 || got[0].ItemID != "b" || got[0].Turn != 1 || got[1].Turn != 2 {
+		t.Errorf("missing for j: %+v %v", got, err)
+	}
+	if got, _ := Missing(reqs, preds, "new"); len(got) != 4 {
+		t.Errorf("a new judge owes every request, got %d", len(got))
+	}
+}
+
+func TestDialBadSpec(t *testing.T) {
+	if _, err := Dial(Config{Name: "x", Spec: "ftp://nope"}); err == nil || !strings.Contains(err.Error(), "judge x") {
+		t.Errorf("err %v", err)
+	}
+	j, err := Dial(Config{Name: "tiny", Spec: "gguf:../../testdata/models/tiny-llama/tiny-llama.gguf", ChatFormat: "qa"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+}
