@@ -200,53 +200,11 @@ func readQuestions(path string, d scorers.DatasetConfig, refAns map[int][]string
 		if d.Limit > 0 && len(items) >= d.Limit {
 			return nil
 		}
-		var row struct {
-			QuestionID *int     `json:"question_id"`
-			Category   string   `json:"category"`
-			Turns      []string `json:"turns"`
-			Reference  []string `json:"reference"`
+		it, keep, err := parseQuestion(data, name, lang, line, d.Filter, refAns)
+		if keep {
+			items = append(items, it)
 		}
-		if err := json.Unmarshal(data, &row); err != nil {
-			return fmt.Errorf("invalid JSON: %v", err)
-		}
-		if row.QuestionID == nil {
-			return fmt.Errorf("field question_id: missing")
-		}
-		if row.Category == "" {
-			return fmt.Errorf("field category: missing")
-		}
-		if len(row.Turns) == 0 {
-			return fmt.Errorf("field turns: missing or empty")
-		}
-		for i, t := range row.Turns {
-			if strings.TrimSpace(t) == "" {
-				return fmt.Errorf("field turns[%d]: empty", i)
-			}
-		}
-		for k, v := range d.Filter {
-			if k != "category" {
-				return fmt.Errorf("filter.%s: the mt_bench format filters on category only", k)
-			}
-			if row.Category != v {
-				return nil
-			}
-		}
-		ex := extra{QuestionID: *row.QuestionID, Category: row.Category}
-		var refs []string
-		if needRef[row.Category] {
-			refs = refAns[*row.QuestionID]
-			if refs == nil {
-				refs = row.Reference
-			}
-			ex.NeedsRef = len(refs) > 0
-		}
-		raw, _ := json.Marshal(ex)
-		items = append(items, scorers.Item{
-			ID: fmt.Sprintf("%s/%d", name, *row.QuestionID), Axis: "mt", Dataset: name, Line: line,
-			Source: row.Category, Lang: lang, Prompt: strings.Join(row.Turns, "\n\n"), Gold: -1,
-			Turns: row.Turns, References: refs, Extra: raw,
-		})
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -255,6 +213,57 @@ func readQuestions(path string, d scorers.DatasetConfig, refAns map[int][]string
 		return nil, fmt.Errorf("%s: no questions", path)
 	}
 	return items, nil
+}
+
+// parseQuestion turns one question line into an item; keep is false for a
+// line the filter drops.
+func parseQuestion(data []byte, name, lang string, line int, filter map[string]string, refAns map[int][]string) (scorers.Item, bool, error) {
+	var row struct {
+		QuestionID *int     `json:"question_id"`
+		Category   string   `json:"category"`
+		Turns      []string `json:"turns"`
+		Reference  []string `json:"reference"`
+	}
+	if err := json.Unmarshal(data, &row); err != nil {
+		return scorers.Item{}, false, fmt.Errorf("invalid JSON: %v", err)
+	}
+	if row.QuestionID == nil {
+		return scorers.Item{}, false, fmt.Errorf("field question_id: missing")
+	}
+	if row.Category == "" {
+		return scorers.Item{}, false, fmt.Errorf("field category: missing")
+	}
+	if len(row.Turns) == 0 {
+		return scorers.Item{}, false, fmt.Errorf("field turns: missing or empty")
+	}
+	for i, t := range row.Turns {
+		if strings.TrimSpace(t) == "" {
+			return scorers.Item{}, false, fmt.Errorf("field turns[%d]: empty", i)
+		}
+	}
+	for k, v := range filter {
+		if k != "category" {
+			return scorers.Item{}, false, fmt.Errorf("filter.%s: the mt_bench format filters on category only", k)
+		}
+		if row.Category != v {
+			return scorers.Item{}, false, nil
+		}
+	}
+	ex := extra{QuestionID: *row.QuestionID, Category: row.Category}
+	var refs []string
+	if needRef[row.Category] {
+		refs = refAns[*row.QuestionID]
+		if refs == nil {
+			refs = row.Reference
+		}
+		ex.NeedsRef = len(refs) > 0
+	}
+	raw, _ := json.Marshal(ex)
+	return scorers.Item{
+		ID: fmt.Sprintf("%s/%d", name, *row.QuestionID), Axis: "mt", Dataset: name, Line: line,
+		Source: row.Category, Lang: lang, Prompt: strings.Join(row.Turns, "\n\n"), Gold: -1,
+		Turns: row.Turns, References: refs, Extra: raw,
+	}, true, nil
 }
 
 // DefaultMaxTokens caps each turn's answer when the config sets none.

@@ -324,3 +324,20 @@ func TestGGUFEndToEnd(t *testing.T) {
 		t.Errorf("generations %d, truncation rate %v", len(preds[0].Generations), r.TruncationRate)
 	}
 }
+
+func FuzzParseQuestion(f *testing.F) {
+	for _, s := range []string{
+		`{"question_id": 81, "category": "writing", "turns": ["a", "b"]}`,
+		`{"question_id": 111, "category": "math", "turns": ["a"], "reference": ["r"]}`,
+		`{"question_id": null}`, `[]`, `{"turns": [""]}`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	refs := map[int][]string{111: {"x", "y"}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		it, keep, err := parseQuestion(data, "d", "en", 1, nil, refs)
+		if err == nil && keep && (len(it.Turns) == 0 || it.Source == "" || !strings.HasPrefix(it.ID, "d/")) {
+			t.Fatalf("accepted %q as %+v", data, it)
+		}
+	})
+}
