@@ -608,3 +608,26 @@ func TestDialBadSpec(t *testing.T) {
 	}
 	j.Close()
 }
+
+func BenchmarkParseReply(b *testing.B) {
+	replies := []string{`{"explanation": "The answer is correct and complete.", "rating": 8}`, strings.Repeat("Explanation text. ", 100) + "Rating: [[7]]"}
+	for b.Loop() {
+		for _, r := range replies {
+			ParseReply(r, KindRating)
+		}
+	}
+}
+
+func BenchmarkAggregate(b *testing.B) {
+	groups := make([][]Rating, 1000)
+	for i := range groups {
+		for k := range 3 {
+			v := float64((i + k) % 11)
+			groups[i] = append(groups[i], Rating{Judge: fmt.Sprint(k), ItemID: fmt.Sprint(i), Kind: KindRating, Value: &v})
+		}
+	}
+	for b.Loop() {
+		Aggregate(groups, 0.5)
+		Kappa(groups)
+	}
+}

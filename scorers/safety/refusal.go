@@ -63,6 +63,11 @@ const RefusalWindow = 300
 // Refusal reports whether a response opens with a refusal, and the phrase and
 // its language when it does.
 func Refusal(response string) (phrase, lang string, ok bool) {
+	// Whitespace runs collapse, so the window needs more raw text than
+	// RefusalWindow characters; 16 bytes per character is ample.
+	if len(response) > 16*RefusalWindow {
+		response = response[:16*RefusalWindow]
+	}
 	head := normalize(response)
 	if r := []rune(head); len(r) > RefusalWindow {
 		head = string(r[:RefusalWindow])
@@ -86,8 +91,10 @@ func IsRefusal(response string) bool {
 	return ok
 }
 
+var apostrophes = strings.NewReplacer("\u2019", "'", "\u2018", "'", "\u02bc", "'", "`", "'")
+
 func normalize(s string) string {
-	s = strings.NewReplacer("\u2019", "'", "\u2018", "'", "\u02bc", "'", "`", "'", "’", "'").Replace(s)
+	s = apostrophes.Replace(s)
 	var b strings.Builder
 	space := false
 	for _, r := range strings.ToLower(s) {
