@@ -249,6 +249,8 @@ func parseQuestion(data []byte, name, lang string, line int, filter map[string]s
 			return scorers.Item{}, false, nil
 		}
 	}
+	// Source is the dataset: MT-Bench is one pool, and its category is a
+	// breakdown, not a source the leakage audit should weigh.
 	ex := extra{QuestionID: *row.QuestionID, Category: row.Category}
 	var refs []string
 	if needRef[row.Category] {
@@ -261,7 +263,7 @@ func parseQuestion(data []byte, name, lang string, line int, filter map[string]s
 	raw, _ := json.Marshal(ex)
 	return scorers.Item{
 		ID: fmt.Sprintf("%s/%d", name, *row.QuestionID), Axis: "mt", Dataset: name, Line: line,
-		Source: row.Category, Lang: lang, Prompt: strings.Join(row.Turns, "\n\n"), Gold: -1,
+		Source: name, Lang: lang, Prompt: strings.Join(row.Turns, "\n\n"), Gold: -1,
 		Turns: row.Turns, References: refs, Extra: raw,
 	}, true, nil
 }

@@ -35,7 +35,12 @@ func TestLoadMTBench(t *testing.T) {
 	cats := map[string]int{}
 	withRef := 0
 	for _, it := range items {
-		cats[it.Source]++
+		var e extra
+		json.Unmarshal(it.Extra, &e)
+		cats[e.Category]++
+		if it.Source != "mt_bench" {
+			t.Errorf("%s: source %q", it.ID, it.Source)
+		}
 		if len(it.Turns) != 2 || it.Lang != "en" || it.Gold != -1 {
 			t.Errorf("%s: %+v", it.ID, it)
 		}
@@ -52,8 +57,8 @@ func TestLoadMTBench(t *testing.T) {
 		t.Errorf("categories %v, %d with a reference (want 8 x 10, 30)", cats, withRef)
 	}
 	first := items[0]
-	if first.ID != "mt_bench/81" || first.Source != "writing" {
-		t.Errorf("first item %s %s", first.ID, first.Source)
+	if first.ID != "mt_bench/81" || !strings.Contains(string(first.Extra), `"category":"writing"`) {
+		t.Errorf("first item %s %s", first.ID, first.Extra)
 	}
 	// Question 101 (reasoning) joins its GPT-4 reference answers by question_id.
 	for _, it := range items {
