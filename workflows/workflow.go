@@ -295,3 +295,12 @@ func SortedAxes(p Progress) []AxisProgress {
 	sort.SliceStable(axes, func(i, j int) bool { return axes[i].Stage != "skipped" && axes[j].Stage == "skipped" })
 	return axes
 }
+
+func workflowOptions() workflow.RegisterOptions { return workflow.RegisterOptions{Name: WorkflowName} }
+
+// Register registers EvalRun under its public name on a worker.
+func Register(w interface {
+	RegisterWorkflowWithOptions(any, workflow.RegisterOptions)
+}) {
+	w.RegisterWorkflowWithOptions(EvalRun, workflowOptions())
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/client"
+
+	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/devserver"
+	"github.com/glossobench/glossobench/infra/runner"
+)
+
+func init() {
+	register("dev", "start an embedded Temporal server (SQLite, Web UI) and a worker", runDev)
+	register("worker", "serve an existing Temporal cluster (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS, API key)", runWorker)
+}
+
+func newLogger() zerolog.Logger {
+	lvl := zerolog.InfoLevel
+	if os.Getenv("GLOSSOBENCH_DEBUG") != "" {
+		lvl = zerolog.DebugLevel
+	}
+	return zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly}).Level(lvl).With().Timestamp().Logger()
+}
+
+// signalContext is cancelled by Ctrl-C or SIGTERM.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func runDev(args []string) int {
+	fs := newFlagSet("dev", "glossobench dev [--port 7233] [--ui-port 8233] [--dir .glossobench]")
+	port := fs.Int("port", 7233, "frontend gRPC port")
+	uiPort := fs.Int("ui-port", 8233, "Web UI port (-1: no UI)")
+	dir := fs.String("dir", runner.StateDir, "folder for the SQLite database and logs")
+	if !parse(fs, args) {
+		return 2
+	}
+	log := newLogger()
+	srv, err := runner.Embedded(*dir, *port, *uiPort)
+	if err != nil {
+		log.Error().Err(err).Msg("dev server")
+		return 1
+	}
+	defer srv.Stop()
+	c, w, acts, err := connectAndServe(srv.Address, srv.Namespace, log, runner.All)
+	if err != nil {
+		log.Error().Err(err).Msg("worker")
+		return 1
+	}
+	defer c.Close()
+	defer acts.Close()
+	defer w.Stop()
+	fmt.Fprintf(os.Stderr, "Temporal frontend %s (namespace %s)\n", srv.Address, srv.Namespace)
+	if srv.UIURL != "" {
+		fmt.Fprintf(os.Stderr, "Temporal Web UI   %s\n", srv.UIURL)
+	}
+	fmt.Fprintf(os.Stderr, "State in %s; Ctrl-C stops.\n", *dir)
+	ctx, stop := signalContext()
+	defer stop()
+	<-ctx.Done()
+	fmt.Fprintln(os.Stderr, "stopping")
+	return 0
+}
+
+func runWorker(args []string) int {
+	fs := newFlagSet("worker", "glossobench worker [--queues all|cpu|inference]")
+	queues := fs.String("queues", "all", "task queues to serve: all, cpu (workflows, scoring) or inference (model calls)")
+	if !parse(fs, args) {
+		return 2
+	}
+	var q runner.Queues
+	switch *queues {
+	case "all":
+		q = runner.All
+	case "cpu":
+		q = runner.CPU
+	case "inference":
+		q = runner.Inference
+	default:
+		fmt.Fprintf(os.Stderr, "worker: --queues: want all, cpu or inference, got %q\n", *queues)
+		return 2
+	}
+	log := newLogger()
+	env := runner.FromEnv()
+	if env.Address == "" {
+		env.Address = "127.0.0.1:7233"
+	}
+	c, w, acts, err := connectAndServe(env.Address, env.Namespace, log, q)
+	if err != nil {
+		log.Error().Err(err).Msg("worker")
+		return 1
+	}
+	defer c.Close()
+	defer acts.Close()
+	defer w.Stop()
+	log.Info().Str("address", env.Address).Str("namespace", env.Namespace).Str("queues", *queues).Msg("worker started")
+	ctx, stop := signalContext()
+	defer stop()
+	<-ctx.Done()
+	return 0
+}
+
+// connectAndServe dials Temporal and starts workers for the selected queues.
+func connectAndServe(addr, namespace string, log zerolog.Logger, q runner.Queues) (client.Client, *runner.Workers, *activities.Activities, error) {
+	c, err := dial(addr, namespace, log)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	acts := activities.New(log)
+	w, err := runner.StartWorkers(c, acts, q)
+	if err != nil {
+		c.Close()
+		return nil, nil, nil, err
+	}
+	return c, w, acts, nil
+}
+
+func dial(addr, namespace string, log zerolog.Logger) (client.Client, error) {
+	env := runner.FromEnv()
+	env.Address, env.Namespace = addr, namespace
+	opts, err := env.Options(log)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := client.DialContext(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("temporal %s: %w", addr, err)
+	}
+	return c, nil
+}
+
+// ensureServer returns the address of a Temporal server for a run: the
+// configured one, an embedded server already listening on 127.0.0.1:7233 (a
+// `glossobench dev`), or a new embedded one started in this process.
+func ensureServer(log zerolog.Logger) (addr, namespace string, srv *devserver.Server, err error) {
+	env := runner.FromEnv()
+	if env.Address != "" {
+		return env.Address, env.Namespace, nil, nil
+	}
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:7233", 300*time.Millisecond); err == nil {
+		c.Close()
+		return "127.0.0.1:7233", "default", nil, nil
+	}
+	log.Info().Msg("no TEMPORAL_ADDRESS: starting the embedded Temporal server")
+	srv, err = runner.Embedded(runner.StateDir, 7233, 8233)
+	if err != nil {
+		return "", "", nil, err
+	}
+	return srv.Address, srv.Namespace, srv, nil
+}

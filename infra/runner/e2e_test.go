@@ -1,0 +1,196 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/devserver"
+	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/workflows"
+)
+
+// repoRoot is the module root, found from this file's path.
+func repoRoot(t testing.TB) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// startServer starts a real embedded Temporal server on free ports.
+func startServer(t testing.TB) (*devserver.Server, client.Client) {
+	t.Helper()
+	dir := t.TempDir()
+	srv, err := devserver.Start(devserver.Options{DBFile: filepath.Join(dir, "temporal.db"), Port: -1, UIPort: -1,
+		LogFile: filepath.Join(dir, "temporal.log"), SearchAttributes: runner.SearchAttributes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	c, err := client.Dial(client.Options{HostPort: srv.Address, Namespace: srv.Namespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return srv, c
+}
+
+// mcqConfig is a small three-axis config on the repository's test data.
+func mcqConfig(t testing.TB, model, storeURI string, extra string) string {
+	root := repoRoot(t)
+	data := filepath.Join(root, "testdata", "data")
+	return fmt.Sprintf(`model:
+  spec: %s
+  id: test-model
+%sstore:
+  uri: %s
+run:
+  shard_size: 8
+  checkpoint_every: 4
+  bootstrap_resamples: 200
+axes:
+  knowledge:
+    scoring_mode: both
+    datasets:
+      - {name: global_mmlu_ms, path: %s/global_mmlu_ms/global_mmlu_ms_test_subset.jsonl.gz, format: global_mmlu, lang: ms, limit: 20}
+  nlu:
+    datasets:
+      - {name: belebele_ms, path: %s/belebele_ms_en/ms_belebele.jsonl, format: belebele, lang: ms, limit: 10}
+      - {name: indonli, path: %s/nli_indonli/id_indonli_lay_1000sample.jsonl, format: indonli, lang: id, limit: 10}
+  cultural:
+    datasets:
+      - {name: gmmlu_cs, path: %s/global_mmlu_ms/global_mmlu_ms_test_subset.jsonl.gz, format: global_mmlu, lang: ms, limit: 12, filter: {cultural_sensitivity_label: CS}}
+`, model, extra, storeURI, data, data, data, data)
+}
+
+func runEval(t testing.TB, c client.Client, in workflows.EvalRunInput) workflows.EvalRunResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	we, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "evalrun-" + in.RunID, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res workflows.EvalRunResult
+	if err := we.Get(ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func readResult(t testing.TB, path string) activities.Result {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r activities.Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// historyEvents counts a workflow's history events and optionally saves them as JSON.
+func historyEvents(t testing.TB, c client.Client, wfID, saveTo string) int {
+	t.Helper()
+	ctx := context.Background()
+	it := c.GetWorkflowHistory(ctx, wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var hist historypb.History
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hist.Events = append(hist.Events, ev)
+	}
+	if saveTo != "" {
+		data, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&hist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(saveTo), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(saveTo, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return len(hist.Events)
+}
+
+// The three MCQ axes end to end on a real Temporal server with the embedded
+// GGUF model and the local store.
+func TestEvalRunEmbedded(t *testing.T) {
+	_, c := startServer(t)
+	acts := activities.New(zerolog.Nop())
+	defer acts.Close()
+	w, err := runner.StartWorkers(c, acts, runner.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	storeDir := t.TempDir()
+	model := "gguf:" + filepath.Join(repoRoot(t), "testdata", "models", "tiny-llama", "tiny-llama.gguf")
+	cfg := mcqConfig(t, model, storeDir, "")
+	res := runEval(t, c, workflows.EvalRunInput{Config: cfg, RunID: "e2e-1"})
+	r := readResult(t, res.Summary.ResultPath)
+	for _, axis := range []string{"knowledge", "nlu", "cultural"} {
+		ax, ok := r.Axes[axis]
+		if !ok || ax.Score == nil {
+			t.Fatalf("axis %s missing or unscored: %+v", axis, ax)
+		}
+		if ax.CI95 == nil || ax.CI95[0] > *ax.Score || ax.CI95[1] < *ax.Score {
+			t.Fatalf("axis %s: CI %v does not bracket %v", axis, ax.CI95, *ax.Score)
+		}
+	}
+	if n := r.Axes["knowledge"].N; n != 20 {
+		t.Fatalf("knowledge n = %d, want 20", n)
+	}
+	if r.Axes["knowledge"].ByScoring == nil || r.Axes["knowledge"].ByScoring.Cloze == nil {
+		t.Fatalf("knowledge by_scoring missing: %+v", r.Axes["knowledge"].ByScoring)
+	}
+	if r.Axes["nlu"].Profile.Leakage == nil || r.Axes["nlu"].Profile.Leakage.Sources != 2 {
+		t.Fatalf("nlu pools two datasets; audit = %+v", r.Axes["nlu"].Profile.Leakage)
+	}
+	if r.Summary.MSPublic == nil || r.Summary.MSCI95 == nil || len(r.Summary.MSAxes) != 3 {
+		t.Fatalf("summary = %+v", r.Summary)
+	}
+	if r.Summary.Dedup.Corpus != "no corpus" || len(r.Summary.Dedup.KeptSHA256) != 64 {
+		t.Fatalf("dedup = %+v", r.Summary.Dedup)
+	}
+
+	// Same pins, same numbers.
+	res2 := runEval(t, c, workflows.EvalRunInput{Config: cfg, RunID: "e2e-2"})
+	r2 := readResult(t, res2.Summary.ResultPath)
+	for axis, ax := range r.Axes {
+		if *ax.Score != *r2.Axes[axis].Score || *ax.CI95 != *r2.Axes[axis].CI95 {
+			t.Fatalf("axis %s differs between identical runs: %v %v vs %v %v", axis, *ax.Score, *ax.CI95, *r2.Axes[axis].Score, *r2.Axes[axis].CI95)
+		}
+	}
+	if *r.Summary.MSPublic != *r2.Summary.MSPublic {
+		t.Fatal("ms_public differs between identical runs")
+	}
+
+	save := ""
+	if os.Getenv("GLOSSOBENCH_RECORD_HISTORY") != "" {
+		save = filepath.Join(repoRoot(t), "testdata", "histories", "evalrun.json")
+	}
+	n := historyEvents(t, c, "evalrun-e2e-1", save)
+	t.Logf("history events: %d for %d items", n, 20+20+12)
+	if n > 300 {
+		t.Fatalf("history has %d events for 52 items", n)
+	}
+}

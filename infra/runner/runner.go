@@ -1,0 +1,168 @@
+// Package runner connects GlossoBench to Temporal the way Temporal's own tools
+// do (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS_CERT/KEY/CA,
+// TEMPORAL_API_KEY), starts the embedded server when no address is set, and
+// runs the workers of both task queues.
+package runner
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/rs/zerolog"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/devserver"
+	"github.com/glossobench/glossobench/workflows"
+)
+
+// StateDir holds the embedded server's SQLite file, its log and the local store.
+const StateDir = ".glossobench"
+
+// SearchAttributes are registered on the embedded server's namespace so runs
+// can be found by model, bench version and axes in the Temporal UI.
+var SearchAttributes = map[string]enumspb.IndexedValueType{
+	"GlossoModelID":      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	"GlossoBenchVersion": enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	"GlossoAxes":         enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+}
+
+// Env is the Temporal connection as Temporal's CLI reads it from the environment.
+type Env struct {
+	Address, Namespace       string
+	TLSCert, TLSKey, TLSCA   string
+	TLSServerName, APIKeyVar string
+}
+
+// FromEnv reads TEMPORAL_* variables. The API key stays in the environment;
+// only the variable's name is kept.
+func FromEnv() Env {
+	e := Env{
+		Address: os.Getenv("TEMPORAL_ADDRESS"), Namespace: os.Getenv("TEMPORAL_NAMESPACE"),
+		TLSCert: os.Getenv("TEMPORAL_TLS_CERT"), TLSKey: os.Getenv("TEMPORAL_TLS_KEY"), TLSCA: os.Getenv("TEMPORAL_TLS_CA"),
+		TLSServerName: os.Getenv("TEMPORAL_TLS_SERVER_NAME"),
+	}
+	if os.Getenv("TEMPORAL_API_KEY") != "" {
+		e.APIKeyVar = "TEMPORAL_API_KEY"
+	}
+	if e.Namespace == "" {
+		e.Namespace = "default"
+	}
+	return e
+}
+
+// Options turns the environment into client options.
+func (e Env) Options(log zerolog.Logger) (client.Options, error) {
+	o := client.Options{HostPort: e.Address, Namespace: e.Namespace, Logger: sdkLogger(log)}
+	if e.TLSCert != "" || e.TLSCA != "" || e.APIKeyVar != "" {
+		t := &tls.Config{ServerName: e.TLSServerName, MinVersion: tls.VersionTLS12}
+		if e.TLSCert != "" {
+			cert, err := tls.LoadX509KeyPair(e.TLSCert, e.TLSKey)
+			if err != nil {
+				return o, fmt.Errorf("TEMPORAL_TLS_CERT/TEMPORAL_TLS_KEY: %w", err)
+			}
+			t.Certificates = []tls.Certificate{cert}
+		}
+		if e.TLSCA != "" {
+			pem, err := os.ReadFile(e.TLSCA)
+			if err != nil {
+				return o, fmt.Errorf("TEMPORAL_TLS_CA: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return o, fmt.Errorf("TEMPORAL_TLS_CA: %s holds no PEM certificate", e.TLSCA)
+			}
+			t.RootCAs = pool
+		}
+		o.ConnectionOptions.TLS = t
+	}
+	if e.APIKeyVar != "" {
+		o.Credentials = client.NewAPIKeyDynamicCredentials(func(context.Context) (string, error) { return os.Getenv(e.APIKeyVar), nil })
+	}
+	return o, nil
+}
+
+// Embedded starts the embedded server for a newcomer's run or `glossobench
+// dev`: SQLite under dir, frontend on port (7233 by default; -1 any free
+// port), UI on uiPort (8233; -1 none).
+func Embedded(dir string, port, uiPort int) (*devserver.Server, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return devserver.Start(devserver.Options{
+		DBFile: filepath.Join(dir, "temporal.db"), Port: port, UIPort: uiPort,
+		LogFile: filepath.Join(dir, "temporal.log"), SearchAttributes: SearchAttributes,
+	})
+}
+
+// Queues selects which task queues a worker serves.
+type Queues int
+
+const (
+	CPU Queues = 1 << iota
+	Inference
+	All = CPU | Inference
+)
+
+// Workers are the running workers of one process.
+type Workers struct{ ws []worker.Worker }
+
+// StartWorkers registers EvalRun and the activities and starts polling.
+func StartWorkers(c client.Client, acts *activities.Activities, q Queues) (*Workers, error) {
+	var ws []worker.Worker
+	if q&CPU != 0 {
+		w := worker.New(c, workflows.TaskQueue, worker.Options{})
+		workflows.Register(w)
+		for name, fn := range map[string]any{
+			"Prepare": acts.Prepare, "Dedup": acts.Dedup, "Score": acts.Score, "Judge": acts.Judge,
+			"Probes": acts.Probes, "Audit": acts.Audit, "Aggregate": acts.Aggregate,
+		} {
+			w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+		}
+		ws = append(ws, w)
+	}
+	if q&Inference != 0 {
+		w := worker.New(c, workflows.InferenceTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: 16})
+		w.RegisterActivityWithOptions(acts.Infer, activity.RegisterOptions{Name: "Infer"})
+		ws = append(ws, w)
+	}
+	if len(ws) == 0 {
+		return nil, errors.New("worker: no task queue selected")
+	}
+	for i, w := range ws {
+		if err := w.Start(); err != nil {
+			for _, s := range ws[:i] {
+				s.Stop()
+			}
+			return nil, fmt.Errorf("worker: %w", err)
+		}
+	}
+	return &Workers{ws: ws}, nil
+}
+
+// Stop stops the workers, letting running activities finish their checkpoint.
+func (w *Workers) Stop() {
+	for _, x := range w.ws {
+		x.Stop()
+	}
+}
+
+// sdkLogger keeps the SDK's own logs to warnings and errors, as JSON on
+// stderr beside zerolog's lines.
+func sdkLogger(z zerolog.Logger) tlog.Logger {
+	lvl := slog.LevelWarn
+	if z.GetLevel() <= zerolog.DebugLevel {
+		lvl = slog.LevelDebug
+	}
+	return tlog.NewStructuredLogger(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})))
+}

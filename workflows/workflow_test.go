@@ -1,0 +1,184 @@
+package workflows
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/scorers"
+)
+
+func plan(axes ...string) activities.Plan {
+	p := activities.Plan{RunID: "r1", StoreURI: "/tmp/x", BenchVersion: "glossobench-v1", ModelID: "m",
+		MaxWallSeconds: 3600, ParallelShards: 2, HeartbeatSecs: 30}
+	for _, a := range axes {
+		p.Axes = append(p.Axes, activities.AxisPlan{Name: a, Items: 10, Weight: 1, Tier: "public", ScoringMode: "cloze"})
+	}
+	return p
+}
+
+func dedup(axes ...string) activities.DedupResult {
+	d := activities.DedupResult{Corpus: "no corpus"}
+	for _, a := range axes {
+		d.Axes = append(d.Axes, activities.AxisDedup{Axis: a, Kept: 10, Shards: []int{4, 4, 2}})
+	}
+	return d
+}
+
+func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	// The machine may be loaded; a slow test is not a deadlock.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
+	env.RegisterWorkflowWithOptions(EvalRun, workflowOptions())
+	var acts *activities.Activities
+	for _, fn := range []any{acts.Prepare, acts.Dedup, acts.Infer, acts.Score, acts.Judge, acts.Probes, acts.Audit, acts.Aggregate} {
+		env.RegisterActivity(fn)
+	}
+	return env
+}
+
+func score(v float64) *float64 { return &v }
+
+func TestEvalRunFansOutShardsAndAggregates(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(plan("knowledge", "nlu"), nil)
+	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
+	inferCalls := map[string]int{}
+	env.OnActivity("Infer", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ShardInput) (activities.ShardResult, error) {
+		inferCalls[in.Axis]++
+		n := []int{4, 4, 2}[in.Shard]
+		return activities.ShardResult{Total: n, Done: n}, nil
+	})
+	env.OnActivity("Score", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ScoreInput) (activities.AxisOutcome, error) {
+		if in.Shards != 3 {
+			t.Errorf("Score got %d shards, want 3", in.Shards)
+		}
+		return activities.AxisOutcome{Result: scorers.AxisResult{Axis: in.Axis, Score: score(0.5), N: 10}, Weight: 1, Tier: "public"}, nil
+	})
+	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{Verdict: "not pooled", Sources: 1}, nil)
+	var got activities.AggregateInput
+	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AggregateInput) (activities.Summary, error) {
+		got = in
+		return activities.Summary{ResultKey: activities.ResultKey(in.RunID), MSPublic: score(0.5)}, nil
+	})
+
+	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res EvalRunResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if inferCalls["knowledge"] != 3 || inferCalls["nlu"] != 3 {
+		t.Fatalf("Infer calls per axis = %v, want 3 each", inferCalls)
+	}
+	if len(got.Outcomes) != 2 || got.Outcomes[0].StoppedEarly || len(got.Notes) != 0 {
+		t.Fatalf("aggregate input = %+v", got)
+	}
+	if res.Summary.ResultKey != "runs/r1/result.json" {
+		t.Fatalf("result key %q", res.Summary.ResultKey)
+	}
+	v, err := env.QueryWorkflow(ProgressQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p Progress
+	if err := v.Get(&p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Stage != "done" || p.Axes[0].Done != 10 || p.Axes[1].Stage != "done" {
+		t.Fatalf("progress = %+v", p)
+	}
+}
+
+// The budget timer fires while shards are still running: each axis stops at
+// its share of the budget, keeps what was answered, and the notes say how many
+// rows were dropped.
+func TestEvalRunBudgetStopsAxisAndKeepsScoredRows(t *testing.T) {
+	env := newEnv(t)
+	p := plan("knowledge", "nlu")
+	p.MaxWallSeconds = 2*60 + 120 // two minutes beyond the aggregate reserve
+	p.ParallelShards = 1
+	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
+	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
+	env.OnActivity("Infer", mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.ShardInput) (activities.ShardResult, error) {
+		if in.Shard == 0 {
+			return activities.ShardResult{Total: 4, Done: 4}, nil
+		}
+		// Shard 1 outlives the budget; it stops when cancelled.
+		for {
+			select {
+			case <-ctx.Done():
+				return activities.ShardResult{Total: 4, Done: 1}, ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+				activity.RecordHeartbeat(ctx, nil)
+			}
+		}
+	}).After(time.Hour)
+	env.OnActivity("Score", mock.Anything, mock.Anything).Return(activities.AxisOutcome{
+		Result: scorers.AxisResult{Axis: "knowledge", Score: score(0.25), N: 5}, Weight: 1, Tier: "public", Dropped: 5}, nil)
+	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{Verdict: "not pooled"}, nil)
+	var got activities.AggregateInput
+	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AggregateInput) (activities.Summary, error) {
+		got = in
+		return activities.Summary{}, nil
+	})
+	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Outcomes) != 2 || !got.Outcomes[0].StoppedEarly || !got.Outcomes[1].StoppedEarly {
+		t.Fatalf("axes not stopped early: %+v", got.Outcomes)
+	}
+	notes := strings.Join(got.Notes, "\n")
+	for _, want := range []string{"axis knowledge stopped early at its budget of 1m0s", "axis nlu stopped early", "5 of 10 kept items not scored"} {
+		if !strings.Contains(notes, want) {
+			t.Fatalf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}
+
+// A global budget smaller than the aggregate reserve leaves no time for any
+// axis: every axis is listed as skipped, and the run still aggregates.
+func TestEvalRunBudgetExhaustedSkipsAxes(t *testing.T) {
+	env := newEnv(t)
+	p := plan("knowledge", "nlu")
+	p.MaxWallSeconds = 60
+	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
+	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
+	var got activities.AggregateInput
+	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AggregateInput) (activities.Summary, error) {
+		got = in
+		return activities.Summary{}, nil
+	})
+	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Outcomes) != 0 || len(got.Skipped) != 2 {
+		t.Fatalf("outcomes %+v skipped %+v", got.Outcomes, got.Skipped)
+	}
+	if notes := strings.Join(got.Notes, "\n"); !strings.Contains(notes, "axis nlu skipped") || !strings.Contains(notes, "10 items not scored") {
+		t.Fatalf("notes: %s", notes)
+	}
+}
+
+func TestEvalRunConfigErrorFailsFast(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(activities.Plan{}, temporal.NewNonRetryableApplicationError("config c.yaml: axes.knowledge.scoring_mode: must be cloze, generate or both", activities.ErrConfig, nil))
+	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
+	err := env.GetWorkflowError()
+	if err == nil || !strings.Contains(err.Error(), "axes.knowledge.scoring_mode") {
+		t.Fatalf("error = %v", err)
+	}
+}
