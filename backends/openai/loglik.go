@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/glossobench/glossobench/backends"
@@ -141,12 +142,27 @@ func (c *Client) echoLL(ctx context.Context, r backends.LLRequest) (backends.LLR
 	var raw json.RawMessage
 	if err := c.do(ctx, http.MethodPost, path, b, &raw); err != nil {
 		var he *HTTPError
-		if errors.As(err, &he) && (he.Status == 400 || he.Status == 404 || he.Status == 405 || he.Status == 422 || he.Status == 501) {
+		if errors.As(err, &he) && refusesEcho(he) {
 			return backends.LLResult{}, fmt.Errorf("%v: %w", err, backends.ErrUnsupported)
 		}
 		return backends.LLResult{}, err
 	}
 	return parseEcho(raw, nCtx, utf8.RuneCountInString(cont))
+}
+
+// refusesEcho tells a server without echo+logprobs from a bad request: no
+// such endpoint, or a 400/422 that names echo or logprobs. Other 400s (a
+// prompt longer than the model's context, say) stay ordinary errors, so one
+// long item cannot turn a whole axis "unsupported".
+func refusesEcho(he *HTTPError) bool {
+	switch he.Status {
+	case 404, 405, 501:
+		return true
+	case 400, 422:
+		msg := strings.ToLower(he.Message)
+		return strings.Contains(msg, "echo") || strings.Contains(msg, "logprob")
+	}
+	return false
 }
 
 // parseEcho finds the continuation's tokens in an echoed prompt.

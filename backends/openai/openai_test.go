@@ -252,6 +252,22 @@ func TestLogLikelihoodUnsupported(t *testing.T) {
 	}
 }
 
+func TestEchoContextTooLongIsNotUnsupported(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(400)
+		writeJSON(w, map[string]any{"error": map[string]any{"message": "This model's maximum context length is 4096 tokens."}})
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv, Config{Flavor: FlavorVLLM})
+	_, err := c.LogLikelihood(context.Background(), []backends.LLRequest{{ID: "long", Context: "a", Continuation: "b"}})
+	if err == nil || errors.Is(err, backends.ErrUnsupported) || !strings.Contains(err.Error(), "maximum context length") {
+		t.Errorf("err = %v, want a plain error naming the cause", err)
+	}
+	if !c.Capabilities().LogLikelihood {
+		t.Error("one bad request marked the server unsupported")
+	}
+}
+
 func TestGenerateChatAndCompletions(t *testing.T) {
 	var chatReq, cmplReq map[string]any
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
