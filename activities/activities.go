@@ -26,6 +26,7 @@ import (
 	"github.com/glossobench/glossobench/scorers/ifeval"
 	"github.com/glossobench/glossobench/scorers/mcq"
 	"github.com/glossobench/glossobench/scorers/nlg"
+	"github.com/glossobench/glossobench/scorers/probes"
 )
 
 // Error types the workflow must not retry: the input itself is wrong.
@@ -45,6 +46,7 @@ type Activities struct {
 	stores   map[string]store.Store
 	backends map[string]backends.Backend
 	manifest map[string]*manifest
+	pools    map[string]*probes.Pool
 }
 
 // New returns Activities logging to log.

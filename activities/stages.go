@@ -18,6 +18,8 @@ import (
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/audit"
 	"github.com/glossobench/glossobench/scorers/dedup"
+	"github.com/glossobench/glossobench/scorers/mcq"
+	"github.com/glossobench/glossobench/scorers/probes"
 	"github.com/glossobench/glossobench/stats"
 )
 
@@ -191,6 +193,24 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 		}
 	}()
 
+	predict := func(ctx context.Context, it scorers.Item) (scorers.Prediction, error) {
+		return ax.Predict(ctx, b, it, opt)
+	}
+	if mc, ok := ax.(*mcq.Axis); ok && len(ac.Probes) > 0 {
+		pool, err := a.probePool(ctx, st, in.RunID, in.Axis)
+		if err != nil {
+			return res, err
+		}
+		predict = func(ctx context.Context, it scorers.Item) (scorers.Prediction, error) {
+			p, err := mc.Predict(ctx, b, it, opt)
+			if err != nil {
+				return p, err
+			}
+			p.Variants, err = mc.PredictProbes(ctx, b, it, pool, ac.Probes, opt)
+			return p, err
+		}
+	}
+
 	every := m.Config.Run.CheckpointEvery
 	for start := 0; start < len(todo); start += every {
 		chunk := todo[start:min(start+every, len(todo))]
@@ -204,7 +224,7 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
-				preds[i], errs[i] = ax.Predict(ctx, b, it, opt)
+				preds[i], errs[i] = predict(ctx, it)
 			}()
 		}
 		wg.Wait()
@@ -330,16 +350,61 @@ func (a *Activities) Judge(ctx context.Context, in AxisInput) (StageNote, error)
 	return StageNote{Note: "judge: ensembles are not part of this build; ratings were not requested"}, nil
 }
 
-// Probes runs the adversarial probes configured for an axis.
-func (a *Activities) Probes(ctx context.Context, in AxisInput) (StageNote, error) {
-	m, _, err := a.loadManifest(ctx, in.RunRef)
+// probePool is the axis's item pool the unanswerable probe draws wrong options
+// from; it is built once per worker and axis.
+func (a *Activities) probePool(ctx context.Context, st store.Store, run, axis string) (*probes.Pool, error) {
+	key := run + "/" + axis
+	a.mu.Lock()
+	pool, ok := a.pools[key]
+	a.mu.Unlock()
+	if ok {
+		return pool, nil
+	}
+	items, err := a.axisItems(ctx, st, run, axis)
+	if err != nil {
+		return nil, err
+	}
+	pool = probes.NewPool(items)
+	a.mu.Lock()
+	if a.pools == nil {
+		a.pools = map[string]*probes.Pool{}
+	}
+	a.pools[key] = pool
+	a.mu.Unlock()
+	return pool, nil
+}
+
+// Probes checks that the configured probes were inferred for the axis. The
+// probe variants are inferred with their items (same checkpoint, same budget)
+// and read by the axis scorer as shuffle_drop and unanswerable_drop.
+func (a *Activities) Probes(ctx context.Context, in ScoreInput) (StageNote, error) {
+	m, st, err := a.loadManifest(ctx, in.RunRef)
 	if err != nil {
 		return StageNote{}, err
 	}
-	if p := m.Config.Axes[in.Axis].Probes; len(p) > 0 {
-		return StageNote{Note: fmt.Sprintf("probes %v: not part of this build; no probe result is reported", p)}, nil
+	names := m.Config.Axes[in.Axis].Probes
+	if len(names) == 0 {
+		return StageNote{Note: "probes: none configured"}, nil
 	}
-	return StageNote{Note: "probes: none configured"}, nil
+	if ax, _ := Axis(in.Axis); !isMCQ(ax) {
+		return StageNote{Note: fmt.Sprintf("probes %v: only multiple-choice axes have probes", names)}, nil
+	}
+	items, preds, _, err := a.scoreInputs(ctx, st, in.RunID, in.Axis, in.Shards)
+	if err != nil {
+		return StageNote{}, err
+	}
+	with := 0
+	for _, p := range preds {
+		if len(p.Variants) > 0 {
+			with++
+		}
+	}
+	return StageNote{Note: fmt.Sprintf("probes %v: run on %d of %d scored items (shuffle_drop, unanswerable_drop in secondary)", names, with, len(items))}, nil
+}
+
+func isMCQ(ax scorers.Axis) bool {
+	_, ok := ax.(*mcq.Axis)
+	return ok
 }
 
 // Audit runs the source-identity leakage audit (spec 003) on an axis whose

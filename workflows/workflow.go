@@ -255,7 +255,7 @@ func runAxis(ctx workflow.Context, plan activities.Plan, ref activities.RunRef, 
 	if len(ax.Probes) > 0 {
 		p.Stage = "probes"
 		var n activities.StageNote
-		if err := workflow.ExecuteActivity(cpu, a.Probes, axisRef).Get(ctx, &n); err != nil {
+		if err := workflow.ExecuteActivity(cpu, a.Probes, activities.ScoreInput{AxisInput: axisRef, Shards: len(shards)}).Get(ctx, &n); err != nil {
 			return activities.AxisOutcome{}, err
 		}
 		stageNotes = append(stageNotes, n.Note)

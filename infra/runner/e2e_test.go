@@ -47,7 +47,7 @@ func startServer(t testing.TB) (*devserver.Server, client.Client) {
 }
 
 // mcqConfig is a small three-axis config on the repository's test data.
-func mcqConfig(t testing.TB, model, storeURI string, extra string) string {
+func mcqConfig(t testing.TB, model, storeURI, mode, extra string) string {
 	root := repoRoot(t)
 	data := filepath.Join(root, "testdata", "data")
 	return fmt.Sprintf(`model:
@@ -59,19 +59,22 @@ run:
   shard_size: 8
   checkpoint_every: 4
   bootstrap_resamples: 200
+  heartbeat_seconds: 5
 axes:
   knowledge:
-    scoring_mode: both
+    scoring_mode: %s
     datasets:
       - {name: global_mmlu_ms, path: %s/global_mmlu_ms/global_mmlu_ms_test_subset.jsonl.gz, format: global_mmlu, lang: ms, limit: 20}
   nlu:
+    scoring_mode: %s
     datasets:
       - {name: belebele_ms, path: %s/belebele_ms_en/ms_belebele.jsonl, format: belebele, lang: ms, limit: 10}
       - {name: indonli, path: %s/nli_indonli/id_indonli_lay_1000sample.jsonl, format: indonli, lang: id, limit: 10}
   cultural:
+    scoring_mode: %s
     datasets:
       - {name: gmmlu_cs, path: %s/global_mmlu_ms/global_mmlu_ms_test_subset.jsonl.gz, format: global_mmlu, lang: ms, limit: 12, filter: {cultural_sensitivity_label: CS}}
-`, model, extra, storeURI, data, data, data, data)
+`, model, extra, storeURI, mode, data, mode, data, data, mode, data)
 }
 
 func runEval(t testing.TB, c client.Client, in workflows.EvalRunInput) workflows.EvalRunResult {
@@ -144,7 +147,7 @@ func TestEvalRunEmbedded(t *testing.T) {
 
 	storeDir := t.TempDir()
 	model := "gguf:" + filepath.Join(repoRoot(t), "testdata", "models", "tiny-llama", "tiny-llama.gguf")
-	cfg := mcqConfig(t, model, storeDir, "")
+	cfg := mcqConfig(t, model, storeDir, "both", "")
 	res := runEval(t, c, workflows.EvalRunInput{Config: cfg, RunID: "e2e-1"})
 	r := readResult(t, res.Summary.ResultPath)
 	for _, axis := range []string{"knowledge", "nlu", "cultural"} {

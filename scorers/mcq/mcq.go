@@ -351,6 +351,9 @@ func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt score
 		}
 	}
 	r.Secondary = map[string]any{"low_conf_items": lowConf, "parse_fail": parseFail}
+	for k, v := range probeSignals(items, preds, mode) {
+		r.Secondary[k] = v
+	}
 	if textN > 0 {
 		r.Secondary["acc"] = textOK / float64(textN)
 		r.Secondary["acc_norm"] = textNormOK / float64(textN)

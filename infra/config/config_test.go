@@ -1,0 +1,116 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const good = `
+model:
+  spec: gguf:models/m.gguf
+axes:
+  knowledge:
+    datasets:
+      - {name: d, path: d.jsonl, format: global_mmlu}
+`
+
+func TestParseDefaultsAndPaths(t *testing.T) {
+	c, err := Parse([]byte(good), "c.yaml", "/cfg", Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Model.Spec != "gguf:/cfg/models/m.gguf" || c.Model.ID != "m" {
+		t.Fatalf("model = %+v", c.Model)
+	}
+	if c.Run.MaxWallSeconds != 10800 || c.Run.BootstrapResamples != 1000 || c.Run.ChatTemplate != "auto" || c.Run.NearChanceEps != 0.05 {
+		t.Fatalf("run defaults = %+v", c.Run)
+	}
+	k := c.Axes["knowledge"]
+	if k.Weight != 1 || k.Tier != "public" || k.ScoringMode != "cloze" || k.BaseDir != "/cfg" {
+		t.Fatalf("axis defaults = %+v", k)
+	}
+	if c.BenchVersion != BenchVersion || c.Store.URI != ".glossobench/store" {
+		t.Fatalf("config = %+v", c)
+	}
+}
+
+func TestOverridesWin(t *testing.T) {
+	c, err := Parse([]byte(good), "c.yaml", "/cfg", Overrides{Model: "openai:http://127.0.0.1:8080", ModelID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Model.Spec != "openai:http://127.0.0.1:8080" || c.Model.ID != "x" {
+		t.Fatalf("model = %+v", c.Model)
+	}
+}
+
+func TestErrorsNameFileAndField(t *testing.T) {
+	cases := map[string]string{
+		"unknown key":       good + "bogus: 1\n",
+		"bad scoring mode":  strings.Replace(good, "knowledge:\n", "knowledge:\n    scoring_mode: guess\n", 1),
+		"unknown axis":      strings.Replace(good, "knowledge:", "telepathy:", 1),
+		"missing model":     strings.Replace(good, "spec: gguf:models/m.gguf", "name: x", 1),
+		"bad model spec":    strings.Replace(good, "gguf:models/m.gguf", "ftp://x", 1),
+		"missing path":      strings.Replace(good, "path: d.jsonl, ", "", 1),
+		"bad probe":         strings.Replace(good, "knowledge:\n", "knowledge:\n    probes: [reverse]\n", 1),
+		"bad chat template": good + "run:\n  chat_template: sometimes\n",
+		"wrong type":        good + "run:\n  seed: lots\n",
+		"empty":             "",
+	}
+	wants := map[string]string{
+		"unknown key": "field bogus not found", "bad scoring mode": "axes.knowledge.scoring_mode",
+		"unknown axis": "axes.telepathy", "missing model": "model.spec", "bad model spec": "model.spec",
+		"missing path": "axes.knowledge.datasets[0].path", "bad probe": "axes.knowledge.probes",
+		"bad chat template": "run.chat_template", "wrong type": "line", "empty": "empty",
+	}
+	for name, doc := range cases {
+		_, err := Parse([]byte(doc), "my.yaml", "", Overrides{})
+		if err == nil {
+			t.Errorf("%s: no error", name)
+			continue
+		}
+		if !strings.Contains(err.Error(), "my.yaml") || !strings.Contains(err.Error(), wants[name]) {
+			t.Errorf("%s: error %q does not name the file and %q", name, err, wants[name])
+		}
+	}
+}
+
+func TestHashStableAndSensitive(t *testing.T) {
+	a, _ := Parse([]byte(good), "c.yaml", "/cfg", Overrides{})
+	b, _ := Parse([]byte(good), "c.yaml", "/cfg", Overrides{})
+	c, _ := Parse([]byte(good+"run:\n  seed: 7\n"), "c.yaml", "/cfg", Overrides{})
+	if a.Hash() != b.Hash() || a.Hash() == c.Hash() {
+		t.Fatal("config hash must be stable and change with the config")
+	}
+}
+
+func TestQuickstartConfigLoads(t *testing.T) {
+	c, err := Load(filepath.Join("..", "..", "testdata", "quickstart.yaml"), Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.AxisNames(), ","); got != "knowledge,nlu,cultural" {
+		t.Fatalf("axes = %s", got)
+	}
+	p := strings.TrimPrefix(c.Model.Spec, "gguf:")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("quick-start model: %v", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(good))
+	f.Add([]byte("axes: {knowledge: {datasets: [{path: x}]}}"))
+	f.Add([]byte("model: [1, 2"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data, "fuzz.yaml", "", Overrides{})
+		if err == nil && c.Model.Spec == "" {
+			t.Fatal("accepted a config without a model")
+		}
+		if err != nil && !strings.Contains(err.Error(), "fuzz.yaml") {
+			t.Fatalf("error does not name the file: %v", err)
+		}
+	})
+}

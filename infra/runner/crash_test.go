@@ -1,0 +1,154 @@
+package runner_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/client"
+
+	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/workflows"
+)
+
+// fakeModel is an OpenAI-compatible /v1/completions server that answers a
+// letter derived from the prompt after a fixed latency, and counts how often
+// it saw each prompt.
+type fakeModel struct {
+	mu    sync.Mutex
+	seen  map[string]int
+	total int
+}
+
+func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Prompt string `json:"prompt"`
+	}
+	if r.URL.Path != "/v1/completions" || json.NewDecoder(r.Body).Decode(&req) != nil {
+		http.Error(w, "unsupported", http.StatusNotFound)
+		return
+	}
+	time.Sleep(20 * time.Millisecond)
+	f.mu.Lock()
+	f.seen[req.Prompt]++
+	f.total++
+	f.mu.Unlock()
+	h := sha256.Sum256([]byte(req.Prompt))
+	letter := string(rune('A' + int(h[0])%3))
+	fmt.Fprintf(w, `{"choices":[{"index":0,"text":" %s","finish_reason":"stop"}],"usage":{"completion_tokens":1}}`, letter)
+}
+
+func (f *fakeModel) count() (total, repeated int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, n := range f.seen {
+		if n > 1 {
+			repeated += n - 1
+		}
+	}
+	return f.total, repeated
+}
+
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "glossobench")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/glossobench")
+	cmd.Dir = repoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func startInferenceWorker(t *testing.T, bin, addr string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, "worker", "--queues", "inference")
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+addr, "TEMPORAL_NAMESPACE=default")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// SIGKILL the inference worker mid-run and start a new one: the run
+// completes, its result equals an uninterrupted run's, and the model saw no
+// item twice beyond those in flight at the kill.
+func TestCrashResumesWithoutRepeatingWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs two EvalRuns")
+	}
+	srv, c := startServer(t)
+	acts := activities.New(zerolog.Nop())
+	defer acts.Close()
+	w, err := runner.StartWorkers(c, acts, runner.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	fake := &fakeModel{seen: map[string]int{}}
+	hs := httptest.NewServer(fake)
+	defer hs.Close()
+	bin := buildBinary(t)
+
+	cfg := mcqConfig(t, hs.URL, t.TempDir(), "generate", "  flavor: vllm\n  concurrency: 2\n")
+	worker1 := startInferenceWorker(t, bin, srv.Address)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	we, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "evalrun-crash", TaskQueue: workflows.TaskQueue},
+		workflows.WorkflowName, workflows.EvalRunInput{Config: cfg, RunID: "crash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if total, _ := fake.count(); total >= 15 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := worker1.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	worker1.Wait()
+	killedAt, _ := fake.count()
+	startInferenceWorker(t, bin, srv.Address)
+	var crashed workflows.EvalRunResult
+	if err := we.Get(ctx, &crashed); err != nil {
+		t.Fatal(err)
+	}
+	total, repeated := fake.count()
+	t.Logf("model calls: %d before the kill, %d in all, %d repeated", killedAt, total, repeated)
+	// In flight at the kill: at most parallel_shards (4) shards × checkpoint_every (4) items.
+	if repeated > 16 {
+		t.Fatalf("%d items were sent to the model again; at most 16 were in flight", repeated)
+	}
+	if items := 20 + 20 + 12; total-repeated != items {
+		t.Fatalf("model answered %d distinct items, want %d", total-repeated, items)
+	}
+
+	ref := runEval(t, c, workflows.EvalRunInput{Config: cfg, RunID: "uninterrupted"})
+	a, b := readResult(t, crashed.Summary.ResultPath), readResult(t, ref.Summary.ResultPath)
+	for axis, ax := range b.Axes {
+		got := a.Axes[axis]
+		if got.Score == nil || *got.Score != *ax.Score || got.N != ax.N || *got.CI95 != *ax.CI95 {
+			t.Fatalf("axis %s after a crash %+v differs from uninterrupted %+v", axis, got.AxisResult, ax.AxisResult)
+		}
+	}
+	if *a.Summary.MSPublic != *b.Summary.MSPublic {
+		t.Fatal("ms_public differs after a crash")
+	}
+}
