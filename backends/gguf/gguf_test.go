@@ -390,3 +390,37 @@ func TestDecodeRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// Concurrent callers share one model safely and get the answers a lone
+// caller gets.
+func TestConcurrentUse(t *testing.T) {
+	m := openTiny(t, Options{Threads: 2})
+	cases := readJSONL[llCase](t, "loglik.jsonl")[:8]
+	done := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			c := cases[g]
+			if g%2 == 0 {
+				_, err := m.Generate(bg, []backends.GenRequest{{Prompt: c.Context, MaxTokens: 5}})
+				done <- err
+				return
+			}
+			res, err := m.LogLikelihood(bg, []backends.LLRequest{{Context: c.Context, Continuation: c.Continuation}})
+			if err == nil && math.Abs(res[0].LogProb-c.LogProb) > 1e-3 {
+				t.Errorf("%q: %v concurrently, llama.cpp %v", c.Continuation, res[0].LogProb, c.LogProb)
+			}
+			done <- err
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.LogLikelihood(bg, []backends.LLRequest{{Context: "a", Continuation: " b"}}); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("use after Close: err = %v", err)
+	}
+}
