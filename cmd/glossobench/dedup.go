@@ -126,7 +126,11 @@ func printDedupReport(w io.Writer, rep dedup.Report, shards int, docs, docBytes,
 	fmt.Fprintf(w, "corpus: %d files, %.1f MB stored, %d documents, %.1f MB of text, %d shards, %s (%.0f MB/s)\n",
 		len(rep.Corpus), float64(stored)/1e6, docs, float64(docBytes)/1e6, shards, took.Round(time.Millisecond), float64(stored)/1e6/took.Seconds())
 	for _, f := range rep.Corpus {
-		fmt.Fprintf(w, "  %s  %d bytes  sha256 %s\n", f.URI, f.Size, f.SHA256)
+		sum := f.SHA256
+		if sum == "" {
+			sum = "(not computed)"
+		}
+		fmt.Fprintf(w, "  %s  %d bytes  sha256 %s\n", f.URI, f.Size, sum)
 	}
 	jac := fmt.Sprintf("%d-gram Jaccard >= %g", o.ShingleN, o.Jaccard)
 	if o.NoJaccard {

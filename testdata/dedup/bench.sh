@@ -9,5 +9,9 @@ MB=${2:-400}
 if [ ! -f "$OUT/corpus.txt" ]; then
 	go run ./testdata/dedup/gen -out "$OUT" -mb "$MB" -items 50000
 fi
-go build -o "$OUT/glossobench" ./cmd/glossobench
-"$OUT/glossobench" dedup --bench --items "$OUT/items.jsonl" --corpus "$OUT/corpus.txt"
+# GLOSSOBENCH=/path/to/glossobench reuses a built binary.
+BIN=${GLOSSOBENCH:-$OUT/glossobench}
+if [ -z "${GLOSSOBENCH:-}" ]; then
+	go build -o "$BIN" ./cmd/glossobench
+fi
+"$BIN" dedup --bench --items "$OUT/items.jsonl" --corpus "$OUT/corpus.txt"
