@@ -767,3 +767,74 @@ func FuzzTokenize(f *testing.F) {
 		}
 	})
 }
+
+func TestFingerprintAndExpand(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "c", ".hidden"), 0o755)
+	os.WriteFile(filepath.Join(dir, "c", "x.txt"), []byte("abc"), 0o644)
+	os.WriteFile(filepath.Join(dir, "c", "y.jsonl.zst"), []byte{}, 0o644)
+	os.WriteFile(filepath.Join(dir, "c", ".hidden", "z.txt"), []byte("no"), 0o644)
+	srcs, err := ExpandLocal([]string{filepath.Join(dir, "c"), filepath.Join(dir, "c", "*.txt")}, "", "body")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) != 2 || srcs[0].Format != FormatText || srcs[1].Format != FormatJSONL || srcs[1].Compression != "zstd" || srcs[1].TextField != "body" {
+		t.Fatalf("sources %+v", srcs)
+	}
+	if sh := Plan(srcs, 1); len(sh) != 3 { // "abc" in 1-byte shards; the empty file has none
+		t.Fatalf("plan %v", sh)
+	}
+	fp, err := FingerprintFile(context.Background(), nil, srcs[0].URI)
+	// sha256("abc"), FIPS 180-2 appendix B.1.
+	if err != nil || fp.Size != 3 || fp.SHA256 != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
+		t.Fatalf("fingerprint %+v %v", fp, err)
+	}
+	if _, err := NewSource("x.parquet", 1, "parquet", ""); err == nil {
+		t.Fatal("unknown format accepted")
+	}
+	if _, err := ExpandLocal([]string{filepath.Join(dir, "none*")}, "", ""); err == nil {
+		t.Fatal("empty glob accepted")
+	}
+}
+
+func TestScanErrors(t *testing.T) {
+	idx, _ := NewIndex(plantedItems(), Options{})
+	dir := t.TempDir()
+	good := filepath.Join(dir, "a.txt")
+	os.WriteFile(good, []byte(plantedCorpus()), 0o644)
+	bad := filepath.Join(dir, "b.txt.gz")
+	os.WriteFile(bad, []byte("not gzip"), 0o644)
+	srcs, _ := ExpandLocal([]string{good, bad}, "", "")
+	_, _, _, err := Scanner{Index: idx}.ScanAll(context.Background(), Plan(srcs, 100), 2)
+	if err == nil || !strings.Contains(err.Error(), "b.txt.gz: gzip") {
+		t.Fatalf("err = %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	srcs, _ = ExpandLocal([]string{good}, "", "")
+	if _, _, _, err := (Scanner{Index: idx}).ScanAll(ctx, Plan(srcs, 100), 2); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: err = %v", err)
+	}
+	// A document over MaxDocBytes is an error naming its offset.
+	big := filepath.Join(dir, "big.txt")
+	os.WriteFile(big, []byte("x\n\n"+strings.Repeat("y ", 100)), 0o644)
+	srcs, _ = ExpandLocal([]string{big}, "", "")
+	_, err = Scanner{Index: idx, MaxDocBytes: 50}.ScanShard(context.Background(), Plan(srcs, 0)[0], Checkpoint{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "big.txt: line at offset 3 is longer than 50 bytes") {
+		t.Fatalf("long document: err = %v", err)
+	}
+	// A checkpoint naming an unknown item is refused.
+	_, err = Scanner{Index: idx}.ScanShard(context.Background(), Plan(srcs, 0)[0], Checkpoint{Offset: 3, Matches: []Match{{ItemID: "nope"}}}, nil)
+	if err == nil || !strings.Contains(err.Error(), `unknown item "nope"`) {
+		t.Fatalf("bad checkpoint: err = %v", err)
+	}
+	if _, err := NewIndex([]scorers.Item{{ID: "a", Prompt: "x"}, {ID: "a", Prompt: "y"}}, Options{}); err == nil {
+		t.Fatal("duplicate id accepted")
+	}
+	if _, err := NewIndex([]scorers.Item{{ID: "a", Prompt: " \u00a0 "}}, Options{}); err == nil {
+		t.Fatal("blank prompt accepted")
+	}
+	if _, err := NewIndex(nil, Options{Jaccard: 1.5}); err == nil {
+		t.Fatal("jaccard 1.5 accepted")
+	}
+}

@@ -291,6 +291,9 @@ func (d *docReader) nextLine() ([]byte, int64, error) {
 	if len(l) == 0 {
 		return nil, start, io.EOF
 	}
+	if len(l) > d.maxDoc {
+		return nil, start, fmt.Errorf("%s: line at offset %d is longer than %d bytes", d.uri, start, d.maxDoc)
+	}
 	d.off += int64(len(l))
 	return l, start, nil
 }
