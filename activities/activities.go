@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/glossobench/glossobench/backends"
@@ -282,4 +283,24 @@ func hasScheme(uri string) bool {
 		}
 	}
 	return false
+}
+
+// registrar is what a worker (or a test environment) registers activities on.
+type registrar interface {
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
+}
+
+// RegisterCPU registers the stages that run on the CPU task queue.
+func (a *Activities) RegisterCPU(r registrar) {
+	for name, fn := range map[string]any{
+		"Prepare": a.Prepare, "Dedup": a.Dedup, "Score": a.Score, "Judge": a.Judge,
+		"Probes": a.Probes, "Audit": a.Audit, "Aggregate": a.Aggregate,
+	} {
+		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+	}
+}
+
+// RegisterInference registers the stage that calls the model.
+func (a *Activities) RegisterInference(r registrar) {
+	r.RegisterActivityWithOptions(a.Infer, activity.RegisterOptions{Name: "Infer"})
 }

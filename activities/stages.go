@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -37,7 +38,7 @@ func (a *Activities) Dedup(ctx context.Context, ref RunRef) (DedupResult, error)
 		return DedupResult{}, err
 	}
 	res := DedupResult{Corpus: "no corpus"}
-	dropped, corpusNote, err := a.screen(ctx, m.Config, ref)
+	dropped, corpusNote, taskRates, err := a.screen(ctx, m.Config, ref)
 	if err != nil {
 		return DedupResult{}, err
 	}
@@ -59,10 +60,8 @@ func (a *Activities) Dedup(ctx context.Context, ref RunRef) (DedupResult, error)
 			}
 		}
 		ad := AxisDedup{Axis: ax.Name, Kept: len(keep), Dropped: len(items) - len(keep)}
-		if corpusNote != "" && len(items) > 0 {
-			rate := float64(ad.Dropped) / float64(len(items))
-			ad.ContaminationRate = &rate
-		}
+		// Task-level (spec §0, principle 5): a task is contaminated when any of its items is.
+		ad.ContaminationRate = taskRates[ax.Name]
 		for s := 0; s*size < len(keep); s++ {
 			part := keep[s*size : min((s+1)*size, len(keep))]
 			data, err := encodeJSONL(part)
@@ -459,13 +458,95 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 	return sum, nil
 }
 
-// screen runs contamination dedup against the configured corpus. It returns
-// the dropped item ids and a description of the corpus ("" when none).
-func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef) (map[string]bool, string, error) {
+// corpusShardBytes is the byte range one corpus scan covers between checkpoints.
+const corpusShardBytes = 256 << 20
+
+// screen runs contamination dedup against the configured corpus: the items
+// are indexed (small), the corpus is streamed once in byte-range shards
+// scanned in parallel. Each finished shard is checkpointed to the store and
+// the heartbeat carries the running shards' offsets, so a retried attempt
+// skips finished shards. It returns the dropped item ids and a description of
+// the corpus ("" when none is configured).
+func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef) (dropped map[string]bool, corpus string, taskRates map[string]*float64, err error) {
 	if len(cfg.Dedup.Corpus) == 0 {
-		return nil, "", nil
+		return nil, "", nil, nil
 	}
-	return nil, "", temporal.NewNonRetryableApplicationError("dedup.corpus: corpus screening is not part of this build", ErrConfig, nil)
+	m, st, err := a.loadManifest(ctx, ref)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	var items []scorers.Item
+	for _, ax := range m.Plan.Axes {
+		its, err := a.axisItems(ctx, st, ref.RunID, ax.Name)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		items = append(items, its...)
+	}
+	opt := dedup.Options{MinExactLen: cfg.Dedup.MinChars, Jaccard: cfg.Dedup.Jaccard}
+	idx, err := dedup.NewIndex(items, opt)
+	if err != nil {
+		return nil, "", nil, temporal.NewNonRetryableApplicationError("dedup: "+err.Error(), ErrConfig, nil)
+	}
+	sources, err := dedup.ExpandLocal(cfg.Dedup.Corpus, "", cfg.Dedup.TextField)
+	if err != nil {
+		return nil, "", nil, temporal.NewNonRetryableApplicationError("dedup.corpus: "+err.Error(), ErrConfig, nil)
+	}
+	shards := dedup.Plan(sources, corpusShardBytes)
+	results := make([][]dedup.Match, len(shards))
+	errs := make([]error, len(shards))
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for i, sh := range shards {
+		key := fmt.Sprintf("runs/%s/dedup/shard-%05d.json", ref.RunID, i)
+		var done dedup.ShardResult
+		if err := getJSON(ctx, st, key, &done); err == nil {
+			results[i] = done.Matches
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r, err := dedup.Scanner{Index: idx}.ScanShard(ctx, sh, dedup.Checkpoint{}, func(c dedup.Checkpoint) {
+				activity.RecordHeartbeat(ctx, map[string]int64{"shard": int64(i), "offset": c.Offset})
+			})
+			if err == nil {
+				err = putJSON(ctx, st, key, r)
+			}
+			results[i], errs[i] = r.Matches, err
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, "", nil, err
+	}
+	var fps []dedup.Fingerprint
+	for _, src := range sources {
+		fp, err := dedup.FingerprintFile(ctx, nil, src.URI)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		fps = append(fps, fp)
+	}
+	rep := dedup.Summarize(items, dedup.MergeMatches(results...), fps, opt)
+	if err := putJSON(ctx, st, "runs/"+ref.RunID+"/dedup/report.json", rep); err != nil {
+		return nil, "", nil, err
+	}
+	dropped = map[string]bool{}
+	taskRates = map[string]*float64{}
+	for _, ax := range rep.Axes {
+		taskRates[ax.Axis] = ax.ContaminationRate
+	}
+	for _, d := range rep.Drops {
+		dropped[d.ItemID] = true
+	}
+	names := make([]string, len(fps))
+	for i, f := range fps {
+		names[i] = fmt.Sprintf("%s (%d bytes, sha256 %s)", f.URI, f.Size, f.SHA256)
+	}
+	return dropped, strings.Join(names, "; "), taskRates, nil
 }
 
 // finite turns NaN into nil so JSON stays valid.

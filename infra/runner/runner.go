@@ -16,7 +16,6 @@ import (
 
 	"github.com/rs/zerolog"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -123,17 +122,12 @@ func StartWorkers(c client.Client, acts *activities.Activities, q Queues) (*Work
 	if q&CPU != 0 {
 		w := worker.New(c, workflows.TaskQueue, worker.Options{})
 		workflows.Register(w)
-		for name, fn := range map[string]any{
-			"Prepare": acts.Prepare, "Dedup": acts.Dedup, "Score": acts.Score, "Judge": acts.Judge,
-			"Probes": acts.Probes, "Audit": acts.Audit, "Aggregate": acts.Aggregate,
-		} {
-			w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
-		}
+		acts.RegisterCPU(w)
 		ws = append(ws, w)
 	}
 	if q&Inference != 0 {
 		w := worker.New(c, workflows.InferenceTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: 16})
-		w.RegisterActivityWithOptions(acts.Infer, activity.RegisterOptions{Name: "Infer"})
+		acts.RegisterInference(w)
 		ws = append(ws, w)
 	}
 	if len(ws) == 0 {

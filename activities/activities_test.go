@@ -1,0 +1,179 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/registry"
+	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers"
+)
+
+// countingBackend answers instantly and counts what it was asked per item.
+type countingBackend struct {
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (c *countingBackend) note(id string) {
+	c.mu.Lock()
+	c.seen[id]++
+	c.mu.Unlock()
+}
+func (c *countingBackend) Generate(_ context.Context, reqs []backends.GenRequest) ([]backends.Generation, error) {
+	out := make([]backends.Generation, len(reqs))
+	for i, r := range reqs {
+		c.note(r.ID)
+		out[i] = backends.Generation{ID: r.ID, Text: "A", FinishReason: "stop"}
+	}
+	return out, nil
+}
+func (c *countingBackend) LogLikelihood(_ context.Context, reqs []backends.LLRequest) ([]backends.LLResult, error) {
+	out := make([]backends.LLResult, len(reqs))
+	for i, r := range reqs {
+		c.note(r.ID)
+		out[i] = backends.LLResult{ID: r.ID, LogProb: -float64(len(r.Continuation) + i)}
+	}
+	return out, nil
+}
+func (c *countingBackend) Capabilities() backends.Capabilities { return backends.Capabilities{LogLikelihood: true} }
+func (c *countingBackend) Close() error                        { return nil }
+
+func testConfig(t *testing.T, storeDir, extra string) string {
+	data, _ := filepath.Abs("../testdata/data")
+	return fmt.Sprintf(`model: {spec: "openai:http://127.0.0.1:1", id: m}
+store: {uri: %s}
+run: {shard_size: 10, checkpoint_every: 3}
+axes:
+  knowledge:
+    datasets:
+      - {name: g, path: %s/global_mmlu_ms/global_mmlu_ms_test_subset.jsonl.gz, format: global_mmlu, limit: 25}
+%s`, storeDir, data, extra)
+}
+
+func newActs() (*Activities, *countingBackend) {
+	b := &countingBackend{seen: map[string]int{}}
+	a := New(zerolog.Nop())
+	a.OpenBackend = func(string, registry.Options) (backends.Backend, error) { return b, nil }
+	return a, b
+}
+
+func TestInferNeverAsksTwice(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	acts, b := newActs()
+	acts.RegisterCPU(env)
+	acts.RegisterInference(env)
+	dir := t.TempDir()
+	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "r", ConfigYAML: testConfig(t, dir, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan Plan
+	v.Get(&plan)
+	ref := RunRef{RunID: "r", StoreURI: plan.StoreURI}
+	v, err = env.ExecuteActivity(acts.Dedup, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dd DedupResult
+	v.Get(&dd)
+	if got := fmt.Sprint(dd.Axes[0].Shards); got != "[10 10 5]" || dd.Corpus != "no corpus" {
+		t.Fatalf("dedup = %+v", dd)
+	}
+
+	// Delete one checkpoint object of shard 1, as if the worker died before writing it.
+	in := ShardInput{RunRef: ref, Axis: "knowledge", Shard: 1}
+	if _, err := env.ExecuteActivity(acts.Infer, in); err != nil {
+		t.Fatal(err)
+	}
+	lost := filepath.Join(dir, filepath.FromSlash(predKey("r", "knowledge", 1, 3)))
+	if err := os.Remove(lost); err != nil {
+		t.Fatal(err)
+	}
+	before := len(b.seen)
+	v, err = env.ExecuteActivity(acts.Infer, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r ShardResult
+	v.Get(&r)
+	if r.Total != 10 || r.Done != 10 || r.Reused != 9 {
+		t.Fatalf("retry result %+v, want 9 reused of 10", r)
+	}
+	// Only the lost item's four cloze requests were sent again.
+	if after := len(b.seen); after != before {
+		t.Fatalf("retry asked about new requests: %d -> %d", before, after)
+	}
+	repeats := 0
+	for _, n := range b.seen {
+		if n > 1 {
+			repeats++
+		}
+	}
+	if repeats != 4 {
+		t.Fatalf("%d requests repeated, want the 4 of the one lost item", repeats)
+	}
+}
+
+func TestDedupDropsPlantedContamination(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	acts, _ := newActs()
+	acts.RegisterCPU(env)
+	acts.RegisterInference(env)
+	dir := t.TempDir()
+	// Plant the first two items' prompts (re-spaced, upper-cased) in a corpus file.
+	items, err := acts.loadItemsForTest(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus := filepath.Join(t.TempDir(), "corpus.txt")
+	text := "unrelated text\n\n" + strings.ToUpper(strings.Join(strings.Fields(items[0].Prompt), "  ")) + "\n\nmore text\n\n" + items[1].Prompt + "\n"
+	os.WriteFile(corpus, []byte(text), 0o644)
+	extra := fmt.Sprintf("dedup: {corpus: [%s]}\n", corpus)
+	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "d", ConfigYAML: testConfig(t, dir, extra)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan Plan
+	v.Get(&plan)
+	v, err = env.ExecuteActivity(acts.Dedup, RunRef{RunID: "d", StoreURI: plan.StoreURI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dd DedupResult
+	v.Get(&dd)
+	ad := dd.Axes[0]
+	if ad.Dropped != 2 || ad.Kept != 23 || ad.ContaminationRate == nil || *ad.ContaminationRate != 2.0/25 {
+		t.Fatalf("axis dedup %+v", ad)
+	}
+	if !strings.Contains(dd.Corpus, "corpus.txt") || len(dd.KeptSHA256) != 64 {
+		t.Fatalf("dedup %+v", dd)
+	}
+}
+
+// loadItemsForTest prepares a throwaway run to read the items the config loads.
+func (a *Activities) loadItemsForTest(t *testing.T, dir string) ([]scorers.Item, error) {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	a.RegisterCPU(env)
+	if _, err := env.ExecuteActivity(a.Prepare, PrepareInput{RunID: "peek", ConfigYAML: testConfig(t, dir, "")}); err != nil {
+		return nil, err
+	}
+	st, err := store.NewLocal(dir)
+	if err != nil {
+		return nil, err
+	}
+	return a.axisItems(context.Background(), st, "peek", "knowledge")
+}
