@@ -45,8 +45,10 @@ func (c *countingBackend) LogLikelihood(_ context.Context, reqs []backends.LLReq
 	}
 	return out, nil
 }
-func (c *countingBackend) Capabilities() backends.Capabilities { return backends.Capabilities{LogLikelihood: true} }
-func (c *countingBackend) Close() error                        { return nil }
+func (c *countingBackend) Capabilities() backends.Capabilities {
+	return backends.Capabilities{LogLikelihood: true}
+}
+func (c *countingBackend) Close() error { return nil }
 
 func testConfig(t *testing.T, storeDir, extra string) string {
 	data, _ := filepath.Abs("../testdata/data")
