@@ -838,3 +838,23 @@ func TestScanErrors(t *testing.T) {
 		t.Fatal("jaccard 1.5 accepted")
 	}
 }
+
+// Scripts written without spaces make one "word" of a whole sentence; such
+// prompts are found by byte anchors.
+func TestUnsegmentedScript(t *testing.T) {
+	thai := "ภาษาไทยเป็นภาษาที่ไม่มีการเว้นวรรคระหว่างคำในประโยค"
+	khmer := "ភាសាខ្មែរមិនដកឃ្លារវាងពាក្យនីមួយៗនៅក្នុងប្រយោគទេ ឧទាហរណ៍"
+	items := []scorers.Item{{ID: "th", Prompt: thai}, {ID: "km", Prompt: khmer}, {ID: "th2", Prompt: thai + "ครับ"}}
+	idx, err := NewIndex(items, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idx.anchors == nil {
+		t.Fatal("no anchors for unsegmented prompts")
+	}
+	doc := "ข่าววันนี้" + thai + "และอื่นๆ\n\n" + strings.Replace(khmer, " ", "\n  ", 1)
+	got := matchKinds(scanString(t, idx, "c.txt", doc, 0))
+	if want := map[string]string{"th": KindExact, "km": KindExact}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("matches %v, want %v", got, want)
+	}
+}

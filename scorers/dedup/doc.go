@@ -27,7 +27,8 @@
 //     falls to 46/66 = 0.70 (TestPlantedContamination plants both).
 //     Jaccard is computed exactly on the full shingle sets (no MinHash
 //     estimate); items with fewer than n words have no shingles and are
-//     screened by the exact test only. Note Jaccard compares whole
+//     screened by the exact test only. In scripts without spaces a "word"
+//     is a phrase, so their shingles are coarse. Note Jaccard compares whole
 //     documents: a prompt paraphrased inside a long web page is not caught
 //     by it (only by the exact test), which is what Jaccard means.
 //
@@ -72,9 +73,15 @@
 //     "bathe cat" contains "the cat"), the rarest among all prompts. Any
 //     occurrence of the prompt puts that n-gram in the document, so the
 //     document is normalised and searched (bytes.Contains) only on such a
-//     hit. Long prompts of 3 to n+1 words use an interior word instead; of 1
-//     or 2 words, every document is searched for them (rare: 50 characters
-//     in two words).
+//     hit. Of the interior n-grams the one rarest among the prompts, then
+//     with the longest words, is used. Long prompts of 3 to n+1 words use
+//     their longest interior word instead. Long prompts of 1 or 2 words
+//     (Thai, Khmer, Lao or Burmese text, written without spaces, is one
+//     "word" per phrase) fall back to byte anchors: when the index holds
+//     any, each document is normalised and a W-byte window (W = 32) is
+//     hashed every S bytes (S = 12 for the default minimum length); each
+//     such prompt stores S consecutive windows, so any occurrence puts one
+//     on a sampled position. That path costs about twice the word path.
 //   - jaccard: prefix filtering. J >= t needs |I∩D| >= t|I|, so a matching
 //     document holds at least one of any |I|-ceil(t|I|)+1 shingles of the
 //     item; only that many, its rarest, are indexed. A candidate is checked

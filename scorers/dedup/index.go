@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/glossobench/glossobench/scorers"
@@ -85,10 +86,15 @@ type Index struct {
 	// unigrams maps an interior word hash to the long prompts with too few
 	// words for an interior shingle (3 to n+1 words).
 	unigrams *multiMap
-	// bare lists long prompts of at most two words: no interior word, so
-	// every document is searched for them directly. Rare (a 50-character
-	// prompt of one or two words).
-	bare []int32
+	// anchors index long prompts of at most two words, which have no
+	// interior word: scripts written without spaces (Thai, Khmer, Lao,
+	// Burmese) or long tokens. A document is then normalised and hashed at
+	// every anchorS-th byte over anchorW bytes; each such prompt stores the
+	// hashes of anchorS consecutive windows, so any occurrence puts one on
+	// a sampled position. Only indexes that hold such prompts pay for this.
+	anchors          *multiMap // window hash -> group<<8 | offset in prompt
+	anchorW, anchorS int
+	minAnchored      int // shortest anchored prompt, bytes
 
 	// whole maps the hash of a short prompt's word sequence to the group;
 	// a document or line with the same words is then compared in full.
@@ -175,8 +181,11 @@ func (x *Index) build() {
 		}
 		return 0
 	}
-	var keys, unigrams, whole []kv
+	var keys, unigrams, whole, anchors []kv
 	var order []uint64
+	x.anchorS = min(16, max(1, x.opt.MinExactLen/4))
+	x.anchorW = min(32, x.opt.MinExactLen-x.anchorS+1)
+	x.minAnchored = math.MaxInt
 	for gi := range x.groups {
 		g := &x.groups[gi]
 		tok.run(g.norm, false)
@@ -185,12 +194,36 @@ func (x *Index) build() {
 			whole = append(whole, kv{seqHash(words), uint64(gi)})
 			x.maxShortWords = max(x.maxShortWords, len(words))
 		} else if len(words) >= n+2 {
-			interior := appendShingles(nil, words[1:len(words)-1], n)
-			keys = append(keys, kv{slices.MinFunc(interior, rarer), uint64(gi)<<1 | tagExact})
+			// Of the interior shingles, the rarest among the prompts; of
+			// those, the one with the longest words, as long words are
+			// rarer in running text, so the prompt is verified in fewer
+			// documents.
+			lens := wordLens(g.norm, len(words))
+			best, bestKey := -1, [2]int{}
+			for j := 1; j+n <= len(words)-1; j++ {
+				h := shingleHash(words[j : j+n])
+				span := 0
+				for _, l := range lens[j : j+n] {
+					span += l
+				}
+				if key := [2]int{sketch.count(h), -span}; best < 0 || key[0] < bestKey[0] || (key[0] == bestKey[0] && key[1] < bestKey[1]) {
+					best, bestKey = j, key
+				}
+			}
+			keys = append(keys, kv{shingleHash(words[best : best+n]), uint64(gi)<<1 | tagExact})
 		} else if len(words) >= 3 {
-			unigrams = append(unigrams, kv{words[1], uint64(gi)})
+			// The longest interior word.
+			lens := wordLens(g.norm, len(words))
+			best := 1
+			for j := 2; j < len(words)-1; j++ {
+				if lens[j] > lens[best] {
+					best = j
+				}
+			}
+			unigrams = append(unigrams, kv{words[best], uint64(gi)})
 		} else {
-			x.bare = append(x.bare, int32(gi))
+			anchors = append(anchors, x.anchorPairs(gi)...)
+			x.minAnchored = min(x.minAnchored, len(g.norm))
 		}
 		if x.opt.NoJaccard || len(g.shingles) == 0 {
 			continue // fewer than n words: screened by the exact part only
@@ -214,6 +247,54 @@ func (x *Index) build() {
 	if len(whole) > 0 {
 		x.whole = newMultiMap(whole)
 	}
+	if len(anchors) > 0 {
+		x.anchors = newMultiMap(anchors)
+	}
+}
+
+// anchorPairs returns the anchor windows of group gi: anchorS consecutive
+// windows, the block with the most distinct bytes, so a run of one
+// repeated character does not become the anchor.
+func (x *Index) anchorPairs(gi int) []kv {
+	W, S := x.anchorW, x.anchorS
+	norm := x.groups[gi].norm
+	best, bestScore := 0, -1
+	for o := 0; o+W+S-1 <= len(norm); o++ {
+		var seen [256]bool
+		score := 0
+		for _, c := range norm[o : o+W+S-1] {
+			if !seen[c] {
+				seen[c] = true
+				score++
+			}
+		}
+		if score > bestScore {
+			best, bestScore = o, score
+		}
+	}
+	var out []kv
+	for o := best; o < best+S; o++ {
+		out = append(out, kv{hashBytes(norm[o : o+W]), uint64(gi)<<8 | uint64(o)})
+	}
+	return out
+}
+
+// wordLens returns the byte length of each word of a normalised prompt, in
+// the tokenizer's order (the same split as the tokenizer, by definition;
+// FuzzTokenize checks they agree). It only guides which key to index, so
+// on a disagreement it returns equal lengths.
+func wordLens(norm []byte, want int) []int {
+	ws := strings.FieldsFunc(string(norm), func(r rune) bool {
+		return !isWordRune(r) || r == utf8.RuneError
+	})
+	lens := make([]int, want)
+	if len(ws) != want {
+		return lens
+	}
+	for i, w := range ws {
+		lens[i] = len(w)
+	}
+	return lens
 }
 
 // minOverlap is the least |I∩D| compatible with J(I,D) >= t for |I| = size.

@@ -122,11 +122,35 @@ func (m *matcher) doc(raw []byte, off int64) {
 			}
 		}
 	}
-	for _, g := range x.bare {
-		m.verifyExact(g, raw, off)
+	if x.anchors != nil {
+		m.matchAnchors(raw, off)
 	}
 	if x.keys != nil {
 		m.matchShingles(words, raw, off)
+	}
+}
+
+// matchAnchors finds the long prompts without interior words by sampled
+// byte windows of the normalised document.
+func (m *matcher) matchAnchors(raw []byte, off int64) {
+	x := m.idx
+	norm := m.normDoc(raw)
+	if len(norm) < x.minAnchored {
+		return
+	}
+	W, S := x.anchorW, x.anchorS
+	for q := 0; q+W <= len(norm); q += S {
+		for _, v := range x.anchors.lookup(hashBytes(norm[q : q+W])) {
+			g, o := int32(v>>8), int(v&0xff)
+			if _, done := m.found[g]; done {
+				continue
+			}
+			p := q - o
+			pat := x.groups[g].norm
+			if p >= 0 && p+len(pat) <= len(norm) && bytes.Equal(norm[p:p+len(pat)], pat) {
+				m.record(g, groupMatch{kind: KindExact, offset: off})
+			}
+		}
 	}
 }
 

@@ -376,6 +376,16 @@ const shingleRot = 7
 
 func shingleKey(h uint64, n int) uint64 { return mix64(h ^ uint64(n)*k2) }
 
+// shingleHash is the hash of one n-gram (len(words) = n), as appendShingles
+// computes it.
+func shingleHash(words []uint64) uint64 {
+	var h uint64
+	for _, w := range words {
+		h = bits.RotateLeft64(h, shingleRot) ^ w
+	}
+	return shingleKey(h, len(words))
+}
+
 // appendShingles appends the hash of every word n-gram of words (none when
 // there are fewer than n words).
 func appendShingles(out, words []uint64, n int) []uint64 {
