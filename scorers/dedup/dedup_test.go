@@ -303,8 +303,14 @@ func TestJSONLAndCompression(t *testing.T) {
 		}
 	}
 
+	bom := write("bom.jsonl", []byte("\ufeff{\"content\": \"Terjemahkan: selamat pagi\"}\n"))
+	srcs, _ := ExpandLocal([]string{bom}, "", "content")
+	if ms, _, _, err := (Scanner{Index: idx}).ScanAll(context.Background(), Plan(srcs, 0), 1); err != nil || len(ms) != 1 {
+		t.Errorf("JSONL with a byte order mark: %v %v", ms, err)
+	}
+
 	bad := write("bad.jsonl", []byte("{\"content\": \"ok\"}\n{\"content\": 5}\n"))
-	srcs, _ := ExpandLocal([]string{bad}, "", "content")
+	srcs, _ = ExpandLocal([]string{bad}, "", "content")
 	_, _, _, err = Scanner{Index: idx}.ScanAll(context.Background(), Plan(srcs, 0), 1)
 	if err == nil || !strings.Contains(err.Error(), "bad.jsonl: line at offset 18") {
 		t.Errorf("bad JSONL: err = %v", err)

@@ -345,6 +345,9 @@ func (d *docReader) next() (doc []byte, start, end int64, err error) {
 		case FormatLines:
 			return l, s, s + int64(len(l)), nil
 		case FormatJSONL:
+			if s == 0 {
+				l = bytes.TrimPrefix(l, []byte("\ufeff")) // a byte order mark
+			}
 			if len(bytes.TrimSpace(l)) == 0 {
 				continue
 			}
