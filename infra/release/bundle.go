@@ -63,19 +63,19 @@ type Manifest struct {
 	PluginVersions map[string]string `json:"plugin_versions"`
 	Datasets       []Dataset         `json:"datasets"`
 	// Licenses are the distinct dataset licences, most restrictive first.
-	Licenses               []string `json:"licenses"`
-	MostRestrictiveLicense string   `json:"most_restrictive_license"`
-	DedupKeptSHA256        string   `json:"dedup_kept_sha256"`
-	IncludeRaw             bool     `json:"include_raw"`
-	ItemsFile              string   `json:"items_file"`
-	ItemsSHA256            string   `json:"items_sha256"`
-	Items                  int      `json:"items"`
+	Licenses               []string                `json:"licenses"`
+	MostRestrictiveLicense string                  `json:"most_restrictive_license"`
+	DedupKeptSHA256        string                  `json:"dedup_kept_sha256"`
+	IncludeRaw             bool                    `json:"include_raw"`
+	ItemsFile              string                  `json:"items_file"`
+	ItemsSHA256            string                  `json:"items_sha256"`
+	Items                  int                     `json:"items"`
 	Axes                   map[string]AxisHeadline `json:"axes"`
-	MSPublic               *float64 `json:"ms_public"`
-	MSPooled               *float64 `json:"ms_pooled"`
-	MSExperimental         *float64 `json:"ms_experimental"`
-	MSAxes                 []string `json:"ms_axes"`
-	Notes                  []string `json:"notes,omitempty"`
+	MSPublic               *float64                `json:"ms_public"`
+	MSPooled               *float64                `json:"ms_pooled"`
+	MSExperimental         *float64                `json:"ms_experimental"`
+	MSAxes                 []string                `json:"ms_axes"`
+	Notes                  []string                `json:"notes,omitempty"`
 }
 
 // Dataset is one dataset an axis read, with its licence and where the

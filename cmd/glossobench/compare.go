@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/glossobench/glossobench/infra/leaderboard"
+	"github.com/glossobench/glossobench/infra/store"
+)
+
+func init() {
+	register("compare", "per-axis score deltas of the models on two leaderboard versions", runCompare)
+}
+
+func runCompare(args []string) int { return compareMain(args, os.Stdout, os.Stderr) }
+
+func compareMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	storeURI := fs.String("store", defaultStore, "leaderboard store `URI`")
+	lang := fs.String("lang", "ms", "leaderboard language")
+	strict := fs.Bool("strict-parity", false, "refuse when a model's rows differ in reasoning mode")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: glossobench compare V1 V2 [--lang ms] [--store URI] [--strict-parity]")
+		fmt.Fprintln(stderr, "\nFor every model on both leaderboard versions (e.g. v1 v2), its latest row on each")
+		fmt.Fprintln(stderr, "and the per-axis and MS deltas V2 − V1. A model whose two rows differ in reasoning")
+		fmt.Fprintln(stderr, "mode is flagged, or with --strict-parity refused (exit 1).")
+		fs.PrintDefaults()
+	}
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "glossobench compare: %v\n", err)
+		return 1
+	}
+	if len(rest) != 2 {
+		fs.Usage()
+		return 1
+	}
+	v1, err := parseVersion(rest[0])
+	if err != nil {
+		return fail(err)
+	}
+	v2, err := parseVersion(rest[1])
+	if err != nil {
+		return fail(err)
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, *storeURI)
+	if err != nil {
+		return fail(err)
+	}
+	rows1, err := leaderboard.Read(ctx, st, *lang, v1)
+	if err != nil {
+		return fail(err)
+	}
+	rows2, err := leaderboard.Read(ctx, st, *lang, v2)
+	if err != nil {
+		return fail(err)
+	}
+	cmp := compareBoards(latestByModel(rows1), latestByModel(rows2))
+	if len(cmp) == 0 {
+		fmt.Fprintf(stdout, "no model is on both %s and %s\n", leaderboard.Dir(*lang, v1), leaderboard.Dir(*lang, v2))
+		return 0
+	}
+	var mismatched []string
+	for _, c := range cmp {
+		if c.a.ReasoningMode != c.b.ReasoningMode {
+			mismatched = append(mismatched, fmt.Sprintf("%s (%s vs %s)", c.model, modeName(c.a.ReasoningMode), modeName(c.b.ReasoningMode)))
+		}
+	}
+	if *strict && len(mismatched) > 0 {
+		return fail(fmt.Errorf("--strict-parity: reasoning mode differs for %s", strings.Join(mismatched, ", ")))
+	}
+	fmt.Fprintf(stdout, "%s → %s (delta = v%d − v%d)\n", leaderboard.Dir(*lang, v1), leaderboard.Dir(*lang, v2), v2, v1)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "model_id\taxis\tv1\tv2\tdelta")
+	for _, c := range cmp {
+		for _, d := range c.deltas {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.model, d.axis, fmtOpt(d.a), fmtOpt(d.b), fmtDeltaOpt(d.a, d.b))
+		}
+	}
+	tw.Flush()
+	for _, m := range mismatched {
+		fmt.Fprintf(stdout, "warning: reasoning mode differs for %s: not a like-for-like comparison\n", m)
+	}
+	return 0
+}
+
+// latestByModel keeps each model's last-appended row.
+func latestByModel(rows []leaderboard.Row) map[string]leaderboard.Row {
+	out := map[string]leaderboard.Row{}
+	for _, r := range rows {
+		if old, ok := out[r.ModelID]; !ok || r.Seq > old.Seq {
+			out[r.ModelID] = r
+		}
+	}
+	return out
+}
+
+type axisDelta struct {
+	axis string
+	a, b *float64
+}
+
+type modelCompare struct {
+	model  string
+	a, b   leaderboard.Row
+	deltas []axisDelta // per axis in either row, then "MS"
+}
+
+func compareBoards(a, b map[string]leaderboard.Row) []modelCompare {
+	var out []modelCompare
+	for m, ra := range a {
+		rb, ok := b[m]
+		if !ok {
+			continue
+		}
+		c := modelCompare{model: m, a: ra, b: rb}
+		var axes []string
+		for ax := range ra.Scores {
+			axes = append(axes, ax)
+		}
+		for ax := range rb.Scores {
+			if _, dup := ra.Scores[ax]; !dup {
+				axes = append(axes, ax)
+			}
+		}
+		slices.Sort(axes)
+		for _, ax := range axes {
+			d := axisDelta{axis: ax}
+			if v, ok := ra.Scores[ax]; ok {
+				d.a = &v
+			}
+			if v, ok := rb.Scores[ax]; ok {
+				d.b = &v
+			}
+			c.deltas = append(c.deltas, d)
+		}
+		msA, msB := ra.MS, rb.MS
+		c.deltas = append(c.deltas, axisDelta{axis: "MS", a: &msA, b: &msB})
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(x, y modelCompare) int { return strings.Compare(x.model, y.model) })
+	return out
+}
+
+func fmtOpt(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f", *v)
+}
+
+func fmtDeltaOpt(a, b *float64) string {
+	if a == nil || b == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+.4f", *b-*a)
+}
+
+func modeName(m string) string {
+	if m == "" {
+		return "unspecified"
+	}
+	return m
+}

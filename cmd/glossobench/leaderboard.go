@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/leaderboard"
+	"github.com/glossobench/glossobench/infra/release"
+	"github.com/glossobench/glossobench/infra/store"
+)
+
+func init() {
+	register("leaderboard", "append a run to the append-only leaderboard, or show it by model class", runLeaderboard)
+}
+
+func runLeaderboard(args []string) int { return leaderboardMain(args, os.Stdout, os.Stderr) }
+
+// defaultStore is the config's default store folder.
+const defaultStore = ".glossobench/store"
+
+func leaderboardMain(args []string, stdout, stderr io.Writer) int {
+	usage := func() {
+		fmt.Fprintln(stderr, "usage: glossobench leaderboard append RUNDIR [--store URI] [--lang ms]")
+		fmt.Fprintln(stderr, "       glossobench leaderboard show [--class base|instruct|...] [--lang ms] [--version v1] [--store URI] [--strict-parity]")
+		fmt.Fprintln(stderr, "\nappend adds the run's row (model_id, pins = bench_version + plugin versions +")
+		fmt.Fprintln(stderr, "config_hash, model_meta, per-axis scores, ms_public) to leaderboard/<lang>/v<MAJOR>,")
+		fmt.Fprintln(stderr, "MAJOR from bench_version; an identical (model_id, pins) is refused.")
+		fmt.Fprintln(stderr, "RUNDIR is <store>/runs/<run_id>; the leaderboard goes to that store unless --store says otherwise.")
+	}
+	if len(args) == 0 {
+		usage()
+		return 1
+	}
+	switch args[0] {
+	case "append":
+		return leaderboardAppend(args[1:], stdout, stderr)
+	case "show":
+		return leaderboardShow(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		usage()
+		return 0
+	}
+	fmt.Fprintf(stderr, "glossobench leaderboard: unknown subcommand %q\n", args[0])
+	usage()
+	return 1
+}
+
+func leaderboardAppend(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("leaderboard append", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	storeURI := fs.String("store", "", "leaderboard store `URI` (default: the store RUNDIR is in)")
+	lang := fs.String("lang", "", "leaderboard language (default: the run config's language, else ms)")
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(rest) != 1 {
+		fmt.Fprintln(stderr, "usage: glossobench leaderboard append RUNDIR [--store URI] [--lang ms]")
+		return 1
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "glossobench leaderboard append: %v\n", err)
+		return 1
+	}
+	runDir := rest[0]
+	res, cfg, err := readResult(runDir)
+	if err != nil {
+		return fail(err)
+	}
+	row, err := rowFromResult(res, filepath.Join(runDir, "result.json"))
+	if err != nil {
+		return fail(err)
+	}
+	major, err := benchMajor(res.BenchVersion)
+	if err != nil {
+		return fail(fmt.Errorf("%s: field bench_version: %w", filepath.Join(runDir, "result.json"), err))
+	}
+	if *lang == "" {
+		*lang = "ms"
+		if cfg != nil && cfg.Language != "" {
+			*lang = cfg.Language
+		}
+	}
+	if *storeURI == "" {
+		abs, err := filepath.Abs(runDir)
+		if err != nil {
+			return fail(err)
+		}
+		if filepath.Base(filepath.Dir(abs)) != "runs" {
+			return fail(fmt.Errorf("%s is not <store>/runs/<run_id>; say where the leaderboard is with --store", runDir))
+		}
+		*storeURI = filepath.Dir(filepath.Dir(abs))
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, *storeURI)
+	if err != nil {
+		return fail(err)
+	}
+	row.ResultRef = st.Describe() + " " + activities.ResultKey(res.RunID)
+	if err := leaderboard.Append(ctx, st, *lang, major, row); err != nil {
+		if errors.Is(err, leaderboard.ErrDuplicate) {
+			fmt.Fprintf(stderr, "glossobench leaderboard append: refused: %v\n", err)
+			return 1
+		}
+		return fail(err)
+	}
+	fmt.Fprintf(stdout, "appended %s (ms_public %s) to %s on %s\n", row.ModelID, strconv.FormatFloat(row.MS, 'f', 4, 64), leaderboard.Dir(*lang, major), st.Describe())
+	return 0
+}
+
+// readResult reads RUNDIR/result.json and, when present, the run config.
+func readResult(runDir string) (*activities.Result, *config.Config, error) {
+	path := filepath.Join(runDir, "result.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	res := new(activities.Result)
+	if err := release.DecodeJSON(path, data, res); err != nil {
+		return nil, nil, err
+	}
+	if res.ModelID == "" {
+		return nil, nil, fmt.Errorf("%s: field model_id is missing or empty", path)
+	}
+	var man struct {
+		Config *config.Config `json:"config"`
+	}
+	mp := filepath.Join(runDir, "manifest.json")
+	if data, err := os.ReadFile(mp); err == nil {
+		if err := release.DecodeJSON(mp, data, &man); err != nil {
+			return nil, nil, err
+		}
+	}
+	return res, man.Config, nil
+}
+
+// rowFromResult is the leaderboard row of a run; path names result.json in
+// errors and becomes the row's result_ref.
+func rowFromResult(res *activities.Result, path string) (leaderboard.Row, error) {
+	row := leaderboard.Row{ModelID: res.ModelID, BenchVersion: res.BenchVersion, ResultRef: path,
+		Pins: map[string]string{"bench_version": res.BenchVersion, "config_hash": res.ConfigHash}, Scores: map[string]float64{}}
+	for axis, v := range res.PluginVersions {
+		row.Pins["plugin/"+axis] = v
+	}
+	if res.Summary.MSPublic == nil {
+		return row, fmt.Errorf("%s: field summary.ms_public is null: a run without a public mean score has no leaderboard row", path)
+	}
+	row.MS = *res.Summary.MSPublic
+	if ci := res.Summary.MSCI95; ci != nil {
+		row.MSCI95 = []float64{ci[0], ci[1]}
+	}
+	for axis, a := range res.Axes {
+		if a.Score != nil {
+			row.Scores[axis] = *a.Score
+		}
+	}
+	if res.ModelMeta != nil {
+		b, err := json.Marshal(res.ModelMeta)
+		if err != nil {
+			return row, fmt.Errorf("%s: field model_meta: %w", path, err)
+		}
+		var m config.ModelMeta
+		if err := json.Unmarshal(b, &m); err != nil {
+			return row, fmt.Errorf("%s: field model_meta: %w", path, err)
+		}
+		row.ModelMeta = leaderboard.ModelMeta{Family: m.Family, ModelClass: m.ModelClass, Params: m.Params}
+		row.ReasoningMode = m.ReasoningMode
+	}
+	if n := res.Summary.NearChanceAxes; len(n) > 0 {
+		row.Notes = append(row.Notes, "near-chance axes: "+strings.Join(n, ", "))
+	}
+	return row, row.Validate()
+}
+
+var majorRE = regexp.MustCompile(`(?:^|[^0-9A-Za-z])v?([0-9]+)(?:\.[0-9]+)*$`)
+
+// benchMajor reads the major version from a bench_version such as
+// "glossobench-v1" or "glossobench-v2.3".
+func benchMajor(v string) (int, error) {
+	m := majorRE.FindStringSubmatch(v)
+	if m == nil {
+		return 0, fmt.Errorf("%q has no major version (want e.g. glossobench-v1)", v)
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q: major version must be at least 1", v)
+	}
+	return n, nil
+}
+
+// parseVersion reads a leaderboard version argument: "v2" or "2".
+func parseVersion(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(s, "v"), "V"))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("version %q: want v1, v2, ...", s)
+	}
+	return n, nil
+}
+
+func leaderboardShow(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("leaderboard show", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	storeURI := fs.String("store", defaultStore, "leaderboard store `URI`")
+	lang := fs.String("lang", "ms", "leaderboard language")
+	version := fs.String("version", "v1", "leaderboard major version")
+	class := fs.String("class", "", "show only this model_class (base, instruct, ...)")
+	strict := fs.Bool("strict-parity", false, "refuse a view whose rows differ in reasoning mode")
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "glossobench leaderboard show: %v\n", err)
+		return 1
+	}
+	if len(rest) > 0 {
+		return fail(fmt.Errorf("unexpected argument %q", rest[0]))
+	}
+	major, err := parseVersion(*version)
+	if err != nil {
+		return fail(err)
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, *storeURI)
+	if err != nil {
+		return fail(err)
+	}
+	rows, err := leaderboard.Read(ctx, st, *lang, major)
+	if err != nil {
+		return fail(err)
+	}
+	groups := leaderboard.ByClass(rows)
+	classes := make([]string, 0, len(groups))
+	for c := range groups {
+		if *class == "" || c == *class {
+			classes = append(classes, c)
+		}
+	}
+	slices.Sort(classes)
+	if len(classes) == 0 {
+		fmt.Fprintf(stdout, "no rows on %s%s\n", leaderboard.Dir(*lang, major), map[bool]string{true: " of class " + *class, false: ""}[*class != ""])
+		return 0
+	}
+	for _, c := range classes {
+		g := groups[c]
+		if *strict {
+			if modes := reasoningModes(g); len(modes) > 1 {
+				return fail(fmt.Errorf("class %s mixes reasoning modes %s; --strict-parity refuses to rank them together", c, strings.Join(modes, ", ")))
+			}
+		}
+		slices.SortStableFunc(g, func(a, b leaderboard.Row) int {
+			switch {
+			case a.MS > b.MS:
+				return -1
+			case a.MS < b.MS:
+				return 1
+			}
+			return a.Seq - b.Seq
+		})
+		var axes []string
+		for _, r := range g {
+			for a := range r.Scores {
+				if !slices.Contains(axes, a) {
+					axes = append(axes, a)
+				}
+			}
+		}
+		slices.Sort(axes)
+		fmt.Fprintf(stdout, "%s, class %s (%d rows)\n", leaderboard.Dir(*lang, major), c, len(g))
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "rank\tmodel_id\tms_public\tms_ci95\t%s\treasoning\tconfig_hash\tseq\n", strings.Join(axes, "\t"))
+		for i, r := range g {
+			ci := "-"
+			if len(r.MSCI95) == 2 {
+				ci = fmt.Sprintf("[%.4f, %.4f]", r.MSCI95[0], r.MSCI95[1])
+			}
+			var cells []string
+			for _, a := range axes {
+				if v, ok := r.Scores[a]; ok {
+					cells = append(cells, strconv.FormatFloat(v, 'f', 4, 64))
+				} else {
+					cells = append(cells, "-")
+				}
+			}
+			mode := r.ReasoningMode
+			if mode == "" {
+				mode = "-"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%.4f\t%s\t%s\t%s\t%s\t%d\n", i+1, r.ModelID, r.MS, ci, strings.Join(cells, "\t"), mode, r.Pins["config_hash"], r.Seq)
+		}
+		tw.Flush()
+	}
+	return 0
+}
+
+func reasoningModes(rows []leaderboard.Row) []string {
+	var modes []string
+	for _, r := range rows {
+		m := r.ReasoningMode
+		if m == "" {
+			m = "unspecified"
+		}
+		if !slices.Contains(modes, m) {
+			modes = append(modes, m)
+		}
+	}
+	slices.Sort(modes)
+	return modes
+}
