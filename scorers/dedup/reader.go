@@ -249,18 +249,18 @@ type docReader struct {
 	br      *bufio.Reader
 	format  string
 	uri     string
-	fieldN  string
-	off     int64 // stream offset of the next byte br returns
-	from    int64 // documents starting before from are skipped
-	end     int64 // documents starting at or after end are not read (<0: none)
+	field   string // JSONL text field
+	off     int64  // stream offset of the next byte br returns
+	from    int64  // documents starting before from are skipped
+	end     int64  // documents starting at or after end are not read (<0: none)
 	maxDoc  int
 	tail    [3]byte // last three bytes before off; '\n' before the stream start
 	partial bool    // the first line read began before a line boundary
 
 	line  []byte // scratch for lines longer than the buffer
 	doc   []byte
-	field []byte // decoded JSON text field
-	held  []byte // a line read but not consumed (next document's first line)
+	value []byte // decoded JSONL text field
+	held  []byte // the empty line that ended a text document, not yet consumed
 	heldS int64
 }
 
@@ -351,14 +351,14 @@ func (d *docReader) next() (doc []byte, start, end int64, err error) {
 			if len(bytes.TrimSpace(l)) == 0 {
 				continue
 			}
-			v, found, err := appendJSONField(d.field[:0], l, []byte(d.fieldName()))
+			v, found, err := appendJSONField(d.value[:0], l, []byte(d.field))
 			if err != nil {
 				return nil, 0, 0, fmt.Errorf("%s: line at offset %d: %w", d.uri, s, err)
 			}
 			if !found {
-				return nil, 0, 0, fmt.Errorf("%s: line at offset %d: no string field %q", d.uri, s, d.fieldName())
+				return nil, 0, 0, fmt.Errorf("%s: line at offset %d: no string field %q", d.uri, s, d.field)
 			}
-			d.field = v
+			d.value = v
 			return v, s, s + int64(len(l)), nil
 		}
 		// Text: gather lines up to the next empty line.
@@ -388,8 +388,6 @@ func (d *docReader) next() (doc []byte, start, end int64, err error) {
 	}
 }
 
-func (d *docReader) fieldName() string { return d.fieldN }
-
 // newDocReader starts reading src's stream for documents starting in [from, end).
 func newDocReader(ctx context.Context, open Opener, src Source, from, end int64, maxDoc int) (*docReader, func() error, error) {
 	at := max(0, from-3)
@@ -406,7 +404,7 @@ func newDocReader(ctx context.Context, open Opener, src Source, from, end int64,
 		br:     bufio.NewReaderSize(r, bufSize),
 		format: src.Format,
 		uri:    src.URI,
-		fieldN: src.TextField,
+		field:  src.TextField,
 		off:    at,
 		from:   from,
 		end:    end,
