@@ -3,8 +3,18 @@ package gguf
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
+
+// benchThreads is 2 (the comparison point) unless
+// GLOSSOBENCH_BENCH_THREADS says otherwise.
+func benchThreads() int {
+	if n, err := strconv.Atoi(os.Getenv("GLOSSOBENCH_BENCH_THREADS")); err == nil && n > 0 {
+		return n
+	}
+	return 2
+}
 
 // benchModel returns the path of a benchmark model: the tiny model, or a
 // random-weight llama of dim 768 and 12 layers written (once) under the temp
@@ -57,7 +67,7 @@ func benchPrompt(m *Model) []int {
 func BenchmarkPromptProcessing(b *testing.B) {
 	for _, name := range benchModels {
 		b.Run(name, func(b *testing.B) {
-			m, err := Open(benchModel(b, name), Options{Threads: 2})
+			m, err := Open(benchModel(b, name), Options{Threads: benchThreads()})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -80,7 +90,7 @@ func BenchmarkPromptProcessing(b *testing.B) {
 func BenchmarkGeneration(b *testing.B) {
 	for _, name := range benchModels {
 		b.Run(name, func(b *testing.B) {
-			m, err := Open(benchModel(b, name), Options{Threads: 2})
+			m, err := Open(benchModel(b, name), Options{Threads: benchThreads()})
 			if err != nil {
 				b.Fatal(err)
 			}

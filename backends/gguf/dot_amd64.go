@@ -15,6 +15,9 @@ func dotAVX2(a, b *float32, n int) float32
 func dotQ8AVX2(q *byte, x *float32, nblocks int) float32
 
 //go:noescape
+func dot2x4AVX2(w0, w1, x0, x1, x2, x3 *float32, n int, out *[8]float32)
+
+//go:noescape
 func dot4AVX2(w, x0, x1, x2, x3 *float32, n int, out *[4]float32)
 
 var hasAVX2 = func() bool {
@@ -75,4 +78,24 @@ func dotQ8(raw []byte, x []float32) float32 {
 	}
 	_ = raw[nb*34-1]
 	return dotQ8AVX2(&raw[0], &x[0], nb)
+}
+
+// dot2x4 sets out[4*r+t] = w_r · x_t for two weight rows and four
+// activations, reading each of the six vectors once.
+func dot2x4(w0, w1, x0, x1, x2, x3 []float32, out *[8]float32) {
+	n := len(w0)
+	w1, x0, x1, x2, x3 = w1[:n], x0[:n], x1[:n], x2[:n], x3[:n]
+	m := n &^ 7
+	if !hasAVX2 || m == 0 {
+		dot2x4Go(w0, w1, x0, x1, x2, x3, out)
+		return
+	}
+	dot2x4AVX2(&w0[0], &w1[0], &x0[0], &x1[0], &x2[0], &x3[0], m, out)
+	if m < n {
+		var tail [8]float32
+		dot2x4Go(w0[m:], w1[m:], x0[m:], x1[m:], x2[m:], x3[m:], &tail)
+		for i := range out {
+			out[i] += tail[i]
+		}
+	}
 }

@@ -199,6 +199,12 @@ func dot4Go(w, x0, x1, x2, x3 []float32) (float32, float32, float32, float32) {
 	return s0, s1, s2, s3
 }
 
+// dot2x4Go is the portable dot2x4.
+func dot2x4Go(w0, w1, x0, x1, x2, x3 []float32, out *[8]float32) {
+	out[0], out[1], out[2], out[3] = dot4Go(w0, x0, x1, x2, x3)
+	out[4], out[5], out[6], out[7] = dot4Go(w1, x0, x1, x2, x3)
+}
+
 // pool runs loops split across a fixed number of goroutines.
 type pool struct {
 	threads int
@@ -258,7 +264,27 @@ func (p *pool) matmul(out []float32, w *matrix, x []float32, n int) {
 			}
 			for t0 := 0; t0 < n; t0 += tokBlock {
 				t1 := min(t0+tokBlock, n)
-				for r := r0; r < r1; r++ {
+				r := r0
+				// Pairs of rows against four tokens: the 2x4 kernel reads
+				// six vectors for eight dot products.
+				pairs := t1-t0 >= 4 && (w.f32 != nil || blockBuf != nil)
+				for ; pairs && r+2 <= r1; r += 2 {
+					w0, w1 := m2rows(w, blockBuf, r, r0, cols)
+					t := t0
+					var o [8]float32
+					for ; t+4 <= t1; t += 4 {
+						dot2x4(w0, w1, x[t*cols:], x[(t+1)*cols:], x[(t+2)*cols:], x[(t+3)*cols:], &o)
+						for k := 0; k < 4; k++ {
+							out[(t+k)*rows+r] = o[k]
+							out[(t+k)*rows+r+1] = o[4+k]
+						}
+					}
+					for ; t < t1; t++ {
+						out[t*rows+r] = dot(w0, x[t*cols:(t+1)*cols])
+						out[t*rows+r+1] = dot(w1, x[t*cols:(t+1)*cols])
+					}
+				}
+				for ; r < r1; r++ {
 					var row []float32
 					switch {
 					case blockBuf != nil:
@@ -286,6 +312,15 @@ func (p *pool) matmul(out []float32, w *matrix, x []float32, n int) {
 			}
 		}
 	})
+}
+
+// m2rows returns weight rows r and r+1 as float32: from the expanded tile
+// when the weights are quantised, else from the mapped file.
+func m2rows(w *matrix, blockBuf []float32, r, r0, cols int) ([]float32, []float32) {
+	if blockBuf != nil {
+		return blockBuf[(r-r0)*cols : (r-r0+1)*cols], blockBuf[(r-r0+1)*cols : (r-r0+2)*cols]
+	}
+	return w.f32[r*cols : (r+1)*cols], w.f32[(r+1)*cols : (r+2)*cols]
 }
 
 var scratch sync.Pool

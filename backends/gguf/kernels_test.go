@@ -91,3 +91,37 @@ func TestRoundF16(t *testing.T) {
 		}
 	}
 }
+
+func TestMatmulShapes(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	for _, typ := range []TensorType{TypeF32, TypeQ8_0} {
+		for _, shape := range [][3]int{{1, 3, 32}, {5, 7, 64}, {13, 130, 96}, {8, 65, 32}, {4, 2, 40}} {
+			n, rows, cols := shape[0], shape[1], shape[2]
+			if typ == TypeQ8_0 && cols%32 != 0 {
+				continue
+			}
+			wf := make([]float32, rows*cols)
+			for i := range wf {
+				wf[i] = float32(r.NormFloat64())
+			}
+			w := newMatrix(&TensorInfo{Name: "w", Dims: []uint64{uint64(cols), uint64(rows)}, Type: typ, Data: encode(wf, typ)})
+			x := make([]float32, n*cols)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			for _, threads := range []int{1, 3} {
+				out := make([]float32, n*rows)
+				(&pool{threads: threads}).matmul(out, w, x, n)
+				buf := make([]float32, cols)
+				for ti := 0; ti < n; ti++ {
+					for ri := 0; ri < rows; ri++ {
+						want := dotGo(w.row(ri, buf), x[ti*cols:(ti+1)*cols])
+						if d := out[ti*rows+ri] - want; d > 1e-3 || d < -1e-3 {
+							t.Fatalf("%s %v threads %d: out[%d,%d] = %v, want %v", typ, shape, threads, ti, ri, out[ti*rows+ri], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

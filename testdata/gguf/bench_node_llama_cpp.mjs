@@ -1,7 +1,7 @@
 // Prompt-processing and generation speed of llama.cpp (through npm node-llama-cpp@3.21.1, CPU,
-// 2 threads) on the workload of backends/gguf's BenchmarkPromptProcessing / BenchmarkGeneration:
+// 2 threads unless THREADS says otherwise) on the workload of backends/gguf's BenchmarkPromptProcessing / BenchmarkGeneration:
 // pp = a 128-token prompt from an empty cache; tg = 112 greedy tokens after a 16-token prompt.
-// Usage: node bench_node_llama_cpp.mjs MODEL.gguf [MODEL.gguf ...]
+// Usage: [THREADS=2] node bench_node_llama_cpp.mjs MODEL.gguf [MODEL.gguf ...]
 import {getLlama} from "node-llama-cpp";
 
 const TEXT = "Once upon a time, Tom had a red cat. The cat sat on the mat. One day the cat saw a dog. Selamat pagi, apa khabar? " +
@@ -11,7 +11,7 @@ const TEXT = "Once upon a time, Tom had a red cat. The cat sat on the mat. One d
 const llama = await getLlama({gpu: false, build: "never"});
 for (const path of process.argv.slice(2)) {
   const model = await llama.loadModel({modelPath: path});
-  const ctx = await model.createContext({contextSize: 1024, threads: 2, batchSize: 512, flashAttention: true});
+  const ctx = await model.createContext({contextSize: 1024, threads: Number(process.env.THREADS || 2), batchSize: 512, flashAttention: true});
   const seq = ctx.getSequence();
   let toks = [model.tokens.bos, ...model.tokenize(TEXT, true)];
   while (toks.length < 128) toks = toks.concat(toks.slice(1));
