@@ -656,3 +656,40 @@ func TestPieceJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestAutoProbe(t *testing.T) {
+	var propsCalls atomic.Int64
+	loading := atomic.Bool{}
+	loading.Store(true)
+	fake := &fakeLlama{t: t}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/props" {
+			propsCalls.Add(1)
+			if loading.Load() {
+				w.WriteHeader(503)
+				writeJSON(w, map[string]any{"error": map[string]any{"message": "Loading model"}})
+				return
+			}
+		}
+		fake.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv, Config{MaxRetries: -1})
+	req := []backends.LLRequest{{ID: "x", Context: "a", Continuation: "b"}}
+	if _, err := c.LogLikelihood(context.Background(), req); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("while loading: err = %v", err)
+	}
+	if c.flavor != "" {
+		t.Fatalf("a 503 decided the flavour %q", c.flavor)
+	}
+	loading.Store(false)
+	if _, err := c.LogLikelihood(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.LogLikelihood(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if c.flavor != FlavorLlamaServer || propsCalls.Load() != 2 {
+		t.Errorf("flavour %q after %d probes, want llama-server after 2", c.flavor, propsCalls.Load())
+	}
+}
