@@ -28,6 +28,7 @@ type eloRun struct {
 	ModelID string `json:"model_id"`
 	Axes    map[string]struct {
 		ScorerType string `json:"scorer_type"`
+		ScoresKey  string `json:"scores_key"` // runs/<run>/<axis>/scores.jsonl, relative to the store root
 	} `json:"axes"`
 
 	dir    string
@@ -178,7 +179,15 @@ func loadEloRun(dir string) (*eloRun, error) {
 		if a.ScorerType != eloRuleScorer && !(axis == "mt" && a.ScorerType == eloJudgeScorer) {
 			continue
 		}
+		// The scores sit next to result.json; a run folder copied elsewhere
+		// keeps that layout even when scores_key no longer resolves.
 		sp := filepath.Join(dir, axis, "scores.jsonl")
+		if k := a.ScoresKey; k != "" {
+			root := filepath.Dir(filepath.Dir(dir)) // runs/<run> → the store root
+			if alt := filepath.Join(root, filepath.FromSlash(k)); fileExists(alt) {
+				sp = alt
+			}
+		}
 		items, err := readEloScores(sp)
 		if errors.Is(err, os.ErrNotExist) {
 			continue // the axis produced no per-item scores
@@ -189,6 +198,11 @@ func loadEloRun(dir string) (*eloRun, error) {
 		r.scores[axis] = items
 	}
 	return r, nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }
 
 func readEloScores(path string) (map[string]float64, error) {
