@@ -546,7 +546,9 @@ func TestGGUFJudge(t *testing.T) {
 }
 
 // The real llama-server with the tiny model, constrained by the JSON schema:
-// every reply must parse, whatever the tiny model thinks.
+// every reply must parse, whatever the tiny model thinks. Without a
+// llama-server binary, testdata/judge/llamacpp_judge_server.mjs serves the
+// same llama.cpp grammar path through node-llama-cpp.
 func TestLlamaServerJudge(t *testing.T) {
 	url := os.Getenv("GLOSSOBENCH_LLAMA_SERVER_URL")
 	if url == "" {
@@ -568,10 +570,18 @@ func TestLlamaServerJudge(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rs {
+		t.Logf("%s: value %v label %q raw %q", r.ItemID, deref(r.Value), r.Label, r.Raw)
 		if !r.Valid() {
 			t.Errorf("constrained reply did not parse: %+v", r)
 		}
 	}
+}
+
+func deref(v *float64) any {
+	if v == nil {
+		return nil
+	}
+	return *v
 }
 
 func TestMissing(t *testing.T) {

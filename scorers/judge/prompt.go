@@ -107,7 +107,9 @@ func Schema(kind string) map[string]any {
 		"type": "object",
 		"properties": map[string]any{
 			"explanation": expl,
-			"rating":      map[string]any{"type": "integer", "minimum": 0, "maximum": 10},
+			// An enum, not minimum/maximum: llama.cpp's grammar converter
+			// (node-llama-cpp 3.21.1) ignored the bounds and let a 12 through.
+			"rating": map[string]any{"type": "integer", "enum": []any{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
 		},
 		"required":             []any{"explanation", "rating"},
 		"additionalProperties": false,
