@@ -121,6 +121,13 @@ func TestSystemPromptLanguage(t *testing.T) {
 	}
 }
 
+func TestHugeAnswerIsCut(t *testing.T) {
+	msgs, err := Messages(Request{ItemID: "a", Question: []string{"q"}, Answer: []string{strings.Repeat("x", 1<<20)}, Kind: KindRating}, "")
+	if err != nil || len(msgs[1].Content) > 2*MaxQuoted || !strings.Contains(msgs[1].Content, "more bytes cut by the harness") {
+		t.Errorf("huge answer: %d bytes, %v", len(msgs[1].Content), err)
+	}
+}
+
 func TestMessagesTemplates(t *testing.T) {
 	one, _ := Messages(Request{ItemID: "a", Lang: "en", Question: []string{"Q1"}, Answer: []string{"A1"}, Kind: KindRating}, "")
 	if !strings.Contains(one[1].Content, "[Question]\nQ1\n\n[The Start of Assistant's Answer]\nA1\n[The End of Assistant's Answer]") {

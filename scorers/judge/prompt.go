@@ -116,9 +116,17 @@ func Schema(kind string) map[string]any {
 	}
 }
 
+// MaxQuoted bounds each quoted text in a judge prompt, so a runaway answer
+// cannot overflow the judge's context; the cut is marked.
+const MaxQuoted = 12000
+
 // quote neutralises the prompt's own markers inside model-written text, so an
-// answer cannot close its quotation and speak to the judge as the harness.
+// answer cannot close its quotation and speak to the judge as the harness,
+// and cuts it to MaxQuoted bytes.
 func quote(s string) string {
+	if len(s) > MaxQuoted {
+		s = fmt.Sprintf("%s\n[... %d more bytes cut by the harness]", truncate(s, MaxQuoted), len(s)-MaxQuoted)
+	}
 	r := strings.NewReplacer(
 		"[The Start of", "[(quoted) The Start of",
 		"[The End of", "[(quoted) The End of",
