@@ -72,6 +72,61 @@ func Missing(reqs []Request, preds []scorers.Prediction, judgeName string) ([]Re
 	return out, nil
 }
 
+// JudgeCount is what one judge did in RateInto.
+type JudgeCount struct {
+	Judge     string `json:"judge"`
+	Reused    int    `json:"reused"` // requests already rated in the predictions
+	Asked     int    `json:"asked"`
+	Valid     int    `json:"valid"`
+	ParseFail int    `json:"parse_fail"`
+	Dropped   int    `json:"dropped"`
+}
+
+// RateInto is the Judge activity's core: each judge (in parallel) rates the
+// requests it has not answered yet in preds (see Missing), and the ratings
+// are attached to preds (Variants["judge"]), ready to checkpoint. On a
+// cancelled ctx what was rated is still attached.
+func (e *Ensemble) RateInto(ctx context.Context, reqs []Request, preds []scorers.Prediction) ([]JudgeCount, error) {
+	counts := make([]JudgeCount, len(e.Judges))
+	todo := make([][]Request, len(e.Judges))
+	for k, j := range e.Judges {
+		m, err := Missing(reqs, preds, j.cfg.Name)
+		if err != nil {
+			return nil, err
+		}
+		todo[k] = m
+		counts[k] = JudgeCount{Judge: j.cfg.Name, Reused: len(reqs) - len(m), Asked: len(m)}
+	}
+	got := make([][]Rating, len(e.Judges))
+	var wg sync.WaitGroup
+	for k, j := range e.Judges {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[k], _ = j.Rate(ctx, todo[k])
+		}()
+	}
+	wg.Wait()
+	var all []Rating
+	for k, rs := range got {
+		for _, r := range rs {
+			switch {
+			case r.Dropped:
+				counts[k].Dropped++
+			case r.Valid():
+				counts[k].Valid++
+			default:
+				counts[k].ParseFail++
+			}
+		}
+		all = append(all, rs...)
+	}
+	if err := Attach(preds, all); err != nil {
+		return counts, err
+	}
+	return counts, ctx.Err()
+}
+
 // Attach stores ratings in their predictions' Variants["judge"], merged with
 // what is already there: a rating replaces an earlier one by the same judge
 // for the same item, turn and kind, so a resumed run can re-attach safely.

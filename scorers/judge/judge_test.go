@@ -648,3 +648,24 @@ func BenchmarkAggregate(b *testing.B) {
 		Kappa(groups)
 	}
 }
+
+func TestRateInto(t *testing.T) {
+	preds := []scorers.Prediction{{ItemID: "x"}, {ItemID: "y"}}
+	a := &scripted{replies: []string{"[[4]]"}}
+	b := &scripted{replies: []string{"no idea"}}
+	e := &Ensemble{Judges: []*Judge{New(Config{Name: "a"}, a), New(Config{Name: "b"}, b)}}
+	reqs := []Request{req("x"), req("y")}
+	counts, err := e.RateInto(context.Background(), reqs, preds)
+	if err != nil || counts[0].Asked != 2 || counts[0].Valid != 2 || counts[1].ParseFail != 2 {
+		t.Fatalf("counts %+v err %v", counts, err)
+	}
+	// A resumed run asks nobody again.
+	counts, _ = e.RateInto(context.Background(), reqs, preds)
+	if counts[0].Asked != 0 || counts[0].Reused != 2 || a.calls.Load() != 2 || b.calls.Load() != 2 {
+		t.Errorf("resume: %+v calls %d %d", counts, a.calls.Load(), b.calls.Load())
+	}
+	rs, _ := FromPrediction(preds[1])
+	if len(rs) != 2 {
+		t.Errorf("ratings on y: %+v", rs)
+	}
+}
