@@ -495,6 +495,13 @@ func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef)
 	shards := dedup.Plan(sources, corpusShardBytes)
 	results := make([][]dedup.Match, len(shards))
 	errs := make([]error, len(shards))
+	// The heartbeat carries every running shard's checkpoint (offset and
+	// matches so far): a retried attempt resumes each shard where it stopped.
+	var cpMu sync.Mutex
+	cps := map[int]dedup.Checkpoint{}
+	if activity.HasHeartbeatDetails(ctx) {
+		_ = activity.GetHeartbeatDetails(ctx, &cps)
+	}
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
 	var wg sync.WaitGroup
 	for i, sh := range shards {
@@ -509,8 +516,14 @@ func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			r, err := dedup.Scanner{Index: idx}.ScanShard(ctx, sh, dedup.Checkpoint{}, func(c dedup.Checkpoint) {
-				activity.RecordHeartbeat(ctx, map[string]int64{"shard": int64(i), "offset": c.Offset})
+			cpMu.Lock()
+			from := cps[i]
+			cpMu.Unlock()
+			r, err := dedup.Scanner{Index: idx}.ScanShard(ctx, sh, from, func(c dedup.Checkpoint) {
+				cpMu.Lock()
+				cps[i] = c
+				activity.RecordHeartbeat(ctx, cps)
+				cpMu.Unlock()
 			})
 			if err == nil {
 				err = putJSON(ctx, st, key, r)

@@ -124,8 +124,16 @@ func EvalRun(ctx workflow.Context, in EvalRunInput) (EvalRunResult, error) {
 	ref := activities.RunRef{RunID: runID, StoreURI: plan.StoreURI}
 
 	prog.Stage = "dedup"
+	// Screening a large corpus takes long: it may use the whole budget and
+	// heartbeats its shard offsets, so a dead worker is noticed in minutes.
+	dedupCtx := workflow.WithActivityOptions(cpu, workflow.ActivityOptions{
+		TaskQueue:           TaskQueue,
+		StartToCloseTimeout: time.Duration(wall) * time.Second,
+		HeartbeatTimeout:    2 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{NonRetryableErrorTypes: []string{activities.ErrConfig, activities.ErrData}},
+	})
 	var dd activities.DedupResult
-	if err := workflow.ExecuteActivity(cpu, a.Dedup, ref).Get(ctx, &dd); err != nil {
+	if err := workflow.ExecuteActivity(dedupCtx, a.Dedup, ref).Get(ctx, &dd); err != nil {
 		return EvalRunResult{}, err
 	}
 	shards := map[string][]int{}
