@@ -1,0 +1,218 @@
+package main
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/glossobench/glossobench/infra/release"
+	"github.com/glossobench/glossobench/infra/release/releasetest"
+)
+
+func writeFile(t *testing.T, name, data string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestReadAnchorsForms(t *testing.T) {
+	set, err := readAnchors("a.csv", strings.NewReader("x/1,easy,0.8-1.0\nx/2, Medium ,50-80%\n\nx/3,hard\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Anchors) != 3 || set.Bands["easy"] != (band{0.8, 1}) || set.Bands["medium"] != (band{0.5, 0.8}) {
+		t.Errorf("got %+v", set)
+	}
+	// A worksheet: columns by header name, unfilled rows counted and skipped.
+	set, err = readAnchors("w.csv", strings.NewReader("axis,item_id,reasons,expected_difficulty\nk,x/1,wrong,hard\nk,x/2,wrong,\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Anchors) != 1 || set.Anchors[0].Difficulty != "hard" || set.Blank != 1 || set.Anchors[0].Line != 2 {
+		t.Errorf("worksheet: %+v", set)
+	}
+}
+
+func TestReadAnchorsErrors(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"x/1,trivial\n", "a.csv:1: field expected_difficulty"},
+		{"x/1,easy\nx/1,hard\n", "a.csv:2: field item_id: \"x/1\" already anchored on line 1"},
+		{"x/1,easy,0.9-0.8\n", "a.csv:1: field expected_accuracy"},
+		{"x/1,easy,high\n", "a.csv:1: field expected_accuracy"},
+		{"x/1,easy,0.8-1\nx/2,easy,0.7-1\n", "a.csv:2: field expected_accuracy: easy band"},
+		{",easy\n", "a.csv:1: field item_id is empty"},
+		{"item_id,difficulty\nx,easy\n", "a.csv:1: header: no expected_difficulty column"},
+		{"x/1,\"easy\n", "a.csv:1:"},
+		{"", "a.csv: no anchor"},
+		{"x,120-130%,easy\n", "a.csv:1: field expected_difficulty"},
+		{"x,easy,120-130%\n", "a.csv:1: field expected_accuracy"},
+	} {
+		_, err := readAnchors("a.csv", strings.NewReader(c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+func FuzzReadAnchors(f *testing.F) {
+	for _, s := range []string{
+		"x/1,easy,0.8-1.0\nx/2,medium\n",
+		"axis,item_id,expected_difficulty,expected_accuracy\nk,x,hard,10-20%\n",
+		"\ufeffitem_id,expected_difficulty\n\"a,b\",easy\n",
+		"x,easy,–\n", "x,easy,0.5-\n", "x,\"easy\n", ",,,\n", "item_id\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		set, err := readAnchors("f.csv", strings.NewReader(in))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.csv") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for _, a := range set.Anchors {
+			if a.ItemID == "" || (a.Difficulty != "easy" && a.Difficulty != "medium" && a.Difficulty != "hard") {
+				t.Fatalf("accepted bad anchor %+v", a)
+			}
+			if a.Band != nil && !(a.Band.Lo >= 0 && a.Band.Lo <= a.Band.Hi && a.Band.Hi <= 1) {
+				t.Fatalf("accepted bad band %+v", a.Band)
+			}
+		}
+		calibrate(set, map[string]float64{})
+	})
+}
+
+func TestCalibrateVerdicts(t *testing.T) {
+	set := &anchorSet{Bands: map[string]band{"easy": {0.8, 1}, "hard": {0, 0.3}}}
+	for i, d := range []string{"easy", "easy", "medium", "medium", "hard", "hard"} {
+		set.Anchors = append(set.Anchors, anchor{ItemID: string(rune('a' + i)), Difficulty: d})
+	}
+	c := calibrate(set, map[string]float64{"a": 1, "b": 1, "c": 1, "d": 0, "e": 0, "f": 1, "zz": 1})
+	if c.Monotonicity != "monotone" {
+		t.Errorf("1, 0.5, 0.5: %s (%s)", c.Monotonicity, c.Detail)
+	}
+	if c.Bands[0].Verdict != "within" || c.Bands[1].Verdict != "no expectation" || c.Bands[2].Verdict != "above" {
+		t.Errorf("verdicts %+v", c.Bands)
+	}
+	c = calibrate(set, map[string]float64{"a": 0, "b": 1, "c": 1, "d": 1, "e": 0})
+	if c.Monotonicity != "not monotone" || !strings.Contains(c.Detail, "medium accuracy 1.0000 is above easy accuracy 0.5000") {
+		t.Errorf("0.5, 1, 0: %s (%s)", c.Monotonicity, c.Detail)
+	}
+	if len(c.Missing) != 1 || c.Missing[0] != "f" {
+		t.Errorf("missing %v", c.Missing)
+	}
+	c = calibrate(set, map[string]float64{"a": 1})
+	if c.Monotonicity != "undetermined" {
+		t.Errorf("one band: %s", c.Monotonicity)
+	}
+}
+
+// TestSpotcheckThenCalibrate fills in the worksheet as a reviewer would and
+// feeds it back to calibrate.
+func TestSpotcheckThenCalibrate(t *testing.T) {
+	runDir := fakeRunDir(t, t.TempDir(), releasetest.Options{})
+	ws := filepath.Join(t.TempDir(), "ws.csv")
+	code, _, errs := run(t, spotcheckCmd, runDir, "--n", "12", "--out", ws)
+	if code != 0 {
+		t.Fatalf("spotcheck exit %d: %s", code, errs)
+	}
+	f, _ := os.Open(ws)
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 13 || strings.Join(recs[0], ",") != strings.Join(worksheetHeader, ",") {
+		t.Fatalf("worksheet has %d lines, header %v", len(recs), recs[0])
+	}
+	col := func(name string) int {
+		for i, h := range recs[0] {
+			if h == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %s", name)
+		return -1
+	}
+	ed, reasons := col("expected_difficulty"), col("reasons")
+	run0, err := release.LoadRun(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fake run has cloze/generate disagreements: they rank first.
+	if !strings.Contains(recs[1][reasons], reasonDisagree) {
+		t.Errorf("top item reasons %q", recs[1][reasons])
+	}
+	// Ranked by leverage, never rising.
+	prev := 1 << 30
+	for _, r := range recs[1:] {
+		if r[ed] != "" {
+			t.Errorf("expected_difficulty prefilled: %q", r[ed])
+		}
+		lev := 0
+		for _, why := range strings.Split(r[reasons], ";") {
+			lev += reasonWeight[why]
+		}
+		if lev == 0 || lev > prev {
+			t.Errorf("item %s leverage %d after %d", r[1], lev, prev)
+		}
+		prev = lev
+		if r[col("axis")] == "knowledge" && strings.HasPrefix(r[1], "global_mmlu_ms/") && strings.Contains(r[reasons], reasonNotValidated) {
+			t.Errorf("%s: global_mmlu_ms is human_validated in the config", r[1])
+		}
+	}
+	_ = run0
+	// Same seed, same sheet; the reviewer marks easy the items the model got right.
+	code, out2, _ := run(t, spotcheckCmd, runDir, "--n", "12")
+	want, _ := os.ReadFile(ws)
+	if code != 0 || out2 != string(want) {
+		t.Error("spotcheck is not reproducible for a fixed seed")
+	}
+	for _, r := range recs[1:] {
+		if r[col("correct")] == "yes" {
+			r[ed] = "easy"
+		} else {
+			r[ed] = "hard"
+		}
+	}
+	filled := filepath.Join(t.TempDir(), "filled.csv")
+	g, _ := os.Create(filled)
+	w := csv.NewWriter(g)
+	w.WriteAll(recs)
+	g.Close()
+	code, out, errs := run(t, calibrateCmd, runDir, "--anchors", filled)
+	if code != 0 || !strings.Contains(out, "easy→hard: monotone") {
+		t.Errorf("calibrate exit %d:\n%s%s", code, out, errs)
+	}
+	// Swapped labels: hard items all right, easy all wrong → exit 2.
+	for _, r := range recs[1:] {
+		r[ed] = map[string]string{"easy": "hard", "hard": "easy"}[r[ed]]
+	}
+	g, _ = os.Create(filled)
+	w = csv.NewWriter(g)
+	w.WriteAll(recs)
+	g.Close()
+	code, out, _ = run(t, calibrateCmd, runDir, "--anchors", filled)
+	if code != 2 || !strings.Contains(out, "not monotone") {
+		t.Errorf("swapped: exit %d\n%s", code, out)
+	}
+	code, _, errs = run(t, calibrateCmd, runDir, "--anchors", writeFile(t, "bad.csv", "x,easy\ny,impossible\n"))
+	if code != 1 || !strings.Contains(errs, "bad.csv:2: field expected_difficulty") {
+		t.Errorf("bad anchors: exit %d: %s", code, errs)
+	}
+}
+
+func TestWorksheetCellsAreNotFormulas(t *testing.T) {
+	if got := cell("=HYPERLINK(\"x\")"); got != "'=HYPERLINK(\"x\")" {
+		t.Errorf("cell = %q", got)
+	}
+	if got := cell("Soalan"); got != "Soalan" {
+		t.Errorf("cell = %q", got)
+	}
+}
