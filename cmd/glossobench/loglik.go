@@ -16,11 +16,15 @@ func init() {
 	register("loglik", "print log P(continuation | context) per token from a model", runLoglik)
 }
 
-// openModel opens a model spec. Only gguf:PATH for now; backends/registry
-// will replace this with every spec kind.
+// openModel opens a model spec. Only gguf:PATH[?chat=FORMAT&threads=N&ctx=N]
+// for now; backends/registry will replace this with every spec kind.
 func openModel(spec string) (backends.Backend, error) {
 	if path, ok := strings.CutPrefix(spec, "gguf:"); ok {
-		return gguf.Open(path, gguf.Options{})
+		m, err := gguf.OpenSpec(path)
+		if err != nil {
+			return nil, err // not a typed nil inside the interface
+		}
+		return m, nil
 	}
 	return nil, fmt.Errorf("unsupported model spec %q (want gguf:PATH)", spec)
 }
