@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/glossobench/glossobench/backends"
 )
@@ -423,4 +424,28 @@ func TestConcurrentUse(t *testing.T) {
 	if _, err := m.LogLikelihood(bg, []backends.LLRequest{{Context: "a", Continuation: " b"}}); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("use after Close: err = %v", err)
 	}
+}
+
+// FuzzEncode checks that any valid UTF-8 text survives Encode and Decode
+// (byte fallback), apart from the leading space SentencePiece adds. (Like
+// llama.cpp, invalid UTF-8 can swallow part of an escaped space into a
+// byte token, so it need not round-trip; it must still not panic.)
+func FuzzEncode(f *testing.F) {
+	m, err := Open(tinyPath, Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	tk := m.Tokenizer()
+	for _, s := range []string{"Apa khabar?", "  dua  ruang ", "\xff\xfe bad utf8 \xc3", "🇲🇾 emoji", "123.45", "\n\t\r"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ids := tk.Encode(s, false)
+		if s == "" || !utf8.ValidString(s) || strings.Contains(s, "\u2581") || strings.Contains(s, "<s>") || strings.Contains(s, "</s>") || strings.Contains(s, "<unk>") {
+			return
+		}
+		if got := tk.Decode(ids); got != " "+s {
+			t.Fatalf("Decode(Encode(%q)) = %q (ids %v)", s, got, ids)
+		}
+	})
 }
