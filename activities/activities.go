@@ -26,8 +26,10 @@ import (
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/ifeval"
 	"github.com/glossobench/glossobench/scorers/mcq"
+	"github.com/glossobench/glossobench/scorers/mt"
 	"github.com/glossobench/glossobench/scorers/nlg"
 	"github.com/glossobench/glossobench/scorers/probes"
+	"github.com/glossobench/glossobench/scorers/safety"
 )
 
 // Error types the workflow must not retry: the input itself is wrong.
@@ -78,6 +80,10 @@ func Axis(name string) (scorers.Axis, bool) {
 		return ifeval.NewAxis(), true
 	case "nlg":
 		return nlg.NewAxis(), true
+	case "mt":
+		return mt.New(), true
+	case "safety":
+		return safety.New(), true
 	}
 	return nil, false
 }
@@ -112,7 +118,7 @@ func (a *Activities) backend(m config.Model) (backends.Backend, error) {
 	}
 	b, err := open(m.Spec, registry.Options{
 		Name: m.Name, APIKeyEnv: m.APIKeyEnv, Flavor: m.Flavor, Concurrency: m.Concurrency,
-		Timeout: time.Duration(m.TimeoutSeconds) * time.Second, MaxRetries: m.MaxRetries, ChatFormat: m.ChatFormat,
+		Timeout: time.Duration(m.TimeoutSeconds) * time.Second, MaxRetries: m.MaxRetries, ChatFormat: m.ChatFormat, StrictContext: m.StrictContext,
 	})
 	if err != nil {
 		return nil, err
@@ -233,11 +239,23 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		ConfigHash: cfg.Hash(), ModelID: cfg.Model.ID, ModelSpec: cfg.Model.Spec,
 		MaxWallSeconds: cfg.Run.MaxWallSeconds, ParallelShards: cfg.Run.ParallelShards, HeartbeatSecs: cfg.Run.HeartbeatSeconds,
 	}
+	judges, excluded := keptJudges(cfg)
+	plan.ExcludedJudges = excluded
 	for _, name := range cfg.AxisNames() {
 		ac := cfg.Axes[name]
 		ax, ok := Axis(name)
 		if !ok {
-			plan.Skipped = append(plan.Skipped, Skip{Axis: name, Reason: skipReason(name, cfg)})
+			plan.Skipped = append(plan.Skipped, Skip{Axis: name, Reason: "axis plugin not available in this build"})
+			continue
+		}
+		_, judgeable := ax.(judgedAxis)
+		if ax.ScorerType() == scorers.ScorerJudge && len(judges) == 0 {
+			// Judge axes never hard-block a run: they are skipped and listed (spec §4).
+			reason := "skipped_no_judge: no judges configured"
+			if len(excluded) > 0 {
+				reason = "skipped_no_judge: every judge shares the model's family"
+			}
+			plan.Skipped = append(plan.Skipped, Skip{Axis: name, Reason: reason})
 			continue
 		}
 		items, err := ax.Load(ac)
@@ -253,7 +271,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		}
 		plan.Axes = append(plan.Axes, AxisPlan{
 			Name: name, Version: ax.Version(), Items: len(items), Weight: ac.Weight, Tier: ac.Tier,
-			ScoringMode: ac.ScoringMode, Judged: ax.ScorerType() == scorers.ScorerJudge, Probes: ac.Probes,
+			ScoringMode: ac.ScoringMode, Judged: judgeable && len(judges) > 0, Probes: ac.Probes,
 		})
 	}
 	if len(plan.Axes) == 0 {
@@ -264,13 +282,6 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	}
 	a.Log.Info().Str("run", in.RunID).Int("axes", len(plan.Axes)).Msg("prepared")
 	return plan, nil
-}
-
-func skipReason(axis string, cfg *config.Config) string {
-	if (axis == "mt" || axis == "safety") && len(cfg.Judges) == 0 {
-		return "skipped_no_judge: no judges configured"
-	}
-	return "axis plugin not available in this build"
 }
 
 func hasScheme(uri string) bool {
@@ -293,14 +304,15 @@ type registrar interface {
 // RegisterCPU registers the stages that run on the CPU task queue.
 func (a *Activities) RegisterCPU(r registrar) {
 	for name, fn := range map[string]any{
-		"Prepare": a.Prepare, "Dedup": a.Dedup, "Score": a.Score, "Judge": a.Judge,
+		"Prepare": a.Prepare, "Dedup": a.Dedup, "Score": a.Score,
 		"Probes": a.Probes, "Audit": a.Audit, "Aggregate": a.Aggregate,
 	} {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
 }
 
-// RegisterInference registers the stage that calls the model.
+// RegisterInference registers the stages that call models: inference and judging.
 func (a *Activities) RegisterInference(r registrar) {
 	r.RegisterActivityWithOptions(a.Infer, activity.RegisterOptions{Name: "Infer"})
+	r.RegisterActivityWithOptions(a.Judge, activity.RegisterOptions{Name: "Judge"})
 }

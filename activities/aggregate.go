@@ -24,6 +24,7 @@ type Result struct {
 	ConfigHash     string                `json:"config_hash"`
 	Seed           int64                 `json:"seed"`
 	Axes           map[string]AxisReport `json:"axes"`
+	ExcludedJudges []string              `json:"excluded_judges,omitempty"` // self-judge exclusion (spec §10 #2)
 	Summary        ResultSummary         `json:"summary"`
 	Store          string                `json:"store"`
 }
@@ -75,7 +76,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 	res := Result{
 		BenchVersion: in.Plan.BenchVersion, SchemaVersion: in.Plan.SchemaVersion, PluginVersions: map[string]string{},
 		RunID: in.RunID, ModelID: in.Plan.ModelID, ConfigHash: in.Plan.ConfigHash, Seed: cfg.Run.Seed,
-		Axes: map[string]AxisReport{}, Store: st.Describe(),
+		Axes: map[string]AxisReport{}, Store: st.Describe(), ExcludedJudges: in.Plan.ExcludedJudges,
 	}
 	if cfg.Model.Meta != (config.ModelMeta{}) {
 		res.ModelMeta = cfg.Model.Meta
@@ -105,6 +106,11 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		rep.Profile = MeasurementProfile{N: r.N, ScorerType: r.ScorerType, Leakage: o.Audit, StageNotes: o.StageNotes, ContaminationRate: "no corpus"}
 		if c := contamination[r.Axis]; c != nil {
 			rep.Profile.ContaminationRate = *c
+		}
+		if k, ok := r.Secondary["inter_judge_kappa"].(*float64); ok {
+			rep.Profile.InterJudgeKappa = k
+		} else if k, ok := r.Secondary["inter_judge_kappa"].(float64); ok {
+			rep.Profile.InterJudgeKappa = &k
 		}
 		if r.Score != nil {
 			norm := 1.0

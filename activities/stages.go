@@ -275,6 +275,13 @@ func (a *Activities) scoreInputs(ctx context.Context, st store.Store, run, axis 
 		if err != nil {
 			return nil, nil, 0, err
 		}
+		rated, _, err := readRated(ctx, st, run, axis, s)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		for id, p := range rated {
+			got[id] = p
+		}
 		for _, it := range its {
 			p, ok := got[it.ID]
 			if !ok {
@@ -335,18 +342,6 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 		return AxisOutcome{}, err
 	}
 	return out, nil
-}
-
-// Judge rates an axis's generated responses with the judge ensemble.
-func (a *Activities) Judge(ctx context.Context, in AxisInput) (StageNote, error) {
-	m, _, err := a.loadManifest(ctx, in.RunRef)
-	if err != nil {
-		return StageNote{}, err
-	}
-	if len(m.Config.Judges) == 0 {
-		return StageNote{Note: "judge: no judges configured"}, nil
-	}
-	return StageNote{Note: "judge: ensembles are not part of this build; ratings were not requested"}, nil
 }
 
 // probePool is the axis's item pool the unanswerable probe draws wrong options

@@ -27,6 +27,8 @@ type Plan struct {
 	HeartbeatSecs  int        `json:"heartbeat_seconds"`
 	Axes           []AxisPlan `json:"axes"`
 	Skipped        []Skip     `json:"skipped,omitempty"`
+	// ExcludedJudges share the evaluated model's family and were dropped (spec §10 #2).
+	ExcludedJudges []string `json:"excluded_judges,omitempty"`
 }
 
 // AxisPlan is one axis of the plan.

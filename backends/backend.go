@@ -41,6 +41,8 @@ type Generation struct {
 	Text         string `json:"text"`
 	FinishReason string `json:"finish_reason"` // "stop" or "length" (hit MaxTokens)
 	Tokens       int    `json:"tokens,omitempty"`
+	// PromptTruncated counts prompt tokens dropped from the left to fit the model's window.
+	PromptTruncated int `json:"prompt_truncated,omitempty"`
 }
 
 // Truncated reports whether generation stopped at the token cap.
@@ -60,6 +62,8 @@ type LLResult struct {
 	TokenLogProbs []float64 `json:"token_logprobs"` // one per continuation token
 	Tokens        []int     `json:"tokens,omitempty"`
 	IsGreedy      bool      `json:"is_greedy"` // every continuation token was the argmax
+	// ContextTruncated counts context tokens dropped from the left to fit the model's window.
+	ContextTruncated int `json:"context_truncated,omitempty"`
 }
 
 // Capabilities says what a backend can do.

@@ -255,7 +255,13 @@ func runAxis(ctx workflow.Context, plan activities.Plan, ref activities.RunRef, 
 	if ax.Judged {
 		p.Stage = "judging"
 		var n activities.StageNote
-		if err := workflow.ExecuteActivity(cpu, a.Judge, axisRef).Get(ctx, &n); err != nil {
+		judgeCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			TaskQueue:           InferenceTaskQueue,
+			StartToCloseTimeout: max(budget, time.Hour),
+			HeartbeatTimeout:    5 * time.Minute,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrConfig, activities.ErrData}},
+		})
+		if err := workflow.ExecuteActivity(judgeCtx, a.Judge, activities.ScoreInput{AxisInput: axisRef, Shards: len(shards)}).Get(ctx, &n); err != nil {
 			return activities.AxisOutcome{}, err
 		}
 		stageNotes = append(stageNotes, n.Note)

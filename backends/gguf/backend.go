@@ -56,6 +56,7 @@ func (m *Model) LogLikelihood(ctx context.Context, reqs []backends.LLRequest) ([
 		i      int
 		all    []int
 		nCtx   int
+		cut    int
 		sortBy string
 	}
 	jobs := make([]job, len(reqs))
@@ -68,10 +69,21 @@ func (m *Model) LogLikelihood(ctx context.Context, reqs []backends.LLRequest) ([
 		if len(all) <= len(ctxToks) {
 			return nil, fmt.Errorf("gguf: request %q: continuation %q adds no tokens to the context", r.ID, r.Continuation)
 		}
-		if len(all)-1 > m.ctxSize {
+		nCtx, cut := len(ctxToks), 0
+		if len(all)-1 > m.ctxSize && !m.truncateLeft {
 			return nil, fmt.Errorf("gguf: request %q: context and continuation take %d tokens, more than the context size %d", r.ID, len(all), m.ctxSize)
 		}
-		jobs[i] = job{i: i, all: all, nCtx: len(ctxToks), sortBy: r.Context}
+		if len(all)-1 > m.ctxSize {
+			// Like lm-evaluation-harness: the context loses tokens from its
+			// left (after BOS) so context and continuation fit the window.
+			cut = len(all) - 1 - m.ctxSize
+			if nCtx-cut < 2 {
+				return nil, fmt.Errorf("gguf: request %q: the continuation alone takes %d tokens, more than the context size %d", r.ID, len(all)-nCtx, m.ctxSize)
+			}
+			all = append([]int{all[0]}, all[1+cut:]...)
+			nCtx -= cut
+		}
+		jobs[i] = job{i: i, all: all, nCtx: nCtx, cut: cut, sortBy: r.Context}
 	}
 	order := make([]int, len(jobs))
 	for i := range order {
@@ -92,6 +104,7 @@ func (m *Model) LogLikelihood(ctx context.Context, reqs []backends.LLRequest) ([
 			return nil, fmt.Errorf("gguf: request %q: %w", reqs[j.i].ID, err)
 		}
 		res.ID = reqs[j.i].ID
+		res.ContextTruncated = j.cut
 		out[j.i] = res
 	}
 	return out, nil
@@ -174,12 +187,19 @@ func (m *Model) generate(ctx context.Context, r backends.GenRequest) (backends.G
 	if len(tokens) == 0 {
 		return backends.Generation{}, fmt.Errorf("empty prompt and the model adds no BOS token")
 	}
-	if len(tokens) >= m.ctxSize {
-		return backends.Generation{}, fmt.Errorf("prompt of %d tokens leaves no room in the context size %d", len(tokens), m.ctxSize)
-	}
 	maxTokens := r.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = defaultMaxTokens
+	}
+	if len(tokens) >= m.ctxSize && !m.truncateLeft {
+		return backends.Generation{}, fmt.Errorf("prompt of %d tokens leaves no room in the context size %d", len(tokens), m.ctxSize)
+	}
+	promptCut := 0
+	if room := m.ctxSize - min(maxTokens, m.ctxSize/2); m.truncateLeft && len(tokens) > room {
+		// Left-truncate the prompt (after BOS) so the answer has room, as
+		// lm-evaluation-harness does; the generation reports how much was cut.
+		promptCut = len(tokens) - room
+		tokens = append([]int{tokens[0]}, tokens[1+promptCut:]...)
 	}
 	keep := m.prepare(tokens, len(tokens)-1, attnPerBatch)
 	logits, err := m.eval(ctx, tokens[keep:], len(tokens)-keep-1)
@@ -194,15 +214,15 @@ func (m *Model) generate(ctx context.Context, r backends.GenRequest) (backends.G
 	for {
 		next := sample(logits, r.Temperature, rng)
 		if m.tok.IsEOG(next) {
-			return backends.Generation{Text: m.tok.Decode(gen), FinishReason: "stop", Tokens: len(gen)}, nil
+			return backends.Generation{Text: m.tok.Decode(gen), FinishReason: "stop", Tokens: len(gen), PromptTruncated: promptCut}, nil
 		}
 		gen = append(gen, next)
 		text := m.tok.Decode(gen)
 		if cut, ok := findStop(text, stops); ok {
-			return backends.Generation{Text: text[:cut], FinishReason: "stop", Tokens: len(gen)}, nil
+			return backends.Generation{Text: text[:cut], FinishReason: "stop", Tokens: len(gen), PromptTruncated: promptCut}, nil
 		}
 		if len(gen) >= maxTokens || len(m.cache.tokens)+1 >= m.ctxSize {
-			return backends.Generation{Text: text, FinishReason: "length", Tokens: len(gen)}, nil
+			return backends.Generation{Text: text, FinishReason: "length", Tokens: len(gen), PromptTruncated: promptCut}, nil
 		}
 		if logits, err = m.eval(ctx, []int{next}, 0); err != nil {
 			return backends.Generation{}, err

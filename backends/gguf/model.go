@@ -16,6 +16,10 @@ type Options struct {
 	Threads int
 	// ContextSize caps the tokens of one sequence; 0 = the model's context_length.
 	ContextSize int
+	// TruncateLeft drops prompt tokens from the left (after BOS) when a
+	// request does not fit the window, as lm-evaluation-harness does, and
+	// reports how many; false makes an overlong request an error.
+	TruncateLeft bool
 }
 
 // Config is the architecture read from GGUF metadata.
@@ -44,7 +48,9 @@ type Model struct {
 	tok     *Tokenizer
 	chat    chatFormat
 	ctxSize int
-	pool    pool
+	// truncateLeft: see Options.TruncateLeft.
+	truncateLeft bool
+	pool         pool
 
 	embd       *matrix
 	outputNorm []float32
@@ -107,7 +113,7 @@ func newModel(data []byte, opt Options) (*Model, error) {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	m := &Model{file: f, cfg: cfg, tok: tok, pool: pool{threads: threads}, ctxSize: cfg.ContextLength}
+	m := &Model{file: f, cfg: cfg, tok: tok, pool: pool{threads: threads}, ctxSize: cfg.ContextLength, truncateLeft: opt.TruncateLeft}
 	if opt.ContextSize > 0 {
 		m.ctxSize = opt.ContextSize
 	}

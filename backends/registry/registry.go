@@ -25,13 +25,16 @@ type Options struct {
 	Timeout     time.Duration
 	MaxRetries  int
 	ChatFormat  string // qa | chatml | llama3 | gemma; "" = the model's own template
+	// StrictContext makes a request longer than the model's window an error
+	// instead of left-truncating it (embedded models; servers apply their own policy).
+	StrictContext bool
 }
 
 // Open returns the backend a spec names.
 func Open(spec string, o Options) (backends.Backend, error) {
 	switch {
 	case strings.HasPrefix(spec, "gguf:"):
-		return gguf.Open(strings.TrimPrefix(spec, "gguf:"), gguf.Options{ChatFormat: o.ChatFormat})
+		return gguf.Open(strings.TrimPrefix(spec, "gguf:"), gguf.Options{ChatFormat: o.ChatFormat, TruncateLeft: !o.StrictContext})
 	case strings.HasPrefix(spec, "openai:"), strings.HasPrefix(spec, "http://"), strings.HasPrefix(spec, "https://"):
 		return openai.New(openai.Config{
 			BaseURL:     strings.TrimPrefix(spec, "openai:"),

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -51,20 +52,24 @@ type Run struct {
 	ChatTemplate       string  `yaml:"chat_template,omitempty" json:"chat_template"`             // auto (default) | always
 	NearChanceEps      float64 `yaml:"near_chance_eps,omitempty" json:"near_chance_eps"`         // default 0.05 (env MB_NEAR_CHANCE_EPS)
 	JudgeOverlay       bool    `yaml:"judge_overlay,omitempty" json:"judge_overlay"`
+	JudgeFloor         float64 `yaml:"judge_floor,omitempty" json:"judge_floor"` // agreement below this flags low_conf, default 0.5
 }
 
 // Model names the evaluated model and how to reach it.
 type Model struct {
-	Spec           string    `yaml:"spec" json:"spec"` // gguf:PATH | openai:URL | http(s)://URL
-	ID             string    `yaml:"id,omitempty" json:"id"`
-	Name           string    `yaml:"name,omitempty" json:"name,omitempty"`               // model name sent to the server
-	APIKeyEnv      string    `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"` // NAME of the env var with the key
-	Flavor         string    `yaml:"flavor,omitempty" json:"flavor,omitempty"`           // auto | vllm | llama-server | chat-only
-	Concurrency    int       `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
-	TimeoutSeconds int       `yaml:"timeout_seconds,omitempty" json:"timeout_seconds,omitempty"`
-	MaxRetries     int       `yaml:"max_retries,omitempty" json:"max_retries,omitempty"`
-	ChatFormat     string    `yaml:"chat_format,omitempty" json:"chat_format,omitempty"`
-	Meta           ModelMeta `yaml:"meta,omitempty" json:"meta"`
+	Spec           string `yaml:"spec" json:"spec"` // gguf:PATH | openai:URL | http(s)://URL
+	ID             string `yaml:"id,omitempty" json:"id"`
+	Name           string `yaml:"name,omitempty" json:"name,omitempty"`               // model name sent to the server
+	APIKeyEnv      string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"` // NAME of the env var with the key
+	Flavor         string `yaml:"flavor,omitempty" json:"flavor,omitempty"`           // auto | vllm | llama-server | chat-only
+	Concurrency    int    `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
+	TimeoutSeconds int    `yaml:"timeout_seconds,omitempty" json:"timeout_seconds,omitempty"`
+	MaxRetries     int    `yaml:"max_retries,omitempty" json:"max_retries,omitempty"`
+	ChatFormat     string `yaml:"chat_format,omitempty" json:"chat_format,omitempty"`
+	// StrictContext makes a prompt longer than an embedded model's window an
+	// error; by default it is left-truncated (as lm-evaluation-harness does) and counted.
+	StrictContext bool      `yaml:"strict_context,omitempty" json:"strict_context,omitempty"`
+	Meta          ModelMeta `yaml:"meta,omitempty" json:"meta"`
 }
 
 // ModelMeta is the model_meta of spec §10 (#2, #3, #11).
@@ -82,10 +87,15 @@ type Store struct {
 
 // Judge is one judge of the ensemble (issue 5).
 type Judge struct {
-	Name      string `yaml:"name" json:"name"`
-	Family    string `yaml:"family,omitempty" json:"family,omitempty"`
-	Spec      string `yaml:"spec" json:"spec"`
-	APIKeyEnv string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	Name       string `yaml:"name" json:"name"`
+	Family     string `yaml:"family,omitempty" json:"family,omitempty"`
+	Version    string `yaml:"version,omitempty" json:"version,omitempty"`
+	Spec       string `yaml:"spec" json:"spec"`
+	Model      string `yaml:"model,omitempty" json:"model,omitempty"` // name sent to the server; default name
+	APIKeyEnv  string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	ChatFormat string `yaml:"chat_format,omitempty" json:"chat_format,omitempty"` // for gguf: judges without a template
+	// SystemPrompt replaces the language-parametric default ("" = Malay for ms, neutral English otherwise).
+	SystemPrompt string `yaml:"system_prompt,omitempty" json:"system_prompt,omitempty"`
 }
 
 // Dedup names the training corpora screened before scoring (spec §6).
@@ -174,6 +184,12 @@ func (c *Config) applyDefaults(baseDir string) {
 	}
 	if r.NearChanceEps == 0 {
 		r.NearChanceEps = 0.05
+		if v, err := strconv.ParseFloat(os.Getenv("MB_NEAR_CHANCE_EPS"), 64); err == nil && v > 0 {
+			r.NearChanceEps = v
+		}
+	}
+	if r.JudgeFloor == 0 {
+		r.JudgeFloor = 0.5
 	}
 	if c.Store.URI == "" {
 		c.Store.URI = ".glossobench/store"

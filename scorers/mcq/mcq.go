@@ -220,7 +220,7 @@ func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt score
 	}
 	r := scorers.AxisResult{Axis: a.name, Version: Version, ScorerType: a.ScorerType()}
 	var clozeOK, genOK, chance float64
-	var clozeN, genN, parseFail, truncated, unsupported, lowConf int
+	var clozeN, genN, parseFail, truncated, unsupported, lowConf, ctxCut int
 	var textOK, textNormOK float64
 	var textN int
 	mode := opt.ScoringMode
@@ -232,6 +232,10 @@ func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt score
 		chance += 1 / float64(len(it.Choices))
 		s := scorers.ItemScore{ItemID: it.ID, Source: it.Source, Lang: it.Lang, Fields: map[string]any{}}
 		var clozeCorrect, genCorrect *bool
+		if contextTruncated(p) {
+			ctxCut++
+			s.Fields["context_truncated"] = true
+		}
 		if p.Unsupported {
 			unsupported++
 		} else if len(p.LogLiks) == len(it.Choices) {
@@ -358,6 +362,10 @@ func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt score
 		r.Secondary["acc"] = textOK / float64(textN)
 		r.Secondary["acc_norm"] = textNormOK / float64(textN)
 	}
+	if ctxCut > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d items had their prompt left-truncated to fit the model's context window", ctxCut))
+		r.Secondary["context_truncated_items"] = ctxCut
+	}
 	if missing := len(items) - r.N; missing > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d of %d items have no scorable prediction and are not scored", missing, len(items)))
 	}
@@ -372,6 +380,20 @@ func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt score
 		}
 	}
 	return r, nil
+}
+
+func contextTruncated(p scorers.Prediction) bool {
+	for _, l := range p.LogLiks {
+		if l.ContextTruncated > 0 {
+			return true
+		}
+	}
+	for _, g := range p.Generations {
+		if g.PromptTruncated > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // softmaxAt is the normalised probability of choice k among the choices.

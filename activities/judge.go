@@ -1,0 +1,150 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/judge"
+)
+
+// judgedAxis is an axis whose responses a judge ensemble rates.
+type judgedAxis interface {
+	JudgeRequests(items []scorers.Item, preds []scorers.Prediction) []judge.Request
+}
+
+// modelFamily is the evaluated model's family: model.meta.family, else the
+// entry for model.id in MB_MODELS_META (a JSON object of model_id → meta).
+func modelFamily(cfg *config.Config) string {
+	if cfg.Model.Meta.Family != "" {
+		return cfg.Model.Meta.Family
+	}
+	var meta map[string]config.ModelMeta
+	if json.Unmarshal([]byte(os.Getenv("MB_MODELS_META")), &meta) == nil {
+		return meta[cfg.Model.ID].Family
+	}
+	return ""
+}
+
+// keptJudges applies self-judge exclusion (symmetric family match).
+func keptJudges(cfg *config.Config) ([]judge.Config, []string) {
+	var all []judge.Config
+	for _, j := range cfg.Judges {
+		all = append(all, judge.Config{Name: j.Name, Family: j.Family, Version: j.Version, Spec: j.Spec, Model: j.Model,
+			APIKeyEnv: j.APIKeyEnv, ChatFormat: j.ChatFormat, SystemPrompt: j.SystemPrompt})
+	}
+	return judge.SelfExclude(all, modelFamily(cfg))
+}
+
+func ratingsPrefix(run, axis string, shard int) string {
+	return shardPrefix(run, axis, shard) + "rated-"
+}
+
+// Judge rates an axis's responses with the judge ensemble, shard by shard.
+// Rated predictions are checkpointed per shard and chunk (rated-<k>.jsonl), so
+// a resumed run never pays for a rating twice; the scorer reads them in place
+// of the unrated predictions.
+func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error) {
+	m, st, err := a.loadManifest(ctx, in.RunRef)
+	if err != nil {
+		return StageNote{}, err
+	}
+	ax, _ := Axis(in.Axis)
+	ja, ok := ax.(judgedAxis)
+	cfgs, excluded := keptJudges(m.Config)
+	if !ok || len(cfgs) == 0 {
+		return StageNote{Note: "judge: no judges configured"}, nil
+	}
+	var js []*judge.Judge
+	for _, c := range cfgs {
+		j, err := judge.Dial(c)
+		if err != nil {
+			return StageNote{}, fmt.Errorf("judge %s: %w", c.Name, err)
+		}
+		defer j.Close()
+		js = append(js, j)
+	}
+	ens := &judge.Ensemble{Judges: js, Floor: m.Config.Run.JudgeFloor}
+	rated := 0
+	for s := 0; s < in.Shards; s++ {
+		items, err := a.shardItems(ctx, st, in.RunID, in.Axis, s)
+		if err != nil {
+			return StageNote{}, err
+		}
+		preds, _, err := shardPredictions(ctx, st, in.RunID, in.Axis, s)
+		if err != nil {
+			return StageNote{}, err
+		}
+		done, parts, err := readRated(ctx, st, in.RunID, in.Axis, s)
+		if err != nil {
+			return StageNote{}, err
+		}
+		var todoItems []scorers.Item
+		var todoPreds []scorers.Prediction
+		for _, it := range items {
+			p, answered := preds[it.ID]
+			if _, ok := done[it.ID]; ok || !answered {
+				continue
+			}
+			todoItems, todoPreds = append(todoItems, it), append(todoPreds, p)
+		}
+		every := m.Config.Run.CheckpointEvery
+		for start := 0; start < len(todoItems); start += every {
+			its, ps := todoItems[start:min(start+every, len(todoItems))], todoPreds[start:min(start+every, len(todoItems))]
+			if _, err := ens.RateInto(ctx, ja.JudgeRequests(its, ps), ps); err != nil {
+				return StageNote{}, err
+			}
+			data, err := encodeJSONL(ps)
+			if err != nil {
+				return StageNote{}, err
+			}
+			key := fmt.Sprintf("%s%05d.jsonl", ratingsPrefix(in.RunID, in.Axis, s), parts)
+			if err := st.Put(ctx, key, data); err != nil && !errors.Is(err, store.ErrExists) {
+				return StageNote{}, err
+			}
+			parts++
+			rated += len(ps)
+			activity.RecordHeartbeat(ctx, map[string]int{"shard": s, "rated": rated})
+		}
+	}
+	names := make([]string, len(cfgs))
+	for i, c := range cfgs {
+		names[i] = c.Name
+	}
+	note := fmt.Sprintf("judge: %d responses rated by %s", rated, strings.Join(names, ", "))
+	if len(excluded) > 0 {
+		note += fmt.Sprintf("; self-judge excluded (same family as the model): %s", strings.Join(excluded, ", "))
+	}
+	return StageNote{Note: note}, nil
+}
+
+// readRated reads a shard's rated predictions.
+func readRated(ctx context.Context, st store.Store, run, axis string, shard int) (map[string]scorers.Prediction, int, error) {
+	keys, err := st.List(ctx, ratingsPrefix(run, axis, shard))
+	if err != nil {
+		return nil, 0, err
+	}
+	out := map[string]scorers.Prediction{}
+	for _, k := range keys {
+		data, err := st.Get(ctx, k)
+		if err != nil {
+			return nil, 0, err
+		}
+		rows, err := decodeJSONL[scorers.Prediction](data, k)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, p := range rows {
+			out[p.ItemID] = p
+		}
+	}
+	return out, len(keys), nil
+}
