@@ -75,7 +75,13 @@ type Manifest struct {
 	MSPooled               *float64                `json:"ms_pooled"`
 	MSExperimental         *float64                `json:"ms_experimental"`
 	MSAxes                 []string                `json:"ms_axes"`
-	Notes                  []string                `json:"notes,omitempty"`
+	// MSCI95 is the run's interval on ms_public: a percentile bootstrap
+	// over the ms_axes (each keeping its weight) with BootstrapResamples
+	// resamples seeded by Seed. BootstrapResamples is 0 when the run
+	// folder had no config to say it.
+	MSCI95             *[2]float64 `json:"ms_ci95"`
+	BootstrapResamples int         `json:"bootstrap_resamples"`
+	Notes              []string    `json:"notes,omitempty"`
 }
 
 // Dataset is one dataset an axis read, with its licence and where the
@@ -132,7 +138,10 @@ func Build(run *Run, opt Options) (*Manifest, []byte, error) {
 		PluginVersions: res.PluginVersions, DedupKeptSHA256: res.Summary.Dedup.KeptSHA256,
 		IncludeRaw: opt.IncludeRaw, ItemsFile: ItemsFile, Axes: map[string]AxisHeadline{},
 		MSPublic: res.Summary.MSPublic, MSPooled: res.Summary.MSPooled, MSExperimental: res.Summary.MSExperimental,
-		MSAxes: res.Summary.MSAxes,
+		MSAxes: res.Summary.MSAxes, MSCI95: res.Summary.MSCI95,
+	}
+	if run.Config != nil {
+		m.BootstrapResamples = run.Config.Run.BootstrapResamples
 	}
 	if m.PluginVersions == nil {
 		m.PluginVersions = map[string]string{}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/glossobench/glossobench/scorers/chrf"
+	"github.com/glossobench/glossobench/stats"
 )
 
 // Tolerance is how far a rescored number may sit from the published one and
@@ -55,7 +56,8 @@ func (r *RescoreReport) OK() bool {
 // prompt_level_strict_acc) are the mean of their item scores. Corpus chrF++
 // (nlg) is not a mean of sentence scores: it is recomputed exactly from the
 // per-item chrF++ statistics the bundle carries (chrf_stats). Axes with any
-// other metric are listed as not rescorable.
+// other metric are listed as not rescorable. ms_ci95 is re-derived with the
+// run's seeded bootstrap when the manifest gives bootstrap_resamples.
 func Rescore(m *Manifest, items []Item) *RescoreReport {
 	byAxis := map[string][]Item{}
 	for _, it := range items {
@@ -122,6 +124,7 @@ func Rescore(m *Manifest, items []Item) *RescoreReport {
 		den += h.Weight
 	}
 	rep.MS = append(rep.MS, finish(pub, num, den))
+	rep.MS = append(rep.MS, msCI(m, rescored, pub.Detail)...)
 
 	pooled := Check{Name: "ms_pooled", Method: "mean of the item scores of the ms_axes", Published: m.MSPooled}
 	var sum float64
@@ -148,6 +151,56 @@ func Rescore(m *Manifest, items []Item) *RescoreReport {
 	}
 	rep.MS = append(rep.MS, finish(exp, num, den))
 	return rep
+}
+
+// msCI re-derives ms_ci95 as the run computed it: a seeded percentile
+// bootstrap over the public axes, each resampled axis keeping its weight.
+func msCI(m *Manifest, rescored map[string]*float64, problem string) []Check {
+	lo := Check{Name: "ms_ci95.low", Method: "percentile bootstrap over the ms_axes (seed, bootstrap_resamples)"}
+	hi := Check{Name: "ms_ci95.high", Method: lo.Method}
+	if m.MSCI95 != nil {
+		lo.Published, hi.Published = &m.MSCI95[0], &m.MSCI95[1]
+	}
+	switch {
+	case problem != "":
+		lo.Detail = problem
+	case m.BootstrapResamples < 1:
+		lo.Detail = "the manifest does not give bootstrap_resamples"
+	}
+	if lo.Detail != "" {
+		hi.Detail = lo.Detail
+		lo.Status, hi.Status = StatusNotChecked, StatusNotChecked
+		return []Check{lo, hi}
+	}
+	var scores, weights []float64
+	for _, a := range m.MSAxes {
+		scores = append(scores, *rescored[a])
+		weights = append(weights, m.Axes[a].Weight)
+	}
+	if len(scores) > 1 {
+		l, h, err := stats.PercentileBootstrap(len(scores), m.BootstrapResamples, uint64(m.Seed), 0.95, func(idx []int) float64 {
+			var num, den float64
+			for _, i := range idx {
+				num += weights[i] * scores[i]
+				den += weights[i]
+			}
+			if den == 0 {
+				return 0
+			}
+			return num / den
+		})
+		if err == nil {
+			lo.Rescored, hi.Rescored = &l, &h
+		}
+	}
+	for _, c := range []*Check{&lo, &hi} {
+		if c.Published == nil && c.Rescored == nil {
+			c.Status = StatusNoScore
+		} else {
+			c.Status = compare(c.Published, c.Rescored)
+		}
+	}
+	return []Check{lo, hi}
 }
 
 // finish sets c's rescored value num/den (none when den is 0) and status.
