@@ -13,6 +13,7 @@ package report
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"image/color"
@@ -61,6 +62,7 @@ type axisRow struct {
 	Cloze, Generate, Gap                    Num
 	Leakage, LeakageLine                    string
 	Notes, StageNotes                       []string
+	Secondary                               string // the axis's secondary metrics as indented JSON
 }
 
 type page struct {
@@ -114,6 +116,11 @@ func Write(w io.Writer, res *activities.Result) error {
 		}
 		if l := a.Profile.Leakage; l != nil {
 			row.Leakage, row.LeakageLine = l.Verdict, l.Line
+		}
+		if len(a.Secondary) > 0 {
+			if js, err := json.MarshalIndent(a.Secondary, "", "  "); err == nil {
+				row.Secondary = string(js)
+			}
 		}
 		if b := a.ByScoring; b != nil {
 			row.Cloze, row.Generate, row.Gap = num(pre+"by_scoring.cloze", b.Cloze), num(pre+"by_scoring.generate", b.Generate), num(pre+"by_scoring.gap", b.Gap)
@@ -249,6 +256,8 @@ small{color:#666}
 {{range .Axes}}<tr data-axis="{{.Name}}"><td>{{.Name}}</td><td class="num" data-field="axes.{{.Name}}.measurement_profile.n" data-value="{{.N}}">{{.N}}</td><td>{{.ScorerType}}</td>{{template "num" .Kappa}}{{if .ContaminationText}}<td>{{.ContaminationText}}</td>{{else}}{{template "num" .Contamination}}{{end}}<td>{{.Leakage}}{{if .LeakageLine}}<br><small>{{.LeakageLine}}</small>{{end}}</td></tr>
 {{end}}</table>
 
+{{range .Axes}}{{if .Secondary}}<details><summary>{{.Name}}: secondary metrics</summary><pre>{{.Secondary}}</pre></details>
+{{end}}{{end}}
 <h2>Notes</h2>
 <ul id="notes">
 {{range .R.Summary.Notes}}<li class="note">{{.}}</li>
