@@ -247,6 +247,14 @@ func (f *fakeLlama) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, map[string]any{"error": map[string]any{"code": 400, "message": err.Error()}})
 			return
 		}
+		for _, id := range forced {
+			if id-10 >= 0x80 {
+				// The real server cannot force a token that is not whole UTF-8.
+				w.WriteHeader(500)
+				writeJSON(w, map[string]any{"error": map[string]any{"code": 500, "message": "got exception: Unexpected empty grammar stack after accepting piece"}})
+				return
+			}
+		}
 		if req.NPredict != len(forced) {
 			t.Errorf("/completion: n_predict %d for %d forced tokens", req.NPredict, len(forced))
 		}
@@ -254,9 +262,6 @@ func (f *fakeLlama) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var text []byte
 		for _, id := range forced {
 			text = append(text, byte(id-10))
-			if endsInsideRune(text) {
-				continue
-			}
 			v := fakeTokLogprob(id)
 			if f.ignoreGr {
 				id++

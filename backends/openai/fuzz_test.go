@@ -37,12 +37,12 @@ func FuzzParseLlamaProbs(f *testing.F) {
 	f.Add([]byte(`{"content":"x"}`), 1, 2)
 	f.Add([]byte(`[1,2]`), 0, 0)
 	f.Fuzz(func(t *testing.T, raw []byte, a, b int) {
-		res, err := parseLlamaProbs(raw, []int{a, b}, []bool{true, true})
+		lps, _, err := parseLlamaProbs(raw, []int{a, b})
 		if err != nil {
 			return
 		}
-		if math.IsNaN(res.LogProb) || res.LogProb > 0 || len(res.TokenLogProbs) != 2 {
-			t.Errorf("parseLlamaProbs(%s) = %+v", raw, res)
+		if len(lps) != 2 || math.IsNaN(lps[0]+lps[1]) || lps[0] > 0 || lps[1] > 0 {
+			t.Errorf("parseLlamaProbs(%s) = %v", raw, lps)
 		}
 	})
 }

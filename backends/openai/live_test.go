@@ -48,6 +48,7 @@ func TestLiveLlamaServer(t *testing.T) {
 		{-177.18524, []int{368, 428, 446, 198, 172, 426, 227, 187, 163, 227, 187, 181, 227, 187, 172, 227, 187, 181}},
 	} {
 		g := got[i]
+		t.Logf("%s: logprob %.5f greedy %v tokens %v", g.ID, g.LogProb, g.IsGreedy, g.Tokens)
 		// 1e-3 as the issue asks; the 18-token case sums more rounding.
 		tol := 1e-3 * float64(max(1, len(want.tokens)/4))
 		if math.Abs(g.LogProb-want.logprob) > tol || !equalInts(g.Tokens, want.tokens) {

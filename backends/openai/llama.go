@@ -17,12 +17,16 @@ import (
 //
 // /completion is asked to generate exactly the continuation's tokens, forced
 // by a grammar over token ids, and reports each generated token's logprob
-// under the model's raw softmax (post_sampling_probs off). One catch, from
-// the server's source: a generated token after which the text ends inside a
-// UTF-8 character (a byte-fallback or byte-level BPE token) is left out of
-// completion_probabilities. The client predicts those positions from the
-// token pieces with the server's own rule and reads their logprobs from a
-// second request that stops before them and lists the top-k tokens.
+// under the model's raw softmax (post_sampling_probs off).
+//
+// Two catches, found against the bundled server: its grammar cannot force a
+// token whose text is not valid UTF-8 on its own (a byte-fallback or
+// byte-level BPE piece such as 0xC3): the request fails with "Unexpected
+// empty grammar stack". And a generated token after which the text ends
+// inside a character is left out of completion_probabilities. So the
+// continuation is cut into runs of whole-character tokens, each forced in
+// one request, and every byte token's logprob is read from the top-k list
+// of a one-token request that stops right before it.
 
 type tokenizeBody struct {
 	Content    string `json:"content"`
@@ -39,6 +43,7 @@ type tokenizeResponse struct {
 type piece struct {
 	ID    int
 	Bytes []byte
+	Whole bool // the text is valid UTF-8 on its own
 }
 
 func (p *piece) UnmarshalJSON(data []byte) error {
@@ -53,6 +58,7 @@ func (p *piece) UnmarshalJSON(data []byte) error {
 	var s string
 	if err := json.Unmarshal(raw.Piece, &s); err == nil {
 		p.Bytes = []byte(s)
+		p.Whole = true
 		return nil
 	}
 	var bs []int
@@ -144,101 +150,73 @@ func forcingGrammar(toks []int) string {
 	return b.String()
 }
 
-// endsInsideRune is llama-server's validate_utf8 test (server-common.cpp):
-// does text end with a multi-byte UTF-8 lead byte lacking its continuation
-// bytes? It is ported as is, quirks included, because it decides which
-// tokens the server reports.
-func endsInsideRune(text []byte) bool {
-	n := len(text)
-	for i := 1; i <= 4 && i <= n; i++ {
-		c := text[n-i]
-		switch {
-		case c&0xE0 == 0xC0:
-			if i < 2 {
-				return true
-			}
-		case c&0xF0 == 0xE0:
-			if i < 3 {
-				return true
-			}
-		case c&0xF8 == 0xF0:
-			if i < 4 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// reported says, per continuation token, whether llama-server will list it in
-// completion_probabilities when generating the continuation.
-func reported(cont []piece) []bool {
-	var text []byte
-	out := make([]bool, len(cont))
-	for i, p := range cont {
-		text = append(text, p.Bytes...)
-		out[i] = !endsInsideRune(text)
-	}
-	return out
-}
-
 func (c *Client) llamaLL(ctx context.Context, r backends.LLRequest) (backends.LLResult, error) {
-	cx, cont := r.Context, r.Continuation
-	if cont == "" {
+	if r.Continuation == "" {
 		return backends.LLResult{}, errors.New("openai: continuation is empty")
 	}
-	ctxToks, err := c.tokenize(ctx, cx)
+	ctxToks, err := c.tokenize(ctx, r.Context)
 	if err != nil {
 		return backends.LLResult{}, err
 	}
-	whole, err := c.tokenizePieces(ctx, cx+cont)
+	whole, err := c.tokenizePieces(ctx, r.Context+r.Continuation)
 	if err != nil {
 		return backends.LLResult{}, err
 	}
-	prefix, contPieces, err := splitContinuation(len(ctxToks), whole)
+	prefix, cont, err := splitContinuation(len(ctxToks), whole)
 	if err != nil {
 		return backends.LLResult{}, err
 	}
-	want := make([]int, len(contPieces))
-	for i, p := range contPieces {
-		want[i] = p.ID
+	all := append([]int(nil), prefix...)
+	for _, p := range cont {
+		all = append(all, p.ID)
 	}
+	res := backends.LLResult{IsGreedy: true, Tokens: all[len(prefix):], TokenLogProbs: make([]float64, len(cont))}
+	for i := 0; i < len(cont); {
+		if !cont[i].Whole {
+			lp, top1, err := c.llamaTokenLogprob(ctx, all[:len(prefix)+i], cont[i].ID)
+			if err != nil {
+				return backends.LLResult{}, err
+			}
+			res.TokenLogProbs[i] = lp
+			res.IsGreedy = res.IsGreedy && top1
+			i++
+			continue
+		}
+		j := i
+		for j < len(cont) && cont[j].Whole {
+			j++
+		}
+		lps, greedy, err := c.llamaForced(ctx, all[:len(prefix)+i], all[len(prefix)+i:len(prefix)+j])
+		if err != nil {
+			return backends.LLResult{}, err
+		}
+		copy(res.TokenLogProbs[i:j], lps)
+		res.IsGreedy = res.IsGreedy && greedy
+		i = j
+	}
+	for _, v := range res.TokenLogProbs {
+		res.LogProb += v
+	}
+	return res, nil
+}
+
+// llamaForced generates exactly toks after prompt and returns their logprobs.
+func (c *Client) llamaForced(ctx context.Context, prompt, toks []int) ([]float64, bool, error) {
 	b := llamaCompletionBody{
-		Prompt:   prefix,
-		NPredict: len(want),
+		Prompt:   prompt,
+		NPredict: len(toks),
 		NProbs:   1,
-		Grammar:  forcingGrammar(want),
+		Grammar:  forcingGrammar(toks),
 	}
 	var raw json.RawMessage
 	if err := c.do(ctx, http.MethodPost, "/completion", b, &raw); err != nil {
 		var he *HTTPError
 		if errors.As(err, &he) && (he.Status == 404 || he.Status == 501) {
-			return backends.LLResult{}, fmt.Errorf("%v: %w", err, backends.ErrUnsupported)
+			return nil, false, fmt.Errorf("%v: %w", err, backends.ErrUnsupported)
 		}
-		return backends.LLResult{}, err
+		return nil, false, err
 	}
-	rep := reported(contPieces)
-	res, err := parseLlamaProbs(raw, want, rep)
-	if err != nil {
-		return backends.LLResult{}, err
-	}
-	for i, ok := range rep {
-		if ok {
-			continue
-		}
-		ctxIDs := append(append([]int(nil), prefix...), want[:i]...)
-		lp, top1, err := c.llamaTokenLogprob(ctx, ctxIDs, want[i])
-		if err != nil {
-			return backends.LLResult{}, err
-		}
-		res.TokenLogProbs[i] = lp
-		res.IsGreedy = res.IsGreedy && top1
-	}
-	res.LogProb = 0
-	for _, v := range res.TokenLogProbs {
-		res.LogProb += v
-	}
-	return res, nil
+	return parseLlamaProbs(raw, toks)
 }
 
 // llamaTokenLogprob reads log P(tok | prompt) from the top-k list of a
@@ -275,57 +253,39 @@ func (c *Client) llamaTokenLogprob(ctx context.Context, prompt []int, tok int) (
 }
 
 // parseLlamaProbs reads the forced tokens' raw logprobs from a /completion
-// answer. rep marks the tokens the server lists (see reported); the others
-// get 0 here and are filled in by the caller. is_greedy holds when each
-// listed token was also the top-1.
-func parseLlamaProbs(raw []byte, want []int, rep []bool) (backends.LLResult, error) {
+// answer; greedy holds when each forced token was also the top-1.
+func parseLlamaProbs(raw []byte, want []int) (lps []float64, greedy bool, err error) {
 	const path = "/completion"
 	var resp llamaCompletionResponse
 	if err := json.Unmarshal(raw, &resp); err != nil {
-		return backends.LLResult{}, fmt.Errorf("openai: POST %s: %w: %v", path, errBadJSON, err)
+		return nil, false, fmt.Errorf("openai: POST %s: %w: %v", path, errBadJSON, err)
 	}
-	nrep := 0
-	for _, ok := range rep {
-		if ok {
-			nrep++
-		}
+	if len(resp.Probs) == 0 {
+		return nil, false, unsupported("POST %s returned no completion_probabilities", path)
 	}
-	if len(resp.Probs) == 0 && nrep > 0 {
-		return backends.LLResult{}, unsupported("POST %s returned no completion_probabilities", path)
+	if len(resp.Probs) < len(want) {
+		return nil, false, fmt.Errorf("openai: POST %s: got %d token probabilities, want %d (generation stopped early)", path, len(resp.Probs), len(want))
 	}
-	if len(resp.Probs) < nrep {
-		return backends.LLResult{}, fmt.Errorf("openai: POST %s: got %d token probabilities, want %d (generation stopped early)", path, len(resp.Probs), nrep)
-	}
-	res := backends.LLResult{
-		IsGreedy:      true,
-		Tokens:        append([]int(nil), want...),
-		TokenLogProbs: make([]float64, len(want)),
-	}
-	j := 0
+	greedy = true
 	for i, tok := range want {
-		if !rep[i] {
-			continue
-		}
-		p := resp.Probs[j]
-		j++
+		p := resp.Probs[i]
 		if p.Logprob == nil {
 			if p.Prob != nil {
-				return backends.LLResult{}, fmt.Errorf("openai: POST %s: server sent post-sampling probabilities, not logprobs", path)
+				return nil, false, fmt.Errorf("openai: POST %s: server sent post-sampling probabilities, not logprobs", path)
 			}
-			return backends.LLResult{}, fmt.Errorf("openai: POST %s: %w: token %d has no logprob", path, errBadJSON, i)
+			return nil, false, fmt.Errorf("openai: POST %s: %w: token %d has no logprob", path, errBadJSON, i)
 		}
 		if p.ID != tok {
-			return backends.LLResult{}, fmt.Errorf("openai: POST %s: grammar did not force token %d: got id %d, want %d", path, i, p.ID, tok)
+			return nil, false, fmt.Errorf("openai: POST %s: grammar did not force token %d: got id %d, want %d", path, i, p.ID, tok)
 		}
 		v := *p.Logprob
 		if math.IsNaN(v) || v > 0 {
-			return backends.LLResult{}, fmt.Errorf("openai: POST %s: %w: logprob %v", path, errBadJSON, v)
+			return nil, false, fmt.Errorf("openai: POST %s: %w: logprob %v", path, errBadJSON, v)
 		}
-		res.TokenLogProbs[i] = v
-		res.LogProb += v
+		lps = append(lps, v)
 		if len(p.TopLogprobs) == 0 || (p.TopLogprobs[0].ID != tok && p.TopLogprobs[0].Logprob > v+1e-6) {
-			res.IsGreedy = false
+			greedy = false
 		}
 	}
-	return res, nil
+	return lps, greedy, nil
 }

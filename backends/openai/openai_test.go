@@ -128,8 +128,8 @@ func TestLogLikelihoodLlamaServer(t *testing.T) {
 	reqs := []backends.LLRequest{
 		{ID: "a", Context: "Answer:", Continuation: " B"},
 		{ID: "b", Context: "Answer: ", Continuation: "AD"},
-		// Multi-byte characters: their lead-byte tokens are not reported
-		// by /completion and come from the top-k probe instead.
+		// Multi-byte characters as byte tokens: the grammar cannot force
+		// them, so they come from the top-k probe.
 		{ID: "utf8", Context: "Jawapan:", Continuation: " né ภาษา"},
 	}
 	got, err := c.LogLikelihood(context.Background(), reqs)
@@ -629,25 +629,12 @@ func TestBackoffFullJitter(t *testing.T) {
 	}
 }
 
-func TestReportedTokens(t *testing.T) {
-	// " né" as byte tokens and "ภา" as one 3-byte token plus a split one.
-	pieces := []piece{{1, []byte(" ")}, {2, []byte("n")}, {3, []byte{0xC3}}, {4, []byte{0xA9}},
-		{5, []byte("ภ")}, {6, []byte{0xE0, 0xB8}}, {7, []byte{0xB2}}, {8, []byte{0xF0}}, {9, []byte{0x9F, 0x98, 0x80}}}
-	want := []bool{true, true, false, true, true, false, true, false, true}
-	got := reported(pieces)
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("token %d (% x): reported %v, want %v", i, pieces[i].Bytes, got[i], want[i])
-		}
-	}
-}
-
 func TestPieceJSON(t *testing.T) {
 	var ps []piece
 	if err := json.Unmarshal([]byte(`[{"id":5,"piece":" Paris"},{"id":200,"piece":[195]}]`), &ps); err != nil {
 		t.Fatal(err)
 	}
-	if ps[0].ID != 5 || string(ps[0].Bytes) != " Paris" || ps[1].ID != 200 || len(ps[1].Bytes) != 1 || ps[1].Bytes[0] != 195 {
+	if ps[0].ID != 5 || string(ps[0].Bytes) != " Paris" || !ps[0].Whole || ps[1].ID != 200 || len(ps[1].Bytes) != 1 || ps[1].Bytes[0] != 195 || ps[1].Whole {
 		t.Errorf("pieces %+v", ps)
 	}
 	for _, bad := range []string{`[{"id":1,"piece":[300]}]`, `[{"id":1,"piece":{}}]`} {
