@@ -20,6 +20,12 @@
 // moving of trailing spaces), as in backends/gguf, so both backends score
 // the same token spans.
 //
+// Reproducibility: llama-server batches concurrent requests together, and
+// llama.cpp rounds differently by batch shape (about 1e-4 nats per token on
+// the test model). For bit-identical reruns use Concurrency 1 or run the
+// server with one slot (-np 1). Prompt caching is turned off for
+// log-likelihood requests for the same reason.
+//
 // A server that cannot give log-likelihoods yields backends.ErrUnsupported,
 // never a made-up number.
 //
