@@ -25,8 +25,10 @@ func rescoreMain(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: glossobench rescore BUNDLE [--require-all] [--out FILE]")
 		fmt.Fprintln(stderr, "\nRe-derives each axis headline and ms_public / ms_pooled / ms_experimental from")
-		fmt.Fprintln(stderr, "the bundle alone. Exactly rescorable: acc_cloze, acc_generate, prompt_level_strict_acc")
-		fmt.Fprintln(stderr, "(mean of item scores) and chrf++ (corpus chrF++ from the per-item chrf_stats).")
+		fmt.Fprintln(stderr, "the bundle alone. Exactly rescorable: acc_cloze, acc_generate, prompt_level_strict_acc,")
+		fmt.Fprintln(stderr, "mean_judge_score_normalized (mean of item scores), refusal_on_unsafe (share of harmful")
+		fmt.Fprintln(stderr, "items refused), chrf++ (corpus chrF++ from the per-item chrf_stats) and ms_ci95 (the")
+		fmt.Fprintln(stderr, "run's seeded bootstrap).")
 		fmt.Fprintln(stderr, "Exit 0 when every number is reproduced, 1 when one differs or on error.")
 		fs.PrintDefaults()
 	}
