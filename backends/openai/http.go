@@ -71,7 +71,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 			return err
 		}
 		if attempt >= c.maxRetries {
-			return fmt.Errorf("openai: %s %s: giving up after %d attempts: %w", method, path, attempt+1, err)
+			return fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
 		}
 		wait := c.backoff(attempt)
 		if retryAfter > 0 {
