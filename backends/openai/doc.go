@@ -7,14 +7,18 @@
 // Log-likelihood has two routes, because servers differ:
 //
 //   - vLLM and SGLang echo the prompt with per-token logprobs on
-//     /v1/completions (echo=true, logprobs=1). The continuation's tokens are
-//     found by the returned text offsets.
+//     /v1/completions (echo=true, logprobs=1, max_tokens=1). The
+//     continuation's tokens are those after the context's token count from
+//     the server's /tokenize, as lm-evaluation-harness splits them; without
+//     /tokenize, they are found by the returned text offsets.
 //   - llama-server refuses echo. There the context and context+continuation
 //     are tokenized with /tokenize (BOS added as the server would), and
 //     /completion is asked to generate exactly the continuation's tokens,
 //     forced by a token-level GBNF grammar (root ::= <[id]> <[id]> ...),
 //     with n_probs=1 and post_sampling_probs off so that each forced token's
 //     logprob is the model's raw softmax, not a probability after sampling.
+//     Byte tokens, which that grammar cannot force, are read from a top-k
+//     list instead (see llama.go).
 //
 // The caller's split of context and continuation is kept as given (no
 // moving of trailing spaces), as in backends/gguf, so both backends score
