@@ -28,8 +28,10 @@ def tokenize(text, bos):
     return post("/tokenize", {"content": text, "add_special": bos})["tokens"]
 
 def next_logprobs(prefix):
+    # cache_prompt off: every prefix runs from an empty cache in one batch, which makes the numbers
+    # independent of what the server computed before (its KV reuse changes the f16 rounding).
     r = post("/completion", {"prompt": prefix, "n_predict": 1, "n_probs": VOCAB, "temperature": 0,
-                             "cache_prompt": True, "samplers": ["top_k"], "top_k": 1})
+                             "cache_prompt": False, "samplers": ["top_k"], "top_k": 1})
     probs = r["completion_probabilities"][0]
     top = probs["top_logprobs"]
     return {t["id"]: t["logprob"] for t in top}, top[0]["id"]
