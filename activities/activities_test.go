@@ -179,3 +179,48 @@ func (a *Activities) loadItemsForTest(t *testing.T, dir string) ([]scorers.Item,
 	}
 	return a.axisItems(context.Background(), st, "peek", "knowledge")
 }
+
+// failingBackend rejects one item for good and answers the rest.
+type failingBackend struct{ countingBackend }
+
+func (f *failingBackend) LogLikelihood(ctx context.Context, reqs []backends.LLRequest) ([]backends.LLResult, error) {
+	if strings.HasSuffix(reqs[0].ID, "/abstract_algebra/test/3#A") {
+		return nil, fmt.Errorf("gguf: request %q: cannot format chat messages", reqs[0].ID)
+	}
+	return f.countingBackend.LogLikelihood(ctx, reqs)
+}
+
+func TestInferRecordsItemErrorsAndScoresTheRest(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	b := &failingBackend{countingBackend{seen: map[string]int{}}}
+	acts := New(zerolog.Nop())
+	acts.OpenBackend = func(string, registry.Options) (backends.Backend, error) { return b, nil }
+	acts.RegisterCPU(env)
+	acts.RegisterInference(env)
+	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "e", ConfigYAML: testConfig(t, t.TempDir(), "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan Plan
+	v.Get(&plan)
+	ref := RunRef{RunID: "e", StoreURI: plan.StoreURI}
+	if _, err := env.ExecuteActivity(acts.Dedup, ref); err != nil {
+		t.Fatal(err)
+	}
+	for s := 0; s < 3; s++ {
+		if _, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: "knowledge", Shard: s}); err != nil {
+			t.Fatalf("shard %d: %v", s, err)
+		}
+	}
+	v, err = env.ExecuteActivity(acts.Score, ScoreInput{AxisInput: AxisInput{RunRef: ref, Axis: "knowledge"}, Shards: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out AxisOutcome
+	v.Get(&out)
+	notes := strings.Join(out.Result.Notes, "\n")
+	if out.Result.N != 24 || !strings.Contains(notes, "1 items could not be answered") || !strings.Contains(notes, "cannot format chat messages") {
+		t.Fatalf("n=%d notes:\n%s", out.Result.N, notes)
+	}
+}

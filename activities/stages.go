@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -230,10 +232,18 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 		var ok []scorers.Prediction
 		var firstErr error
 		for i := range chunk {
-			if errs[i] == nil {
+			switch {
+			case errs[i] == nil:
 				ok = append(ok, preds[i])
-			} else if firstErr == nil {
-				firstErr = fmt.Errorf("item %s: %w", chunk[i].ID, errs[i])
+			case transient(errs[i]):
+				// The server is away or the attempt was cancelled: retry later.
+				if firstErr == nil {
+					firstErr = fmt.Errorf("item %s: %w", chunk[i].ID, errs[i])
+				}
+			default:
+				// The item itself cannot be answered (too long, unrenderable,
+				// rejected): record why, so it is reported and never retried.
+				ok = append(ok, scorers.Prediction{ItemID: chunk[i].ID, Error: errs[i].Error()})
 			}
 		}
 		if len(ok) > 0 {
@@ -262,6 +272,15 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 		}
 	}
 	return res, nil
+}
+
+// transient reports whether an inference error may go away on retry: a
+// cancelled context or a network failure. The HTTP backend has already
+// retried 429, 5xx and timeouts with backoff before an error gets here.
+func transient(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // scoreInputs pairs every kept item that has a prediction with it.

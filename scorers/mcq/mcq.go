@@ -220,7 +220,8 @@ func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt score
 	}
 	r := scorers.AxisResult{Axis: a.name, Version: Version, ScorerType: a.ScorerType()}
 	var clozeOK, genOK, chance float64
-	var clozeN, genN, parseFail, truncated, unsupported, lowConf, ctxCut int
+	var clozeN, genN, parseFail, truncated, unsupported, lowConf, ctxCut, errored int
+	var firstErr string
 	var textOK, textNormOK float64
 	var textN int
 	mode := opt.ScoringMode
@@ -235,6 +236,12 @@ func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt score
 		if contextTruncated(p) {
 			ctxCut++
 			s.Fields["context_truncated"] = true
+		}
+		if p.Error != "" {
+			errored++
+			if firstErr == "" {
+				firstErr = p.Error
+			}
 		}
 		if p.Unsupported {
 			unsupported++
@@ -361,6 +368,9 @@ func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt score
 	if textN > 0 {
 		r.Secondary["acc"] = textOK / float64(textN)
 		r.Secondary["acc_norm"] = textNormOK / float64(textN)
+	}
+	if errored > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d items could not be answered by the model (first error: %s)", errored, firstErr))
 	}
 	if ctxCut > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d items had their prompt left-truncated to fit the model's context window", ctxCut))
