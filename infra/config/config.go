@@ -197,6 +197,11 @@ func (c *Config) applyDefaults(baseDir string) {
 	if p, ok := strings.CutPrefix(c.Model.Spec, "gguf:"); ok && !filepath.IsAbs(p) && baseDir != "" {
 		c.Model.Spec = "gguf:" + filepath.Join(baseDir, p)
 	}
+	for i, j := range c.Judges {
+		if p, ok := strings.CutPrefix(j.Spec, "gguf:"); ok && !filepath.IsAbs(p) && baseDir != "" {
+			c.Judges[i].Spec = "gguf:" + filepath.Join(baseDir, p)
+		}
+	}
 	if c.Model.ID == "" {
 		c.Model.ID = defaultModelID(c.Model.Spec)
 	}

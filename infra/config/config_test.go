@@ -91,12 +91,13 @@ func TestQuickstartConfigLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(c.AxisNames(), ","); got != "knowledge,nlu,cultural" {
+	if got := strings.Join(c.AxisNames(), ","); got != "knowledge,nlu,if,nlg,mt,safety,cultural" {
 		t.Fatalf("axes = %s", got)
 	}
-	p := strings.TrimPrefix(c.Model.Spec, "gguf:")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("quick-start model: %v", err)
+	for _, spec := range []string{c.Model.Spec, c.Judges[0].Spec} {
+		if _, err := os.Stat(strings.TrimPrefix(spec, "gguf:")); err != nil {
+			t.Fatalf("quick-start model: %v", err)
+		}
 	}
 }
 
