@@ -15,6 +15,9 @@ func dotAVX2(a, b *float32, n int) float32
 func dotQ8AVX2(q *byte, x *float32, nblocks int) float32
 
 //go:noescape
+func dequantQ8AVX2(q *byte, out *float32, nblocks int)
+
+//go:noescape
 func dot2x4AVX2(w0, w1, x0, x1, x2, x3 *float32, n int, out *[8]float32)
 
 //go:noescape
@@ -98,4 +101,15 @@ func dot2x4(w0, w1, x0, x1, x2, x3 []float32, out *[8]float32) {
 			out[i] += tail[i]
 		}
 	}
+}
+
+// dequantQ8 expands a Q8_0 row into out (len = 32 per block).
+func dequantQ8(raw []byte, out []float32) {
+	nb := len(out) / 32
+	if !hasAVX2 || nb == 0 {
+		dequantQ8Go(raw, out)
+		return
+	}
+	_ = raw[nb*34-1]
+	dequantQ8AVX2(&raw[0], &out[0], nb)
 }

@@ -273,3 +273,42 @@ done:
 	MOVSS X7, 28(DI)
 	VZEROUPPER
 	RET
+
+// func dequantQ8AVX2(q *byte, out *float32, nblocks int)
+// Expands nblocks Q8_0 blocks into 32*nblocks float32 values.
+TEXT ·dequantQ8AVX2(SB), NOSPLIT, $0-24
+	MOVQ q+0(FP), SI
+	MOVQ out+8(FP), DI
+	MOVQ nblocks+16(FP), CX
+
+dqblock:
+	TESTQ CX, CX
+	JE    dqdone
+	MOVWLZX (SI), AX
+	MOVQ    AX, X5
+	VCVTPH2PS X5, X5
+	VBROADCASTSS X5, Y5
+	VPMOVSXBD 2(SI), Y1
+	VPMOVSXBD 10(SI), Y2
+	VPMOVSXBD 18(SI), Y3
+	VPMOVSXBD 26(SI), Y4
+	VCVTDQ2PS Y1, Y1
+	VCVTDQ2PS Y2, Y2
+	VCVTDQ2PS Y3, Y3
+	VCVTDQ2PS Y4, Y4
+	VMULPS Y5, Y1, Y1
+	VMULPS Y5, Y2, Y2
+	VMULPS Y5, Y3, Y3
+	VMULPS Y5, Y4, Y4
+	VMOVUPS Y1, (DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $34, SI
+	ADDQ $128, DI
+	DECQ CX
+	JMP  dqblock
+
+dqdone:
+	VZEROUPPER
+	RET

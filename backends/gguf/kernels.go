@@ -59,14 +59,7 @@ func (m *matrix) row(r int, buf []float32) []float32 {
 			buf[i] = f16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
 		}
 	case TypeQ8_0:
-		for b := 0; b < m.cols/32; b++ {
-			blk := src[b*34 : b*34+34]
-			d := f16ToF32(binary.LittleEndian.Uint16(blk))
-			out := buf[b*32 : b*32+32]
-			for i := range out {
-				out[i] = d * float32(int8(blk[2+i]))
-			}
-		}
+		dequantQ8(src, buf[:m.cols])
 	case TypeQ4_0:
 		for b := 0; b < m.cols/32; b++ {
 			blk := src[b*18 : b*18+18]
@@ -80,6 +73,18 @@ func (m *matrix) row(r int, buf []float32) []float32 {
 		}
 	}
 	return buf
+}
+
+// dequantQ8Go is the portable dequantQ8.
+func dequantQ8Go(raw []byte, out []float32) {
+	for b := 0; b < len(out)/32; b++ {
+		blk := raw[b*34 : b*34+34]
+		d := f16ToF32(binary.LittleEndian.Uint16(blk))
+		o := out[b*32 : b*32+32]
+		for i := range o {
+			o[i] = d * float32(int8(blk[2+i]))
+		}
+	}
 }
 
 // dotQ8Go is the portable dot product of a Q8_0 row with x.

@@ -125,3 +125,19 @@ func TestMatmulShapes(t *testing.T) {
 		}
 	}
 }
+
+func TestDequantQ8(t *testing.T) {
+	w := make([]float32, 96)
+	for i := range w {
+		w[i] = float32(i%11)*0.37 - 1.9
+	}
+	raw := encode(w, TypeQ8_0)
+	a, b := make([]float32, 96), make([]float32, 96)
+	dequantQ8(raw, a)
+	dequantQ8Go(raw, b)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("element %d: %v, portable %v", i, a[i], b[i])
+		}
+	}
+}

@@ -6,7 +6,7 @@ workload as backends/gguf's BenchmarkPromptProcessing / BenchmarkGeneration
 Usage: bench_llama_server.py LLAMA_SERVER_BINARY MODEL.gguf [MODEL.gguf ...]
 The random dim-768 models are written by `go test -bench . ./backends/gguf/` to
 $TMPDIR/glossobench-gguf-bench/. Starts its own server on port 18089 with -t 2."""
-import json, statistics, subprocess, sys, time, urllib.request
+import json, statistics, subprocess, sys, time, urllib.error, urllib.request
 
 PORT = 18089
 URL = f"http://127.0.0.1:{PORT}"
@@ -17,8 +17,11 @@ TEXT = ("Once upon a time, Tom had a red cat. The cat sat on the mat. One day th
 
 def post(path, body):
     req = urllib.request.Request(URL + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req) as r:
-        return json.loads(r.read())
+    try:
+        with urllib.request.urlopen(req) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        raise RuntimeError(f"{path}: {e.code} {e.read()[:300]!r}") from None
 
 def bench(binary, model):
     srv = subprocess.Popen([binary, "-m", model, "--host", "127.0.0.1", "--port", str(PORT), "-t", "2", "-tb", "2",
@@ -38,8 +41,10 @@ def bench(binary, model):
         for _ in range(4):
             r = post("/completion", {"prompt": toks[:128], "n_predict": 1, "cache_prompt": False, "temperature": 0})
             pp.append(r["timings"]["prompt_per_second"])
+            # Random weights babble; banning the byte tokens keeps the text valid UTF-8, which the
+            # server insists on.
             r = post("/completion", {"prompt": toks[:16], "n_predict": 112, "cache_prompt": False, "temperature": 0,
-                                     "ignore_eos": True})
+                                     "ignore_eos": True, "logit_bias": [[i, False] for i in range(3, 259)]})
             tg.append(r["timings"]["predicted_per_second"])
         return statistics.median(pp[1:]), statistics.median(tg[1:])
     finally:
