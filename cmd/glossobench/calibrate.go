@@ -73,7 +73,6 @@ func readAnchors(name string, r io.Reader) (*anchorSet, error) {
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
@@ -81,6 +80,7 @@ func readAnchors(name string, r io.Reader) (*anchorSet, error) {
 			}
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
+		line, _ := cr.FieldPos(0) // only after a successful Read: it panics on an empty record
 		for i := range rec {
 			rec[i] = strings.TrimSpace(rec[i])
 		}
