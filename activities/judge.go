@@ -128,23 +128,5 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 
 // readRated reads a shard's rated predictions.
 func readRated(ctx context.Context, st store.Store, run, axis string, shard int) (map[string]scorers.Prediction, int, error) {
-	keys, err := st.List(ctx, ratingsPrefix(run, axis, shard))
-	if err != nil {
-		return nil, 0, err
-	}
-	out := map[string]scorers.Prediction{}
-	for _, k := range keys {
-		data, err := st.Get(ctx, k)
-		if err != nil {
-			return nil, 0, err
-		}
-		rows, err := decodeJSONL[scorers.Prediction](data, k)
-		if err != nil {
-			return nil, 0, err
-		}
-		for _, p := range rows {
-			out[p.ItemID] = p
-		}
-	}
-	return out, len(keys), nil
+	return readPredictions(ctx, st, ratingsPrefix(run, axis, shard))
 }

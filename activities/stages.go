@@ -101,9 +101,15 @@ func (a *Activities) shardItems(ctx context.Context, st store.Store, run, axis s
 	return decodeJSONL[scorers.Item](data, key)
 }
 
-// shardPredictions reads every checkpoint object of a shard.
+// shardPredictions reads every prediction checkpoint object of a shard.
 func shardPredictions(ctx context.Context, st store.Store, run, axis string, shard int) (map[string]scorers.Prediction, int, error) {
-	keys, err := st.List(ctx, predPrefix(run, axis, shard))
+	return readPredictions(ctx, st, predPrefix(run, axis, shard))
+}
+
+// readPredictions reads the checkpoint objects under prefix, keyed by item id,
+// and says how many objects there were (the next part number).
+func readPredictions(ctx context.Context, st store.Store, prefix string) (map[string]scorers.Prediction, int, error) {
+	keys, err := st.List(ctx, prefix)
 	if err != nil {
 		return nil, 0, err
 	}
