@@ -1,0 +1,113 @@
+package runner_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/workflows"
+)
+
+// An API key planted in the environment reaches the model server and nowhere
+// else: not the workflow history (exported with the SDK), not the logs, not
+// result.json nor any other object in the store.
+func TestAPIKeyStaysOutOfHistoryLogsAndStore(t *testing.T) {
+	const key = "sk-glossobench-planted-3b1f9c"
+	t.Setenv("GLOSSOBENCH_TEST_API_KEY", key)
+	fake := &fakeModel{seen: map[string]int{}}
+	authorized := 0
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+key {
+			http.Error(w, "no key", http.StatusUnauthorized)
+			return
+		}
+		authorized++
+		fake.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+
+	_, c := startServer(t)
+	var logs bytes.Buffer
+	acts := activities.New(zerolog.New(&logs))
+	defer acts.Close()
+	w, err := runner.StartWorkers(c, acts, runner.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	storeDir := t.TempDir()
+	cfg := mcqConfig(t, hs.URL, storeDir, "generate", "  flavor: vllm\n  api_key_env: GLOSSOBENCH_TEST_API_KEY\n")
+	runEval(t, c, workflows.EvalRunInput{Config: cfg, RunID: "secrets"})
+	if authorized == 0 {
+		t.Fatal("the model server never saw the key: the test proves nothing")
+	}
+
+	hist := filepath.Join(t.TempDir(), "history.json")
+	historyEvents(t, c, "evalrun-secrets", hist)
+	raw, err := os.ReadFile(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Payloads are base64 in the exported JSON: scan them decoded too.
+	data := append(raw, decodedStrings(t, raw)...)
+	if bytes.Contains(data, []byte(key)) {
+		t.Fatal("the API key is in the workflow history")
+	}
+	if !bytes.Contains(data, []byte("GLOSSOBENCH_TEST_API_KEY")) {
+		t.Fatal("history does not even name the key's variable: the scan looked at the wrong thing")
+	}
+	if strings.Contains(logs.String(), key) {
+		t.Fatal("the API key is in the logs")
+	}
+	err = filepath.Walk(storeDir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(b, []byte(key)) {
+			t.Errorf("the API key is in the store object %s", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// decodedStrings base64-decodes every string in a JSON document that decodes.
+func decodedStrings(t *testing.T, doc []byte) []byte {
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	var walk func(any)
+	walk = func(x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case string:
+			if b, err := base64.StdEncoding.DecodeString(x); err == nil {
+				out = append(append(out, b...), '\n')
+			}
+		}
+	}
+	walk(v)
+	return out
+}
