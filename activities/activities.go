@@ -194,7 +194,7 @@ func getJSON(ctx context.Context, st store.Store, key string, v any) error {
 func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error) {
 	var cfg *config.Config
 	var err error
-	ov := config.Overrides{Model: in.Model, ModelID: in.ModelID}
+	ov := config.Overrides{Model: in.Model, ModelID: in.ModelID, JudgeOverlay: in.JudgeOverlay}
 	switch {
 	case in.ConfigYAML != "":
 		wd, _ := os.Getwd()
@@ -271,7 +271,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		}
 		plan.Axes = append(plan.Axes, AxisPlan{
 			Name: name, Version: ax.Version(), Items: len(items), Weight: ac.Weight, Tier: ac.Tier,
-			ScoringMode: ac.ScoringMode, Judged: judgeable && len(judges) > 0, Probes: ac.Probes,
+			ScoringMode: ac.ScoringMode, Judged: (judgeable || overlayOn(cfg, name)) && len(judges) > 0, Probes: ac.Probes,
 		})
 	}
 	if len(plan.Axes) == 0 {

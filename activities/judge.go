@@ -44,6 +44,38 @@ func keptJudges(cfg *config.Config) ([]judge.Config, []string) {
 	return judge.SelfExclude(all, modelFamily(cfg))
 }
 
+// overlayOn reports whether the judge overlay is on for an axis.
+func overlayOn(cfg *config.Config, axis string) bool {
+	return cfg.Run.JudgeOverlay || cfg.Axes[axis].JudgeOverlay
+}
+
+// addJudgeQuality stores each item's overlay rating as judge_quality (null
+// for items without a generated response) and the mean as a secondary field.
+func addJudgeQuality(r *scorers.AxisResult, preds map[string]scorers.Prediction) {
+	var sum float64
+	n := 0
+	for i := range r.Items {
+		q := judge.OverlayQuality(preds[r.Items[i].ItemID])
+		if r.Items[i].Fields == nil {
+			r.Items[i].Fields = map[string]any{}
+		}
+		r.Items[i].Fields["judge_quality"] = q
+		if q != nil {
+			sum += *q
+			n++
+		}
+	}
+	if r.Secondary == nil {
+		r.Secondary = map[string]any{}
+	}
+	if n > 0 {
+		r.Secondary["judge_quality_mean"] = sum / float64(n)
+	} else {
+		r.Secondary["judge_quality_mean"] = nil
+	}
+	r.Secondary["judge_quality_n"] = n
+}
+
 func ratingsPrefix(run, axis string, shard int) string {
 	return shardPrefix(run, axis, shard) + "rated-"
 }
@@ -58,9 +90,18 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 		return StageNote{}, err
 	}
 	ax, _ := Axis(in.Axis)
-	ja, ok := ax.(judgedAxis)
+	requests := func(items []scorers.Item, preds []scorers.Prediction) []judge.Request {
+		return ax.(judgedAxis).JudgeRequests(items, preds)
+	}
+	_, judged := ax.(judgedAxis)
+	overlay := !judged && overlayOn(m.Config, in.Axis)
+	if overlay {
+		// Spec §4: a verifiable axis asks the judges for a secondary 0-10
+		// judge_quality of each generated response; its score stays the headline.
+		requests = judge.OverlayRequests
+	}
 	cfgs, excluded := keptJudges(m.Config)
-	if !ok || len(cfgs) == 0 {
+	if (!judged && !overlay) || len(cfgs) == 0 {
 		return StageNote{Note: "judge: no judges configured"}, nil
 	}
 	var js []*judge.Judge
@@ -99,7 +140,7 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 		every := m.Config.Run.CheckpointEvery
 		for start := 0; start < len(todoItems); start += every {
 			its, ps := todoItems[start:min(start+every, len(todoItems))], todoPreds[start:min(start+every, len(todoItems))]
-			if _, err := ens.RateInto(ctx, ja.JudgeRequests(its, ps), ps); err != nil {
+			if _, err := ens.RateInto(ctx, requests(its, ps), ps); err != nil {
 				return StageNote{}, err
 			}
 			data, err := encodeJSONL(ps)
@@ -120,6 +161,9 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 		names[i] = c.Name
 	}
 	note := fmt.Sprintf("judge: %d responses rated by %s", rated, strings.Join(names, ", "))
+	if overlay {
+		note = "judge overlay: " + note + " (judge_quality is secondary; the verifiable score stays the headline)"
+	}
 	if len(excluded) > 0 {
 		note += fmt.Sprintf("; self-judge excluded (same family as the model): %s", strings.Join(excluded, ", "))
 	}

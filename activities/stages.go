@@ -351,6 +351,13 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 		if err != nil {
 			return AxisOutcome{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
 		}
+		if _, judged := ax.(judgedAxis); !judged && overlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0 {
+			byID := make(map[string]scorers.Prediction, len(preds))
+			for _, p := range preds {
+				byID[p.ItemID] = p
+			}
+			addJudgeQuality(&r, byID)
+		}
 		out.Result = r
 	}
 	if unscored > 0 {

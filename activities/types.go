@@ -11,6 +11,8 @@ type PrepareInput struct {
 	ConfigYAML string `json:"config,omitempty"` // inline config; relative paths resolve against the worker's directory
 	Model      string `json:"model,omitempty"`
 	ModelID    string `json:"model_id,omitempty"`
+	// JudgeOverlay turns the judge overlay on for every verifiable axis.
+	JudgeOverlay bool `json:"judge_overlay,omitempty"`
 }
 
 // Plan is the prepared run: small, so it can travel through workflow history.

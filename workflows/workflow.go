@@ -40,6 +40,7 @@ type EvalRunInput struct {
 	ModelID        string `json:"model_id,omitempty"`
 	RunID          string `json:"run_id,omitempty"`           // default: the workflow id
 	MaxWallSeconds int    `json:"max_wall_seconds,omitempty"` // overrides run.max_wall_seconds
+	JudgeOverlay   bool   `json:"judge_overlay,omitempty"`    // judges also rate verifiable axes' responses (secondary)
 }
 
 // EvalRunResult is the workflow result.
@@ -97,6 +98,7 @@ func EvalRun(ctx workflow.Context, in EvalRunInput) (EvalRunResult, error) {
 	var plan activities.Plan
 	err := workflow.ExecuteActivity(cpu, a.Prepare, activities.PrepareInput{
 		RunID: runID, ConfigPath: in.ConfigPath, ConfigYAML: in.Config, Model: in.Model, ModelID: in.ModelID,
+		JudgeOverlay: in.JudgeOverlay,
 	}).Get(ctx, &plan)
 	if err != nil {
 		return EvalRunResult{}, err

@@ -111,8 +111,9 @@ var Axes = []string{"knowledge", "nlu", "if", "nlg", "mt", "safety", "cultural"}
 
 // Overrides are command-line values that replace config fields before validation.
 type Overrides struct {
-	Model   string // --model
-	ModelID string // --model-id
+	Model        string // --model
+	ModelID      string // --model-id
+	JudgeOverlay bool   // --judge-overlay
 }
 
 // Load reads, decodes strictly, applies defaults and validates the config at path.
@@ -141,6 +142,9 @@ func Parse(data []byte, name, baseDir string, ov Overrides) (*Config, error) {
 	}
 	if ov.ModelID != "" {
 		c.Model.ID = ov.ModelID
+	}
+	if ov.JudgeOverlay {
+		c.Run.JudgeOverlay = true
 	}
 	c.applyDefaults(baseDir)
 	if err := c.validate(); err != nil {
