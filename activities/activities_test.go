@@ -3,6 +3,8 @@ package activities
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -222,5 +224,64 @@ func TestInferRecordsItemErrorsAndScoresTheRest(t *testing.T) {
 	notes := strings.Join(out.Result.Notes, "\n")
 	if out.Result.N != 24 || !strings.Contains(notes, "1 items could not be answered") || !strings.Contains(notes, "cannot format chat messages") {
 		t.Fatalf("n=%d notes:\n%s", out.Result.N, notes)
+	}
+}
+
+func TestJudgeOverlayAddsSecondaryQuality(t *testing.T) {
+	judgeSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"{\"explanation\": \"fine\", \"rating\": 7}"},"finish_reason":"stop"}]}`)
+	}))
+	defer judgeSrv.Close()
+	run := func(overlay bool) AxisOutcome {
+		var suite testsuite.WorkflowTestSuite
+		env := suite.NewTestActivityEnvironment()
+		acts, _ := newActs()
+		acts.RegisterCPU(env)
+		acts.RegisterInference(env)
+		extra := fmt.Sprintf("judges: [{name: j, family: other, spec: %q}]\n", judgeSrv.URL)
+		cfg := strings.Replace(testConfig(t, t.TempDir(), extra), "  knowledge:\n", "  knowledge:\n    scoring_mode: generate\n", 1)
+		v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "o", ConfigYAML: cfg, JudgeOverlay: overlay})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan Plan
+		v.Get(&plan)
+		ref := RunRef{RunID: "o", StoreURI: plan.StoreURI}
+		env.ExecuteActivity(acts.Dedup, ref)
+		for s := 0; s < 3; s++ {
+			if _, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: "knowledge", Shard: s}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		in := ScoreInput{AxisInput: AxisInput{RunRef: ref, Axis: "knowledge"}, Shards: 3}
+		if plan.Axes[0].Judged != overlay {
+			t.Fatalf("overlay %v: plan says judged=%v", overlay, plan.Axes[0].Judged)
+		}
+		if overlay {
+			if _, err := env.ExecuteActivity(acts.Judge, in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		v, err = env.ExecuteActivity(acts.Score, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out AxisOutcome
+		v.Get(&out)
+		return out
+	}
+	off, on := run(false), run(true)
+	if *off.Result.Score != *on.Result.Score {
+		t.Fatalf("overlay moved the headline: %v vs %v", *off.Result.Score, *on.Result.Score)
+	}
+	if _, has := off.Result.Secondary["judge_quality_mean"]; has {
+		t.Fatal("overlay off must leave the result unchanged")
+	}
+	if q := on.Result.Secondary["judge_quality_mean"]; q != 7.0 || on.Result.Secondary["judge_quality_n"] != 25.0 {
+		t.Fatalf("judge_quality_mean %v n %v", q, on.Result.Secondary["judge_quality_n"])
 	}
 }
