@@ -1,7 +1,7 @@
 // Package registry opens a backend from a model spec, the one string a user
 // writes wherever a model can be named (run, judges, loglik, generate):
 //
-//	gguf:PATH                  the embedded pure-Go GGUF runtime
+//	gguf:PATH[?chat=qa&threads=N&ctx=N]  the embedded pure-Go GGUF runtime
 //	openai:URL | http(s)://URL an OpenAI-compatible server (vLLM, llama-server, SGLang, TGI, Ollama)
 package registry
 
@@ -34,7 +34,20 @@ type Options struct {
 func Open(spec string, o Options) (backends.Backend, error) {
 	switch {
 	case strings.HasPrefix(spec, "gguf:"):
-		return gguf.Open(strings.TrimPrefix(spec, "gguf:"), gguf.Options{ChatFormat: o.ChatFormat, TruncateLeft: !o.StrictContext})
+		// gguf:PATH[?chat=qa&threads=N&ctx=N]; config options fill what the spec leaves out.
+		path, opt, err := gguf.ParseSpec(strings.TrimPrefix(spec, "gguf:"))
+		if err != nil {
+			return nil, err
+		}
+		if opt.ChatFormat == "" {
+			opt.ChatFormat = o.ChatFormat
+		}
+		opt.TruncateLeft = !o.StrictContext
+		m, err := gguf.Open(path, opt)
+		if err != nil {
+			return nil, err // not a typed nil inside the interface
+		}
+		return m, nil
 	case strings.HasPrefix(spec, "openai:"), strings.HasPrefix(spec, "http://"), strings.HasPrefix(spec, "https://"):
 		return openai.New(openai.Config{
 			BaseURL:     strings.TrimPrefix(spec, "openai:"),

@@ -6,27 +6,18 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/glossobench/glossobench/backends"
-	"github.com/glossobench/glossobench/backends/gguf"
+	"github.com/glossobench/glossobench/backends/registry"
 )
 
 func init() {
 	register("loglik", "print log P(continuation | context) per token from a model", runLoglik)
 }
 
-// openModel opens a model spec. Only gguf:PATH[?chat=FORMAT&threads=N&ctx=N]
-// for now; backends/registry will replace this with every spec kind.
+// openModel opens any model spec the registry knows (gguf:PATH, openai:URL, http(s)://URL).
 func openModel(spec string) (backends.Backend, error) {
-	if path, ok := strings.CutPrefix(spec, "gguf:"); ok {
-		m, err := gguf.OpenSpec(path)
-		if err != nil {
-			return nil, err // not a typed nil inside the interface
-		}
-		return m, nil
-	}
-	return nil, fmt.Errorf("unsupported model spec %q (want gguf:PATH)", spec)
+	return registry.Open(spec, registry.Options{})
 }
 
 func runLoglik(args []string) int {
