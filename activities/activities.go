@@ -306,6 +306,7 @@ func (a *Activities) RegisterCPU(r registrar) {
 	for name, fn := range map[string]any{
 		"Prepare": a.Prepare, "Dedup": a.Dedup, "Score": a.Score,
 		"Probes": a.Probes, "Audit": a.Audit, "Aggregate": a.Aggregate,
+		"PlanRefresh": a.PlanRefresh, "AppendLeaderboard": a.AppendLeaderboard,
 	} {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

@@ -314,9 +314,10 @@ func SortedAxes(p Progress) []AxisProgress {
 
 func workflowOptions() workflow.RegisterOptions { return workflow.RegisterOptions{Name: WorkflowName} }
 
-// Register registers EvalRun under its public name on a worker.
+// Register registers EvalRun and LeaderboardRefresh under their public names on a worker.
 func Register(w interface {
 	RegisterWorkflowWithOptions(any, workflow.RegisterOptions)
 }) {
 	w.RegisterWorkflowWithOptions(EvalRun, workflowOptions())
+	w.RegisterWorkflowWithOptions(LeaderboardRefresh, workflow.RegisterOptions{Name: LeaderboardRefreshName})
 }

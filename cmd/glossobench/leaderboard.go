@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,11 +78,11 @@ func leaderboardAppend(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	row, err := rowFromResult(res, filepath.Join(runDir, "result.json"))
+	row, err := activities.LeaderboardRow(res, filepath.Join(runDir, "result.json"))
 	if err != nil {
 		return fail(err)
 	}
-	major, err := benchMajor(res.BenchVersion)
+	major, err := activities.BenchMajor(res.BenchVersion)
 	if err != nil {
 		return fail(fmt.Errorf("%s: field bench_version: %w", filepath.Join(runDir, "result.json"), err))
 	}
@@ -145,60 +143,6 @@ func readResult(runDir string) (*activities.Result, *config.Config, error) {
 		}
 	}
 	return res, man.Config, nil
-}
-
-// rowFromResult is the leaderboard row of a run; path names result.json in
-// errors and becomes the row's result_ref.
-func rowFromResult(res *activities.Result, path string) (leaderboard.Row, error) {
-	row := leaderboard.Row{ModelID: res.ModelID, BenchVersion: res.BenchVersion, ResultRef: path,
-		Pins: map[string]string{"bench_version": res.BenchVersion, "config_hash": res.ConfigHash}, Scores: map[string]float64{}}
-	for axis, v := range res.PluginVersions {
-		row.Pins["plugin/"+axis] = v
-	}
-	if res.Summary.MSPublic == nil {
-		return row, fmt.Errorf("%s: field summary.ms_public is null: a run without a public mean score has no leaderboard row", path)
-	}
-	row.MS = *res.Summary.MSPublic
-	if ci := res.Summary.MSCI95; ci != nil {
-		row.MSCI95 = []float64{ci[0], ci[1]}
-	}
-	for axis, a := range res.Axes {
-		if a.Score != nil {
-			row.Scores[axis] = *a.Score
-		}
-	}
-	if res.ModelMeta != nil {
-		b, err := json.Marshal(res.ModelMeta)
-		if err != nil {
-			return row, fmt.Errorf("%s: field model_meta: %w", path, err)
-		}
-		var m config.ModelMeta
-		if err := json.Unmarshal(b, &m); err != nil {
-			return row, fmt.Errorf("%s: field model_meta: %w", path, err)
-		}
-		row.ModelMeta = leaderboard.ModelMeta{Family: m.Family, ModelClass: m.ModelClass, Params: m.Params}
-		row.ReasoningMode = m.ReasoningMode
-	}
-	if n := res.Summary.NearChanceAxes; len(n) > 0 {
-		row.Notes = append(row.Notes, "near-chance axes: "+strings.Join(n, ", "))
-	}
-	return row, row.Validate()
-}
-
-var majorRE = regexp.MustCompile(`(?:^|[^0-9A-Za-z])v?([0-9]+)(?:\.[0-9]+)*$`)
-
-// benchMajor reads the major version from a bench_version such as
-// "glossobench-v1" or "glossobench-v2.3".
-func benchMajor(v string) (int, error) {
-	m := majorRE.FindStringSubmatch(v)
-	if m == nil {
-		return 0, fmt.Errorf("%q has no major version (want e.g. glossobench-v1)", v)
-	}
-	n, err := strconv.Atoi(m[1])
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%q: major version must be at least 1", v)
-	}
-	return n, nil
 }
 
 // parseVersion reads a leaderboard version argument: "v2" or "2".
