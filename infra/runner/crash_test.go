@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -114,8 +115,13 @@ func TestCrashResumesWithoutRepeatingWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// `task chaos` moves the kill point through the run.
+	killAt := 15
+	if v, err := strconv.Atoi(os.Getenv("GLOSSOBENCH_CHAOS_KILL_AT")); err == nil && v > 0 {
+		killAt = v
+	}
 	for {
-		if total, _ := fake.count(); total >= 15 {
+		if total, _ := fake.count(); total >= killAt {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
