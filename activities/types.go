@@ -13,6 +13,8 @@ type PrepareInput struct {
 	ModelID    string `json:"model_id,omitempty"`
 	// JudgeOverlay turns the judge overlay on for every verifiable axis.
 	JudgeOverlay bool `json:"judge_overlay,omitempty"`
+	// ChatTemplate overrides run.chat_template (auto | always).
+	ChatTemplate string `json:"chat_template,omitempty"`
 }
 
 // Plan is the prepared run: small, so it can travel through workflow history.

@@ -41,6 +41,7 @@ type EvalRunInput struct {
 	RunID          string `json:"run_id,omitempty"`           // default: the workflow id
 	MaxWallSeconds int    `json:"max_wall_seconds,omitempty"` // overrides run.max_wall_seconds
 	JudgeOverlay   bool   `json:"judge_overlay,omitempty"`    // judges also rate verifiable axes' responses (secondary)
+	ChatTemplate   string `json:"chat_template,omitempty"`    // auto | always: apply the model's chat template on the generate path
 }
 
 // EvalRunResult is the workflow result.
@@ -98,7 +99,7 @@ func EvalRun(ctx workflow.Context, in EvalRunInput) (EvalRunResult, error) {
 	var plan activities.Plan
 	err := workflow.ExecuteActivity(cpu, a.Prepare, activities.PrepareInput{
 		RunID: runID, ConfigPath: in.ConfigPath, ConfigYAML: in.Config, Model: in.Model, ModelID: in.ModelID,
-		JudgeOverlay: in.JudgeOverlay,
+		JudgeOverlay: in.JudgeOverlay, ChatTemplate: in.ChatTemplate,
 	}).Get(ctx, &plan)
 	if err != nil {
 		return EvalRunResult{}, err

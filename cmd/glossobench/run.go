@@ -37,6 +37,7 @@ func runRun(args []string) int {
 	runID := fs.String("run-id", "", "run id (default: model id and start time); reuse one to resume a crashed run")
 	maxWall := fs.Int("max-wall-seconds", 0, "wall-clock budget; overrides run.max_wall_seconds")
 	detach := fs.Bool("detach", false, "start the run and return without following it")
+	chatTemplate := fs.String("chat-template", "", "auto (raw prompts, the default) or always (the model's own chat template on the generate path); overrides run.chat_template")
 	overlay := fs.Bool("judge-overlay", false, "judges also rate the verifiable axes' generated responses (secondary judge_quality)")
 	if !parse(fs, args) {
 		return 2
@@ -46,7 +47,7 @@ func runRun(args []string) int {
 		return 2
 	}
 	log := newLogger()
-	cfg, err := config.Load(*cfgPath, config.Overrides{Model: *model, ModelID: *modelID, JudgeOverlay: *overlay})
+	cfg, err := config.Load(*cfgPath, config.Overrides{Model: *model, ModelID: *modelID, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -89,7 +90,7 @@ func runRun(args []string) int {
 
 	ctx, stop := signalContext()
 	defer stop()
-	in := workflows.EvalRunInput{ConfigPath: abs, Model: *model, ModelID: *modelID, RunID: *runID, MaxWallSeconds: *maxWall, JudgeOverlay: *overlay}
+	in := workflows.EvalRunInput{ConfigPath: abs, Model: *model, ModelID: *modelID, RunID: *runID, MaxWallSeconds: *maxWall, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate}
 	we, err := startRun(ctx, c, in, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -114,6 +114,7 @@ type Overrides struct {
 	Model        string // --model
 	ModelID      string // --model-id
 	JudgeOverlay bool   // --judge-overlay
+	ChatTemplate string // --chat-template auto|always
 }
 
 // Load reads, decodes strictly, applies defaults and validates the config at path.
@@ -145,6 +146,9 @@ func Parse(data []byte, name, baseDir string, ov Overrides) (*Config, error) {
 	}
 	if ov.JudgeOverlay {
 		c.Run.JudgeOverlay = true
+	}
+	if ov.ChatTemplate != "" {
+		c.Run.ChatTemplate = ov.ChatTemplate
 	}
 	c.applyDefaults(baseDir)
 	if err := c.validate(); err != nil {

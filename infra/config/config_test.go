@@ -115,3 +115,13 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestChatTemplateOverride(t *testing.T) {
+	c, err := Parse([]byte(good), "c.yaml", "", Overrides{ChatTemplate: "always"})
+	if err != nil || c.Run.ChatTemplate != "always" {
+		t.Fatalf("chat template %q, %v", c.Run.ChatTemplate, err)
+	}
+	if _, err := Parse([]byte(good), "c.yaml", "", Overrides{ChatTemplate: "never"}); err == nil || !strings.Contains(err.Error(), "run.chat_template") {
+		t.Fatalf("bad --chat-template accepted: %v", err)
+	}
+}
