@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,7 +148,7 @@ func TestEvalRunEmbedded(t *testing.T) {
 
 	storeDir := t.TempDir()
 	model := "gguf:" + filepath.Join(repoRoot(t), "testdata", "models", "tiny-llama", "tiny-llama.gguf")
-	cfg := mcqConfig(t, model, storeDir, "both", "")
+	cfg := strings.Replace(mcqConfig(t, model, storeDir, "both", ""), "  knowledge:\n", "  knowledge:\n    probes: [shuffle, unanswerable]\n", 1)
 	res := runEval(t, c, workflows.EvalRunInput{Config: cfg, RunID: "e2e-1"})
 	r := readResult(t, res.Summary.ResultPath)
 	for _, axis := range []string{"knowledge", "nlu", "cultural"} {
@@ -164,6 +165,14 @@ func TestEvalRunEmbedded(t *testing.T) {
 	}
 	if r.Axes["knowledge"].ByScoring == nil || r.Axes["knowledge"].ByScoring.Cloze == nil {
 		t.Fatalf("knowledge by_scoring missing: %+v", r.Axes["knowledge"].ByScoring)
+	}
+	// Probes on the tiny model: both leakage signals are measured on the knowledge items.
+	sec := r.Axes["knowledge"].Secondary
+	if sec["shuffle_n"] != 20.0 || sec["unanswerable_n"] != 20.0 {
+		t.Fatalf("probes did not run on every knowledge item: %v", sec)
+	}
+	if _, ok := sec["shuffle_drop"].(float64); !ok {
+		t.Fatalf("shuffle_drop missing: %v", sec)
 	}
 	if r.Axes["nlu"].Profile.Leakage == nil || r.Axes["nlu"].Profile.Leakage.Sources != 2 {
 		t.Fatalf("nlu pools two datasets; audit = %+v", r.Axes["nlu"].Profile.Leakage)

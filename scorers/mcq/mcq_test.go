@@ -222,3 +222,22 @@ func TestProbesOnPositionMemoriser(t *testing.T) {
 }
 
 func newTestPool(items []scorers.Item) *probes.Pool { return probes.NewPool(items) }
+
+func TestUnanswerableSkipsFixedLabelSets(t *testing.T) {
+	items, err := LoadDataset("nlu", scorers.DatasetConfig{Name: "i", Path: "nli_indonli/id_indonli_lay_1000sample.jsonl", Format: "indonli", Limit: 20}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ax := NewAxis("nlu")
+	b := &scriptedBackend{text: "A"}
+	v, err := ax.PredictProbes(context.Background(), b, items[0], probes.NewPool(items), []string{"shuffle", "unanswerable"}, scorers.PredictOptions{ScoringMode: "generate"})
+	if err != nil {
+		t.Fatalf("a probe that cannot apply must not fail the item: %v", err)
+	}
+	if _, ok := v["probe_shuffle"]; !ok {
+		t.Fatal("shuffle probe missing")
+	}
+	if _, ok := v["probe_unanswerable"]; ok {
+		t.Fatal("NLI has no plausible wrong option; the unanswerable probe must be skipped")
+	}
+}

@@ -3,6 +3,7 @@ package mcq
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 
@@ -32,7 +33,11 @@ func (a *Axis) PredictProbes(ctx context.Context, b backends.Backend, it scorers
 			v = probes.Shuffle(it, uint64(opt.Seed))
 		case "unanswerable":
 			var err error
-			if v, err = pool.Unanswerable(it, uint64(opt.Seed)); err != nil {
+			v, err = pool.Unanswerable(it, uint64(opt.Seed))
+			if errors.Is(err, probes.ErrNoReplacement) {
+				continue // fixed-label sets (NLI) have no plausible wrong option to swap in
+			}
+			if err != nil {
 				return nil, fmt.Errorf("probe unanswerable: %w", err)
 			}
 		default:
