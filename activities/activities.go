@@ -50,6 +50,7 @@ type Activities struct {
 	backends map[string]backends.Backend
 	manifest map[string]*manifest
 	pools    map[string]*probes.Pool
+	corpora  map[string]*corpus
 }
 
 // New returns Activities logging to log.
@@ -239,6 +240,14 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		ConfigHash: cfg.Hash(), ModelID: cfg.Model.ID, ModelSpec: cfg.Model.Spec,
 		MaxWallSeconds: cfg.Run.MaxWallSeconds, ParallelShards: cfg.Run.ParallelShards, HeartbeatSecs: cfg.Run.HeartbeatSeconds,
 	}
+	if len(cfg.Dedup.Corpus) > 0 {
+		// The corpus is cut into shards now, so the workflow can screen them in parallel.
+		_, shards, err := corpusPlan(cfg)
+		if err != nil {
+			return Plan{}, err
+		}
+		plan.CorpusShards = len(shards)
+	}
 	judges, excluded := keptJudges(cfg)
 	plan.ExcludedJudges = excluded
 	for _, name := range cfg.AxisNames() {
@@ -306,7 +315,7 @@ func (a *Activities) RegisterCPU(r registrar) {
 	for name, fn := range map[string]any{
 		"Prepare": a.Prepare, "Dedup": a.Dedup, "Score": a.Score,
 		"Probes": a.Probes, "Audit": a.Audit, "Aggregate": a.Aggregate,
-		"PlanRefresh": a.PlanRefresh, "AppendLeaderboard": a.AppendLeaderboard,
+		"PlanRefresh": a.PlanRefresh, "AppendLeaderboard": a.AppendLeaderboard, "ScreenShard": a.ScreenShard,
 	} {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -485,16 +484,101 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 	return sum, nil
 }
 
-// corpusShardBytes is the byte range one corpus scan covers between checkpoints.
+// corpusShardBytes is the byte range one corpus scan covers.
 const corpusShardBytes = 256 << 20
 
-// screen runs contamination dedup against the configured corpus: the items
-// are indexed (small), the corpus is streamed once in byte-range shards
-// scanned in parallel. Each finished shard is checkpointed to the store and
-// the heartbeat carries the running shards' offsets, so a retried attempt
-// skips finished shards. It returns the dropped item ids and a description of
-// the corpus ("" when none is configured).
-func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef) (dropped map[string]bool, corpus string, taskRates map[string]*float64, err error) {
+// corpus is a run's dedup index and corpus plan, built once per worker.
+type corpus struct {
+	items   []scorers.Item
+	opt     dedup.Options
+	idx     *dedup.Index
+	sources []dedup.Source
+	shards  []dedup.Shard
+}
+
+// corpusPlan lists the corpus files and cuts them into byte-range shards.
+func corpusPlan(cfg *config.Config) ([]dedup.Source, []dedup.Shard, error) {
+	sources, err := dedup.ExpandLocal(cfg.Dedup.Corpus, "", cfg.Dedup.TextField)
+	if err != nil {
+		return nil, nil, temporal.NewNonRetryableApplicationError("dedup.corpus: "+err.Error(), ErrConfig, nil)
+	}
+	return sources, dedup.Plan(sources, corpusShardBytes), nil
+}
+
+func (a *Activities) corpus(ctx context.Context, m *manifest, st store.Store, run string) (*corpus, error) {
+	a.mu.Lock()
+	c, ok := a.corpora[run]
+	a.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	c = &corpus{opt: dedup.Options{MinExactLen: m.Config.Dedup.MinChars, Jaccard: m.Config.Dedup.Jaccard}}
+	for _, ax := range m.Plan.Axes {
+		its, err := a.axisItems(ctx, st, run, ax.Name)
+		if err != nil {
+			return nil, err
+		}
+		c.items = append(c.items, its...)
+	}
+	var err error
+	if c.idx, err = dedup.NewIndex(c.items, c.opt); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("dedup: "+err.Error(), ErrConfig, nil)
+	}
+	if c.sources, c.shards, err = corpusPlan(m.Config); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	if a.corpora == nil {
+		a.corpora = map[string]*corpus{}
+	}
+	a.corpora[run] = c
+	a.mu.Unlock()
+	return c, nil
+}
+
+func corpusShardKey(run string, shard int) string {
+	return fmt.Sprintf("runs/%s/dedup/shard-%05d.json", run, shard)
+}
+
+// ScreenShard screens one byte range of the training corpus against the run's
+// items. Its heartbeat carries the scan checkpoint (offset and matches so
+// far), so a retried attempt on any worker resumes where the last one
+// stopped; the finished shard is checkpointed to the store.
+func (a *Activities) ScreenShard(ctx context.Context, in ShardInput) (int, error) {
+	m, st, err := a.loadManifest(ctx, in.RunRef)
+	if err != nil {
+		return 0, err
+	}
+	var done dedup.ShardResult
+	if err := getJSON(ctx, st, corpusShardKey(in.RunID, in.Shard), &done); err == nil {
+		return len(done.Matches), nil
+	}
+	c, err := a.corpus(ctx, m, st, in.RunID)
+	if err != nil {
+		return 0, err
+	}
+	if in.Shard < 0 || in.Shard >= len(c.shards) {
+		return 0, temporal.NewNonRetryableApplicationError(fmt.Sprintf("corpus shard %d: the corpus changed since the run was prepared", in.Shard), ErrData, nil)
+	}
+	var from dedup.Checkpoint
+	if activity.HasHeartbeatDetails(ctx) {
+		_ = activity.GetHeartbeatDetails(ctx, &from)
+	}
+	r, err := dedup.Scanner{Index: c.idx}.ScanShard(ctx, c.shards[in.Shard], from, func(cp dedup.Checkpoint) {
+		activity.RecordHeartbeat(ctx, cp)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(r.Matches), putJSON(ctx, st, corpusShardKey(in.RunID, in.Shard), r)
+}
+
+// screen applies contamination dedup against the configured corpus: it reads
+// the shard results ScreenShard checkpointed (scanning any that are missing
+// here), drops every item whose task matched and fingerprints the corpus. It
+// returns the dropped item ids, a description of the corpus ("" when none is
+// configured) and the task-level contamination rate per axis.
+func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef) (dropped map[string]bool, corpusNote string, taskRates map[string]*float64, err error) {
 	if len(cfg.Dedup.Corpus) == 0 {
 		return nil, "", nil, nil
 	}
@@ -502,75 +586,35 @@ func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	var items []scorers.Item
-	for _, ax := range m.Plan.Axes {
-		its, err := a.axisItems(ctx, st, ref.RunID, ax.Name)
-		if err != nil {
-			return nil, "", nil, err
-		}
-		items = append(items, its...)
-	}
-	opt := dedup.Options{MinExactLen: cfg.Dedup.MinChars, Jaccard: cfg.Dedup.Jaccard}
-	idx, err := dedup.NewIndex(items, opt)
+	c, err := a.corpus(ctx, m, st, ref.RunID)
 	if err != nil {
-		return nil, "", nil, temporal.NewNonRetryableApplicationError("dedup: "+err.Error(), ErrConfig, nil)
-	}
-	sources, err := dedup.ExpandLocal(cfg.Dedup.Corpus, "", cfg.Dedup.TextField)
-	if err != nil {
-		return nil, "", nil, temporal.NewNonRetryableApplicationError("dedup.corpus: "+err.Error(), ErrConfig, nil)
-	}
-	shards := dedup.Plan(sources, corpusShardBytes)
-	results := make([][]dedup.Match, len(shards))
-	errs := make([]error, len(shards))
-	// The heartbeat carries every running shard's checkpoint (offset and
-	// matches so far): a retried attempt resumes each shard where it stopped.
-	var cpMu sync.Mutex
-	cps := map[int]dedup.Checkpoint{}
-	if activity.HasHeartbeatDetails(ctx) {
-		_ = activity.GetHeartbeatDetails(ctx, &cps)
-	}
-	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
-	var wg sync.WaitGroup
-	for i, sh := range shards {
-		key := fmt.Sprintf("runs/%s/dedup/shard-%05d.json", ref.RunID, i)
-		var done dedup.ShardResult
-		if err := getJSON(ctx, st, key, &done); err == nil {
-			results[i] = done.Matches
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			cpMu.Lock()
-			from := cps[i]
-			cpMu.Unlock()
-			r, err := dedup.Scanner{Index: idx}.ScanShard(ctx, sh, from, func(c dedup.Checkpoint) {
-				cpMu.Lock()
-				cps[i] = c
-				activity.RecordHeartbeat(ctx, cps)
-				cpMu.Unlock()
-			})
-			if err == nil {
-				err = putJSON(ctx, st, key, r)
-			}
-			results[i], errs[i] = r.Matches, err
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
 		return nil, "", nil, err
 	}
+	results := make([][]dedup.Match, len(c.shards))
+	for i := range c.shards {
+		var r dedup.ShardResult
+		if err := getJSON(ctx, st, corpusShardKey(ref.RunID, i), &r); err != nil {
+			if !errors.Is(err, store.ErrNotFound) {
+				return nil, "", nil, err
+			}
+			if _, err := a.ScreenShard(ctx, ShardInput{RunRef: ref, Shard: i}); err != nil {
+				return nil, "", nil, err
+			}
+			if err := getJSON(ctx, st, corpusShardKey(ref.RunID, i), &r); err != nil {
+				return nil, "", nil, err
+			}
+		}
+		results[i] = r.Matches
+	}
 	var fps []dedup.Fingerprint
-	for _, src := range sources {
+	for _, src := range c.sources {
 		fp, err := dedup.FingerprintFile(ctx, nil, src.URI)
 		if err != nil {
 			return nil, "", nil, err
 		}
 		fps = append(fps, fp)
 	}
-	rep := dedup.Summarize(items, dedup.MergeMatches(results...), fps, opt)
+	rep := dedup.Summarize(c.items, dedup.MergeMatches(results...), fps, c.opt)
 	if err := putJSON(ctx, st, "runs/"+ref.RunID+"/dedup/report.json", rep); err != nil {
 		return nil, "", nil, err
 	}

@@ -31,6 +31,9 @@ type Plan struct {
 	HeartbeatSecs  int        `json:"heartbeat_seconds"`
 	Axes           []AxisPlan `json:"axes"`
 	Skipped        []Skip     `json:"skipped,omitempty"`
+	// CorpusShards is how many byte-range shards of the dedup corpus the
+	// workflow screens in parallel (0: no corpus).
+	CorpusShards int `json:"corpus_shards,omitempty"`
 	// ExcludedJudges share the evaluated model's family and were dropped (spec §10 #2).
 	ExcludedJudges []string `json:"excluded_judges,omitempty"`
 }

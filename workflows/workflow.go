@@ -135,6 +135,9 @@ func EvalRun(ctx workflow.Context, in EvalRunInput) (EvalRunResult, error) {
 		HeartbeatTimeout:    2 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{NonRetryableErrorTypes: []string{activities.ErrConfig, activities.ErrData}},
 	})
+	if err := screenCorpus(ctx, dedupCtx, ref, plan); err != nil {
+		return EvalRunResult{}, err
+	}
 	var dd activities.DedupResult
 	if err := workflow.ExecuteActivity(dedupCtx, a.Dedup, ref).Get(ctx, &dd); err != nil {
 		return EvalRunResult{}, err
@@ -181,6 +184,32 @@ func EvalRun(ctx workflow.Context, in EvalRunInput) (EvalRunResult, error) {
 	}
 	prog.Stage = "done"
 	return EvalRunResult{RunID: runID, Summary: summary}, nil
+}
+
+// screenCorpus fans the corpus shards out to ScreenShard activities on any
+// number of workers, parallel_shards at a time.
+func screenCorpus(ctx, actx workflow.Context, ref activities.RunRef, plan activities.Plan) error {
+	sel := workflow.NewSelector(ctx)
+	var firstErr error
+	next, inflight := 0, 0
+	for next < plan.CorpusShards || inflight > 0 {
+		for next < plan.CorpusShards && inflight < max(plan.ParallelShards, 1) && firstErr == nil {
+			f := workflow.ExecuteActivity(actx, a.ScreenShard, activities.ShardInput{RunRef: ref, Shard: next})
+			next++
+			inflight++
+			sel.AddFuture(f, func(f workflow.Future) {
+				inflight--
+				if err := f.Get(ctx, nil); err != nil && firstErr == nil {
+					firstErr = err
+				}
+			})
+		}
+		if inflight == 0 {
+			break
+		}
+		sel.Select(ctx)
+	}
+	return firstErr
 }
 
 // runAxis runs one axis: inference over its shards raced against the axis

@@ -40,7 +40,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	env.RegisterWorkflowWithOptions(EvalRun, workflowOptions())
 	var acts *activities.Activities
-	for _, fn := range []any{acts.Prepare, acts.Dedup, acts.Infer, acts.Score, acts.Judge, acts.Probes, acts.Audit, acts.Aggregate} {
+	for _, fn := range []any{acts.Prepare, acts.Dedup, acts.ScreenShard, acts.Infer, acts.Score, acts.Judge, acts.Probes, acts.Audit, acts.Aggregate} {
 		env.RegisterActivity(fn)
 	}
 	return env
@@ -180,5 +180,36 @@ func TestEvalRunConfigErrorFailsFast(t *testing.T) {
 	err := env.GetWorkflowError()
 	if err == nil || !strings.Contains(err.Error(), "axes.knowledge.scoring_mode") {
 		t.Fatalf("error = %v", err)
+	}
+}
+
+// A configured corpus is screened in parallel ScreenShard activities, all
+// finished before Dedup reads their checkpoints.
+func TestEvalRunScreensCorpusShardsBeforeDedup(t *testing.T) {
+	env := newEnv(t)
+	p := plan("knowledge")
+	p.CorpusShards = 5
+	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
+	screened := map[int]bool{}
+	env.OnActivity("ScreenShard", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ShardInput) (int, error) {
+		screened[in.Shard] = true
+		return 0, nil
+	})
+	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(func(context.Context, activities.RunRef) (activities.DedupResult, error) {
+		if len(screened) != 5 {
+			t.Errorf("Dedup ran after %d of 5 corpus shards", len(screened))
+		}
+		return dedup("knowledge"), nil
+	})
+	env.OnActivity("Infer", mock.Anything, mock.Anything).Return(activities.ShardResult{Total: 4, Done: 4}, nil)
+	env.OnActivity("Score", mock.Anything, mock.Anything).Return(activities.AxisOutcome{Result: scorers.AxisResult{Axis: "knowledge", Score: score(1)}}, nil)
+	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{}, nil)
+	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(activities.Summary{}, nil)
+	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if len(screened) != 5 {
+		t.Fatalf("screened shards %v", screened)
 	}
 }
