@@ -242,7 +242,7 @@ func TestJudgeOverlayAddsSecondaryQuality(t *testing.T) {
 		acts, _ := newActs()
 		acts.RegisterCPU(env)
 		acts.RegisterInference(env)
-		extra := fmt.Sprintf("judges: [{name: j, family: other, spec: %q}]\n", judgeSrv.URL)
+		extra := fmt.Sprintf("judges: [{name: j, family: other, spec: %q}, {name: k, family: another, spec: %q}]\n", judgeSrv.URL, judgeSrv.URL)
 		cfg := strings.Replace(testConfig(t, t.TempDir(), extra), "  knowledge:\n", "  knowledge:\n    scoring_mode: generate\n", 1)
 		v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "o", ConfigYAML: cfg, JudgeOverlay: overlay})
 		if err != nil {
@@ -272,6 +272,21 @@ func TestJudgeOverlayAddsSecondaryQuality(t *testing.T) {
 		}
 		var out AxisOutcome
 		v.Get(&out)
+		v, err = env.ExecuteActivity(acts.Audit, in.AxisInput)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var au AuditSummary
+		v.Get(&au)
+		if overlay {
+			// Two judges grade the same answers: the judge pool is audited, and the
+			// judge tag carries nothing (both rate every item alike).
+			if au.ByJudge == nil || au.ByJudge.Sources != 2 || au.ByJudge.SourceOnly == nil || *au.ByJudge.SourceOnly != 0.5 {
+				t.Fatalf("judge-pool audit %+v", au.ByJudge)
+			}
+		} else if au.ByJudge != nil {
+			t.Fatalf("no judges rated, yet a judge-pool audit: %+v", au.ByJudge)
+		}
 		return out
 	}
 	off, on := run(false), run(true)

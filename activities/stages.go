@@ -20,6 +20,7 @@ import (
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/audit"
 	"github.com/glossobench/glossobench/scorers/dedup"
+	"github.com/glossobench/glossobench/scorers/judge"
 	"github.com/glossobench/glossobench/scorers/mcq"
 	"github.com/glossobench/glossobench/scorers/probes"
 	"github.com/glossobench/glossobench/stats"
@@ -454,14 +455,36 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 		sources[s.Source] = true
 		rows[i] = audit.Row{Label: s.Label, Source: s.Source, Measurements: []float64{s.Rating}}
 	}
-	sum := AuditSummary{Sources: len(sources)}
-	if len(sources) < 2 {
+	sum, err := a.auditRows(ctx, st, "runs/"+in.RunID+"/"+in.Axis+"/audit.json", rows, len(sources), uint64(m.Config.Run.Seed))
+	if err != nil {
+		return AuditSummary{}, err
+	}
+	// Judges are a pool too: every judge grades the same answers, so the
+	// judge tag should carry nothing (the paper's source-carries-nothing design).
+	judgeRows, judges, err := a.judgeRows(ctx, st, in.RunID, in.Axis, scores)
+	if err != nil {
+		return AuditSummary{}, err
+	}
+	if judges >= 2 {
+		byJudge, err := a.auditRows(ctx, st, "runs/"+in.RunID+"/"+in.Axis+"/audit-judges.json", judgeRows, judges, uint64(m.Config.Run.Seed))
+		if err != nil {
+			return AuditSummary{}, err
+		}
+		sum.ByJudge = &byJudge
+	}
+	return sum, nil
+}
+
+// auditRows runs the audit on rows pooled from n sources and stores the report at key.
+func (a *Activities) auditRows(ctx context.Context, st store.Store, key string, rows []audit.Row, n int, seed uint64) (AuditSummary, error) {
+	sum := AuditSummary{Sources: n}
+	if n < 2 {
 		sum.Verdict = "not pooled"
 		return sum, nil
 	}
 	opt := audit.DefaultOptions()
 	opt.Detector = audit.DetectorMeanHalf
-	opt.Seed = uint64(m.Config.Run.Seed)
+	opt.Seed = seed
 	rep, err := audit.Run(rows, []string{"rating"}, opt)
 	if err != nil {
 		sum.Verdict = "not audited: " + err.Error()
@@ -471,7 +494,6 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 		sum.Verdict = "not audited: " + rep.Skip
 		return sum, nil
 	}
-	key := "runs/" + in.RunID + "/" + in.Axis + "/audit.json"
 	if err := putJSON(ctx, st, key, rep); err != nil {
 		return AuditSummary{}, err
 	}
@@ -482,6 +504,46 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 		sum.CI95 = &rep.CI95
 	}
 	return sum, nil
+}
+
+// judgeRows turns every valid judge rating of a scored item into an audit
+// row: the item's label, the judge as the source, the rating as the measurement.
+func (a *Activities) judgeRows(ctx context.Context, st store.Store, run, axis string, scores []scorers.ItemScore) ([]audit.Row, int, error) {
+	label := make(map[string]bool, len(scores))
+	for _, s := range scores {
+		label[s.ItemID] = s.Label
+	}
+	var rows []audit.Row
+	judges := map[string]bool{}
+	for shard := 0; ; shard++ {
+		rated, parts, err := readRated(ctx, st, run, axis, shard)
+		if err != nil {
+			return nil, 0, err
+		}
+		if parts == 0 {
+			if ok, err := st.Exists(ctx, shardItemsKey(run, axis, shard)); err != nil || !ok {
+				return rows, len(judges), err
+			}
+			continue
+		}
+		for id, p := range rated {
+			l, scored := label[id]
+			rs, err := judge.FromPrediction(p)
+			if !scored || err != nil {
+				continue
+			}
+			for _, r := range rs {
+				if r.Valid() {
+					judges[r.Judge] = true
+					v := *r.Value
+					if r.Kind == judge.KindRating {
+						v /= 10 // ratings are 0-10; the audit's half-and-half rating wants 0-1
+					}
+					rows = append(rows, audit.Row{Label: l, Source: r.Judge, Measurements: []float64{v}})
+				}
+			}
+		}
+	}
 }
 
 // corpusShardBytes is the byte range one corpus scan covers.

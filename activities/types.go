@@ -116,6 +116,9 @@ type AuditSummary struct {
 	LMin             *float64    `json:"l_min,omitempty"`
 	Line             string      `json:"line,omitempty"`
 	ReportKey        string      `json:"report_key,omitempty"`
+	// ByJudge audits the judge pool of a judged axis: rows are (item, judge)
+	// ratings with the judge as the source tag.
+	ByJudge *AuditSummary `json:"by_judge,omitempty"`
 }
 
 // AxisOutcome is everything the workflow learned about one axis.
