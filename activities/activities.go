@@ -271,6 +271,15 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		if err != nil {
 			return Plan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("axes.%s: %v", name, err), ErrData, nil)
 		}
+		registers := map[string]string{}
+		for _, d := range ac.Datasets {
+			registers[d.Name] = d.Register
+		}
+		for i := range items {
+			if items[i].Register == "" {
+				items[i].Register = registers[items[i].Dataset]
+			}
+		}
 		data, err := encodeJSONL(items)
 		if err != nil {
 			return Plan{}, err

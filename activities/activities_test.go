@@ -300,3 +300,43 @@ func TestJudgeOverlayAddsSecondaryQuality(t *testing.T) {
 		t.Fatalf("judge_quality_mean %v n %v", q, on.Result.Secondary["judge_quality_n"])
 	}
 }
+
+func TestRegistersGiveScoresAndMix(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	acts, _ := newActs()
+	acts.RegisterCPU(env)
+	acts.RegisterInference(env)
+	data, _ := filepath.Abs("../testdata/data")
+	cfg := fmt.Sprintf(`model: {spec: "openai:http://127.0.0.1:1", id: m}
+store: {uri: %s}
+run: {shard_size: 100}
+axes:
+  nlu:
+    datasets:
+      - {name: b, path: %s/belebele_ms_en/ms_belebele.jsonl, format: belebele, limit: 6, register: HIGH}
+      - {name: i, path: %s/nli_indonli/id_indonli_lay_1000sample.jsonl, format: indonli, limit: 2, register: LOW}
+`, t.TempDir(), data, data)
+	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "g", ConfigYAML: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan Plan
+	v.Get(&plan)
+	ref := RunRef{RunID: "g", StoreURI: plan.StoreURI}
+	env.ExecuteActivity(acts.Dedup, ref)
+	if _, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: "nlu", Shard: 0}); err != nil {
+		t.Fatal(err)
+	}
+	v, err = env.ExecuteActivity(acts.Score, ScoreInput{AxisInput: AxisInput{RunRef: ref, Axis: "nlu"}, Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out AxisOutcome
+	v.Get(&out)
+	mix, _ := out.Result.Secondary["register_mix"].(map[string]any)
+	by, _ := out.Result.Secondary["by_register"].(map[string]any)
+	if mix["HIGH"] != 0.75 || mix["LOW"] != 0.25 || len(by) != 2 {
+		t.Fatalf("register mix %v, by register %v", mix, by)
+	}
+}

@@ -47,6 +47,7 @@ type MeasurementProfile struct {
 	ContaminationRate any           `json:"contamination_rate"` // a rate, or "no corpus"
 	Leakage           *AuditSummary `json:"leakage"`
 	StageNotes        []string      `json:"stage_notes,omitempty"`
+	RegisterMix       any           `json:"register_mix,omitempty"` // share of scored items per register, when the data labels registers
 }
 
 // ResultSummary is the run-level summary of spec §2–3.
@@ -107,6 +108,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		if c := contamination[r.Axis]; c != nil {
 			rep.Profile.ContaminationRate = *c
 		}
+		rep.Profile.RegisterMix = r.Secondary["register_mix"]
 		if k, ok := r.Secondary["inter_judge_kappa"].(*float64); ok {
 			rep.Profile.InterJudgeKappa = k
 		} else if k, ok := r.Secondary["inter_judge_kappa"].(float64); ok {

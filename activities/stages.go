@@ -280,6 +280,38 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 	return res, nil
 }
 
+// addRegisters reports per-register scores and the register mix (spec §0,
+// principle 4) when the data labels registers; otherwise it adds nothing.
+func addRegisters(r *scorers.AxisResult, items []scorers.Item) {
+	reg := make(map[string]string, len(items))
+	for _, it := range items {
+		if it.Register != "" {
+			reg[it.ID] = it.Register
+		}
+	}
+	if len(reg) == 0 {
+		return
+	}
+	sum, n := map[string]float64{}, map[string]int{}
+	for _, s := range r.Items {
+		g := reg[s.ItemID]
+		if g == "" {
+			g = "unlabelled"
+		}
+		sum[g] += s.Score
+		n[g]++
+	}
+	by, mix := map[string]float64{}, map[string]float64{}
+	for g, k := range n {
+		by[g] = sum[g] / float64(k)
+		mix[g] = float64(k) / float64(len(r.Items))
+	}
+	if r.Secondary == nil {
+		r.Secondary = map[string]any{}
+	}
+	r.Secondary["by_register"], r.Secondary["register_mix"] = by, mix
+}
+
 // transient reports whether an inference error may go away on retry: a
 // cancelled context or a network failure. The HTTP backend has already
 // retried 429, 5xx and timeouts with backoff before an error gets here.
@@ -351,6 +383,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 		if err != nil {
 			return AxisOutcome{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
 		}
+		addRegisters(&r, items)
 		if _, judged := ax.(judgedAxis); !judged && overlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0 {
 			byID := make(map[string]scorers.Prediction, len(preds))
 			for _, p := range preds {

@@ -149,6 +149,9 @@ type DatasetConfig struct {
 	// Filter keeps rows whose field equals the value (e.g. cultural_sensitivity_label: CS).
 	Filter  map[string]string `yaml:"filter,omitempty" json:"filter,omitempty"`
 	License string            `yaml:"license,omitempty" json:"license,omitempty"`
+	// Register labels every row of the dataset HIGH, MID or LOW (spec §0,
+	// principle 4) unless the row carries its own.
+	Register string `yaml:"register,omitempty" json:"register,omitempty"`
 	// HumanValidated marks datasets whose gold keys a fluent reader confirmed.
 	HumanValidated bool `yaml:"human_validated,omitempty" json:"human_validated,omitempty"`
 }

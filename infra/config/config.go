@@ -285,6 +285,11 @@ func (c *Config) validate() error {
 			if d.Format == "" {
 				return fmt.Errorf("%s.format: required", df)
 			}
+			switch d.Register {
+			case "", "HIGH", "MID", "LOW":
+			default:
+				return fmt.Errorf("%s.register: must be HIGH, MID or LOW, got %q", df, d.Register)
+			}
 			if d.Limit < 0 {
 				return fmt.Errorf("%s.limit: must not be negative", df)
 			}
