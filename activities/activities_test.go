@@ -339,4 +339,13 @@ axes:
 	if mix["HIGH"] != 0.75 || mix["LOW"] != 0.25 || len(by) != 2 {
 		t.Fatalf("register mix %v, by register %v", mix, by)
 	}
+	v, err = env.ExecuteActivity(acts.Audit, AxisInput{RunRef: ref, Axis: "nlu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var au AuditSummary
+	v.Get(&au)
+	if au.ByRegister == nil || au.ByRegister.Sources != 2 {
+		t.Fatalf("register-pool audit %+v", au.ByRegister)
+	}
 }

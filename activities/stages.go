@@ -505,6 +505,30 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 		}
 		sum.ByJudge = &byJudge
 	}
+	// Registers pool an axis too when the data labels them.
+	items, err := a.axisItems(ctx, st, in.RunID, in.Axis)
+	if err != nil {
+		return AuditSummary{}, err
+	}
+	register := make(map[string]string, len(items))
+	for _, it := range items {
+		register[it.ID] = it.Register
+	}
+	var regRows []audit.Row
+	regs := map[string]bool{}
+	for _, s := range scores {
+		if g := register[s.ItemID]; g != "" {
+			regs[g] = true
+			regRows = append(regRows, audit.Row{Label: s.Label, Source: g, Measurements: []float64{s.Rating}})
+		}
+	}
+	if len(regs) >= 2 {
+		byReg, err := a.auditRows(ctx, st, "runs/"+in.RunID+"/"+in.Axis+"/audit-registers.json", regRows, len(regs), uint64(m.Config.Run.Seed))
+		if err != nil {
+			return AuditSummary{}, err
+		}
+		sum.ByRegister = &byReg
+	}
 	return sum, nil
 }
 

@@ -119,6 +119,8 @@ type AuditSummary struct {
 	// ByJudge audits the judge pool of a judged axis: rows are (item, judge)
 	// ratings with the judge as the source tag.
 	ByJudge *AuditSummary `json:"by_judge,omitempty"`
+	// ByRegister audits the register pool when the data labels registers.
+	ByRegister *AuditSummary `json:"by_register,omitempty"`
 }
 
 // AxisOutcome is everything the workflow learned about one axis.
