@@ -442,3 +442,27 @@ func OverlayQuality(p scorers.Prediction) *float64 {
 	}
 	return aggregateOne(groups[0], 0).Score
 }
+
+// OptFloor is the option of a judged axis that sets the agreement floor.
+const OptFloor = "agreement_floor"
+
+// FloorOption reads a judged axis's options: only OptFloor (items whose
+// judges agree less are low_conf) is known; absent means DefaultFloor.
+func FloorOption(opts map[string]any) (float64, error) {
+	const key = OptFloor
+	for k := range opts {
+		if k != key {
+			return 0, fmt.Errorf("options.%s: unknown option (known: %s)", k, key)
+		}
+	}
+	switch v := opts[key].(type) {
+	case nil:
+		return DefaultFloor, nil
+	case float64:
+		return v, nil
+	case int:
+		return float64(v), nil
+	default:
+		return 0, fmt.Errorf("options.%s: want a number, got %v", key, v)
+	}
+}

@@ -41,7 +41,7 @@ var needRef = map[string]bool{"math": true, "reasoning": true, "coding": true}
 
 // Options under axes.mt.options.
 const (
-	OptFloor = "agreement_floor" // items below it are low_conf; default judge.DefaultFloor
+	OptFloor = judge.OptFloor // items below it are low_conf; default judge.DefaultFloor
 )
 
 // Axis is the MT plugin.
@@ -61,27 +61,9 @@ type extra struct {
 	NeedsRef   bool   `json:"needs_ref,omitempty"`
 }
 
-func floorOf(opts map[string]any) (float64, error) {
-	for k := range opts {
-		if k != OptFloor {
-			return 0, fmt.Errorf("options.%s: unknown option (known: %s)", k, OptFloor)
-		}
-	}
-	switch v := opts[OptFloor].(type) {
-	case nil:
-		return judge.DefaultFloor, nil
-	case float64:
-		return v, nil
-	case int:
-		return float64(v), nil
-	default:
-		return 0, fmt.Errorf("options.%s: want a number, got %v", OptFloor, v)
-	}
-}
-
 // Load reads the question files and joins reference answers by question_id.
 func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
-	if _, err := floorOf(cfg.Options); err != nil {
+	if _, err := judge.FloorOption(cfg.Options); err != nil {
 		return nil, fmt.Errorf("axes.mt.%w", err)
 	}
 	var questions, refs []scorers.DatasetConfig
@@ -333,7 +315,7 @@ func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt score
 	if len(items) != len(preds) {
 		return r, fmt.Errorf("mt: %d items but %d predictions", len(items), len(preds))
 	}
-	floor, err := floorOf(opt.Options)
+	floor, err := judge.FloorOption(opt.Options)
 	if err != nil {
 		return r, fmt.Errorf("axes.mt.%w", err)
 	}

@@ -38,7 +38,7 @@ const (
 )
 
 // Options under axes.safety.options.
-const OptFloor = "agreement_floor"
+const OptFloor = judge.OptFloor
 
 // DefaultMaxTokens caps a response when the config sets none; a refusal or a
 // compliance shows in the opening.
@@ -68,27 +68,9 @@ type extra struct {
 // labels maps the datasets' labels to harmful / safe.
 var labels = map[string]bool{"Harmful": true, "Berbahaya": true, "Safe": false, "Selamat": false}
 
-func floorOf(opts map[string]any) (float64, error) {
-	for k := range opts {
-		if k != OptFloor {
-			return 0, fmt.Errorf("options.%s: unknown option (known: %s)", k, OptFloor)
-		}
-	}
-	switch v := opts[OptFloor].(type) {
-	case nil:
-		return judge.DefaultFloor, nil
-	case float64:
-		return v, nil
-	case int:
-		return float64(v), nil
-	default:
-		return 0, fmt.Errorf("options.%s: want a number, got %v", OptFloor, v)
-	}
-}
-
 // Load reads every configured dataset.
 func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
-	if _, err := floorOf(cfg.Options); err != nil {
+	if _, err := judge.FloorOption(cfg.Options); err != nil {
 		return nil, fmt.Errorf("axes.safety.%w", err)
 	}
 	if len(cfg.Datasets) == 0 {
@@ -320,7 +302,7 @@ func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt score
 	if len(items) != len(preds) {
 		return r, fmt.Errorf("safety: %d items but %d predictions", len(items), len(preds))
 	}
-	floor, err := floorOf(opt.Options)
+	floor, err := judge.FloorOption(opt.Options)
 	if err != nil {
 		return r, fmt.Errorf("axes.safety.%w", err)
 	}
