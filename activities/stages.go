@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,7 +21,6 @@ import (
 	"github.com/glossobench/glossobench/scorers/judge"
 	"github.com/glossobench/glossobench/scorers/mcq"
 	"github.com/glossobench/glossobench/scorers/probes"
-	"github.com/glossobench/glossobench/stats"
 )
 
 // Dedup drops contaminated items before anything is scored (spec §6), publishes
@@ -751,22 +748,3 @@ func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef)
 	}
 	return dropped, strings.Join(names, "; "), taskRates, nil
 }
-
-// finite turns NaN into nil so JSON stays valid.
-func finite(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return &x
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-var _ = stats.Quantile

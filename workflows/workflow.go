@@ -5,7 +5,6 @@ package workflows
 
 import (
 	"fmt"
-	"sort"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -333,13 +332,6 @@ func sum(x []int) int {
 		t += v
 	}
 	return t
-}
-
-// SortedAxes is a helper for clients printing progress in a stable order.
-func SortedAxes(p Progress) []AxisProgress {
-	axes := append([]AxisProgress(nil), p.Axes...)
-	sort.SliceStable(axes, func(i, j int) bool { return axes[i].Stage != "skipped" && axes[j].Stage == "skipped" })
-	return axes
 }
 
 func workflowOptions() workflow.RegisterOptions { return workflow.RegisterOptions{Name: WorkflowName} }
