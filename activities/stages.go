@@ -172,9 +172,14 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 		ScoringMode: ac.ScoringMode, ChatTemplate: m.Config.Run.ChatTemplate, MaxTokens: ac.MaxTokens,
 		Seed: m.Config.Run.Seed, Options: ac.Options,
 	}
-	workers := max(1, m.Config.Model.Concurrency)
-	if workers == 1 && !strings.HasPrefix(m.Config.Model.Spec, "gguf:") {
+	// Items in flight: model.concurrency when set; by default one for the
+	// embedded model (it parallelises inside a request) and 8 for a server.
+	workers := m.Config.Model.Concurrency
+	if workers <= 0 {
 		workers = 8
+		if strings.HasPrefix(m.Config.Model.Spec, "gguf:") {
+			workers = 1
+		}
 	}
 
 	// A ticker heartbeats while a slow item is in flight, so a live worker is
