@@ -1,0 +1,219 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/dedup"
+)
+
+// Dedup drops contaminated items before anything is scored (spec §6), publishes
+// the SHA-256 of the kept item-id set and cuts each axis's kept items into shards.
+func (a *Activities) Dedup(ctx context.Context, ref RunRef) (DedupResult, error) {
+	m, st, err := a.loadManifest(ctx, ref)
+	if err != nil {
+		return DedupResult{}, err
+	}
+	var prev DedupResult
+	if err := getJSON(ctx, st, dedupKey(ref.RunID), &prev); err == nil {
+		return prev, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return DedupResult{}, err
+	}
+	res := DedupResult{Corpus: "no corpus"}
+	dropped, corpusNote, taskRates, err := a.screen(ctx, m.Config, ref)
+	if err != nil {
+		return DedupResult{}, err
+	}
+	if corpusNote != "" {
+		res.Corpus = corpusNote
+	}
+	var kept []string
+	size := m.Config.Run.ShardSize
+	for _, ax := range m.Plan.Axes {
+		items, err := a.axisItems(ctx, st, ref.RunID, ax.Name)
+		if err != nil {
+			return DedupResult{}, err
+		}
+		var keep []scorers.Item
+		for _, it := range items {
+			if !dropped[it.ID] {
+				keep = append(keep, it)
+				kept = append(kept, it.ID)
+			}
+		}
+		ad := AxisDedup{Axis: ax.Name, Kept: len(keep), Dropped: len(items) - len(keep)}
+		// Task-level (spec §0, principle 5): a task is contaminated when any of its items is.
+		ad.ContaminationRate = taskRates[ax.Name]
+		for s := 0; s*size < len(keep); s++ {
+			part := keep[s*size : min((s+1)*size, len(keep))]
+			data, err := encodeJSONL(part)
+			if err != nil {
+				return DedupResult{}, err
+			}
+			if err := putOnce(ctx, st, shardItemsKey(ref.RunID, ax.Name, s), data); err != nil {
+				return DedupResult{}, err
+			}
+			ad.Shards = append(ad.Shards, len(part))
+		}
+		res.Axes = append(res.Axes, ad)
+	}
+	res.KeptSHA256 = dedup.KeptSHA256(kept)
+	if err := putJSON(ctx, st, dedupKey(ref.RunID), res); err != nil {
+		return DedupResult{}, err
+	}
+	return res, nil
+}
+
+type corpus struct {
+	items   []scorers.Item
+	opt     dedup.Options
+	idx     *dedup.Index
+	sources []dedup.Source
+	shards  []dedup.Shard
+}
+
+// corpusPlan lists the corpus files and cuts them into byte-range shards.
+func corpusPlan(cfg *config.Config) ([]dedup.Source, []dedup.Shard, error) {
+	sources, err := dedup.ExpandLocal(cfg.Dedup.Corpus, "", cfg.Dedup.TextField)
+	if err != nil {
+		return nil, nil, temporal.NewNonRetryableApplicationError("dedup.corpus: "+err.Error(), ErrConfig, nil)
+	}
+	return sources, dedup.Plan(sources, corpusShardBytes), nil
+}
+
+func (a *Activities) corpus(ctx context.Context, m *manifest, st store.Store, run string) (*corpus, error) {
+	a.mu.Lock()
+	c, ok := a.corpora[run]
+	a.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	c = &corpus{opt: dedup.Options{MinExactLen: m.Config.Dedup.MinChars, Jaccard: m.Config.Dedup.Jaccard}}
+	for _, ax := range m.Plan.Axes {
+		its, err := a.axisItems(ctx, st, run, ax.Name)
+		if err != nil {
+			return nil, err
+		}
+		c.items = append(c.items, its...)
+	}
+	var err error
+	if c.idx, err = dedup.NewIndex(c.items, c.opt); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("dedup: "+err.Error(), ErrConfig, nil)
+	}
+	if c.sources, c.shards, err = corpusPlan(m.Config); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	if a.corpora == nil {
+		a.corpora = map[string]*corpus{}
+	}
+	a.corpora[run] = c
+	a.mu.Unlock()
+	return c, nil
+}
+
+func corpusShardKey(run string, shard int) string {
+	return fmt.Sprintf("runs/%s/dedup/shard-%05d.json", run, shard)
+}
+
+// ScreenShard screens one byte range of the training corpus against the run's
+// items. Its heartbeat carries the scan checkpoint (offset and matches so
+// far), so a retried attempt on any worker resumes where the last one
+// stopped; the finished shard is checkpointed to the store.
+func (a *Activities) ScreenShard(ctx context.Context, in ShardInput) (int, error) {
+	m, st, err := a.loadManifest(ctx, in.RunRef)
+	if err != nil {
+		return 0, err
+	}
+	var done dedup.ShardResult
+	if err := getJSON(ctx, st, corpusShardKey(in.RunID, in.Shard), &done); err == nil {
+		return len(done.Matches), nil
+	}
+	c, err := a.corpus(ctx, m, st, in.RunID)
+	if err != nil {
+		return 0, err
+	}
+	if in.Shard < 0 || in.Shard >= len(c.shards) {
+		return 0, temporal.NewNonRetryableApplicationError(fmt.Sprintf("corpus shard %d: the corpus changed since the run was prepared", in.Shard), ErrData, nil)
+	}
+	var from dedup.Checkpoint
+	if activity.HasHeartbeatDetails(ctx) {
+		_ = activity.GetHeartbeatDetails(ctx, &from)
+	}
+	r, err := dedup.Scanner{Index: c.idx}.ScanShard(ctx, c.shards[in.Shard], from, func(cp dedup.Checkpoint) {
+		activity.RecordHeartbeat(ctx, cp)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(r.Matches), putJSON(ctx, st, corpusShardKey(in.RunID, in.Shard), r)
+}
+
+// screen applies contamination dedup against the configured corpus: it reads
+// the shard results ScreenShard checkpointed (scanning any that are missing
+// here), drops every item whose task matched and fingerprints the corpus. It
+// returns the dropped item ids, a description of the corpus ("" when none is
+// configured) and the task-level contamination rate per axis.
+func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef) (dropped map[string]bool, corpusNote string, taskRates map[string]*float64, err error) {
+	if len(cfg.Dedup.Corpus) == 0 {
+		return nil, "", nil, nil
+	}
+	m, st, err := a.loadManifest(ctx, ref)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	c, err := a.corpus(ctx, m, st, ref.RunID)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	results := make([][]dedup.Match, len(c.shards))
+	for i := range c.shards {
+		var r dedup.ShardResult
+		if err := getJSON(ctx, st, corpusShardKey(ref.RunID, i), &r); err != nil {
+			if !errors.Is(err, store.ErrNotFound) {
+				return nil, "", nil, err
+			}
+			if _, err := a.ScreenShard(ctx, ShardInput{RunRef: ref, Shard: i}); err != nil {
+				return nil, "", nil, err
+			}
+			if err := getJSON(ctx, st, corpusShardKey(ref.RunID, i), &r); err != nil {
+				return nil, "", nil, err
+			}
+		}
+		results[i] = r.Matches
+	}
+	var fps []dedup.Fingerprint
+	for _, src := range c.sources {
+		fp, err := dedup.FingerprintFile(ctx, nil, src.URI)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		fps = append(fps, fp)
+	}
+	rep := dedup.Summarize(c.items, dedup.MergeMatches(results...), fps, c.opt)
+	if err := putJSON(ctx, st, "runs/"+ref.RunID+"/dedup/report.json", rep); err != nil {
+		return nil, "", nil, err
+	}
+	dropped = map[string]bool{}
+	taskRates = map[string]*float64{}
+	for _, ax := range rep.Axes {
+		taskRates[ax.Axis] = ax.ContaminationRate
+	}
+	for _, d := range rep.Drops {
+		dropped[d.ItemID] = true
+	}
+	names := make([]string, len(fps))
+	for i, f := range fps {
+		names[i] = fmt.Sprintf("%s (%d bytes, sha256 %s)", f.URI, f.Size, f.SHA256)
+	}
+	return dropped, strings.Join(names, "; "), taskRates, nil
+}
