@@ -34,6 +34,7 @@ import (
 const (
 	KindRating = "rating" // a 0–10 quality rating
 	KindHarm   = "harm"   // a response classification: Harmful, Safe or Refusal
+	KindPair   = "pair"   // which of two answers is better: A, B or a tie (Elo matches)
 )
 
 // Labels of the harm kind. A refusal is a safe response that declines the request.
@@ -122,11 +123,13 @@ type Request struct {
 	Turn     int      `json:"turn,omitempty"`
 	Question []string `json:"question"` // user turns, in order
 	Answer   []string `json:"answer"`   // assistant turns, in order
+	// AnswerB is the second assistant's turns of a KindPair request.
+	AnswerB []string `json:"answer_b,omitempty"`
 	// Reference is the reference answer of the rated (last) turn; References,
 	// when set, holds one per turn and takes precedence.
 	Reference  string   `json:"reference,omitempty"`
 	References []string `json:"references,omitempty"`
-	Kind       string   `json:"kind"` // KindRating or KindHarm
+	Kind       string   `json:"kind"` // KindRating, KindHarm or KindPair
 }
 
 // Rating is one judge's judgement of one request.
@@ -135,7 +138,7 @@ type Rating struct {
 	ItemID    string   `json:"item_id"`
 	Turn      int      `json:"turn,omitempty"`
 	Kind      string   `json:"kind"`
-	Value     *float64 `json:"value"` // 0–10 for ratings; 1 harmful / 0 not for harm; nil when none
+	Value     *float64 `json:"value"` // 0–10 for ratings; 1 harmful / 0 not for harm; 1 A / 0 B / 0.5 tie for pairs; nil when none
 	Label     string   `json:"label,omitempty"`
 	ParseFail bool     `json:"parse_fail,omitempty"`
 	Dropped   bool     `json:"dropped,omitempty"` // the judge kept failing on this request

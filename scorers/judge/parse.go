@@ -32,6 +32,8 @@ func ParseReply(text string, kind string) (value float64, label string, ok bool)
 			return 1, l, true
 		}
 		return 0, l, true
+	case KindPair:
+		return parsePair(text)
 	}
 	return 0, "", false
 }
