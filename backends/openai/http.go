@@ -73,11 +73,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		if attempt >= c.maxRetries {
 			return fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
 		}
-		wait := c.backoff(attempt)
-		if retryAfter > 0 {
-			wait = retryAfter
-		}
-		t := time.NewTimer(wait)
+		t := time.NewTimer(c.retryWait(attempt, retryAfter))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -92,6 +88,16 @@ type transientError struct{ err error }
 
 func (e *transientError) Error() string { return e.err.Error() }
 func (e *transientError) Unwrap() error { return e.err }
+
+// Timeout and Temporary make a transient failure a net.Error, also after
+// this client's retries are spent: a caller such as the Infer activity then
+// tries the item again later (with its own backoff) instead of recording an
+// outage of the server as the item's answer.
+func (e *transientError) Timeout() bool {
+	var ne net.Error
+	return errors.Is(e.err, context.DeadlineExceeded) || errors.As(e.err, &ne) && ne.Timeout()
+}
+func (e *transientError) Temporary() bool { return true }
 
 func isTransient(err error) bool {
 	var te *transientError
@@ -155,7 +161,7 @@ func (c *Client) transportError(ctx context.Context, method, path string, err er
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return &transientError{fmt.Errorf("openai: %s %s: timed out after %v", method, path, c.cfg.Timeout)}
+		return &transientError{fmt.Errorf("openai: %s %s: timed out after %v: %w", method, path, c.cfg.Timeout, context.DeadlineExceeded)}
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.EPIPE):
 		return &transientError{wrapped}
@@ -183,6 +189,13 @@ func (c *Client) backoff(attempt int) time.Duration {
 		return 0
 	}
 	return time.Duration(rand.Int64N(int64(ceil)))
+}
+
+// retryWait is the pause before retry attempt+1. A server's Retry-After is a
+// floor; the jittered backoff on top keeps the clients it told the same delay
+// from returning in one burst.
+func (c *Client) retryWait(attempt int, retryAfter time.Duration) time.Duration {
+	return retryAfter + c.backoff(attempt)
 }
 
 // maxRetryAfter caps a server's Retry-After so a bad header cannot stall a run.
