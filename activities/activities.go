@@ -242,44 +242,22 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	}
 	if len(cfg.Dedup.Corpus) > 0 {
 		// The corpus is cut into shards now, so the workflow can screen them in parallel.
-		_, shards, err := corpusPlan(cfg)
+		_, shards, err := corpusPlan(ctx, st, in.RunID, cfg)
 		if err != nil {
 			return Plan{}, err
 		}
 		plan.CorpusShards = len(shards)
 	}
+	loaded, skipped, err := LoadAxes(cfg)
+	if err != nil {
+		return Plan{}, err
+	}
+	plan.Skipped = skipped
 	judges, excluded := keptJudges(cfg)
 	plan.ExcludedJudges = excluded
-	for _, name := range cfg.AxisNames() {
-		ac := cfg.Axes[name]
-		ax, ok := Axis(name)
-		if !ok {
-			plan.Skipped = append(plan.Skipped, Skip{Axis: name, Reason: "axis plugin not available in this build"})
-			continue
-		}
+	for _, la := range loaded {
+		name, ax, items, ac := la.Name, la.Axis, la.Items, cfg.Axes[la.Name]
 		_, judgeable := ax.(judgedAxis)
-		if ax.ScorerType() == scorers.ScorerJudge && len(judges) == 0 {
-			// Judge axes never hard-block a run: they are skipped and listed (spec §4).
-			reason := "skipped_no_judge: no judges configured"
-			if len(excluded) > 0 {
-				reason = "skipped_no_judge: every judge shares the model's family"
-			}
-			plan.Skipped = append(plan.Skipped, Skip{Axis: name, Reason: reason})
-			continue
-		}
-		items, err := ax.Load(ac)
-		if err != nil {
-			return Plan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("axes.%s: %v", name, err), ErrData, nil)
-		}
-		registers := map[string]string{}
-		for _, d := range ac.Datasets {
-			registers[d.Name] = d.Register
-		}
-		for i := range items {
-			if items[i].Register == "" {
-				items[i].Register = registers[items[i].Dataset]
-			}
-		}
 		data, err := encodeJSONL(items)
 		if err != nil {
 			return Plan{}, err

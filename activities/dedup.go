@@ -81,13 +81,84 @@ type corpus struct {
 	shards  []dedup.Shard
 }
 
-// corpusPlan lists the corpus files and cuts them into byte-range shards.
-func corpusPlan(cfg *config.Config) ([]dedup.Source, []dedup.Shard, error) {
-	sources, err := dedup.ExpandLocal(cfg.Dedup.Corpus, "", cfg.Dedup.TextField)
-	if err != nil {
-		return nil, nil, temporal.NewNonRetryableApplicationError("dedup.corpus: "+err.Error(), ErrConfig, nil)
+// corpusPlan lists the corpus files (local paths, globs, directories and
+// s3:// prefixes) and cuts them into byte-range shards. The first listing of
+// a run is stored (create-only) and every later call reads it back, so the
+// workers that screen the shards agree with the plan Prepare counted even if
+// the corpus changes meanwhile; every S3 read then requires the listed ETag.
+func corpusPlan(ctx context.Context, st store.Store, run string, cfg *config.Config) ([]dedup.Source, []dedup.Shard, error) {
+	key := corpusPlanKey(run)
+	var sources []dedup.Source
+	if err := getJSON(ctx, st, key, &sources); errors.Is(err, store.ErrNotFound) {
+		listed, err := dedup.Expand(ctx, cfg.Dedup.Corpus, "", cfg.Dedup.TextField)
+		if err != nil {
+			return nil, nil, temporal.NewNonRetryableApplicationError("dedup.corpus: "+err.Error(), ErrConfig, nil)
+		}
+		if err := putJSON(ctx, st, key, listed); err != nil {
+			return nil, nil, err
+		}
+		if err := getJSON(ctx, st, key, &sources); err != nil { // another worker's listing may have won
+			return nil, nil, err
+		}
+	} else if err != nil {
+		return nil, nil, err
 	}
 	return sources, dedup.Plan(sources, corpusShardBytes), nil
+}
+
+func corpusPlanKey(run string) string { return "runs/" + run + "/dedup/corpus.json" }
+
+// AxisItems is one axis a run scores, with the items Prepare loaded for it.
+type AxisItems struct {
+	Name  string
+	Axis  scorers.Axis
+	Items []scorers.Item
+}
+
+// LoadAxes loads the items of every axis a run with cfg scores, in axis
+// order, and lists the axes it skips. Prepare stores exactly these items, and
+// glossobench dedup screens them, so both see the same item set.
+func LoadAxes(cfg *config.Config) ([]AxisItems, []Skip, error) {
+	judges, excluded := keptJudges(cfg)
+	var out []AxisItems
+	var skipped []Skip
+	for _, name := range cfg.AxisNames() {
+		ac := cfg.Axes[name]
+		ax, ok := Axis(name)
+		if !ok {
+			skipped = append(skipped, Skip{Axis: name, Reason: "axis plugin not available in this build"})
+			continue
+		}
+		if ax.ScorerType() == scorers.ScorerJudge && len(judges) == 0 {
+			// Judge axes never hard-block a run: they are skipped and listed (spec §4).
+			reason := "skipped_no_judge: no judges configured"
+			if len(excluded) > 0 {
+				reason = "skipped_no_judge: every judge shares the model's family"
+			}
+			skipped = append(skipped, Skip{Axis: name, Reason: reason})
+			continue
+		}
+		items, err := ax.Load(ac)
+		if err != nil {
+			return nil, nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("axes.%s: %v", name, err), ErrData, nil)
+		}
+		registers := map[string]string{}
+		for _, d := range ac.Datasets {
+			registers[d.Name] = d.Register
+		}
+		for i := range items {
+			if items[i].Register == "" {
+				items[i].Register = registers[items[i].Dataset]
+			}
+		}
+		out = append(out, AxisItems{Name: name, Axis: ax, Items: items})
+	}
+	return out, skipped, nil
+}
+
+// DedupOptions are the screening options a run with cfg uses.
+func DedupOptions(cfg *config.Config) dedup.Options {
+	return dedup.Options{MinExactLen: cfg.Dedup.MinChars, Jaccard: cfg.Dedup.Jaccard}
 }
 
 func (a *Activities) corpus(ctx context.Context, m *manifest, st store.Store, run string) (*corpus, error) {
@@ -97,7 +168,7 @@ func (a *Activities) corpus(ctx context.Context, m *manifest, st store.Store, ru
 	if ok {
 		return c, nil
 	}
-	c = &corpus{opt: dedup.Options{MinExactLen: m.Config.Dedup.MinChars, Jaccard: m.Config.Dedup.Jaccard}}
+	c = &corpus{opt: DedupOptions(m.Config)}
 	for _, ax := range m.Plan.Axes {
 		its, err := a.axisItems(ctx, st, run, ax.Name)
 		if err != nil {
@@ -109,7 +180,7 @@ func (a *Activities) corpus(ctx context.Context, m *manifest, st store.Store, ru
 	if c.idx, err = dedup.NewIndex(c.items, c.opt); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("dedup: "+err.Error(), ErrConfig, nil)
 	}
-	if c.sources, c.shards, err = corpusPlan(m.Config); err != nil {
+	if c.sources, c.shards, err = corpusPlan(ctx, st, run, m.Config); err != nil {
 		return nil, err
 	}
 	a.mu.Lock()
@@ -193,7 +264,7 @@ func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef)
 	}
 	var fps []dedup.Fingerprint
 	for _, src := range c.sources {
-		fp, err := dedup.FingerprintFile(ctx, nil, src.URI)
+		fp, err := dedup.FingerprintSource(ctx, nil, src)
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -213,7 +284,11 @@ func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef)
 	}
 	names := make([]string, len(fps))
 	for i, f := range fps {
-		names[i] = fmt.Sprintf("%s (%d bytes, sha256 %s)", f.URI, f.Size, f.SHA256)
+		if f.ETag != "" {
+			names[i] = fmt.Sprintf("%s (%d bytes, etag %s)", f.URI, f.Size, f.ETag)
+		} else {
+			names[i] = fmt.Sprintf("%s (%d bytes, sha256 %s)", f.URI, f.Size, f.SHA256)
+		}
 	}
 	return dropped, strings.Join(names, "; "), taskRates, nil
 }

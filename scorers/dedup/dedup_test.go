@@ -566,7 +566,7 @@ func TestResumeAfterKill(t *testing.T) {
 
 // docsOf lists (start, text) of the documents a reader sees in [from, end).
 func docsOf(t testing.TB, data []byte, format string, from, end int64) []string {
-	open := func(ctx context.Context, uri string, off int64) (io.ReadCloser, int64, error) {
+	open := func(ctx context.Context, _ Source, off int64) (io.ReadCloser, int64, error) {
 		return io.NopCloser(bytes.NewReader(data[off:])), int64(len(data)), nil
 	}
 	src := Source{URI: "mem", Size: int64(len(data)), Format: format, TextField: "t"}
@@ -790,7 +790,7 @@ func TestFingerprintAndExpand(t *testing.T) {
 	if sh := Plan(srcs, 1); len(sh) != 3 { // "abc" in 1-byte shards; the empty file has none
 		t.Fatalf("plan %v", sh)
 	}
-	fp, err := FingerprintFile(context.Background(), nil, srcs[0].URI)
+	fp, err := FingerprintSource(context.Background(), nil, srcs[0])
 	// sha256("abc"), FIPS 180-2 appendix B.1.
 	if err != nil || fp.Size != 3 || fp.SHA256 != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
 		t.Fatalf("fingerprint %+v %v", fp, err)

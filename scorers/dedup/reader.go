@@ -25,13 +25,23 @@ const (
 // DefaultTextField is the JSONL field read when none is named.
 const DefaultTextField = "text"
 
-// Opener opens uri for reading from byte offset (of the stored, possibly
-// compressed, object) and reports the object's total size. The local file
-// system is OpenLocal; an S3 store plugs in a ranged GetObject.
-type Opener func(ctx context.Context, uri string, offset int64) (rc io.ReadCloser, size int64, err error)
+// Opener opens a source for reading from byte offset (of the stored,
+// possibly compressed, object) and reports the object's total size as
+// stored now. Open is the default: local files, and s3:// objects through
+// ranged GETs (see ExpandS3).
+type Opener func(ctx context.Context, src Source, offset int64) (rc io.ReadCloser, size int64, err error)
 
-// OpenLocal opens a local file.
-func OpenLocal(ctx context.Context, path string, offset int64) (io.ReadCloser, int64, error) {
+// Open opens an s3:// source with OpenS3 and anything else with OpenLocal.
+func Open(ctx context.Context, src Source, offset int64) (io.ReadCloser, int64, error) {
+	if IsS3(src.URI) {
+		return OpenS3(ctx, src, offset)
+	}
+	return OpenLocal(ctx, src, offset)
+}
+
+// OpenLocal opens a local file; src.URI is its path.
+func OpenLocal(ctx context.Context, src Source, offset int64) (io.ReadCloser, int64, error) {
+	path := src.URI
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, err
@@ -54,6 +64,7 @@ func OpenLocal(ctx context.Context, path string, offset int64) (io.ReadCloser, i
 type Source struct {
 	URI         string `json:"uri"`
 	Size        int64  `json:"size"`                  // stored size in bytes
+	ETag        string `json:"etag,omitempty"`        // S3 objects: the version listed, required of every ranged GET
 	Format      string `json:"format"`                // text | lines | jsonl
 	Compression string `json:"compression,omitempty"` // "" | gzip | zstd
 	TextField   string `json:"text_field,omitempty"`  // jsonl only
@@ -65,6 +76,9 @@ type Source struct {
 func NewSource(uri string, size int64, format, textField string) (Source, error) {
 	s := Source{URI: uri, Size: size, Format: format, TextField: textField}
 	name := strings.ToLower(uri)
+	if IsS3(uri) {
+		name, _, _ = strings.Cut(name, "?") // the key, without the connection options
+	}
 	switch {
 	case strings.HasSuffix(name, ".gz"):
 		s.Compression, name = "gzip", strings.TrimSuffix(name, ".gz")
@@ -197,16 +211,22 @@ func Plan(sources []Source, shardBytes int64) []Shard {
 // openStream opens the decompressed stream of sh's source at offset from
 // (in decompressed bytes), reading from the store only what is needed.
 func openStream(ctx context.Context, open Opener, src Source, from int64) (io.Reader, func() error, error) {
-	if src.Compression == "" {
-		rc, _, err := open(ctx, src.URI, from)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", src.URI, err)
-		}
-		return rc, rc.Close, nil
+	at := from
+	if src.Compression != "" {
+		at = 0
 	}
-	rc, _, err := open(ctx, src.URI, 0)
+	rc, size, err := open(ctx, src, at)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", src.URI, err)
+	}
+	// Shards were cut from the size listed when the run was planned; a file
+	// that has grown or shrunk since would be screened inconsistently.
+	if src.Size > 0 && size >= 0 && size != src.Size {
+		rc.Close()
+		return nil, nil, fmt.Errorf("%s: size is %d bytes, was %d when the corpus was listed (file changed?)", src.URI, size, src.Size)
+	}
+	if src.Compression == "" {
+		return rc, rc.Close, nil
 	}
 	var r io.Reader
 	closeAll := rc.Close

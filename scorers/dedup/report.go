@@ -16,28 +16,40 @@ import (
 type Fingerprint struct {
 	URI    string `json:"uri"`
 	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"` // of the stored (possibly compressed) bytes, lower-case hex
+	SHA256 string `json:"sha256,omitempty"` // of the stored (possibly compressed) bytes, lower-case hex
+	// ETag is an S3 object's entity tag as listed (the MD5 of a single-part
+	// upload, a hash of the part hashes otherwise); every ranged GET of the
+	// screen required it (If-Match), so it names exactly the bytes screened.
+	ETag string `json:"etag,omitempty"`
 }
 
-// FingerprintFile streams uri once through SHA-256.
-func FingerprintFile(ctx context.Context, open Opener, uri string) (Fingerprint, error) {
-	if open == nil {
-		open = OpenLocal
+// FingerprintSource fingerprints a corpus file. A local file (or any source
+// without an ETag) is streamed once through SHA-256; an S3 object with an
+// ETag is named by its size and ETag, without a second read of the object.
+func FingerprintSource(ctx context.Context, open Opener, src Source) (Fingerprint, error) {
+	if src.ETag != "" {
+		return Fingerprint{URI: src.URI, Size: src.Size, ETag: src.ETag}, nil
 	}
-	rc, size, err := open(ctx, uri, 0)
+	if open == nil {
+		open = Open
+	}
+	rc, size, err := open(ctx, src, 0)
 	if err != nil {
-		return Fingerprint{}, fmt.Errorf("%s: %w", uri, err)
+		return Fingerprint{}, fmt.Errorf("%s: %w", src.URI, err)
 	}
 	defer rc.Close()
 	h := sha256.New()
 	n, err := io.CopyBuffer(h, ctxReader{ctx, rc}, make([]byte, 1<<20))
 	if err != nil {
-		return Fingerprint{}, fmt.Errorf("%s: %w", uri, err)
+		return Fingerprint{}, fmt.Errorf("%s: %w", src.URI, err)
 	}
 	if size >= 0 && n != size {
-		return Fingerprint{}, fmt.Errorf("%s: read %d bytes, size says %d (file changed?)", uri, n, size)
+		return Fingerprint{}, fmt.Errorf("%s: read %d bytes, size says %d (file changed?)", src.URI, n, size)
 	}
-	return Fingerprint{URI: uri, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+	if src.Size > 0 && n != src.Size {
+		return Fingerprint{}, fmt.Errorf("%s: read %d bytes, %d when the corpus was listed (file changed?)", src.URI, n, src.Size)
+	}
+	return Fingerprint{URI: src.URI, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // ctxReader stops a long read when the context ends.

@@ -18,7 +18,7 @@ const (
 // Scanner screens corpus shards against an index.
 type Scanner struct {
 	Index *Index
-	Open  Opener // nil: OpenLocal
+	Open  Opener // nil: Open (local files and s3:// objects)
 	// ProgressEvery is how many document bytes pass between progress
 	// reports (0: DefaultProgressEvery).
 	ProgressEvery int64
@@ -57,7 +57,7 @@ func (s Scanner) ScanShard(ctx context.Context, sh Shard, from Checkpoint, progr
 	}
 	open := s.Open
 	if open == nil {
-		open = OpenLocal
+		open = Open
 	}
 	every := s.ProgressEvery
 	if every <= 0 {

@@ -31,7 +31,7 @@ const (
 	optDirections = "directions" // passage directions, default ["en-ms", "ms-en"]
 	optFewshot    = "fewshot"    // dev examples in SEA-HELM prompts, default 0 (SEA-HELM: 0 instruct, 5 base)
 	optExamples   = "examples"   // dataset name -> dev examples file, default derived from the devtest file name
-	optMetricX    = "metricx"    // MetricX-24 backend name; not wired in yet, reported in notes
+	optMetricX    = "metricx"    // MetricX-24 name or spec (see MetricX); secondary metric, reported in notes
 )
 
 type options struct {
@@ -81,7 +81,10 @@ func parseOptions(m map[string]any) (options, error) {
 		case optMetricX:
 			s, ok := v.(string)
 			if !ok {
-				return o, fmt.Errorf("nlg: option %s: want a backend name", k)
+				return o, fmt.Errorf("nlg: option %s: want a name or a spec such as tei+http://127.0.0.1:8080?mode=hybrid", k)
+			}
+			if err := checkMetricXSpec(s); err != nil {
+				return o, fmt.Errorf("nlg: option %s: %w", k, err)
 			}
 			o.metricx = s
 		default:

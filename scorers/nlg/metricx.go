@@ -3,6 +3,7 @@ package nlg
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/glossobench/glossobench/scorers"
@@ -10,9 +11,13 @@ import (
 
 // MetricX scores translations with a MetricX-24 model: one error score per
 // segment, from 0 (perfect) to 25 (worst), as google-research/metricx
-// prints them. No implementation ships with this package: a backend that
-// can serve the model registers one with RegisterMetricX, and a run turns
-// it on with the axis option `metricx: <name>`.
+// prints them. This package ships no implementation; a run turns one on with
+// the axis option `metricx: <name or spec>`:
+//
+//   - a name registered with RegisterMetricX (tests, embedders), or
+//   - a spec FAMILY+http(s)://HOST:PORT[/PATH][?k=v...] whose family a client
+//     package registered with RegisterMetricXSpec, e.g. backends/metricx's
+//     `tei+http://127.0.0.1:8080?mode=hybrid`.
 type MetricX interface {
 	Score(ctx context.Context, sources, hyps, refs []string) ([]float64, error)
 }
@@ -20,8 +25,13 @@ type MetricX interface {
 var metricxReg = struct {
 	sync.Mutex
 	open   map[string]func() (MetricX, error)
+	specs  map[string]func(spec string) (MetricX, error) // by family ("tei")
 	opened map[string]MetricX
-}{open: map[string]func() (MetricX, error){}, opened: map[string]MetricX{}}
+}{
+	open:   map[string]func() (MetricX, error){},
+	specs:  map[string]func(string) (MetricX, error){},
+	opened: map[string]MetricX{},
+}
 
 // RegisterMetricX makes a MetricX-24 implementation available under name.
 // open runs once, on first use, so an unused model is never loaded.
@@ -32,6 +42,48 @@ func RegisterMetricX(name string, open func() (MetricX, error)) {
 	delete(metricxReg.opened, name)
 }
 
+// RegisterMetricXSpec makes specs of the form FAMILY+http(s)://... open with
+// open. open must only parse the spec and build a client: it may run when a
+// config is loaded, to reject a bad spec before inference starts, so the
+// first contact with the server belongs to the first Score.
+func RegisterMetricXSpec(family string, open func(spec string) (MetricX, error)) {
+	metricxReg.Lock()
+	defer metricxReg.Unlock()
+	metricxReg.specs[family] = open
+	for name := range metricxReg.opened {
+		if specFamily(name) == family {
+			delete(metricxReg.opened, name)
+		}
+	}
+}
+
+// specFamily is "tei" for "tei+http://host", "" when s is not such a spec.
+func specFamily(s string) string {
+	scheme, _, ok := strings.Cut(s, "://")
+	if !ok {
+		return ""
+	}
+	family, _, ok := strings.Cut(scheme, "+")
+	if !ok {
+		return ""
+	}
+	return family
+}
+
+// metricxOpener returns how to open name; the lock must be held.
+func metricxOpener(name string) (func() (MetricX, error), error) {
+	if open, ok := metricxReg.open[name]; ok {
+		return open, nil
+	}
+	if fam := specFamily(name); fam != "" {
+		if open, ok := metricxReg.specs[fam]; ok {
+			return func() (MetricX, error) { return open(name) }, nil
+		}
+		return nil, fmt.Errorf("no MetricX-24 client registered for %q specs (registered: %s)", fam+"+", strings.Join(sortedKeys(metricxReg.specs), ", "))
+	}
+	return nil, fmt.Errorf("no MetricX-24 implementation registered as %q", name)
+}
+
 // metricxModel returns the named implementation, opening it on first use.
 func metricxModel(name string) (MetricX, error) {
 	metricxReg.Lock()
@@ -39,9 +91,9 @@ func metricxModel(name string) (MetricX, error) {
 	if m, ok := metricxReg.opened[name]; ok {
 		return m, nil
 	}
-	open, ok := metricxReg.open[name]
-	if !ok {
-		return nil, fmt.Errorf("no MetricX-24 implementation registered as %q", name)
+	open, err := metricxOpener(name)
+	if err != nil {
+		return nil, err
 	}
 	m, err := open()
 	if err != nil {
@@ -51,13 +103,30 @@ func metricxModel(name string) (MetricX, error) {
 	return m, nil
 }
 
+// checkMetricXSpec rejects a malformed spec of a registered family when the
+// config is loaded, so a typo fails the run at once instead of three hours
+// later as a note. Names and unregistered families are left to scoring,
+// which reports them in the notes.
+func checkMetricXSpec(s string) error {
+	metricxReg.Lock()
+	open, ok := metricxReg.specs[specFamily(s)]
+	metricxReg.Unlock()
+	if !ok {
+		return nil
+	}
+	_, err := open(s)
+	return err
+}
+
 // metricxMaxError is MetricX-24's worst score; SEA-HELM normalises
 // (25 - x) / 25.
 const metricxMaxError = 25
 
 // addMetricX scores the translations with MetricX-24 when the items ask for
 // it, as a secondary metric; the headline stays chrF++. It returns the note
-// for the result.
+// for the result. Nothing here can fail the axis: an unknown name, a server
+// that cannot be reached or a wrong answer becomes a note, and chrF++ stands
+// alone.
 func addMetricX(res *scorers.AxisResult, exs []extra, sources, hyps, refs []string) string {
 	name := ""
 	for _, e := range exs {

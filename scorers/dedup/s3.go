@@ -1,0 +1,372 @@
+package dedup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+
+	"github.com/glossobench/glossobench/infra/store"
+)
+
+// S3 corpora. A corpus entry
+//
+//	s3://bucket/prefix/?endpoint=http://127.0.0.1:7070&region=us-east-1&path_style=true&access_key_env=A&secret_key_env=B
+//
+// takes the query parameters of an S3 store URI (infra/store.Open) and names
+// every object under the prefix, like a local directory: a prefix ending in
+// "/" (or empty) is a folder, one without names that object or the folder of
+// that name, never "prefix2/...". Objects whose path below the prefix has a
+// segment starting with "." are skipped, as hidden local files are. Each
+// object becomes a Source whose URI is s3://bucket/key with the entry's query
+// (so any worker can open it from the URI alone; the query names credential
+// variables, never their values) and whose ETag is the one listed.
+//
+// Objects are read with ranged GETs of S3ChunkBytes, each requiring the
+// listed ETag (If-Match): a shard starts at its byte offset without reading
+// what comes before, reads at most one chunk past its end, and an object
+// replaced during a run fails the screen instead of mixing two versions. A
+// connection dropped mid-chunk is resumed from the byte reached.
+
+// S3ChunkBytes is the length of one ranged GET.
+var S3ChunkBytes int64 = 8 << 20
+
+// s3BodyRetries is how many times a broken response body is re-requested
+// from the byte reached before the read fails.
+const s3BodyRetries = 5
+
+// IsS3 reports whether a corpus entry or source URI names S3.
+func IsS3(uri string) bool { return strings.HasPrefix(uri, "s3://") }
+
+// s3Location is a parsed s3:// URI: where to connect, the bucket and the key
+// (or prefix) as written.
+type s3Location struct {
+	cfg      store.S3Config
+	bucket   string
+	key      string
+	rawQuery string
+}
+
+func parseS3Location(uri string) (s3Location, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return s3Location{}, fmt.Errorf("corpus %q: %w", uri, err)
+	}
+	// The options are those of a store URI; the path is a corpus key or
+	// prefix, which need not be a valid store key (a trailing "/", say).
+	opts := url.URL{Scheme: "s3", Host: u.Host, RawQuery: u.RawQuery}
+	cfg, err := store.ParseS3URI(opts.String())
+	if err != nil {
+		return s3Location{}, fmt.Errorf("corpus %q: %w", redactQuery(uri), err)
+	}
+	return s3Location{cfg: cfg, bucket: u.Host, key: strings.TrimPrefix(u.Path, "/"), rawQuery: u.RawQuery}, nil
+}
+
+// redactQuery is uri without its query, for error messages about a URI that
+// did not parse (its query might hold something that was not meant for logs).
+func redactQuery(uri string) string {
+	if i := strings.IndexByte(uri, '?'); i >= 0 {
+		return uri[:i] + "?..."
+	}
+	return uri
+}
+
+func (l s3Location) objectURI(key string) string {
+	u := url.URL{Scheme: "s3", Host: l.bucket, Path: "/" + key, RawQuery: l.rawQuery}
+	return u.String()
+}
+
+// s3Clients caches one client per connection setting (not per bucket).
+var s3Clients struct {
+	sync.Mutex
+	m map[store.S3Config]*s3.Client
+}
+
+func s3Client(ctx context.Context, cfg store.S3Config) (*s3.Client, error) {
+	cfg.Bucket, cfg.Prefix = "", ""
+	s3Clients.Lock()
+	defer s3Clients.Unlock()
+	if c, ok := s3Clients.m[cfg]; ok {
+		return c, nil
+	}
+	var opts []func(*awsconfig.LoadOptions) error
+	if cfg.Region != "" {
+		opts = append(opts, awsconfig.WithRegion(cfg.Region))
+	}
+	if cfg.AccessKeyEnv != "" {
+		id, secret := os.Getenv(cfg.AccessKeyEnv), os.Getenv(cfg.SecretKeyEnv)
+		if id == "" || secret == "" {
+			return nil, fmt.Errorf("s3 credentials: environment variables %s and %s must both be set", cfg.AccessKeyEnv, cfg.SecretKeyEnv)
+		}
+		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(id, secret, "")))
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("s3 config: %w", err)
+	}
+	if awsCfg.Region == "" {
+		awsCfg.Region = "us-east-1"
+	}
+	c := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+		o.UsePathStyle = cfg.PathStyle
+		// Servers other than AWS reject checksum headers they do not know.
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+	})
+	if s3Clients.m == nil {
+		s3Clients.m = map[store.S3Config]*s3.Client{}
+	}
+	s3Clients.m[cfg] = c
+	return c, nil
+}
+
+// ExpandS3 lists the objects a corpus entry names (see the S3 corpora note
+// above), sorted by key. format and textField are as for NewSource.
+func ExpandS3(ctx context.Context, uri, format, textField string) ([]Source, error) {
+	loc, err := parseS3Location(uri)
+	if err != nil {
+		return nil, err
+	}
+	client, err := s3Client(ctx, loc.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("corpus %s: %w", loc.objectURI(loc.key), err)
+	}
+	folder := loc.key == "" || strings.HasSuffix(loc.key, "/")
+	type object struct {
+		key, etag string
+		size      int64
+	}
+	var objs []object
+	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(loc.bucket), Prefix: aws.String(loc.key)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("corpus %s: list: %w", loc.objectURI(loc.key), err)
+		}
+		for _, o := range page.Contents {
+			key := aws.ToString(o.Key)
+			rest := strings.TrimPrefix(key, loc.key)
+			if !folder && rest != "" {
+				if !strings.HasPrefix(rest, "/") {
+					continue // "prefix2/..." is not under "prefix"
+				}
+				rest = rest[1:]
+			}
+			if strings.HasSuffix(key, "/") || hiddenPath(rest) {
+				continue // folder markers and hidden files
+			}
+			objs = append(objs, object{key: key, etag: aws.ToString(o.ETag), size: aws.ToInt64(o.Size)})
+		}
+	}
+	if len(objs) == 0 {
+		return nil, fmt.Errorf("corpus %s: no objects under this prefix", loc.objectURI(loc.key))
+	}
+	slices.SortFunc(objs, func(a, b object) int { return strings.Compare(a.key, b.key) })
+	out := make([]Source, 0, len(objs))
+	for _, o := range objs {
+		s, err := NewSource(loc.objectURI(o.key), o.size, format, textField)
+		if err != nil {
+			return nil, err
+		}
+		s.ETag = o.etag
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func hiddenPath(rel string) bool {
+	for seg := range strings.SplitSeq(rel, "/") {
+		if strings.HasPrefix(seg, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// Expand resolves corpus entries to sources: local paths, globs and
+// directories (ExpandLocal, sorted by path together) followed by the objects
+// of each s3:// entry in the order given. A source named twice is kept once.
+func Expand(ctx context.Context, entries []string, format, textField string) ([]Source, error) {
+	var local, remote []string
+	for _, e := range entries {
+		if IsS3(e) {
+			remote = append(remote, e)
+		} else {
+			local = append(local, e)
+		}
+	}
+	var out []Source
+	if len(local) > 0 {
+		srcs, err := ExpandLocal(local, format, textField)
+		if err != nil {
+			return nil, err
+		}
+		out = srcs
+	}
+	seen := map[string]bool{}
+	for _, s := range out {
+		seen[s.URI] = true
+	}
+	for _, e := range remote {
+		srcs, err := ExpandS3(ctx, e, format, textField)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range srcs {
+			if !seen[s.URI] {
+				seen[s.URI] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
+}
+
+// OpenS3 opens an s3:// source at offset. It reports the size src was
+// listed with; every GET checks the object still has src.ETag and that size.
+func OpenS3(ctx context.Context, src Source, offset int64) (io.ReadCloser, int64, error) {
+	loc, err := parseS3Location(src.URI)
+	if err != nil {
+		return nil, 0, err
+	}
+	client, err := s3Client(ctx, loc.cfg)
+	if err != nil {
+		return nil, 0, err
+	}
+	r := &s3Reader{ctx: ctx, client: client, bucket: loc.bucket, key: loc.key, etag: src.ETag, size: src.Size, pos: offset}
+	if src.ETag == "" {
+		// A source not from ExpandS3: learn its version and size first.
+		head, err := client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(loc.bucket), Key: aws.String(loc.key)})
+		if err != nil {
+			return nil, 0, fmt.Errorf("head: %w", err)
+		}
+		r.etag, r.size = aws.ToString(head.ETag), aws.ToInt64(head.ContentLength)
+	}
+	return r, r.size, nil
+}
+
+// s3Reader reads an object from pos on, one ranged GET at a time.
+type s3Reader struct {
+	ctx         context.Context
+	client      *s3.Client
+	bucket, key string
+	etag        string
+	size        int64
+
+	pos      int64         // next byte Read returns
+	body     io.ReadCloser // the current GET, nil between GETs
+	bodyEnd  int64         // pos at which body is exhausted
+	failures int           // consecutive broken bodies
+}
+
+func (r *s3Reader) Read(p []byte) (int, error) {
+	for {
+		if r.pos >= r.size {
+			return 0, io.EOF
+		}
+		if r.body == nil {
+			if err := r.get(); err != nil {
+				return 0, err
+			}
+		}
+		n, err := r.body.Read(p)
+		r.pos += int64(n)
+		switch {
+		case r.pos >= r.bodyEnd:
+			r.closeBody()
+			r.failures = 0
+		case err == io.EOF:
+			err = io.ErrUnexpectedEOF
+			fallthrough
+		case err != nil:
+			r.closeBody()
+			if r.failures++; r.failures > s3BodyRetries || r.ctx.Err() != nil {
+				return n, fmt.Errorf("s3://%s/%s: reading at offset %d: %w", r.bucket, r.key, r.pos, err)
+			}
+		}
+		if n > 0 || len(p) == 0 {
+			return n, nil
+		}
+	}
+}
+
+// get requests [pos, pos+S3ChunkBytes) of the listed version.
+func (r *s3Reader) get() error {
+	last := min(r.pos+max(S3ChunkBytes, 1), r.size) - 1
+	out, err := r.client.GetObject(r.ctx, &s3.GetObjectInput{
+		Bucket:  aws.String(r.bucket),
+		Key:     aws.String(r.key),
+		Range:   aws.String(fmt.Sprintf("bytes=%d-%d", r.pos, last)),
+		IfMatch: aws.String(r.etag),
+	})
+	if err != nil {
+		if s3PreconditionFailed(err) {
+			return fmt.Errorf("s3://%s/%s: the object changed since the corpus was listed (ETag %s)", r.bucket, r.key, r.etag)
+		}
+		return fmt.Errorf("s3://%s/%s: get bytes %d-%d: %w", r.bucket, r.key, r.pos, last, err)
+	}
+	start, total, ok := parseContentRange(aws.ToString(out.ContentRange))
+	if !ok || start != r.pos || total != r.size {
+		out.Body.Close()
+		return fmt.Errorf("s3://%s/%s: asked for bytes %d-%d of %d, got Content-Range %q (object changed?)", r.bucket, r.key, r.pos, last, r.size, aws.ToString(out.ContentRange))
+	}
+	r.body, r.bodyEnd = out.Body, last+1
+	return nil
+}
+
+func (r *s3Reader) closeBody() {
+	if r.body != nil {
+		r.body.Close()
+		r.body = nil
+	}
+}
+
+func (r *s3Reader) Close() error {
+	r.closeBody()
+	return nil
+}
+
+// parseContentRange reads "bytes START-END/TOTAL".
+func parseContentRange(v string) (start, total int64, ok bool) {
+	rest, found := strings.CutPrefix(v, "bytes ")
+	if !found {
+		return 0, 0, false
+	}
+	span, tot, found := strings.Cut(rest, "/")
+	if !found {
+		return 0, 0, false
+	}
+	first, _, found := strings.Cut(span, "-")
+	if !found {
+		return 0, 0, false
+	}
+	start, err1 := strconv.ParseInt(first, 10, 64)
+	total, err2 := strconv.ParseInt(tot, 10, 64)
+	return start, total, err1 == nil && err2 == nil
+}
+
+func s3PreconditionFailed(err error) bool {
+	var api smithy.APIError
+	if errors.As(err, &api) && api.ErrorCode() == "PreconditionFailed" {
+		return true
+	}
+	var re *awshttp.ResponseError
+	return errors.As(err, &re) && re.HTTPStatusCode() == http.StatusPreconditionFailed
+}

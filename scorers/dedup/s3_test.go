@@ -1,0 +1,247 @@
+package dedup
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/glossobench/glossobench/infra/store"
+)
+
+// s3Corpus uploads files (name -> bytes) under a fresh prefix of the test
+// bucket and returns the corpus entry naming prefix/corpus/. It skips the
+// test when no S3 server is configured.
+func s3Corpus(t *testing.T, files map[string][]byte) (entry, prefix string) {
+	t.Helper()
+	endpoint, bucket := os.Getenv("GLOSSOBENCH_S3_ENDPOINT"), os.Getenv("GLOSSOBENCH_S3_BUCKET")
+	if endpoint == "" || bucket == "" {
+		t.Skip("GLOSSOBENCH_S3_ENDPOINT / GLOSSOBENCH_S3_BUCKET not set")
+	}
+	ctx := context.Background()
+	prefix = fmt.Sprintf("dedup-test/%s-%d", t.Name(), time.Now().UnixNano())
+	st, err := store.NewS3(ctx, store.S3Config{Endpoint: endpoint, Bucket: bucket, Prefix: prefix, Region: "us-east-1",
+		PathStyle: true, AccessKeyEnv: "AWS_ACCESS_KEY_ID", SecretKeyEnv: "AWS_SECRET_ACCESS_KEY"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.EnsureBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range files {
+		if err := st.Put(ctx, name, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := "endpoint=" + endpoint + "&region=us-east-1&path_style=true&access_key_env=AWS_ACCESS_KEY_ID&secret_key_env=AWS_SECRET_ACCESS_KEY"
+	return "s3://" + bucket + "/" + prefix + "/corpus/?" + q, prefix
+}
+
+// plantedFiles is the planted corpus in every supported layout, plus a
+// larger random corpus that spans many ranged GETs.
+func plantedFiles(t *testing.T) map[string][]byte {
+	t.Helper()
+	var jl bytes.Buffer
+	for i, doc := range strings.Split(strings.TrimSpace(plantedCorpus()), "\n\n") {
+		b, _ := json.Marshal(map[string]any{"id": i, "text": doc})
+		jl.Write(b)
+		jl.WriteString("\n")
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(jl.Bytes())
+	zw.Close()
+	enc, _ := zstd.NewWriter(nil)
+	r := rand.New(rand.NewPCG(7, 8))
+	_, docs := randomCase(r, 200, 3000)
+	return map[string][]byte{
+		"a.txt":       []byte(plantedCorpus()),
+		"b.jsonl":     jl.Bytes(),
+		"c.jsonl.gz":  gz.Bytes(),
+		"d.txt.zst":   enc.EncodeAll([]byte(plantedCorpus()), nil),
+		"random.txt":  []byte(strings.Join(docs, "\n\n") + "\n"),
+		"sub/e.jsonl": jl.Bytes(),
+	}
+}
+
+// TestS3CorpusMatchesLocal screens the same planted corpus from local disk
+// and from the S3 server, in small shards and small ranged GETs, and wants
+// the same matches (item, kind, offset, Jaccard), drops and kept SHA-256.
+func TestS3CorpusMatchesLocal(t *testing.T) {
+	files := plantedFiles(t)
+	upload := map[string][]byte{
+		"corpus2/not-under-prefix.txt":      []byte(plantedCorpus()),
+		"corpus/.hidden/skipped.txt":        []byte(plantedCorpus()),
+		"elsewhere/unrelated-document.text": []byte("x"),
+	}
+	dir := t.TempDir()
+	for name, data := range files {
+		upload["corpus/"+name] = data
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entry, prefix := s3Corpus(t, upload)
+	ctx := context.Background()
+
+	defer func(old int64) { S3ChunkBytes = old }(S3ChunkBytes)
+	S3ChunkBytes = 4096 // many GETs per shard, and chunk edges inside documents
+
+	local, err := Expand(ctx, []string{dir}, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := Expand(ctx, []string{entry}, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(remote) != len(files) || len(local) != len(files) {
+		t.Fatalf("%d S3 sources, %d local, want %d: %v", len(remote), len(local), len(files), remote)
+	}
+	// The entry without its trailing slash names the same folder, not "corpus2/".
+	noSlash, err := Expand(ctx, []string{strings.Replace(entry, "/corpus/?", "/corpus?", 1)}, "", "")
+	if err != nil || !reflect.DeepEqual(noSlash, remote) {
+		t.Fatalf("entry without slash: %v %v", noSlash, err)
+	}
+	for i, s := range remote {
+		l := local[i]
+		name := strings.TrimPrefix(l.URI, dir+"/")
+		if !strings.Contains(s.URI, prefix+"/corpus/"+name+"?") || s.Size != l.Size || s.Format != l.Format || s.Compression != l.Compression {
+			t.Fatalf("source %d: S3 %+v, local %+v", i, s, l)
+		}
+		// A single-part upload's ETag is the MD5 of its bytes.
+		sum := md5.Sum(files[name])
+		fp, err := FingerprintSource(ctx, nil, s)
+		if err != nil || fp.Size != l.Size || strings.Trim(fp.ETag, `"`) != hex.EncodeToString(sum[:]) || fp.SHA256 != "" {
+			t.Fatalf("%s: fingerprint %+v %v", name, fp, err)
+		}
+	}
+
+	items := plantedItems()
+	r := rand.New(rand.NewPCG(7, 8))
+	randomItems, _ := randomCase(r, 200, 3000) // the items planted in random.txt
+	items = append(items, randomItems...)
+	idx, err := NewIndex(items, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	screen := func(srcs []Source, shardBytes int64) ([]Match, Report) {
+		t.Helper()
+		ms, _, _, err := Scanner{Index: idx}.ScanAll(ctx, Plan(srcs, shardBytes), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ms, Summarize(items, ms, []Fingerprint{{URI: "x"}}, Options{})
+	}
+	// Offsets and kinds, without the URIs, which differ by design.
+	strip := func(ms []Match) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, fmt.Sprintf("%s %s %d %.6f %s", m.ItemID, m.Kind, m.Offset, m.Jaccard, filepath.Base(strings.SplitN(m.URI, "?", 2)[0])))
+		}
+		return out
+	}
+	localMatches, localRep := screen(local, 0)
+	for _, shardBytes := range []int64{0, 5000, 70000} {
+		ms, rep := screen(remote, shardBytes)
+		if !reflect.DeepEqual(strip(ms), strip(localMatches)) {
+			t.Errorf("shards of %d bytes: S3 matches\n%v\nlocal\n%v", shardBytes, strip(ms), strip(localMatches))
+		}
+		if rep.KeptSHA256 != localRep.KeptSHA256 || rep.Dropped != localRep.Dropped {
+			t.Errorf("shards of %d bytes: kept sha %s (%d dropped), local %s (%d)", shardBytes, rep.KeptSHA256, rep.Dropped, localRep.KeptSHA256, localRep.Dropped)
+		}
+	}
+	// The planted cases are found as TestPlantedContamination specifies, and
+	// the random corpus contributes matches too.
+	kinds := matchKinds(localMatches)
+	for id, want := range map[string]string{"exact": KindExact, "spacing": KindExact, "para_above": KindJaccard, "short_line": KindWhole, "task1b": KindExact} {
+		if kinds[id] != want {
+			t.Errorf("%s: kind %q, want %q", id, kinds[id], want)
+		}
+	}
+	if _, found := kinds["para_below"]; found || len(kinds) < 12 {
+		t.Errorf("matches %v", kinds)
+	}
+}
+
+// TestS3ShardResumes kills a shard of an S3 object mid-way and resumes it
+// from the heartbeated checkpoint: the result equals an uninterrupted scan.
+// A source whose ETag no longer matches is refused.
+func TestS3ShardResumes(t *testing.T) {
+	files := plantedFiles(t)
+	entry, _ := s3Corpus(t, map[string][]byte{"corpus/random.txt": files["random.txt"]})
+	ctx := context.Background()
+	defer func(old int64) { S3ChunkBytes = old }(S3ChunkBytes)
+	S3ChunkBytes = 8192
+
+	srcs, err := Expand(ctx, []string{entry}, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	items, _ := randomCase(r, 200, 3000)
+	idx, _ := NewIndex(items, Options{})
+	shards := Plan(srcs, int64(len(files["random.txt"])+1)/2)
+	if len(shards) != 2 {
+		t.Fatalf("plan %v", shards)
+	}
+	sh := shards[1]
+	sc := Scanner{Index: idx, ProgressEvery: 3000}
+	full, err := sc.ScanShard(ctx, sh, Checkpoint{}, nil)
+	if err != nil || len(full.Matches) == 0 {
+		t.Fatalf("full scan: %d matches, %v", len(full.Matches), err)
+	}
+	for _, killAt := range []int{1, 7} {
+		kctx, cancel := context.WithCancel(ctx)
+		var last Checkpoint
+		beats := 0
+		_, err := sc.ScanShard(kctx, sh, Checkpoint{}, func(c Checkpoint) {
+			if beats++; beats == killAt {
+				last = c
+				cancel()
+			}
+		})
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("killed scan: err = %v", err)
+		}
+		b, _ := json.Marshal(last)
+		var cp Checkpoint
+		json.Unmarshal(b, &cp)
+		if cp.Offset <= sh.Start || cp.Offset >= sh.End {
+			t.Fatalf("checkpoint offset %d outside shard %s", cp.Offset, sh)
+		}
+		res, err := sc.ScanShard(ctx, sh, cp, nil)
+		if err != nil || !reflect.DeepEqual(res, full) {
+			t.Errorf("killed at beat %d (offset %d): resumed %d matches %d docs, want %d matches %d docs (%v)",
+				killAt, cp.Offset, len(res.Matches), res.Docs, len(full.Matches), full.Docs, err)
+		}
+	}
+
+	stale := sh
+	stale.Source.ETag = `"0123456789abcdef0123456789abcdef"`
+	if _, err := sc.ScanShard(ctx, stale, Checkpoint{}, nil); err == nil || !strings.Contains(err.Error(), "changed since the corpus was listed") {
+		t.Errorf("stale ETag: err = %v", err)
+	}
+	if _, err := Expand(ctx, []string{strings.Replace(entry, "/corpus/?", "/nothing-here/?", 1)}, "", ""); err == nil || !strings.Contains(err.Error(), "no objects") {
+		t.Errorf("empty prefix: err = %v", err)
+	}
+	if _, err := Expand(ctx, []string{strings.Replace(entry, "region=", "regoin=", 1)}, "", ""); err == nil || !strings.Contains(err.Error(), `unknown parameter "regoin"`) {
+		t.Errorf("misspelt parameter: err = %v", err)
+	}
+}
