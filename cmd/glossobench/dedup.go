@@ -102,7 +102,7 @@ func runDedup(args []string) int {
 	for _, s := range srcs {
 		fp := dedup.Fingerprint{URI: s.URI, Size: s.Size}
 		if !*noHash {
-			if fp, err = dedup.FingerprintFile(ctx, nil, s.URI); err != nil {
+			if fp, err = dedup.FingerprintSource(ctx, nil, s); err != nil {
 				return fail(err)
 			}
 		}
