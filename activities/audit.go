@@ -1,7 +1,11 @@
 package activities
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"math"
+	"slices"
 
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
@@ -10,13 +14,17 @@ import (
 )
 
 // Audit runs the source-identity leakage audit (spec 003) on an axis whose
-// items pool several sources: the scorer's per-item rating is the measurement,
-// correctness the label.
+// items pool several sources: the scorer's per-item rating is the
+// measurement, correctness (or the gold label) the label. Every pool is
+// audited with the paper's fixed half-and-half rating and with trained
+// out-of-fold detectors (see auditPool); the full reports and the audited
+// rows go to the store, the result keeps the summary numbers.
 func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, error) {
 	m, st, err := a.loadManifest(ctx, in.RunRef)
 	if err != nil {
 		return AuditSummary{}, err
 	}
+	seed := uint64(m.Config.Run.Seed)
 	data, err := st.Get(ctx, scoresKey(in.RunID, in.Axis))
 	if err != nil {
 		return AuditSummary{}, err
@@ -31,7 +39,7 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 		sources[s.Source] = true
 		rows[i] = audit.Row{Label: s.Label, Source: s.Source, Measurements: []float64{s.Rating}}
 	}
-	sum, err := a.auditRows(ctx, st, "runs/"+in.RunID+"/"+in.Axis+"/audit.json", rows, len(sources), uint64(m.Config.Run.Seed))
+	sum, err := a.auditPool(ctx, st, auditPrefix(in.RunID, in.Axis, ""), "source", rows, len(sources), seed)
 	if err != nil {
 		return AuditSummary{}, err
 	}
@@ -42,7 +50,7 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 		return AuditSummary{}, err
 	}
 	if judges >= 2 {
-		byJudge, err := a.auditRows(ctx, st, "runs/"+in.RunID+"/"+in.Axis+"/audit-judges.json", judgeRows, judges, uint64(m.Config.Run.Seed))
+		byJudge, err := a.auditPool(ctx, st, auditPrefix(in.RunID, in.Axis, "judges"), "judge", judgeRows, judges, seed)
 		if err != nil {
 			return AuditSummary{}, err
 		}
@@ -66,7 +74,7 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 		}
 	}
 	if len(regs) >= 2 {
-		byReg, err := a.auditRows(ctx, st, "runs/"+in.RunID+"/"+in.Axis+"/audit-registers.json", regRows, len(regs), uint64(m.Config.Run.Seed))
+		byReg, err := a.auditPool(ctx, st, auditPrefix(in.RunID, in.Axis, "registers"), "register", regRows, len(regs), seed)
 		if err != nil {
 			return AuditSummary{}, err
 		}
@@ -75,17 +83,96 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 	return sum, nil
 }
 
-// auditRows runs the audit on rows pooled from n sources and stores the report at key.
-func (a *Activities) auditRows(ctx context.Context, st store.Store, key string, rows []audit.Row, n int, seed uint64) (AuditSummary, error) {
-	sum := AuditSummary{Sources: n}
-	if n < 2 {
-		sum.Verdict = "not pooled"
-		return sum, nil
+// auditPrefix is where one pool's audit files go: <prefix>.json (the fixed
+// rating's report, the key earlier runs used), <prefix>-<detector>.json and
+// <prefix>-rows.csv.
+func auditPrefix(run, axis, pool string) string {
+	p := "runs/" + run + "/" + axis + "/audit"
+	if pool != "" {
+		p += "-" + pool
 	}
-	opt := audit.DefaultOptions()
-	opt.Detector = audit.DetectorMeanHalf
-	opt.Seed = seed
-	rep, err := audit.Run(rows, []string{"rating"}, opt)
+	return p
+}
+
+// The trained detectors' budget in the stage. Logistic regression is
+// retrained out of fold on every tag shuffle, which costs about five fits
+// per shuffle, so the shuffle count shrinks with the rows: 200 up to 5,000
+// rows, 50 from 20,000 (about 2 s on a 15,000-row axis). A forest's
+// shuffles hold its headline (retraining it costs a full audit per
+// shuffle) and so are cheap; the forest itself is grown when rows ×
+// √features stays under forestBudget, about 3 s on 2 cores (100 trees,
+// 5 folds, both views); larger pools say so and give the command to run it.
+const (
+	stageFolds         = 5
+	stageFixedShuffles = 1000
+	forestBudget       = 75000
+)
+
+func logregShuffles(rows int) int { return min(200, max(50, 1_000_000/max(rows, 1))) }
+
+func forestAffordable(rows, sources int) bool {
+	return float64(rows)*math.Sqrt(float64(1+sources)) <= forestBudget
+}
+
+// auditPool audits rows pooled from n sources (tagged by the named column
+// in the report line). It stores the rows as CSV, then runs the paper's
+// half-and-half rating and the trained detectors on them, each seeded from
+// the run's seed, and stores each full report as JSON.
+func (a *Activities) auditPool(ctx context.Context, st store.Store, prefix, column string, rows []audit.Row, n int, seed uint64) (AuditSummary, error) {
+	if n < 2 {
+		return AuditSummary{Sources: n, Verdict: audit.VerdictNotPooled}, nil
+	}
+	names := []string{audit.RatingMeasurement}
+	rowsKey := prefix + "-rows.csv"
+	var csv bytes.Buffer
+	if err := audit.WriteCSV(&csv, rows, names); err != nil {
+		// Rows the command could not read back (an empty source tag) are
+		// rows the audit refuses too.
+		return AuditSummary{Sources: n, Verdict: "not audited: " + err.Error()}, nil
+	}
+	if err := putOnce(ctx, st, rowsKey, csv.Bytes()); err != nil {
+		return AuditSummary{}, err
+	}
+	base := audit.DefaultOptions()
+	base.Seed, base.Folds, base.SourceColumn = seed, stageFolds, column
+
+	fixed := base
+	fixed.Detector, fixed.Shuffles = audit.DetectorMeanHalf, stageFixedShuffles
+	sum, err := a.auditOne(ctx, st, prefix+".json", rowsKey, rows, names, n, fixed)
+	if err != nil || sum.Headline == nil {
+		return sum, err
+	}
+
+	// The trained detectors read the same rows; the fingerprint is a
+	// property of the rows, so it is measured once, above.
+	logreg := base
+	logreg.Detector, logreg.FingerprintTrees = audit.DetectorLogReg, -1
+	logreg.Shuffles, logreg.ShuffleRetrain = logregShuffles(len(rows)), "always"
+	lr, err := a.auditOne(ctx, st, prefix+"-logreg.json", rowsKey, rows, names, n, logreg)
+	if err != nil {
+		return AuditSummary{}, err
+	}
+	sum.Trained = append(sum.Trained, lr)
+	forest := base
+	forest.Detector, forest.FingerprintTrees = audit.DetectorRF, -1
+	forest.ShuffleRetrain = "never"
+	if forestAffordable(len(rows), n) {
+		rf, err := a.auditOne(ctx, st, prefix+"-rf.json", rowsKey, rows, names, n, forest)
+		if err != nil {
+			return AuditSummary{}, err
+		}
+		sum.Trained = append(sum.Trained, rf)
+	} else {
+		sum.TrainedNote = fmt.Sprintf("random forest left out of the stage: %d rows × √%d features is over its budget of %d; run: %s",
+			len(rows), 1+n, forestBudget, auditCommand(rowsKey, forest))
+	}
+	return sum, nil
+}
+
+// auditOne runs one audit and summarises it; the full report is stored at key.
+func (a *Activities) auditOne(ctx context.Context, st store.Store, key, rowsKey string, rows []audit.Row, names []string, n int, opt audit.Options) (AuditSummary, error) {
+	sum := AuditSummary{Sources: n, Detector: opt.Detector, Seed: opt.Seed, RowsKey: rowsKey, Command: auditCommand(rowsKey, opt)}
+	rep, err := audit.Run(rows, names, opt)
 	if err != nil {
 		sum.Verdict = "not audited: " + err.Error()
 		return sum, nil
@@ -97,17 +184,44 @@ func (a *Activities) auditRows(ctx context.Context, st store.Store, key string, 
 	if err := putJSON(ctx, st, key, rep); err != nil {
 		return AuditSummary{}, err
 	}
+	return summarize(sum, rep, key), nil
+}
+
+// summarize copies a report's numbers into the summary that travels
+// through workflow history; sum already names the detector and the rows.
+func summarize(sum AuditSummary, rep audit.Report, key string) AuditSummary {
 	sum.Verdict, sum.Line, sum.ReportKey = rep.Verdict, rep.Line(), key
 	sum.Headline, sum.MeasurementsOnly, sum.SourceOnly = &rep.Headline, &rep.MeasurementsOnly, &rep.SourceOnly
 	sum.L, sum.LMin = &rep.L, &rep.LMin
 	if rep.BootstrapN > 0 {
 		sum.CI95 = &rep.CI95
 	}
-	return sum, nil
+	sum.Folds, sum.Floor, sum.Band = rep.Folds, rep.Rule.Floor, rep.Rule.Band
+	sum.FloorPassed, sum.FloorRule = &rep.Reading.FloorPassed, rep.Reading.Rule
+	sum.Shuffle, sum.Fingerprint = rep.Shuffle, rep.Fingerprint
+	sum.Sensitivity = &AuditSensitivity{Stable: rep.Sensitivity.Stable, Regions: rep.Sensitivity.Regions(rep.Verdict)}
+	sum.Warnings = rep.Warnings
+	return sum
+}
+
+// auditCommand is the glossobench audit call that reproduces an audit from
+// its stored rows (the rows key is relative to the store).
+func auditCommand(rowsKey string, opt audit.Options) string {
+	c := fmt.Sprintf("glossobench audit --data %s --label %s --source %s --measurements %s --detector %s --seed %d --shuffles %d",
+		rowsKey, audit.LabelColumn, audit.SourceColumn, audit.RatingMeasurement, opt.Detector, opt.Seed, opt.Shuffles)
+	if opt.Detector == audit.DetectorRF || opt.Detector == audit.DetectorLogReg {
+		c += fmt.Sprintf(" --folds %d --shuffle-retrain %s", opt.Folds, opt.ShuffleRetrain)
+	}
+	if opt.FingerprintTrees < 0 {
+		c += " --fingerprint-trees -1"
+	}
+	return c
 }
 
 // judgeRows turns every valid judge rating of a scored item into an audit
-// row: the item's label, the judge as the source, the rating as the measurement.
+// row: the item's label, the judge as the source, the rating as the
+// measurement. Rows come in item-id order, then in the item's judge
+// order, so the folds, bootstrap and shuffles see the same rows every run.
 func (a *Activities) judgeRows(ctx context.Context, st store.Store, run, axis string, scores []scorers.ItemScore) ([]audit.Row, int, error) {
 	label := make(map[string]bool, len(scores))
 	for _, s := range scores {
@@ -126,9 +240,14 @@ func (a *Activities) judgeRows(ctx context.Context, st store.Store, run, axis st
 			}
 			continue
 		}
-		for id, p := range rated {
+		ids := make([]string, 0, len(rated))
+		for id := range rated {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
 			l, scored := label[id]
-			rs, err := judge.FromPrediction(p)
+			rs, err := judge.FromPrediction(rated[id])
 			if !scored || err != nil {
 				continue
 			}

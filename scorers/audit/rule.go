@@ -139,3 +139,46 @@ func (r Rule) SensitivityGrid(headline, ciLow, sourceOnly float64) Sensitivity {
 	}
 	return s
 }
+
+// Regions says, for every verdict other than base, where on the grid it
+// occurs: the floors and bands it spans and how many cells hold it, e.g.
+// "too weak to interpret at floors 0.69–0.70, bands 0.85–0.95 (22 of 121
+// cells)". It is the short form of the grid for summaries; the span is a
+// bounding box, so the cell count says whether it is filled.
+func (s Sensitivity) Regions(base string) []string {
+	type box struct {
+		f0, f1, b0, b1 float64
+		cells          int
+	}
+	boxes := map[string]*box{}
+	var order []string
+	for i, row := range s.Verdicts {
+		for j, v := range row {
+			if v == base {
+				continue
+			}
+			f, b := s.Floors[i], s.Bands[j]
+			bx, ok := boxes[v]
+			if !ok {
+				bx = &box{f, f, b, b, 0}
+				boxes[v] = bx
+				order = append(order, v)
+			}
+			bx.f0, bx.f1, bx.b0, bx.b1 = min(bx.f0, f), max(bx.f1, f), min(bx.b0, b), max(bx.b1, b)
+			bx.cells++
+		}
+	}
+	span := func(lo, hi float64) string {
+		if lo == hi {
+			return fmt.Sprintf(" %.2f", lo)
+		}
+		return fmt.Sprintf("s %.2f–%.2f", lo, hi)
+	}
+	total := len(s.Floors) * len(s.Bands)
+	out := make([]string, 0, len(order))
+	for _, v := range order {
+		bx := boxes[v]
+		out = append(out, fmt.Sprintf("%s at floor%s, band%s (%d of %d cells)", v, span(bx.f0, bx.f1), span(bx.b0, bx.b1), bx.cells, total))
+	}
+	return out
+}

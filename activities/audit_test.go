@@ -1,0 +1,228 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/audit"
+)
+
+// pooledAxis is a made-up knowledge axis of 900 scored items from three
+// datasets whose yes-rates differ (0.8, 0.5, 0.2), with a rating that
+// carries the label weakly and a register on every item.
+func pooledAxis() ([]scorers.Item, []scorers.ItemScore) {
+	r := rand.New(rand.NewPCG(7, 900))
+	rates := map[string]float64{"ds-a": 0.8, "ds-b": 0.5, "ds-c": 0.2}
+	var items []scorers.Item
+	var scores []scorers.ItemScore
+	for i := range 900 {
+		ds := []string{"ds-a", "ds-b", "ds-c"}[i%3]
+		id := fmt.Sprintf("%s/%d", ds, i)
+		y := r.Float64() < rates[ds]
+		rating := 0.35 * r.Float64()
+		if y {
+			rating += 0.2
+		}
+		rating += 0.45 * r.Float64()
+		items = append(items, scorers.Item{ID: id, Axis: "knowledge", Dataset: ds, Source: ds, Register: []string{"HIGH", "LOW"}[i%2]})
+		scores = append(scores, scorers.ItemScore{ItemID: id, Source: ds, Rating: rating, Label: y, Score: map[bool]float64{true: 1}[y]})
+	}
+	return items, scores
+}
+
+// writeScoredRun stores a run that has reached the audit stage: its
+// manifest (only the seed matters here), items and scores.
+func writeScoredRun(t *testing.T, dir, run string, seed int64) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, scores := pooledAxis()
+	m := manifest{Config: &config.Config{Run: config.Run{Seed: seed}}}
+	if err := putJSON(ctx, st, manifestKey(run), m); err != nil {
+		t.Fatal(err)
+	}
+	for key, v := range map[string]any{itemsKey(run, "knowledge"): items, scoresKey(run, "knowledge"): scores} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		switch x := v.(type) {
+		case []scorers.Item:
+			for _, it := range x {
+				enc.Encode(it)
+			}
+		case []scorers.ItemScore:
+			for _, s := range x {
+				enc.Encode(s)
+			}
+		}
+		if err := st.Put(ctx, key, b.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// runAudit runs the Audit activity, through the Temporal test environment
+// so the summary makes the round trip workflow history would give it.
+func runAudit(t *testing.T, dir, run string) AuditSummary {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	acts, _ := newActs()
+	acts.RegisterCPU(env)
+	v, err := env.ExecuteActivity(acts.Audit, AxisInput{RunRef: RunRef{RunID: run, StoreURI: dir}, Axis: "knowledge"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum AuditSummary
+	if err := v.Get(&sum); err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+func TestAuditStageTrainedDetectors(t *testing.T) {
+	dir := t.TempDir()
+	writeScoredRun(t, dir, "r", 1234)
+	sum := runAudit(t, dir, "r")
+
+	if sum.Sources != 3 || sum.Detector != audit.DetectorMeanHalf || sum.Headline == nil || sum.Fingerprint == nil {
+		t.Fatalf("fixed audit: %+v", sum)
+	}
+	if sum.Shuffle == nil || sum.Shuffle.N != stageFixedShuffles {
+		t.Errorf("fixed audit shuffles: %+v", sum.Shuffle)
+	}
+	// Source-only is the yes-rate game on the rows, the same for every
+	// detector: counted here by brute force over all yes/no pairs.
+	_, scores := pooledAxis()
+	yes, no := map[string]int{}, map[string]int{}
+	for _, s := range scores {
+		if s.Label {
+			yes[s.Source]++
+		} else {
+			no[s.Source]++
+		}
+	}
+	var wins, pairs float64
+	for _, p := range scores {
+		for _, n := range scores {
+			if !p.Label || n.Label {
+				continue
+			}
+			rp := float64(yes[p.Source]) / float64(yes[p.Source]+no[p.Source])
+			rn := float64(yes[n.Source]) / float64(yes[n.Source]+no[n.Source])
+			pairs++
+			switch {
+			case rp > rn:
+				wins++
+			case rp == rn:
+				wins += 0.5
+			}
+		}
+	}
+	wantSourceOnly := wins / pairs
+
+	var detectors []string
+	for _, tr := range sum.Trained {
+		detectors = append(detectors, tr.Detector)
+		if tr.Headline == nil || tr.CI95 == nil || tr.MeasurementsOnly == nil || tr.SourceOnly == nil || tr.L == nil {
+			t.Fatalf("%s: missing numbers: %+v", tr.Detector, tr)
+		}
+		if tr.Folds != stageFolds || tr.Seed != 1234 {
+			t.Errorf("%s: folds %d seed %d", tr.Detector, tr.Folds, tr.Seed)
+		}
+		if d := *tr.SourceOnly - wantSourceOnly; d > 1e-12 || d < -1e-12 {
+			t.Errorf("%s: source-only %v, counted %v", tr.Detector, *tr.SourceOnly, wantSourceOnly)
+		}
+		if ci := *tr.CI95; !(ci[0] <= *tr.Headline && *tr.Headline <= ci[1] && ci[0] < ci[1]) {
+			t.Errorf("%s: interval %v does not hold the headline %v", tr.Detector, ci, *tr.Headline)
+		}
+		// The tag differs in yes-rate across datasets and the rating is
+		// weak, so a trained detector that reads the tag beats one that
+		// cannot: the shared split is used with and without the tag.
+		if *tr.Headline <= *tr.MeasurementsOnly {
+			t.Errorf("%s: headline %v not above measurements-only %v", tr.Detector, *tr.Headline, *tr.MeasurementsOnly)
+		}
+		if tr.Shuffle == nil || tr.Shuffle.Observed != *tr.L || !(tr.Shuffle.Max >= tr.Shuffle.P99 && tr.Shuffle.P99 >= tr.Shuffle.Mean) {
+			t.Errorf("%s: shuffle summary %+v, L %v", tr.Detector, tr.Shuffle, *tr.L)
+		}
+		if tr.Sensitivity == nil || tr.FloorPassed == nil || tr.Floor != audit.DefaultFloor || tr.Band != audit.DefaultBand {
+			t.Errorf("%s: rule fields %+v %v %v %v", tr.Detector, tr.Sensitivity, tr.FloorPassed, tr.Floor, tr.Band)
+		}
+		// The stored report is the full audit behind the summary.
+		st, _ := store.Open(context.Background(), dir)
+		var rep audit.Report
+		if err := getJSON(context.Background(), st, tr.ReportKey, &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Headline != *tr.Headline || rep.Verdict != tr.Verdict || rep.Detector != tr.Detector || len(rep.Sensitivity.Verdicts) != 11 {
+			t.Errorf("%s: stored report %s differs from the summary", tr.Detector, tr.ReportKey)
+		}
+	}
+	if fmt.Sprint(detectors) != "[logreg rf]" {
+		t.Fatalf("trained detectors %v, want [logreg rf] (900 rows are within the forest budget)", detectors)
+	}
+	if n := sum.Trained[0].Shuffle.N; n != logregShuffles(900) {
+		t.Errorf("logreg shuffles %d, want %d", n, logregShuffles(900))
+	}
+	if r := sum.ByRegister; r == nil || r.Sources != 2 || len(r.Trained) != 2 || r.RowsKey != "runs/r/knowledge/audit-registers-rows.csv" {
+		t.Errorf("by register: %+v", r)
+	}
+
+	// The same rows and seed give the same numbers, to the last bit.
+	dir2 := t.TempDir()
+	writeScoredRun(t, dir2, "r", 1234)
+	a, _ := json.Marshal(sum)
+	b, _ := json.Marshal(runAudit(t, dir2, "r"))
+	if !bytes.Equal(a, b) {
+		t.Errorf("two runs differ:\n%s\n%s", a, b)
+	}
+	// Another seed moves the seeded numbers (folds, interval, shuffles).
+	dir3 := t.TempDir()
+	writeScoredRun(t, dir3, "r", 99)
+	other := runAudit(t, dir3, "r")
+	if *other.Trained[0].CI95 == *sum.Trained[0].CI95 && other.Trained[0].Shuffle.Mean == sum.Trained[0].Shuffle.Mean {
+		t.Error("seed 99 gives the logreg interval and shuffles of seed 1234: the run's seed is not used")
+	}
+}
+
+// TestAuditStageMatchesLibrary re-audits the stored rows as the command
+// does (audit.ReadFile, then audit.Run with the options the summary's
+// command names) and gets the stage's numbers.
+func TestAuditStageMatchesLibrary(t *testing.T) {
+	dir := t.TempDir()
+	writeScoredRun(t, dir, "r", 1234)
+	sum := runAudit(t, dir, "r")
+	for _, s := range append([]AuditSummary{sum}, sum.Trained...) {
+		rows, err := audit.ReadFile(dir+"/"+s.RowsKey, audit.Columns{Label: audit.LabelColumn, Source: audit.SourceColumn, Measurements: []string{audit.RatingMeasurement}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := audit.DefaultOptions()
+		opt.Detector, opt.Seed, opt.Shuffles = s.Detector, s.Seed, s.Shuffle.N
+		if s.Detector != audit.DetectorMeanHalf {
+			opt.FingerprintTrees = -1
+			opt.ShuffleRetrain = map[string]string{audit.DetectorLogReg: "always", audit.DetectorRF: "never"}[s.Detector]
+		}
+		rep, err := audit.Run(rows, []string{audit.RatingMeasurement}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Headline != *s.Headline || rep.CI95 != *s.CI95 || rep.MeasurementsOnly != *s.MeasurementsOnly ||
+			rep.SourceOnly != *s.SourceOnly || rep.L != *s.L || rep.Verdict != s.Verdict || *rep.Shuffle != *s.Shuffle {
+			t.Errorf("%s: library %v %v %v %v %v %q %+v; stage %v %v %v %v %v %q %+v", s.Detector,
+				rep.Headline, rep.CI95, rep.MeasurementsOnly, rep.SourceOnly, rep.L, rep.Verdict, *rep.Shuffle,
+				*s.Headline, *s.CI95, *s.MeasurementsOnly, *s.SourceOnly, *s.L, s.Verdict, *s.Shuffle)
+		}
+	}
+}
