@@ -303,6 +303,7 @@ func (a *Activities) RegisterCPU(r registrar) {
 		"Prepare": a.Prepare, "Dedup": a.Dedup, "Score": a.Score,
 		"Probes": a.Probes, "Audit": a.Audit, "Aggregate": a.Aggregate,
 		"PlanRefresh": a.PlanRefresh, "AppendLeaderboard": a.AppendLeaderboard, "ScreenShard": a.ScreenShard,
+		"RecomputeElo": a.RecomputeElo,
 	} {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

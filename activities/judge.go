@@ -34,14 +34,19 @@ func modelFamily(cfg *config.Config) string {
 	return ""
 }
 
-// keptJudges applies self-judge exclusion (symmetric family match).
-func keptJudges(cfg *config.Config) ([]judge.Config, []string) {
+// JudgeConfigs returns the config's judges as the judge package takes them.
+func JudgeConfigs(cfg *config.Config) []judge.Config {
 	var all []judge.Config
 	for _, j := range cfg.Judges {
 		all = append(all, judge.Config{Name: j.Name, Family: j.Family, Version: j.Version, Spec: j.Spec, Model: j.Model,
 			APIKeyEnv: j.APIKeyEnv, ChatFormat: j.ChatFormat, SystemPrompt: j.SystemPrompt})
 	}
-	return judge.SelfExclude(all, modelFamily(cfg))
+	return all
+}
+
+// keptJudges applies self-judge exclusion (symmetric family match).
+func keptJudges(cfg *config.Config) ([]judge.Config, []string) {
+	return judge.SelfExclude(JudgeConfigs(cfg), modelFamily(cfg))
 }
 
 // overlayOn reports whether the judge overlay is on for an axis.
@@ -172,5 +177,5 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 
 // readRated reads a shard's rated predictions.
 func readRated(ctx context.Context, st store.Store, run, axis string, shard int) (map[string]scorers.Prediction, int, error) {
-	return readPredictions(ctx, st, ratingsPrefix(run, axis, shard))
+	return readPredictions(ctx, st, ratingsPrefix(run, axis, shard), "")
 }

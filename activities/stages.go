@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -38,16 +39,18 @@ func (a *Activities) shardItems(ctx context.Context, st store.Store, run, axis s
 
 // shardPredictions reads every prediction checkpoint object of a shard.
 func shardPredictions(ctx context.Context, st store.Store, run, axis string, shard int) (map[string]scorers.Prediction, int, error) {
-	return readPredictions(ctx, st, predPrefix(run, axis, shard))
+	return readPredictions(ctx, st, predPrefix(run, axis, shard), "")
 }
 
-// readPredictions reads the checkpoint objects under prefix, keyed by item id,
-// and says how many objects there were (the next part number).
-func readPredictions(ctx context.Context, st store.Store, prefix string) (map[string]scorers.Prediction, int, error) {
+// readPredictions reads the checkpoint objects under prefix (those whose key
+// contains infix, when one is given), keyed by item id, and says how many
+// objects there were (the next part number).
+func readPredictions(ctx context.Context, st store.Store, prefix, infix string) (map[string]scorers.Prediction, int, error) {
 	keys, err := st.List(ctx, prefix)
 	if err != nil {
 		return nil, 0, err
 	}
+	keys = slices.DeleteFunc(keys, func(k string) bool { return !strings.Contains(k, infix) })
 	preds := map[string]scorers.Prediction{}
 	for _, k := range keys {
 		data, err := st.Get(ctx, k)

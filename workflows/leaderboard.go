@@ -14,11 +14,15 @@ type LeaderboardRefreshResult struct {
 	Ran      []string `json:"ran"`      // run ids evaluated and appended
 	Current  []string `json:"current"`  // model ids whose pins had not changed
 	Appended []string `json:"appended"` // leaderboard files appended to
+	// Elo is the recomputed ranking of each leaderboard version, when a
+	// row was appended.
+	Elo *activities.EloSummary `json:"elo,omitempty"`
 }
 
 // LeaderboardRefresh re-runs the configured models whose pins changed since
-// their last leaderboard row (each as a child EvalRun) and appends their rows.
-// Runs go one after another: one model server is the usual bottleneck.
+// their last leaderboard row (each as a child EvalRun), appends their rows
+// and, when any row was appended, recomputes the leaderboard's Elo. Runs go
+// one after another: one model server is the usual bottleneck.
 func LeaderboardRefresh(ctx workflow.Context, in activities.RefreshInput) (LeaderboardRefreshResult, error) {
 	cpu := cpuOptions(ctx)
 	var plan activities.RefreshPlan
@@ -47,5 +51,13 @@ func LeaderboardRefresh(ctx workflow.Context, in activities.RefreshInput) (Leade
 		res.Ran = append(res.Ran, run.RunID)
 		res.Appended = append(res.Appended, path)
 	}
+	if len(res.Appended) == 0 {
+		return res, nil
+	}
+	var ranked activities.EloSummary
+	if err := workflow.ExecuteActivity(cpu, a.RecomputeElo, activities.EloInput{StoreURI: in.StoreURI, Lang: in.Lang}).Get(ctx, &ranked); err != nil {
+		return res, err
+	}
+	res.Elo = &ranked
 	return res, nil
 }

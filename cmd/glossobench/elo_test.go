@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/glossobench/glossobench/infra/elo"
 )
 
 // writeEloRun lays out a run folder as the store does: runs/<run>/result.json
@@ -57,7 +59,7 @@ func TestEloHandChecked(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var rep EloReport
+	var rep elo.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err, out)
 	}
@@ -74,7 +76,7 @@ func TestEloHandChecked(t *testing.T) {
 	}
 	// With ties, item 0 counts half to each: 2.5–1.5, ratio 5/3.
 	_, out, _ = runCmd(eloCmd, "--bt", "--json", "--ties", "--resamples", "50", a, b)
-	rep = EloReport{}
+	rep = elo.Report{}
 	json.Unmarshal([]byte(out), &rep)
 	if d := 200 * math.Log10(5.0/3); rep.Matches != 4 || math.Abs(rep.Players[0].Rating-(1000+d)) > 1e-6 || rep.Players[0].Ties != 1 {
 		t.Errorf("with ties: %+v", rep)
@@ -85,7 +87,7 @@ func TestEloHandChecked(t *testing.T) {
 	if out1 != out2 {
 		t.Error("same seed, different output")
 	}
-	rep = EloReport{}
+	rep = elo.Report{}
 	json.Unmarshal([]byte(out1), &rep)
 	if s := rep.Players[0].Rating + rep.Players[1].Rating; math.Abs(s-2000) > 1e-9 || rep.Players[0].Player != "model-a" {
 		t.Errorf("elo %+v (sum %v)", rep.Players, s)
@@ -100,7 +102,7 @@ func TestEloHandChecked(t *testing.T) {
 	x := writeEloRun(t, one, "x", "x", ax, map[string][]float64{"knowledge": {1, 1}})
 	y := writeEloRun(t, one, "y", "y", ax, map[string][]float64{"knowledge": {0, 1}})
 	_, out, _ = runCmd(eloCmd, "--json", "--resamples", "10", x, y)
-	rep = EloReport{}
+	rep = elo.Report{}
 	json.Unmarshal([]byte(out), &rep)
 	if rep.Matches != 1 || rep.Players[0].Rating != 1016 || rep.Players[1].Rating != 984 {
 		t.Errorf("one match: %+v", rep)
@@ -119,7 +121,7 @@ func TestEloStoreRootAndAxes(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var rep EloReport
+	var rep elo.Report
 	json.Unmarshal([]byte(out), &rep)
 	order := []string{}
 	for _, p := range rep.Players {
@@ -136,7 +138,7 @@ func TestEloStoreRootAndAxes(t *testing.T) {
 		t.Errorf("notes %v", rep.Notes)
 	}
 	_, out, _ = runCmd(eloCmd, "--json", "--axes", "mt", "--resamples", "20", root)
-	rep = EloReport{}
+	rep = elo.Report{}
 	json.Unmarshal([]byte(out), &rep)
 	if rep.Matches != 6 || len(rep.ByAxis) != 1 {
 		t.Errorf("--axes mt: %+v", rep)

@@ -2,6 +2,8 @@ package runner_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/elo"
 	"github.com/glossobench/glossobench/infra/leaderboard"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/infra/store"
@@ -20,7 +23,7 @@ import (
 
 // A LeaderboardRefresh schedule on the embedded server: triggered, it runs the
 // model whose pins have no row yet and appends the row; a second refresh with
-// unchanged pins runs nothing.
+// unchanged pins runs nothing; a refresh that adds a model recomputes Elo.
 func TestLeaderboardRefreshSchedule(t *testing.T) {
 	_, c := startServer(t)
 	acts := activities.New(zerolog.Nop())
@@ -81,8 +84,41 @@ func TestLeaderboardRefreshSchedule(t *testing.T) {
 	if err := we.Get(ctx, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Ran) != 0 || len(res.Current) != 1 {
+	if len(res.Ran) != 0 || len(res.Current) != 1 || res.Elo != nil {
 		t.Fatalf("second refresh with unchanged pins: %+v", res)
+	}
+
+	// A second model joins: the refresh runs it alone, appends its row and
+	// recomputes Elo over both models' item-level results.
+	fake := httptest.NewServer(&fakeModel{seen: map[string]int{}})
+	defer fake.Close()
+	fakePath := filepath.Join(t.TempDir(), "fake.yaml")
+	if err := os.WriteFile(fakePath, []byte(mcqConfig(t, fake.URL, storeDir, "generate", "  flavor: vllm\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in.Runs = append(in.Runs, activities.PrepareInput{ConfigPath: fakePath, ModelID: "fake-model"})
+	we, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "refresh-two", TaskQueue: workflows.TaskQueue}, workflows.LeaderboardRefreshName, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = workflows.LeaderboardRefreshResult{}
+	if err := we.Get(ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Ran) != 1 || res.Elo == nil || len(res.Elo.Boards) != 1 {
+		t.Fatalf("refresh with a new model: %+v", res)
+	}
+	board := res.Elo.Boards[0]
+	if len(board.Ratings) != 2 || board.Ratings["test-model"] == 0 || board.Ratings["fake-model"] == 0 {
+		t.Fatalf("Elo board %+v", board)
+	}
+	var rep elo.Report
+	data, err := st.Get(ctx, board.Key)
+	if err != nil || json.Unmarshal(data, &rep) != nil {
+		t.Fatalf("Elo report %s: %v", board.Key, err)
+	}
+	if rep.Method != "bradley-terry" || rep.Matches == 0 || len(rep.Players) != 2 || rep.Players[0].Rating != max(board.Ratings["test-model"], board.Ratings["fake-model"]) {
+		t.Fatalf("Elo report %+v", rep)
 	}
 	if err := h.Delete(ctx); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,342 @@
+// Package elo ranks models from their runs' item-level results: every item
+// two runs both scored is a pairwise match (spec §4). Exact-match axes work
+// with zero judges; MT matches come from the judges, pairwise when they are
+// asked (PairMatches), else from each run's own judge score.
+package elo
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"slices"
+
+	"github.com/glossobench/glossobench/stats"
+)
+
+// Scorer types (scorers.ScorerRule, scorers.ScorerJudge) as result.json prints them.
+const (
+	ruleScorer  = "deterministic-rule"
+	judgeScorer = "llm-judge"
+)
+
+// PairAxis names the matches judges decided by comparing two answers.
+const PairAxis = "mt-pairwise"
+
+// Run is one model's run as Elo sees it.
+type Run struct {
+	RunID   string
+	ModelID string
+	Family  string // model_meta.family, for self-judge exclusion
+	Player  string // ModelID, else RunID, else where
+	Where   string // the run folder, for messages
+	// Scores holds axis → item id → score for the axes Elo can use.
+	Scores map[string]map[string]float64
+}
+
+// ReadFunc reads an object of a run folder by its slash-separated name
+// relative to the folder ("result.json", "nlu/scores.jsonl"). A missing
+// object is an error wrapping fs.ErrNotExist.
+type ReadFunc func(name string) ([]byte, error)
+
+// result is the part of result.json (activities.Result) Elo reads.
+type result struct {
+	RunID     string `json:"run_id"`
+	ModelID   string `json:"model_id"`
+	ModelMeta struct {
+		Family string `json:"family"`
+	} `json:"model_meta"`
+	Axes map[string]struct {
+		ScorerType string `json:"scorer_type"`
+	} `json:"axes"`
+}
+
+// Load reads a run folder: result.json and the per-item scores of every
+// exact-match axis and of a judged MT axis.
+func Load(read ReadFunc, where string) (*Run, error) {
+	data, err := read("result.json")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	var res result
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, fmt.Errorf("%s/result.json: %v", where, err)
+	}
+	if res.Axes == nil {
+		return nil, fmt.Errorf("%s/result.json: field axes: missing", where)
+	}
+	r := &Run{RunID: res.RunID, ModelID: res.ModelID, Family: res.ModelMeta.Family, Where: where, Scores: map[string]map[string]float64{}}
+	r.Player = r.ModelID
+	if r.Player == "" {
+		r.Player = r.RunID
+	}
+	if r.Player == "" {
+		r.Player = where
+	}
+	for axis, a := range res.Axes {
+		if a.ScorerType != ruleScorer && !(axis == "mt" && a.ScorerType == judgeScorer) {
+			continue
+		}
+		name := axis + "/scores.jsonl"
+		data, err := read(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the axis produced no per-item scores
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s/%s: %w", where, name, err)
+		}
+		items, err := parseScores(data, where+"/"+name)
+		if err != nil {
+			return nil, err
+		}
+		r.Scores[axis] = items
+	}
+	return r, nil
+}
+
+// parseScores reads a scores.jsonl (scorers.ItemScore rows).
+func parseScores(data []byte, path string) (map[string]float64, error) {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var it struct {
+			ItemID string   `json:"item_id"`
+			Score  *float64 `json:"score"`
+		}
+		if err := json.Unmarshal(b, &it); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, line, err)
+		}
+		if it.ItemID == "" {
+			return nil, fmt.Errorf("%s:%d: field item_id: missing", path, line)
+		}
+		if it.Score == nil || math.IsNaN(*it.Score) {
+			return nil, fmt.Errorf("%s:%d: field score: missing", path, line)
+		}
+		if _, dup := out[it.ItemID]; dup {
+			return nil, fmt.Errorf("%s:%d: item %q scored twice", path, line, it.ItemID)
+		}
+		out[it.ItemID] = *it.Score
+	}
+	return out, sc.Err()
+}
+
+// Settings choose the rating method and the matches.
+type Settings struct {
+	BT        bool    // Bradley–Terry maximum likelihood instead of sequential Elo
+	Seed      uint64  // match order of Elo and the bootstrap
+	Resamples int     // bootstrap resamples for the 95% CIs
+	K         float64 // Elo update step
+	Prior     float64 // Bradley–Terry virtual ties between every pair that met
+	Ties      bool    // count equal results as ties instead of dropping them
+	Axes      []string
+}
+
+// Player is one model in the ranking.
+type Player struct {
+	stats.RatingCI
+	Wins   int      `json:"wins"`
+	Losses int      `json:"losses"`
+	Ties   int      `json:"ties"`
+	Runs   []string `json:"runs"`
+}
+
+// Report is a ranking with how it was made.
+type Report struct {
+	Method    string         `json:"method"` // elo | bradley-terry
+	Seed      uint64         `json:"seed"`
+	Resamples int            `json:"resamples"`
+	Matches   int            `json:"matches"`
+	ByAxis    map[string]int `json:"matches_by_axis"`
+	Skipped   int            `json:"skipped_resamples"`
+	Players   []Player       `json:"players"`
+	Notes     []string       `json:"notes"`
+}
+
+// Matches builds the pairwise matches: on every axis both runs scored, every
+// shared item is a match. Exact-match axes need 0/1 scores (an axis with any
+// other score is skipped with a note); on MT the higher judge score wins.
+// Equal results are ties, kept only with Ties.
+func Matches(runs []*Run, set Settings) (matches []stats.Match, byAxis map[string]int, notes []string) {
+	byAxis = map[string]int{}
+	binary := map[string]bool{}
+	for _, r := range runs {
+		for axis, items := range r.Scores {
+			if _, seen := binary[axis]; !seen {
+				binary[axis] = true
+			}
+			for _, s := range items {
+				if s != 0 && s != 1 {
+					binary[axis] = false
+				}
+			}
+		}
+	}
+	var axes []string
+	for a, ok := range binary {
+		if len(set.Axes) > 0 && !slices.Contains(set.Axes, a) {
+			continue
+		}
+		if !ok && a != "mt" {
+			notes = append(notes, fmt.Sprintf("axis %s: scores are not 0/1 exact match; not used", a))
+			continue
+		}
+		axes = append(axes, a)
+	}
+	slices.Sort(axes)
+	slices.Sort(notes)
+	for i := 0; i < len(runs); i++ {
+		for j := i + 1; j < len(runs); j++ {
+			a, b := runs[i], runs[j]
+			for _, axis := range axes {
+				sa, sb := a.Scores[axis], b.Scores[axis]
+				if sa == nil || sb == nil {
+					continue
+				}
+				for _, id := range sharedIDs(sa, sb) {
+					x, y := sa[id], sb[id]
+					var score float64
+					switch {
+					case x > y:
+						score = 1
+					case x < y:
+						score = 0
+					default:
+						if !set.Ties {
+							continue
+						}
+						score = 0.5
+					}
+					matches = append(matches, stats.Match{A: a.Player, B: b.Player, Score: score})
+					byAxis[axis]++
+				}
+			}
+		}
+	}
+	return matches, byAxis, notes
+}
+
+// sharedIDs returns the item ids both maps hold, sorted so the match order
+// before the seeded shuffle is deterministic.
+func sharedIDs[V any](a, b map[string]V) []string {
+	ids := make([]string, 0, len(a))
+	for id := range a {
+		if _, ok := b[id]; ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Rank rates the runs. judged are matches the judges decided pairwise
+// (PairMatches); when there are any, they replace the MT matches read off
+// each run's own judge score.
+func Rank(runs []*Run, judged []stats.Match, set Settings) (Report, error) {
+	rep := Report{Method: "elo", Seed: set.Seed, Resamples: set.Resamples, Notes: []string{}}
+	if set.BT {
+		rep.Method = "bradley-terry"
+	}
+	if len(runs) < 2 {
+		return rep, fmt.Errorf("need at least two runs, got %d", len(runs))
+	}
+	if set.Resamples < 1 {
+		return rep, errors.New("resamples must be at least 1")
+	}
+	seen := map[string]string{}
+	for _, r := range runs {
+		if prev, dup := seen[r.Player]; dup {
+			return rep, fmt.Errorf("model %q appears in two runs (%s and %s): rank one run per model", r.Player, prev, r.Where)
+		}
+		seen[r.Player] = r.Where
+	}
+	if len(judged) > 0 {
+		set.Axes = slices.DeleteFunc(slices.Clone(axesOrAll(runs, set.Axes)), func(a string) bool { return a == "mt" })
+	}
+	var matches []stats.Match
+	byAxis, notes := map[string]int{}, []string(nil)
+	if len(judged) == 0 || len(set.Axes) > 0 {
+		matches, byAxis, notes = Matches(runs, set)
+	}
+	if len(judged) > 0 {
+		matches = append(matches, judged...)
+		byAxis[PairAxis] = len(judged)
+		notes = append(notes, "mt: matches decided by pairwise judges (both presentation orders), not by single-answer scores")
+	}
+	rep.ByAxis, rep.Matches = byAxis, len(matches)
+	rep.Notes = append(rep.Notes, notes...)
+	if len(matches) == 0 {
+		return rep, errors.New("no pairwise matches: the runs share no item on an exact-match axis (or every shared item is a tie; set ties (--ties) to count them)")
+	}
+	rate := func(m []stats.Match) (map[string]float64, error) {
+		return stats.Elo(m, stats.EloOptions{K: set.K, Seed: set.Seed})
+	}
+	if set.BT {
+		rate = func(m []stats.Match) (map[string]float64, error) {
+			return stats.BradleyTerry(m, stats.BTOptions{Prior: set.Prior})
+		}
+	}
+	cis, skipped, err := stats.RatingsBootstrap(matches, rate, set.Resamples, set.Seed, 0.95)
+	if err != nil {
+		return rep, err
+	}
+	rep.Skipped = skipped
+	if skipped > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d resamples could not be rated and were skipped", skipped, set.Resamples))
+	}
+	tally := map[string]*Player{}
+	for _, c := range cis {
+		tally[c.Player] = &Player{RatingCI: c, Runs: []string{}}
+	}
+	for _, m := range matches {
+		a, b := tally[m.A], tally[m.B]
+		switch m.Score {
+		case 1:
+			a.Wins++
+			b.Losses++
+		case 0:
+			a.Losses++
+			b.Wins++
+		default:
+			a.Ties++
+			b.Ties++
+		}
+	}
+	for _, r := range runs {
+		if p, ok := tally[r.Player]; ok {
+			p.Runs = append(p.Runs, r.RunID)
+		} else {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("model %s (run %s) played no match and is not ranked", r.Player, r.RunID))
+		}
+	}
+	for _, c := range cis {
+		rep.Players = append(rep.Players, *tally[c.Player])
+	}
+	return rep, nil
+}
+
+// axesOrAll returns the chosen axes, or every axis some run scored.
+func axesOrAll(runs []*Run, chosen []string) []string {
+	if len(chosen) > 0 {
+		return chosen
+	}
+	var all []string
+	for _, r := range runs {
+		for a := range r.Scores {
+			if !slices.Contains(all, a) {
+				all = append(all, a)
+			}
+		}
+	}
+	slices.Sort(all)
+	return all
+}
