@@ -118,9 +118,6 @@ func New(cfg Config) (*Client, error) {
 	}, nil
 }
 
-// Endpoint is the URL the client posts to.
-func (c *Client) Endpoint() string { return c.endpoint }
-
 // Score returns one MetricX-24 error score in [0, 25] per segment, in order.
 // refs is ignored in QE mode. Batches go out Concurrency at a time; the
 // first batch that fails for good cancels the rest and its error is

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
+
+	_ "github.com/glossobench/glossobench/backends/metricx" // lets the NLG option metricx: take tei+http(s):// specs
 )
 
 // command is one subcommand. It returns the process exit code.

@@ -9,8 +9,10 @@
 // chrF++ (statistics summed over segments) on a 0–1 scale (sacrebleu's 0–100
 // divided by 100); the 95% CI resamples segments and recomputes corpus chrF++
 // from their summed statistics. MetricX-24 is optional: without it the
-// result says so in its notes, and when a MetricX-24 implementation is registered
-// (RegisterMetricX) it is reported as a secondary metric.
+// result says so in its notes; with the option `metricx: NAME_OR_SPEC` (for
+// example tei+http://gpu-host:8080?mode=hybrid, served through
+// backends/metricx) it is reported as a secondary metric, and a server that
+// cannot be reached becomes a note while chrF++ is still reported.
 package nlg
 
 import (
