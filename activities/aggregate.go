@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/glossobench/glossobench/infra/config"
@@ -183,7 +185,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 	total := len(in.Plan.Axes) + len(in.Plan.Skipped)
 	s.MSNote = fmt.Sprintf("ms_public is over %d of %d configured axes (%s)", len(s.MSAxes), total, strings.Join(s.MSAxes, ", "))
 	if len(s.MSAxes) < len(cfg.Axes) {
-		s.MSNote += "; the other axes did not produce a public score and are not in the denominator"
+		s.MSNote += "; not in the denominator: " + strings.Join(leftOut(cfg, in.Plan, s.MSAxes), ", ")
 	}
 	if len(s.NearChanceAxes) > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("near-chance axes %v carry noise, not signal: exclude them from cross-model ranking", s.NearChanceAxes))
@@ -216,4 +218,24 @@ func weightedMean(v, w []float64) *float64 {
 	}
 	x := num / den
 	return &x
+}
+
+// leftOut names each configured axis that is not in the mean score, with why.
+func leftOut(cfg *config.Config, plan Plan, in []string) []string {
+	why := map[string]string{}
+	for _, sk := range plan.Skipped {
+		why[sk.Axis] = sk.Reason
+	}
+	var out []string
+	for _, axis := range slices.Sorted(maps.Keys(cfg.Axes)) {
+		if slices.Contains(in, axis) {
+			continue
+		}
+		reason := why[axis]
+		if reason == "" {
+			reason = "no public-tier score"
+		}
+		out = append(out, axis+" ("+reason+")")
+	}
+	return out
 }
