@@ -185,7 +185,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 	total := len(in.Plan.Axes) + len(in.Plan.Skipped)
 	s.MSNote = fmt.Sprintf("ms_public is over %d of %d configured axes (%s)", len(s.MSAxes), total, strings.Join(s.MSAxes, ", "))
 	if len(s.MSAxes) < len(cfg.Axes) {
-		s.MSNote += "; not in the denominator: " + strings.Join(leftOut(cfg, in.Plan, s.MSAxes), ", ")
+		s.MSNote += "; not in the denominator: " + strings.Join(leftOut(cfg, append(slices.Clone(in.Plan.Skipped), s.SkippedAxes...), s.MSAxes), ", ")
 	}
 	if len(s.NearChanceAxes) > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("near-chance axes %v carry noise, not signal: exclude them from cross-model ranking", s.NearChanceAxes))
@@ -221,9 +221,9 @@ func weightedMean(v, w []float64) *float64 {
 }
 
 // leftOut names each configured axis that is not in the mean score, with why.
-func leftOut(cfg *config.Config, plan Plan, in []string) []string {
+func leftOut(cfg *config.Config, skipped []Skip, in []string) []string {
 	why := map[string]string{}
-	for _, sk := range plan.Skipped {
+	for _, sk := range skipped {
 		why[sk.Axis] = sk.Reason
 	}
 	var out []string
