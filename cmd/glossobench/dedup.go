@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -9,11 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/dedup"
 )
@@ -31,32 +35,41 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 func runDedup(args []string) int {
 	fs := flag.NewFlagSet("dedup", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: glossobench dedup --items FILE.jsonl --corpus PATH [--corpus PATH ...] [flags] [PATH ...]\n\n"+
-			"Screens eval items (JSONL of items, at least {\"id\",\"prompt\"}) against corpus files, globs or\n"+
-			"directories (text, lines or JSONL; .gz and .zst read as compressed) and reports the items a run\n"+
-			"would drop, the per-axis task-level contamination rate and the kept-id SHA-256.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: glossobench dedup --items CONFIG.yaml|ITEMS.jsonl [--corpus PATH|s3://BUCKET/PREFIX/?... ...] [flags] [PATH ...]\n\n"+
+			"Screens eval items against training-corpus files, globs, directories or S3 prefixes (text, lines or\n"+
+			"JSONL; .gz and .zst read as compressed) and reports the items a run would drop, kept/dropped and the\n"+
+			"task-level contamination rate per axis, the corpus fingerprints and the kept-id SHA-256.\n\n"+
+			"--items is either a run config (YAML; .yaml/.yml, or any file not starting with '{'): the items of\n"+
+			"every dataset it names are loaded exactly as a run's Prepare loads them, and the config's dedup\n"+
+			"section supplies the corpus (unless --corpus is given) and the options (unless set by flags), so\n"+
+			"the kept SHA-256 equals the one a run with that config publishes. Or a JSONL file of items\n"+
+			"(.jsonl/.ndjson/.json, or content starting with '{'), at least {\"id\",\"prompt\"} per line.\n\n"+
+			"S3 prefixes take the query parameters of an S3 store URI: endpoint, region, path_style,\n"+
+			"access_key_env, secret_key_env (names of environment variables, never keys).\n\nflags:")
 		fs.PrintDefaults()
 	}
 	var corpus multiFlag
-	itemsPath := fs.String("items", "", "eval items, JSONL (required)")
-	fs.Var(&corpus, "corpus", "corpus file, glob or directory (repeatable; trailing arguments count too)")
+	itemsPath := fs.String("items", "", "run config (YAML) or eval items (JSONL) (required)")
+	fs.Var(&corpus, "corpus", "corpus file, glob, directory or s3:// prefix (repeatable; trailing arguments count too; default: the config's dedup.corpus)")
 	format := fs.String("format", "", "corpus format: text (blank-line separated documents), lines or jsonl; default from the file name")
-	textField := fs.String("text-field", dedup.DefaultTextField, "JSONL field holding the document text")
-	minLen := fs.Int("min-len", dedup.DefaultMinExactLen, "shortest prompt (characters) searched as a substring; shorter ones match whole documents/lines")
+	textField := fs.String("text-field", dedup.DefaultTextField, "JSONL field holding the document text (default: the config's dedup.text_field, else text)")
+	minLen := fs.Int("min-len", dedup.DefaultMinExactLen, "shortest prompt (characters) searched as a substring; shorter ones match whole documents/lines (default: the config's dedup.min_chars)")
 	ngram := fs.Int("ngram", dedup.DefaultShingleN, "word n-gram size of the Jaccard shingles")
-	jaccard := fs.Float64("jaccard", dedup.DefaultJaccard, "shingle Jaccard threshold")
+	jaccard := fs.Float64("jaccard", dedup.DefaultJaccard, "shingle Jaccard threshold (default: the config's dedup.jaccard)")
 	noJaccard := fs.Bool("no-jaccard", false, "exact matching only")
-	shardMB := fs.Int64("shard-mb", 256, "split uncompressed files into shards of this many MB")
+	shardMB := fs.Int64("shard-mb", 256, "split uncompressed files into shards of at most this many MB (smaller when needed to give every worker several)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "shards screened in parallel")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	noHash := fs.Bool("no-fingerprint", false, "skip the SHA-256 of the corpus files (saves a second read)")
+	noHash := fs.Bool("no-fingerprint", false, "skip the SHA-256 of local corpus files (saves a second read; S3 objects are named by their ETag)")
 	bench := fs.Bool("bench", false, "time the screen and print MB/s beside `grep -F -c -f ITEMS CORPUS` and `cat CORPUS > /dev/null`")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	corpus = append(corpus, fs.Args()...)
-	if *itemsPath == "" || len(corpus) == 0 {
-		fmt.Fprintln(os.Stderr, "glossobench dedup: --items and at least one --corpus are required")
+	if *itemsPath == "" {
+		fmt.Fprintln(os.Stderr, "glossobench dedup: --items is required")
 		fs.Usage()
 		return 2
 	}
@@ -64,19 +77,60 @@ func runDedup(args []string) int {
 		fmt.Fprintln(os.Stderr, "glossobench dedup:", err)
 		return 1
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 
-	items, err := dedup.LoadItemsFile(*itemsPath)
+	opt := dedup.Options{MinExactLen: *minLen, ShingleN: *ngram, Jaccard: *jaccard, NoJaccard: *noJaccard}
+	isConfig, err := looksLikeConfig(*itemsPath)
 	if err != nil {
 		return fail(err)
 	}
-	opt := dedup.Options{MinExactLen: *minLen, ShingleN: *ngram, Jaccard: *jaccard, NoJaccard: *noJaccard}
+	var items []scorers.Item
+	if isConfig {
+		cfg, err := config.Load(*itemsPath, config.Overrides{})
+		if err != nil {
+			return fail(err)
+		}
+		axes, skipped, err := activities.LoadAxes(cfg)
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", *itemsPath, err))
+		}
+		for _, ax := range axes {
+			items = append(items, ax.Items...)
+		}
+		for _, s := range skipped {
+			fmt.Fprintf(os.Stderr, "glossobench dedup: axis %s not screened, as a run would not score it: %s\n", s.Axis, s.Reason)
+		}
+		// The run's options, unless a flag says otherwise.
+		runOpt := activities.DedupOptions(cfg)
+		if !set["min-len"] {
+			opt.MinExactLen = runOpt.MinExactLen
+		}
+		if !set["jaccard"] {
+			opt.Jaccard = runOpt.Jaccard
+		}
+		if !set["text-field"] && cfg.Dedup.TextField != "" {
+			*textField = cfg.Dedup.TextField
+		}
+		if len(corpus) == 0 {
+			corpus = cfg.Dedup.Corpus
+		}
+	} else if items, err = dedup.LoadItemsFile(*itemsPath); err != nil {
+		return fail(err)
+	}
+	if len(corpus) == 0 {
+		fmt.Fprintln(os.Stderr, "glossobench dedup: no corpus: give --corpus (or a config with dedup.corpus)")
+		fs.Usage()
+		return 2
+	}
+
 	t0 := time.Now()
 	idx, err := dedup.NewIndex(items, opt)
 	if err != nil {
 		return fail(err)
 	}
 	indexTime := time.Since(t0)
-	srcs, err := dedup.ExpandLocal(corpus, *format, *textField)
+	srcs, err := dedup.Expand(ctx, corpus, *format, *textField)
 	if err != nil {
 		return fail(err)
 	}
@@ -84,15 +138,13 @@ func runDedup(args []string) int {
 	for _, s := range srcs {
 		stored += s.Size
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 
 	if *bench {
 		return dedupBench(ctx, idx, items, srcs, stored, *shardMB<<20, *workers, indexTime)
 	}
 
 	t1 := time.Now()
-	shards := dedup.Plan(srcs, *shardMB<<20)
+	shards := dedup.Plan(srcs, shardBytesFor(srcs, *shardMB<<20, *workers))
 	matches, docs, docBytes, err := dedup.Scanner{Index: idx}.ScanAll(ctx, shards, *workers)
 	if err != nil {
 		return fail(err)
@@ -100,7 +152,7 @@ func runDedup(args []string) int {
 	scanTime := time.Since(t1)
 	var fps []dedup.Fingerprint
 	for _, s := range srcs {
-		fp := dedup.Fingerprint{URI: s.URI, Size: s.Size}
+		fp := dedup.Fingerprint{URI: s.URI, Size: s.Size, ETag: s.ETag}
 		if !*noHash {
 			if fp, err = dedup.FingerprintSource(ctx, nil, s); err != nil {
 				return fail(err)
@@ -121,16 +173,60 @@ func runDedup(args []string) int {
 	return 0
 }
 
+// looksLikeConfig tells a run config from an items JSONL: by extension
+// (.yaml/.yml vs .jsonl/.ndjson/.json), else by content (JSONL starts with '{').
+func looksLikeConfig(path string) (bool, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml":
+		return true, nil
+	case ".jsonl", ".ndjson", ".json":
+		return false, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return false, fmt.Errorf("%s: %w", path, err)
+	}
+	trimmed := bytes.TrimLeft(bytes.TrimPrefix(head[:n], []byte("\ufeff")), " \t\r\n")
+	return len(trimmed) == 0 || trimmed[0] != '{', nil
+}
+
+// shardBytesFor caps the shard size so that every worker gets several
+// shards: with one 256 MB shard per file, a 315 MB file makes a 256 MB and a
+// 59 MB shard, and two workers finish in the time of the larger one.
+func shardBytesFor(srcs []dedup.Source, maxBytes int64, workers int) int64 {
+	var splittable int64
+	for _, s := range srcs {
+		if s.Compression == "" {
+			splittable += s.Size
+		}
+	}
+	if workers <= 1 || maxBytes <= 0 {
+		return maxBytes
+	}
+	const minShard = 4 << 20 // below this, per-shard setup starts to show
+	per := splittable / int64(4*workers)
+	return max(min(maxBytes, per), minShard)
+}
+
 func printDedupReport(w io.Writer, rep dedup.Report, shards int, docs, docBytes, stored int64, took time.Duration) {
 	o := rep.Options
 	fmt.Fprintf(w, "corpus: %d files, %.1f MB stored, %d documents, %.1f MB of text, %d shards, %s (%.0f MB/s)\n",
 		len(rep.Corpus), float64(stored)/1e6, docs, float64(docBytes)/1e6, shards, took.Round(time.Millisecond), float64(stored)/1e6/took.Seconds())
 	for _, f := range rep.Corpus {
-		sum := f.SHA256
-		if sum == "" {
-			sum = "(not computed)"
+		switch {
+		case f.SHA256 != "":
+			fmt.Fprintf(w, "  %s  %d bytes  sha256 %s\n", f.URI, f.Size, f.SHA256)
+		case f.ETag != "":
+			fmt.Fprintf(w, "  %s  %d bytes  etag %s\n", f.URI, f.Size, f.ETag)
+		default:
+			fmt.Fprintf(w, "  %s  %d bytes  sha256 (not computed)\n", f.URI, f.Size)
 		}
-		fmt.Fprintf(w, "  %s  %d bytes  sha256 %s\n", f.URI, f.Size, sum)
 	}
 	jac := fmt.Sprintf("%d-gram Jaccard >= %g", o.ShingleN, o.Jaccard)
 	if o.NoJaccard {

@@ -1,13 +1,22 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers/dedup"
 )
 
@@ -84,5 +93,154 @@ func TestDedupCommand(t *testing.T) {
 		return runDedup([]string{"--items", items, "--corpus", filepath.Join(dir, "nothing*")})
 	}); code != 1 {
 		t.Errorf("missing corpus: exit %d", code)
+	}
+}
+
+// dedupRun prepares and dedups a run of cfgPath through the activities, as
+// EvalRun does, and returns what the run publishes.
+func dedupRun(t *testing.T, cfgPath, runID string) activities.DedupResult {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	acts := activities.New(zerolog.Nop())
+	acts.RegisterCPU(env)
+	v, err := env.ExecuteActivity(acts.Prepare, activities.PrepareInput{RunID: runID, ConfigPath: cfgPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan activities.Plan
+	v.Get(&plan)
+	v, err = env.ExecuteActivity(acts.Dedup, activities.RunRef{RunID: runID, StoreURI: plan.StoreURI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dd activities.DedupResult
+	v.Get(&dd)
+	return dd
+}
+
+// TestDedupConfigMatchesRun: `dedup --items CONFIG` screens the items a run
+// of that config loads and prints the kept SHA-256 the run publishes, for a
+// local corpus and (with a server) the same corpus on S3.
+func TestDedupConfigMatchesRun(t *testing.T) {
+	data, _ := filepath.Abs("../../testdata/data")
+	dir := t.TempDir()
+	writeConfig := func(name, dedupSection string) string {
+		p := filepath.Join(dir, name)
+		text := fmt.Sprintf(`model: {spec: "openai:http://127.0.0.1:1", id: m}
+store: {uri: %s}
+axes:
+  knowledge:
+    datasets:
+      - {name: g, path: %s/global_mmlu_ms/global_mmlu_ms_test_subset.jsonl.gz, format: global_mmlu, limit: 25}
+  nlu:
+    datasets:
+      - {name: b, path: %s/belebele_ms_en/ms_belebele.jsonl, format: belebele, limit: 20}
+%s`, filepath.Join(dir, "store"), data, data, dedupSection)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// Plant one knowledge prompt (re-spaced, upper-cased) and one nlu prompt.
+	cfg, err := config.Load(writeConfig("plain.yaml", ""), config.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	axes, _, err := activities.LoadAxes(cfg)
+	if err != nil || len(axes) != 2 {
+		t.Fatalf("axes %v, %v", axes, err)
+	}
+	k, n := axes[0].Items[3], axes[1].Items[7]
+	corpusText := "Pengenalan.\n\n" + strings.ToUpper(strings.Join(strings.Fields(k.Prompt), "   ")) +
+		"\n\nteks lain\n\nPetikan: " + strings.Join(strings.Fields(n.Prompt), " ") + "\n" // one document: no blank lines
+	corpusDir := filepath.Join(dir, "corpus")
+	os.MkdirAll(corpusDir, 0o755)
+	os.WriteFile(filepath.Join(corpusDir, "c.txt"), []byte(corpusText), 0o644)
+	localCfg := writeConfig("local.yaml", fmt.Sprintf("dedup: {corpus: [%s]}\n", corpusDir))
+
+	dd := dedupRun(t, localCfg, "local")
+	report := func(args ...string) dedup.Report {
+		t.Helper()
+		out, code := captureStdout(t, func() int { return runDedup(append(args, "--json")) })
+		var rep dedup.Report
+		if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+			t.Fatalf("dedup %v: exit %d, %v\n%s", args, code, err, out)
+		}
+		return rep
+	}
+	check := func(name string, rep dedup.Report, run activities.DedupResult) {
+		t.Helper()
+		if rep.KeptSHA256 != run.KeptSHA256 || rep.KeptSHA256 == dedup.KeptSHA256(nil) {
+			t.Errorf("%s: kept sha %s, the run published %s", name, rep.KeptSHA256, run.KeptSHA256)
+		}
+		if rep.Items != 45 || rep.Dropped != 2 || len(rep.Axes) != len(run.Axes) {
+			t.Fatalf("%s: report %d items, %d dropped, axes %+v", name, rep.Items, rep.Dropped, rep.Axes)
+		}
+		dropped := map[string]bool{}
+		for _, d := range rep.Drops {
+			dropped[d.ItemID] = true
+		}
+		if !dropped[k.ID] || !dropped[n.ID] {
+			t.Errorf("%s: drops %v, want %s and %s", name, rep.Drops, k.ID, n.ID)
+		}
+		byAxis := map[string]dedup.AxisReport{}
+		for _, a := range rep.Axes {
+			byAxis[a.Axis] = a
+		}
+		for _, ra := range run.Axes {
+			a := byAxis[ra.Axis]
+			if a.Kept != ra.Kept || a.Dropped != ra.Dropped || a.ContaminationRate == nil || ra.ContaminationRate == nil || *a.ContaminationRate != *ra.ContaminationRate {
+				t.Errorf("%s: axis %s: cli %+v, run %+v", name, ra.Axis, a, ra)
+			}
+		}
+	}
+	// The corpus from the config, then from --corpus.
+	check("config corpus", report("--items", localCfg), dd)
+	rep := report("--items", writeConfig("plain.yaml", ""), "--corpus", corpusDir)
+	check("--corpus", rep, dd)
+	if len(rep.Corpus) != 1 || len(rep.Corpus[0].SHA256) != 64 {
+		t.Errorf("fingerprints %+v", rep.Corpus)
+	}
+	text, code := captureStdout(t, func() int { return runDedup([]string{"--items", localCfg}) })
+	if code != 0 || !strings.Contains(text, "kept sha256: "+dd.KeptSHA256) || !strings.Contains(text, "c.txt  ") {
+		t.Errorf("text report: exit %d\n%s", code, text)
+	}
+	// A config (any extension) is told from JSONL by its content.
+	noExt := filepath.Join(dir, "config-without-extension")
+	b, _ := os.ReadFile(localCfg)
+	os.WriteFile(noExt, b, 0o644)
+	check("no extension", report("--items", noExt), dd)
+	if _, code := captureStdout(t, func() int { return runDedup([]string{"--items", writeConfig("plain.yaml", "")}) }); code != 2 {
+		t.Errorf("config without corpus: exit %d, want 2", code)
+	}
+
+	// The same corpus in S3, screened by a run and by the command.
+	endpoint, bucket := os.Getenv("GLOSSOBENCH_S3_ENDPOINT"), os.Getenv("GLOSSOBENCH_S3_BUCKET")
+	if endpoint == "" || bucket == "" {
+		t.Skip("GLOSSOBENCH_S3_ENDPOINT / GLOSSOBENCH_S3_BUCKET not set: S3 part skipped")
+	}
+	prefix := fmt.Sprintf("dedup-cli-test/%d", time.Now().UnixNano())
+	st, err := store.NewS3(context.Background(), store.S3Config{Endpoint: endpoint, Bucket: bucket, Prefix: prefix, Region: "us-east-1",
+		PathStyle: true, AccessKeyEnv: "AWS_ACCESS_KEY_ID", SecretKeyEnv: "AWS_SECRET_ACCESS_KEY"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.EnsureBucket(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(context.Background(), "corpus/c.txt", []byte(corpusText)); err != nil {
+		t.Fatal(err)
+	}
+	entry := fmt.Sprintf("s3://%s/%s/corpus/?endpoint=%s&region=us-east-1&path_style=true&access_key_env=AWS_ACCESS_KEY_ID&secret_key_env=AWS_SECRET_ACCESS_KEY", bucket, prefix, endpoint)
+	s3Cfg := writeConfig("s3.yaml", fmt.Sprintf("dedup: {corpus: [%q]}\n", entry))
+	ddS3 := dedupRun(t, s3Cfg, "s3")
+	if ddS3.KeptSHA256 != dd.KeptSHA256 || !strings.Contains(ddS3.Corpus, "etag") {
+		t.Errorf("S3 run: kept sha %s (local %s), corpus %q", ddS3.KeptSHA256, dd.KeptSHA256, ddS3.Corpus)
+	}
+	rep = report("--items", s3Cfg)
+	check("S3 corpus", rep, ddS3)
+	if len(rep.Corpus) != 1 || rep.Corpus[0].ETag == "" || rep.Corpus[0].Size != int64(len(corpusText)) {
+		t.Errorf("S3 fingerprints %+v", rep.Corpus)
 	}
 }
