@@ -1,7 +1,10 @@
 // Package report renders a run's result.json as one self-contained HTML
 // page: the mean-score tiers, per-axis scores with their 95% intervals as an
-// embedded plot, the measurement-profile table and every note. The page has
-// no script and loads nothing: the plot is an SVG inlined as a data URI, and
+// embedded plot, the measurement-profile table, the leakage audit of every
+// pooled axis (its three numbers, L and verdict per detector, each drawn as
+// the paper's chart: three marks on one 0.5–1.0 ruler with the floor and
+// band lines) and every note. The page has no script and loads nothing:
+// the plots are SVGs inlined as data URIs, and
 // all text from the run (notes, axis names, model id) goes through
 // html/template, so markup in it is shown, never run.
 //
@@ -21,6 +24,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -28,6 +32,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/scorers/audit"
 )
 
 // Num is one number on the page.
@@ -72,6 +77,7 @@ type page struct {
 	MSPublic, MSLo, MSHi Num
 	MSPooled, MSExp      Num
 	Axes                 []axisRow
+	Audits               []axisAudit
 	PluginNames          []string
 }
 
@@ -131,6 +137,9 @@ func Write(w io.Writer, res *activities.Result) error {
 		p.PluginNames = append(p.PluginNames, n)
 	}
 	slices.Sort(p.PluginNames)
+	for _, n := range names {
+		p.Audits = append(p.Audits, auditSection(n, res.Axes[n].Profile.Leakage))
+	}
 	svg, err := scorePlot(p)
 	if err != nil {
 		p.PlotErr = err.Error()
@@ -201,6 +210,150 @@ func scorePlot(pg page) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// axisAudit is one axis's leakage audit on the page: the pools it was
+// audited over (its sources, and its judges and registers when it has
+// them), or why there is none.
+type axisAudit struct {
+	Axis  string
+	Text  string // "not audited" when the profile holds no audit
+	Pools []auditPool
+}
+
+// auditPool is one pool: the verdict of the paper's fixed rating, then
+// every detector's numbers and chart.
+type auditPool struct {
+	Title, Column, Field, Verdict string // Field: the pool's path in result.json
+	Sources                       int
+	Pooled                        bool
+	Detectors                     []auditView
+	Fingerprint                   Num
+	FingerprintWarn               bool
+	TrainedNote                   string
+}
+
+// auditView is one detector's audit: its numbers, reading and chart.
+type auditView struct {
+	Field, Detector, Verdict, Line, Floor, Sensitivity, Command string
+	Headline, Lo, Hi, MeasOnly, SourceOnly, L, LMin             Num
+	ShuffleN                                                    int
+	ShuffleMean, ShuffleP99, ShuffleMax                         Num
+	ShuffleHeadline                                             string
+	Warnings                                                    []string
+	Chart                                                       template.URL
+	ChartErr                                                    string
+}
+
+func auditSection(axis string, l *activities.AuditSummary) axisAudit {
+	out := axisAudit{Axis: axis}
+	if l == nil {
+		out.Text = "not audited"
+		return out
+	}
+	field := "axes." + axis + ".measurement_profile.leakage"
+	out.Pools = append(out.Pools, pool("pooled by source", "source", field, l))
+	if l.ByJudge != nil {
+		out.Pools = append(out.Pools, pool("pooled by judge", "judge", field+".by_judge", l.ByJudge))
+	}
+	if l.ByRegister != nil {
+		out.Pools = append(out.Pools, pool("pooled by register", "register", field+".by_register", l.ByRegister))
+	}
+	return out
+}
+
+func pool(title, column, field string, l *activities.AuditSummary) auditPool {
+	p := auditPool{Title: title, Column: column, Field: field, Verdict: l.Verdict, Sources: l.Sources, TrainedNote: l.TrainedNote,
+		Pooled: l.Headline != nil, Fingerprint: num(field+".fingerprint.macro_ovr_auc", nil)}
+	if f := l.Fingerprint; f != nil {
+		p.Fingerprint.Value, p.FingerprintWarn = f64(f.MacroAUC), f.Warn
+	}
+	if !p.Pooled {
+		return p
+	}
+	p.Detectors = append(p.Detectors, view(column, field, l))
+	for i := range l.Trained {
+		p.Detectors = append(p.Detectors, view(column, fmt.Sprintf("%s.trained.%d", field, i), &l.Trained[i]))
+	}
+	return p
+}
+
+func view(column, field string, l *activities.AuditSummary) auditView {
+	v := auditView{Field: field, Detector: l.Detector, Verdict: l.Verdict, Line: l.Line, Command: l.Command, Warnings: l.Warnings,
+		Headline: num(field+".headline", l.Headline), Lo: num(field+".headline_ci95.0", nil), Hi: num(field+".headline_ci95.1", nil),
+		MeasOnly: num(field+".measurements_only", l.MeasurementsOnly), SourceOnly: num(field+".source_only", l.SourceOnly),
+		L: num(field+".l", l.L), LMin: num(field+".l_min", l.LMin),
+		ShuffleMean: num(field+".shuffle.mean", nil), ShuffleP99: num(field+".shuffle.p99", nil), ShuffleMax: num(field+".shuffle.max", nil)}
+	if v.Detector == "" {
+		v.Detector = audit.DetectorMeanHalf // summaries written before the detector was named
+	}
+	if l.CI95 != nil {
+		v.Lo.Value, v.Hi.Value = f64(l.CI95[0]), f64(l.CI95[1])
+	}
+	if sh := l.Shuffle; sh != nil {
+		v.ShuffleN, v.ShuffleHeadline = sh.N, sh.Headline
+		v.ShuffleMean.Value, v.ShuffleP99.Value, v.ShuffleMax.Value = f64(sh.Mean), f64(sh.P99), f64(sh.Max)
+	}
+	if s := l.Sensitivity; s != nil {
+		v.Sensitivity = "the verdict is the same for every floor 0.60–0.70 and band 0.85–0.95"
+		if !s.Stable {
+			v.Sensitivity = "the verdict changes: " + strings.Join(s.Regions, "; ")
+		}
+	}
+	m, ok := chartMarks(column, l)
+	if !ok {
+		v.ChartErr = "the summary lacks one of the three numbers"
+		if l.Headline == nil {
+			v.ChartErr = l.Verdict // why this detector was not run
+		}
+		return v
+	}
+	v.Floor = fmt.Sprintf("%.2f fails", m.Floor)
+	if m.FloorPassed {
+		v.Floor = fmt.Sprintf("%.2f passes", m.Floor)
+	}
+	if l.FloorRule != "" {
+		v.Floor += " (" + l.FloorRule + " rule)"
+	}
+	svg, err := m.Chart("svg", vg.Points(560), vg.Points(300))
+	if err != nil {
+		v.ChartErr = err.Error()
+	} else {
+		v.Chart = template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(svg))
+	}
+	return v
+}
+
+// chartMarks are the chart's numbers from a stored summary. Summaries from
+// before the rule was stored were read with the authors' defaults, so the
+// floor check is redone with them.
+func chartMarks(column string, l *activities.AuditSummary) (audit.Marks, bool) {
+	if l.Headline == nil || l.MeasurementsOnly == nil || l.SourceOnly == nil || l.L == nil || l.LMin == nil {
+		return audit.Marks{}, false
+	}
+	rule := audit.DefaultRule()
+	if l.Floor > 0 {
+		rule.Floor = l.Floor
+	}
+	if l.Band > 0 {
+		rule.Band = l.Band
+	}
+	m := audit.Marks{Detector: l.Detector, SourceColumn: column, Verdict: l.Verdict,
+		Headline: *l.Headline, CI95: l.CI95, MeasurementsOnly: *l.MeasurementsOnly, SourceOnly: *l.SourceOnly,
+		L: *l.L, LMin: *l.LMin, Floor: rule.Floor, Band: rule.Band}
+	if m.Detector == "" {
+		m.Detector = audit.DetectorMeanHalf
+	}
+	if l.FloorPassed != nil {
+		m.FloorPassed = *l.FloorPassed
+	} else {
+		ciLow := math.NaN()
+		if l.CI95 != nil {
+			ciLow = l.CI95[0]
+		}
+		m.FloorPassed = rule.Read(m.Headline, ciLow, m.SourceOnly).FloorPassed
+	}
+	return m, true
+}
+
 func clamp01(x float64) float64 {
 	if math.IsNaN(x) {
 		return 0
@@ -256,6 +409,29 @@ small{color:#666}
 {{range .Axes}}<tr data-axis="{{.Name}}"><td>{{.Name}}</td><td class="num" data-field="axes.{{.Name}}.measurement_profile.n" data-value="{{.N}}">{{.N}}</td><td>{{.ScorerType}}</td>{{template "num" .Kappa}}{{if .ContaminationText}}<td>{{.ContaminationText}}</td>{{else}}{{template "num" .Contamination}}{{end}}<td>{{.Leakage}}{{if .LeakageLine}}<br><small>{{.LeakageLine}}</small>{{end}}</td></tr>
 {{end}}</table>
 
+<h2>Leakage audit</h2>
+<p><small>Source-identity leakage audit (Xia &amp; Aykent, AACL-IJCNLP 2026): each pooled score is scored three ways on the same rows, the headline (rating and source tag), measurements-only (tag covered) and source-only (each row rated by its source's yes-rate). L = source-only ÷ headline is always printed; it is read only when the headline clears the floor. Floor 0.65 and band 0.90 are the authors' defaults. Circle: headline with its 95% interval; square: measurements-only; triangle: source-only.</small></p>
+{{range .Audits}}<section class="audit" data-axis="{{.Axis}}">
+<h3>{{.Axis}}</h3>
+{{if .Text}}<p class="audit-text">{{.Text}}</p>
+{{end}}{{range .Pools}}<h4>{{.Title}}{{if .Sources}} ({{.Sources}} values){{end}}</h4>
+{{if not .Pooled}}<p class="audit-text" data-field="{{.Field}}.verdict">{{.Verdict}}</p>
+{{else}}<table class="audit-numbers">
+<tr><th>detector</th><th>headline</th><th>95% low</th><th>95% high</th><th>measurements-only</th><th>source-only</th><th>L</th><th>lowest L</th><th>floor</th><th>verdict</th></tr>
+{{range .Detectors}}<tr data-audit="{{.Field}}"><td>{{.Detector}}</td>{{template "num" .Headline}}{{template "num" .Lo}}{{template "num" .Hi}}{{template "num" .MeasOnly}}{{template "num" .SourceOnly}}{{template "num" .L}}{{template "num" .LMin}}<td>{{.Floor}}</td><td class="verdict" data-field="{{.Field}}.verdict">{{.Verdict}}</td></tr>
+{{end}}</table>
+{{if .Fingerprint.Value}}<p>source fingerprint (the rating alone predicting the {{.Column}} tag, macro one-vs-rest AUC): <span class="num" data-field="{{.Fingerprint.Field}}" data-value="{{.Fingerprint.Exact}}">{{.Fingerprint.Text}}</span>{{if .FingerprintWarn}} <strong>warning: covering the tag cannot hide the source</strong>{{end}}</p>
+{{end}}{{range .Detectors}}<figure class="audit-chart" data-audit="{{.Field}}">
+{{if .Chart}}<img class="audit-chart" data-audit="{{.Field}}" alt="leakage audit, {{.Detector}}: {{.Verdict}}" src="{{.Chart}}">{{else}}<p>No chart: {{.ChartErr}}</p>{{end}}
+<figcaption><small>{{.Line}}</small>
+{{if .ShuffleN}}<br><small>tag shuffles ({{.ShuffleN}}): L mean <span class="num" data-field="{{.ShuffleMean.Field}}" data-value="{{.ShuffleMean.Exact}}">{{.ShuffleMean.Text}}</span>, 99th percentile <span class="num" data-field="{{.ShuffleP99.Field}}" data-value="{{.ShuffleP99.Exact}}">{{.ShuffleP99.Text}}</span>, max <span class="num" data-field="{{.ShuffleMax.Field}}" data-value="{{.ShuffleMax.Exact}}">{{.ShuffleMax.Text}}</span>; headline {{.ShuffleHeadline}}</small>{{end}}
+{{if .Sensitivity}}<br><small>sensitivity: {{.Sensitivity}}</small>{{end}}
+{{range .Warnings}}<br><small>warning: {{.}}</small>{{end}}
+{{if .Command}}<br><small>re-run: <code>{{.Command}}</code></small>{{end}}</figcaption>
+</figure>
+{{end}}{{if .TrainedNote}}<p><small>{{.TrainedNote}}</small></p>
+{{end}}{{end}}{{end}}</section>
+{{end}}
 {{range .Axes}}{{if .Secondary}}<details><summary>{{.Name}}: secondary metrics</summary><pre>{{.Secondary}}</pre></details>
 {{end}}{{end}}
 <h2>Notes</h2>

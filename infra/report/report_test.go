@@ -6,34 +6,41 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"html"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/release/releasetest"
 	"github.com/glossobench/glossobench/infra/report"
+	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/audit"
 )
 
 // render writes the fake run's report and returns it with result.json as
 // both the typed and the generic value.
 func render(t *testing.T) (string, *activities.Result, map[string]any) {
 	t.Helper()
-	dir, err := releasetest.WriteRun(t.TempDir(), releasetest.Options{})
+	storeDir := t.TempDir()
+	dir, err := releasetest.WriteRun(storeDir, releasetest.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "result.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := auditedResult(t, storeDir, filepath.Join(dir, "result.json"))
 	var res activities.Result
 	var generic map[string]any
 	if err := json.Unmarshal(data, &res); err != nil {
@@ -75,7 +82,7 @@ func lookup(v any, path string) (any, bool) {
 	return v, true
 }
 
-var cellRE = regexp.MustCompile(`<td class="num" data-field="([^"]+)"(?: data-value="([^"]*)")?>([^<]*)</td>`)
+var cellRE = regexp.MustCompile(`<(?:td|span)(?: class="num")? data-field="([^"]+)"(?: data-value="([^"]*)")?>([^<]*)</(?:td|span)>`)
 
 // checkNumbers checks every number cell of doc against result.json and
 // returns the fields it saw.
@@ -132,6 +139,9 @@ func TestReportNumbersMatchResult(t *testing.T) {
 		if !seen[f] {
 			t.Errorf("page has no cell for %s", f)
 		}
+	}
+	if n := checkAudits(t, doc, generic, seen); n < 4 {
+		t.Errorf("%d audit charts checked; the pooled knowledge axis alone has three detectors and nlu a register pool", n)
 	}
 	if strings.Contains(doc, "<script") {
 		t.Error("the page contains a script element")
@@ -209,7 +219,182 @@ func TestReportInChromium(t *testing.T) {
 			t.Errorf("rendered page has no cell for %s", f)
 		}
 	}
+	// Chromium rebuilt the page: the charts and the numbers and verdicts
+	// printed beside them are still result.json's.
+	if n := checkAudits(t, dom, generic, seen); n < 4 {
+		t.Errorf("%d audit charts in the rendered page, want at least 4", n)
+	}
 	if !strings.Contains(dom, ">"+res.ModelID+"<") {
 		t.Errorf("model id %s not on the page", res.ModelID)
 	}
+}
+
+// auditedResult gives the fake run's axes real leakage audits from the
+// EvalRun stage: nlu as the fake run left it (one dataset, so "not pooled",
+// and three registers), knowledge as a pooled axis of 600 made-up items
+// from three datasets with different yes-rates (so every detector runs). It
+// returns result.json with them, rewritten in place.
+func auditedResult(t *testing.T, storeDir, resultPath string) []byte {
+	t.Helper()
+	ctx := context.Background()
+	data, err := os.ReadFile(resultPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res map[string]json.RawMessage
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	var axes map[string]map[string]any
+	if err := json.Unmarshal(res["axes"], &axes); err != nil {
+		t.Fatal(err)
+	}
+	acts := activities.New(zerolog.Nop())
+	nlu, err := acts.Audit(ctx, activities.AxisInput{RunRef: activities.RunRef{RunID: "fake-run", StoreURI: storeDir}, Axis: "nlu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	pooledDir := t.TempDir()
+	st, err := store.Open(ctx, pooledDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, _ := json.Marshal(map[string]any{"config": config.Config{Run: config.Run{Seed: 1234}}})
+	r := rand.New(rand.NewPCG(3, 600))
+	var items, scores bytes.Buffer
+	for i := range 600 {
+		ds := []string{"ds-a", "ds-b", "ds-c"}[i%3]
+		y := r.Float64() < []float64{0.85, 0.6, 0.3}[i%3]
+		rating := 0.6 * r.Float64()
+		if y {
+			rating += 0.25
+		}
+		id := fmt.Sprintf("%s/%d", ds, i)
+		json.NewEncoder(&items).Encode(scorers.Item{ID: id, Axis: "knowledge", Dataset: ds, Source: ds})
+		json.NewEncoder(&scores).Encode(scorers.ItemScore{ItemID: id, Source: ds, Rating: rating, Label: y})
+	}
+	for key, b := range map[string][]byte{"runs/p/manifest.json": manifest, "runs/p/knowledge/items.jsonl": items.Bytes(), "runs/p/knowledge/scores.jsonl": scores.Bytes()} {
+		if err := st.Put(ctx, key, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	know, err := acts.Audit(ctx, activities.AxisInput{RunRef: activities.RunRef{RunID: "p", StoreURI: pooledDir}, Axis: "knowledge"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if know.Headline == nil || len(know.Trained) == 0 || nlu.Verdict != audit.VerdictNotPooled || nlu.ByRegister == nil {
+		t.Fatalf("stage audits are not what the test needs: knowledge %+v, nlu %+v", know, nlu)
+	}
+	axes["knowledge"]["measurement_profile"].(map[string]any)["leakage"] = know
+	axes["nlu"]["measurement_profile"].(map[string]any)["leakage"] = nlu
+	if res["axes"], err = json.Marshal(axes); err != nil {
+		t.Fatal(err)
+	}
+	if data, err = json.MarshalIndent(res, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(resultPath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// audits lists the result.json paths of every leakage audit summary: the
+// axis's own, its trained detectors, and its judge and register pools.
+func audits(generic map[string]any) []string {
+	var out []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		out = append(out, path)
+		if tr, ok := m["trained"].([]any); ok {
+			for i, x := range tr {
+				walk(fmt.Sprintf("%s.trained.%d", path, i), x)
+			}
+		}
+		walk(path+".by_judge", m["by_judge"])
+		walk(path+".by_register", m["by_register"])
+	}
+	axes, _ := generic["axes"].(map[string]any)
+	for name := range axes {
+		p := "axes." + name + ".measurement_profile.leakage"
+		v, _ := lookup(generic, p)
+		walk(p, v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+var chartRE = regexp.MustCompile(`<img class="audit-chart" data-audit="([^"]+)"[^>]* src="([^"]+)"`)
+
+// checkAudits checks the leakage section of doc against result.json: every
+// audit with three numbers has its chart, whose title and marks print the
+// numbers and verdict of result.json, and a verdict cell that says the
+// same; an axis that is not pooled says so. It returns how many charts it
+// checked.
+func checkAudits(t *testing.T, doc string, generic map[string]any, seen map[string]bool) int {
+	t.Helper()
+	charts := map[string]string{}
+	for _, m := range chartRE.FindAllStringSubmatch(doc, -1) {
+		b64, ok := strings.CutPrefix(html.UnescapeString(m[2]), "data:image/svg+xml;base64,")
+		if !ok {
+			t.Errorf("%s: chart is not an embedded SVG", m[1])
+			continue
+		}
+		svg, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			t.Errorf("%s: %v", m[1], err)
+			continue
+		}
+		charts[m[1]] = html.UnescapeString(string(svg))
+	}
+	n := 0
+	for _, path := range audits(generic) {
+		v, _ := lookup(generic, path)
+		sum := v.(map[string]any)
+		verdict, _ := sum["verdict"].(string)
+		if verdict == audit.VerdictNotPooled {
+			want := fmt.Sprintf(`<p class="audit-text" data-field="%s.verdict">not pooled</p>`, path)
+			if !strings.Contains(doc, want) {
+				t.Errorf("%s: no %q on the page", path, want)
+			}
+			continue
+		}
+		if !strings.Contains(doc, fmt.Sprintf(`data-field="%s.verdict">%s<`, path, html.EscapeString(verdict))) {
+			t.Errorf("%s: the page does not print verdict %q", path, verdict)
+		}
+		h, ok := sum["headline"].(float64)
+		if !ok {
+			continue // not audited: the verdict gives the reason
+		}
+		for _, k := range []string{"headline", "measurements_only", "source_only", "l", "l_min"} {
+			if !seen[path+"."+k] {
+				t.Errorf("page has no cell for %s.%s", path, k)
+			}
+		}
+		svg, ok := charts[path]
+		if !ok {
+			t.Errorf("%s: no chart", path)
+			continue
+		}
+		n++
+		l := sum["l"].(float64)
+		for _, want := range []string{
+			fmt.Sprintf("headline %.3f", h),
+			fmt.Sprintf("measurements-only %.3f", sum["measurements_only"].(float64)),
+			fmt.Sprintf("source-only %.3f", sum["source_only"].(float64)),
+			fmt.Sprintf("%s: L %.2f", verdict, l),
+			fmt.Sprintf("floor %.2f", sum["floor"].(float64)),
+			fmt.Sprintf("band: source-only = %.2f × headline", sum["band"].(float64)),
+		} {
+			if !strings.Contains(svg, ">"+want) {
+				t.Errorf("%s: chart does not print %q", path, want)
+			}
+		}
+	}
+	return n
 }
