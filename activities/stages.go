@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/mcq"
@@ -255,6 +256,29 @@ func addRegisters(r *scorers.AxisResult, items []scorers.Item) {
 	r.Secondary["by_register"], r.Secondary["register_mix"] = by, mix
 }
 
+// addTranslationDeltas publishes, for every dataset declared the translation
+// of another, the translated-minus-original score on the rows both scored.
+func addTranslationDeltas(r *scorers.AxisResult, ac scorers.AxisConfig, run config.Run) {
+	var scores map[string]float64
+	for _, d := range ac.Datasets {
+		if d.TranslationOf == "" {
+			continue
+		}
+		if scores == nil {
+			scores = make(map[string]float64, len(r.Items))
+			for _, s := range r.Items {
+				scores[s.ItemID] = s.Score
+			}
+		}
+		delta, err := scorers.DeltaOf(scores, r.Axis, d.TranslationOf, d.Name, run.BootstrapResamples, uint64(run.Seed))
+		if err != nil {
+			r.Notes = append(r.Notes, fmt.Sprintf("translation_delta %s vs %s: %v", d.Name, d.TranslationOf, err))
+			continue
+		}
+		r.TranslationDelta = append(r.TranslationDelta, delta)
+	}
+}
+
 // transient reports whether an inference error may go away on retry: a
 // cancelled context or a network failure. The HTTP backend has already
 // retried 429, 5xx and timeouts with backoff before an error gets here.
@@ -327,6 +351,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 			return AxisOutcome{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
 		}
 		addRegisters(&r, items)
+		addTranslationDeltas(&r, ac, m.Config.Run)
 		if _, judged := ax.(judgedAxis); !judged && overlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0 {
 			byID := make(map[string]scorers.Prediction, len(preds))
 			for _, p := range preds {

@@ -107,8 +107,10 @@ type AxisResult struct {
 	ByScoring      *ByScoring     `json:"by_scoring,omitempty"`
 	TruncationRate float64        `json:"truncation_rate"`
 	Secondary      map[string]any `json:"secondary,omitempty"` // axis-specific extra metrics
-	Notes          []string       `json:"notes,omitempty"`
-	Items          []ItemScore    `json:"-"` // per-item outcomes; stored, not sent through workflow history
+	// TranslationDelta holds one entry per dataset declared translation_of another.
+	TranslationDelta []TranslationDelta `json:"translation_delta,omitempty"`
+	Notes            []string           `json:"notes,omitempty"`
+	Items            []ItemScore        `json:"-"` // per-item outcomes; stored, not sent through workflow history
 }
 
 // Axis is an axis plugin.
@@ -154,4 +156,8 @@ type DatasetConfig struct {
 	Register string `yaml:"register,omitempty" json:"register,omitempty"`
 	// HumanValidated marks datasets whose gold keys a fluent reader confirmed.
 	HumanValidated bool `yaml:"human_validated,omitempty" json:"human_validated,omitempty"`
+	// TranslationOf names the dataset of the same axis whose items this one
+	// translates row for row (belebele_ms of belebele_en); the axis then
+	// publishes the translated-minus-original difference (spec §0, principle 3).
+	TranslationOf string `yaml:"translation_of,omitempty" json:"translation_of,omitempty"`
 }

@@ -5,27 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
-	"github.com/glossobench/glossobench/stats"
+	"github.com/glossobench/glossobench/scorers"
 )
 
 func init() {
 	register("translation-delta", "raw-vs-translated score difference on items aligned across two datasets, with a paired CI", runTranslationDelta)
-}
-
-// translationDelta is the published difference (spec §0, principle 3).
-type translationDelta struct {
-	Axis       string     `json:"axis"`
-	Original   string     `json:"original"`
-	Translated string     `json:"translated"`
-	Pairs      int        `json:"pairs"`
-	ScoreOrig  float64    `json:"score_original"`
-	ScoreTrans float64    `json:"score_translated"`
-	Delta      float64    `json:"delta"` // translated - original
-	CI95       [2]float64 `json:"delta_ci95"`
-	Unpaired   int        `json:"unpaired"`
 }
 
 func runTranslationDelta(args []string) int {
@@ -65,45 +51,14 @@ func runTranslationDelta(args []string) int {
 }
 
 // translationDeltaOf pairs "<orig>/<row>" with "<trans>/<row>" item scores.
-func translationDeltaOf(path, axis, orig, trans string, seed uint64) (translationDelta, error) {
+func translationDeltaOf(path, axis, orig, trans string, seed uint64) (scorers.TranslationDelta, error) {
 	scores, err := readRunAxisScores(path)
 	if err != nil {
-		return translationDelta{}, err
+		return scorers.TranslationDelta{}, err
 	}
-	byRow := map[string]map[string]float64{orig: {}, trans: {}}
-	for id, score := range scores {
-		ds, row, ok := strings.Cut(id, "/")
-		if m, want := byRow[ds]; ok && want {
-			m[row] = score
-		}
-	}
-	d := translationDelta{Axis: axis, Original: orig, Translated: trans}
-	var rows []string
-	for row := range byRow[orig] {
-		if _, ok := byRow[trans][row]; ok {
-			rows = append(rows, row)
-		} else {
-			d.Unpaired++
-		}
-	}
-	d.Unpaired += len(byRow[trans]) - len(rows)
-	if len(rows) < 2 {
-		return d, fmt.Errorf("%s: only %d items of %s and %s share a row id", path, len(rows), orig, trans)
-	}
-	sort.Strings(rows)
-	a, b := make([]float64, len(rows)), make([]float64, len(rows))
-	for i, r := range rows {
-		a[i], b[i] = byRow[trans][r], byRow[orig][r]
-		d.ScoreTrans += a[i]
-		d.ScoreOrig += b[i]
-	}
-	d.ScoreTrans /= float64(len(rows))
-	d.ScoreOrig /= float64(len(rows))
-	d.Pairs = len(rows)
-	diff, lo, hi, err := stats.PairedBootstrap(a, b, 2000, seed, 0.95)
+	d, err := scorers.DeltaOf(scores, axis, orig, trans, 2000, seed)
 	if err != nil {
 		return d, fmt.Errorf("%s: %w", path, err)
 	}
-	d.Delta, d.CI95 = diff, [2]float64{lo, hi}
 	return d, nil
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -292,6 +293,9 @@ func (c *Config) validate() error {
 			}
 			if d.Limit < 0 {
 				return fmt.Errorf("%s.limit: must not be negative", df)
+			}
+			if d.TranslationOf != "" && !slices.ContainsFunc(a.Datasets, func(o scorers.DatasetConfig) bool { return o.Name == d.TranslationOf && o.Name != d.Name }) {
+				return fmt.Errorf("%s.translation_of: %q is not another dataset of this axis", df, d.TranslationOf)
 			}
 		}
 	}
