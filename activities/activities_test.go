@@ -317,29 +317,13 @@ axes:
       - {name: b, path: %s/belebele_ms_en/ms_belebele.jsonl, format: belebele, limit: 6, register: HIGH}
       - {name: i, path: %s/nli_indonli/id_indonli_lay_1000sample.jsonl, format: indonli, limit: 2, register: LOW}
 `, t.TempDir(), data, data)
-	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "g", ConfigYAML: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan Plan
-	v.Get(&plan)
-	ref := RunRef{RunID: "g", StoreURI: plan.StoreURI}
-	env.ExecuteActivity(acts.Dedup, ref)
-	if _, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: "nlu", Shard: 0}); err != nil {
-		t.Fatal(err)
-	}
-	v, err = env.ExecuteActivity(acts.Score, ScoreInput{AxisInput: AxisInput{RunRef: ref, Axis: "nlu"}, Shards: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out AxisOutcome
-	v.Get(&out)
+	ref, out := scoreOneShard(t, env, acts, "g", cfg, "nlu")
 	mix, _ := out.Result.Secondary["register_mix"].(map[string]any)
 	by, _ := out.Result.Secondary["by_register"].(map[string]any)
 	if mix["HIGH"] != 0.75 || mix["LOW"] != 0.25 || len(by) != 2 {
 		t.Fatalf("register mix %v, by register %v", mix, by)
 	}
-	v, err = env.ExecuteActivity(acts.Audit, AxisInput{RunRef: ref, Axis: "nlu"})
+	v, err := env.ExecuteActivity(acts.Audit, AxisInput{RunRef: ref, Axis: "nlu"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,4 +332,30 @@ axes:
 	if au.ByRegister == nil || au.ByRegister.Sources != 2 {
 		t.Fatalf("register-pool audit %+v", au.ByRegister)
 	}
+}
+
+// scoreOneShard prepares a run of cfg, dedups it, infers the axis's single
+// shard and scores it.
+func scoreOneShard(t *testing.T, env *testsuite.TestActivityEnvironment, acts *Activities, run, cfg, axis string) (RunRef, AxisOutcome) {
+	t.Helper()
+	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: run, ConfigYAML: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan Plan
+	v.Get(&plan)
+	ref := RunRef{RunID: run, StoreURI: plan.StoreURI}
+	if _, err := env.ExecuteActivity(acts.Dedup, ref); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: axis, Shard: 0}); err != nil {
+		t.Fatal(err)
+	}
+	v, err = env.ExecuteActivity(acts.Score, ScoreInput{AxisInput: AxisInput{RunRef: ref, Axis: axis}, Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out AxisOutcome
+	v.Get(&out)
+	return ref, out
 }

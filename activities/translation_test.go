@@ -33,29 +33,13 @@ axes:
       - {name: belebele_en, path: %s/belebele_ms_en/en_belebele.jsonl, format: belebele, lang: en, limit: 30}
       - {name: belebele_ms, path: %s/belebele_ms_en/ms_belebele.jsonl, format: belebele, lang: ms, limit: 30, translation_of: belebele_en}
 `, t.TempDir(), data, data)
-	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "tr", ConfigYAML: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan Plan
-	v.Get(&plan)
-	ref := RunRef{RunID: "tr", StoreURI: plan.StoreURI}
-	env.ExecuteActivity(acts.Dedup, ref)
-	if _, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: "nlu", Shard: 0}); err != nil {
-		t.Fatal(err)
-	}
-	v, err = env.ExecuteActivity(acts.Score, ScoreInput{AxisInput: AxisInput{RunRef: ref, Axis: "nlu"}, Shards: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out AxisOutcome
-	v.Get(&out)
+	ref, out := scoreOneShard(t, env, acts, "tr", cfg, "nlu")
 	if len(out.Result.TranslationDelta) != 1 {
 		t.Fatalf("translation_delta %+v, notes %v", out.Result.TranslationDelta, out.Result.Notes)
 	}
 	d := out.Result.TranslationDelta[0]
 	var en, ms float64
-	st, _ := acts.store(t.Context(), plan.StoreURI)
+	st, _ := acts.store(t.Context(), ref.StoreURI)
 	rows, _ := st.Get(t.Context(), scoresKey("tr", "nlu"))
 	for _, line := range strings.Split(strings.TrimSpace(string(rows)), "\n") {
 		var it scorers.ItemScore

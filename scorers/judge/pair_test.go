@@ -42,9 +42,9 @@ func TestPairScoreCancelsPositionBias(t *testing.T) {
 		want   float64
 		ok     bool
 	}{
-		{r(1), r(0), 1, true},     // A wins in both orders
-		{r(0), r(1), 0, true},     // B wins in both orders
-		{r(1), r(1), 0.5, true},   // the first position wins twice: inconsistent, a tie
+		{r(1), r(0), 1, true},   // A wins in both orders
+		{r(0), r(1), 0, true},   // B wins in both orders
+		{r(1), r(1), 0.5, true}, // the first position wins twice: inconsistent, a tie
 		{r(0.5), r(0.5), 0.5, true},
 		{r(1), r(0.5), 0.5, true}, // A, then a tie: not consistent
 		{r(1), Rating{ParseFail: true}, 0, false},
