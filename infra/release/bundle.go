@@ -166,7 +166,7 @@ func Build(run *Run, opt Options) (*Manifest, []byte, error) {
 		var raw map[string]json.RawMessage
 		if opt.IncludeRaw {
 			var err error
-			if raw, err = readPredictions(filepath.Join(run.Dir, axis)); err != nil {
+			if raw, err = readPredictions(run.Dir, axis); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -325,16 +325,23 @@ func datasetList(run *Run, fromItems map[[2]string]bool) []Dataset {
 	return out
 }
 
-// readPredictions reads an axis's checkpointed predictions, by item id.
-func readPredictions(axisDir string) (map[string]json.RawMessage, error) {
-	files, err := filepath.Glob(filepath.Join(axisDir, "shards", "*", "pred-*.jsonl"))
+// readPredictions reads an axis's checkpointed predictions, by item id,
+// through an os.Root of the run folder like LoadRun.
+func readPredictions(runDir, axis string) (map[string]json.RawMessage, error) {
+	root, err := os.OpenRoot(runDir)
 	if err != nil {
 		return nil, err
 	}
-	slices.Sort(files)
+	defer root.Close()
+	names, err := fs.Glob(root.FS(), axis+"/shards/*/pred-*.jsonl")
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
 	out := map[string]json.RawMessage{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
+	for _, name := range names {
+		f := filepath.Join(runDir, filepath.FromSlash(name))
+		data, err := readIn(root, name)
 		if err != nil {
 			return nil, err
 		}

@@ -313,3 +313,47 @@ func TestTestdataInSync(t *testing.T) {
 		t.Errorf("committed bundle does not rescore: %+v", rep)
 	}
 }
+
+// A symlink in the run folder that points out of it is never followed: the
+// bundle cannot pick up a file from elsewhere on the machine.
+func TestLoadRunStaysInRunDir(t *testing.T) {
+	dir, err := releasetest.WriteRun(t.TempDir(), releasetest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	// Plausible content, so only the symlink check can refuse it.
+	scores := filepath.Join(dir, "nlu", "scores.jsonl")
+	data, _ := os.ReadFile(scores)
+	os.WriteFile(filepath.Join(outside, "scores.jsonl"), data, 0o644)
+	os.Remove(scores)
+	if err := os.Symlink(filepath.Join(outside, "scores.jsonl"), scores); err != nil {
+		t.Skip(err)
+	}
+	if _, err := release.LoadRun(dir); err == nil || !strings.Contains(err.Error(), scores) {
+		t.Errorf("LoadRun followed a symlink out of the run folder, or did not name it: err = %v", err)
+	}
+	os.Remove(scores)
+	os.WriteFile(scores, data, 0o644)
+
+	// The same for the raw predictions read by --include-raw.
+	preds, _ := filepath.Glob(filepath.Join(dir, "nlu", "shards", "*", "pred-*.jsonl"))
+	if len(preds) == 0 {
+		t.Fatal("the fake run has no nlu predictions")
+	}
+	data, _ = os.ReadFile(preds[0])
+	os.WriteFile(filepath.Join(outside, "pred.jsonl"), data, 0o644)
+	os.Remove(preds[0])
+	os.Symlink(filepath.Join(outside, "pred.jsonl"), preds[0])
+	run, err := release.LoadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := release.Write(run, t.TempDir(), release.Options{IncludeRaw: true}); err == nil || !strings.Contains(err.Error(), preds[0]) {
+		t.Errorf("--include-raw followed a symlink out of the run folder, or did not name it: err = %v", err)
+	}
+	// Without raw outputs the predictions are not read at all.
+	if _, err := release.Write(run, t.TempDir(), release.Options{}); err != nil {
+		t.Errorf("a bundle without raw outputs: %v", err)
+	}
+}

@@ -79,10 +79,19 @@ type runManifest struct {
 // axis's items.jsonl are optional, its scores.jsonl is required when the
 // axis has a score. Errors name the file, and the line and field where the
 // content is at fault.
+//
+// Files are read through an os.Root: a symlink inside the run folder that
+// points out of it is an error, so a bundle never carries a file from
+// elsewhere on the machine.
 func LoadRun(dir string) (*Run, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
 	r := &Run{Dir: dir, Axes: map[string]*AxisData{}}
 	resPath := filepath.Join(dir, "result.json")
-	data, err := os.ReadFile(resPath)
+	data, err := readIn(root, "result.json")
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +105,7 @@ func LoadRun(dir string) (*Run, error) {
 		return nil, fmt.Errorf("%s: field model_id is missing or empty", resPath)
 	}
 	manPath := filepath.Join(dir, "manifest.json")
-	if data, err := os.ReadFile(manPath); err == nil {
+	if data, err := readIn(root, "manifest.json"); err == nil {
 		var m runManifest
 		if err := DecodeJSON(manPath, data, &m); err != nil {
 			return nil, err
@@ -115,7 +124,7 @@ func LoadRun(dir string) (*Run, error) {
 		}
 		ad := &AxisData{Items: map[string]scorers.Item{}}
 		sp := filepath.Join(dir, axis, "scores.jsonl")
-		if data, err := os.ReadFile(sp); err == nil {
+		if data, err := readIn(root, axis+"/scores.jsonl"); err == nil {
 			if ad.Scores, err = DecodeJSONL[scorers.ItemScore](sp, data); err != nil {
 				return nil, err
 			}
@@ -133,7 +142,7 @@ func LoadRun(dir string) (*Run, error) {
 			return nil, err
 		}
 		ip := filepath.Join(dir, axis, "items.jsonl")
-		if data, err := os.ReadFile(ip); err == nil {
+		if data, err := readIn(root, axis+"/items.jsonl"); err == nil {
 			items, err := DecodeJSONL[scorers.Item](ip, data)
 			if err != nil {
 				return nil, err
@@ -147,6 +156,17 @@ func LoadRun(dir string) (*Run, error) {
 		r.Axes[axis] = ad
 	}
 	return r, nil
+}
+
+// readIn reads a file of a root; a failure names the file by its full path,
+// as os.ReadFile would.
+func readIn(root *os.Root, name string) ([]byte, error) {
+	data, err := root.ReadFile(name)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		pe.Path = filepath.Join(root.Name(), filepath.FromSlash(name))
+	}
+	return data, err
 }
 
 // safeName reports whether s is usable as one path segment.

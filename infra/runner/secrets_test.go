@@ -14,13 +14,15 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/release"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/workflows"
 )
 
 // An API key planted in the environment reaches the model server and nowhere
 // else: not the workflow history (exported with the SDK), not the logs, not
-// result.json nor any other object in the store.
+// result.json nor any other object in the store, not a release bundle built
+// from the run (with and without raw outputs).
 func TestAPIKeyStaysOutOfHistoryLogsAndStore(t *testing.T) {
 	const key = "sk-glossobench-planted-3b1f9c"
 	t.Setenv("GLOSSOBENCH_TEST_API_KEY", key)
@@ -69,19 +71,53 @@ func TestAPIKeyStaysOutOfHistoryLogsAndStore(t *testing.T) {
 	if strings.Contains(logs.String(), key) {
 		t.Fatal("the API key is in the logs")
 	}
-	err = filepath.Walk(storeDir, func(p string, info os.FileInfo, err error) error {
+	if n := filesWith(t, storeDir, key); n > 0 {
+		t.Errorf("the API key is in %d store objects", n)
+	}
+
+	// The release bundle, as `glossobench release RUNDIR --out DIR [--include-raw]` writes it.
+	run, err := release.LoadRun(filepath.Join(storeDir, "runs", "secrets"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []bool{false, true} {
+		out := t.TempDir()
+		if _, err := release.Write(run, out, release.Options{IncludeRaw: raw}); err != nil {
+			t.Fatal(err)
+		}
+		if n := filesWith(t, out, key); n > 0 {
+			t.Errorf("the API key is in %d files of the release bundle (include_raw %v)", n, raw)
+		}
+		// The scan must have read the bundle: its items name the run's items,
+		// and with raw outputs they carry the model's stored predictions.
+		if filesWith(t, out, `"item_id":"global_mmlu_ms/`) == 0 {
+			t.Errorf("the bundle (include_raw %v) holds no knowledge item: the scan looked at the wrong thing", raw)
+		}
+		if raw && filesWith(t, out, `"raw":{"item_id"`) == 0 {
+			t.Error("the --include-raw bundle holds no raw prediction")
+		}
+	}
+}
+
+// filesWith counts the files under dir whose bytes contain s, naming each.
+func filesWith(t *testing.T, dir, s string) int {
+	t.Helper()
+	n := 0
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() {
 			return err
 		}
 		b, err := os.ReadFile(p)
-		if err == nil && bytes.Contains(b, []byte(key)) {
-			t.Errorf("the API key is in the store object %s", p)
+		if err == nil && bytes.Contains(b, []byte(s)) {
+			t.Logf("match in %s", p)
+			n++
 		}
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return n
 }
 
 // decodedStrings base64-decodes every string in a JSON document that decodes.
