@@ -103,7 +103,10 @@ func corpusPlan(ctx context.Context, st store.Store, run string, cfg *config.Con
 	} else if err != nil {
 		return nil, nil, err
 	}
-	return sources, dedup.Plan(sources, corpusShardBytes), nil
+	// Shards of at most corpusShardBytes keep a terabyte corpus to a few
+	// thousand activities; a small corpus is cut finer, so that the
+	// parallel_shards activities in flight each get several.
+	return sources, dedup.Plan(sources, dedup.BalancedShardBytes(sources, corpusShardBytes, cfg.Run.ParallelShards)), nil
 }
 
 func corpusPlanKey(run string) string { return "runs/" + run + "/dedup/corpus.json" }

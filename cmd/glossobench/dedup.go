@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -144,7 +145,7 @@ func runDedup(args []string) int {
 	}
 
 	t1 := time.Now()
-	shards := dedup.Plan(srcs, shardBytesFor(srcs, *shardMB<<20, *workers))
+	shards := dedup.Plan(srcs, dedup.BalancedShardBytes(srcs, *shardMB<<20, *workers))
 	matches, docs, docBytes, err := dedup.Scanner{Index: idx}.ScanAll(ctx, shards, *workers)
 	if err != nil {
 		return fail(err)
@@ -196,24 +197,6 @@ func looksLikeConfig(path string) (bool, error) {
 	return len(trimmed) == 0 || trimmed[0] != '{', nil
 }
 
-// shardBytesFor caps the shard size so that every worker gets several
-// shards: with one 256 MB shard per file, a 315 MB file makes a 256 MB and a
-// 59 MB shard, and two workers finish in the time of the larger one.
-func shardBytesFor(srcs []dedup.Source, maxBytes int64, workers int) int64 {
-	var splittable int64
-	for _, s := range srcs {
-		if s.Compression == "" {
-			splittable += s.Size
-		}
-	}
-	if workers <= 1 || maxBytes <= 0 {
-		return maxBytes
-	}
-	const minShard = 4 << 20 // below this, per-shard setup starts to show
-	per := splittable / int64(4*workers)
-	return max(min(maxBytes, per), minShard)
-}
-
 func printDedupReport(w io.Writer, rep dedup.Report, shards int, docs, docBytes, stored int64, took time.Duration) {
 	o := rep.Options
 	fmt.Fprintf(w, "corpus: %d files, %.1f MB stored, %d documents, %.1f MB of text, %d shards, %s (%.0f MB/s)\n",
@@ -259,6 +242,14 @@ func printDedupReport(w io.Writer, rep dedup.Report, shards int, docs, docBytes,
 		}
 		fmt.Fprintf(w, "  %s  %s\n", d.ItemID, how)
 	}
+}
+
+func matchIDs(ms []dedup.Match) []string {
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ItemID
+	}
+	return ids
 }
 
 // cpuSelf is this process's user+system CPU time.
@@ -308,20 +299,28 @@ func dedupBench(ctx context.Context, idx *dedup.Index, items []scorers.Item, src
 	run("cat CORPUS > /dev/null (warm-up)", append([]string{"cat"}, paths...)...)
 	run("cat CORPUS > /dev/null", append([]string{"cat"}, paths...)...)
 
-	t, c := time.Now(), cpuSelf()
-	shards := dedup.Plan(srcs, shardBytes)
-	matches, _, _, err := dedup.Scanner{Index: idx}.ScanAll(ctx, shards, workers)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "glossobench dedup:", err)
-		return 1
+	// One worker, then the requested number: each run gets its own shard
+	// plan, cut so that every worker has several shards to take.
+	counts := []int{1}
+	if workers > 1 {
+		counts = append(counts, workers)
 	}
-	row(fmt.Sprintf("glossobench dedup, exact+Jaccard (%d workers, %d shards)", workers, len(shards)), time.Since(t), cpuSelf()-c)
-	t, c = time.Now(), cpuSelf()
-	if _, _, _, err := (dedup.Scanner{Index: idx}).ScanAll(ctx, shards, 1); err != nil {
-		fmt.Fprintln(os.Stderr, "glossobench dedup:", err)
-		return 1
+	var matches []dedup.Match
+	for _, w := range counts {
+		shards := dedup.Plan(srcs, dedup.BalancedShardBytes(srcs, shardBytes, w))
+		t, c := time.Now(), cpuSelf()
+		ms, _, _, err := dedup.Scanner{Index: idx}.ScanAll(ctx, shards, w)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "glossobench dedup:", err)
+			return 1
+		}
+		row(fmt.Sprintf("glossobench dedup, exact+Jaccard (%d worker(s), %d shards)", w, len(shards)), time.Since(t), cpuSelf()-c)
+		if matches != nil && !slices.Equal(matchIDs(ms), matchIDs(matches)) {
+			fmt.Fprintf(os.Stderr, "glossobench dedup: %d workers matched %d items, 1 worker %d\n", w, len(ms), len(matches))
+			return 1
+		}
+		matches = ms
 	}
-	row("glossobench dedup, exact+Jaccard (1 worker)", time.Since(t), cpuSelf()-c)
 
 	pat, err := os.CreateTemp("", "glossobench-dedup-patterns-*.txt")
 	if err != nil {

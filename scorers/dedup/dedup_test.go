@@ -864,3 +864,27 @@ func TestUnsegmentedScript(t *testing.T) {
 		t.Fatalf("matches %v, want %v", got, want)
 	}
 }
+
+func TestBalancedShardBytes(t *testing.T) {
+	const mb = 1 << 20
+	big := []Source{{URI: "a.txt", Size: 315 * mb}, {URI: "b.txt.gz", Size: 900 * mb, Compression: "gzip"}}
+	for _, c := range []struct {
+		srcs    []Source
+		max     int64
+		workers int
+		want    int64
+		shards  int
+	}{
+		{big, 256 * mb, 1, 256 * mb, 3},              // one worker: the cap (2 shards of a.txt, 1 of b)
+		{big, 256 * mb, 2, 315 * mb / 8, 9},          // four shards per worker of the splittable bytes
+		{big[:1], 256 * mb, 16, MinShardBytes, 20},   // never below the floor
+		{big[:1], 8 * mb, 2, 8 * mb, 40},             // nor above the cap
+		{big[1:], 256 * mb, 4, MinShardBytes, 1},     // compressed files are one shard whatever the size
+		{[]Source{{URI: "s", Size: 10}}, 0, 2, 0, 1}, // 0: one shard per file
+	} {
+		got := BalancedShardBytes(c.srcs, c.max, c.workers)
+		if got != c.want || len(Plan(c.srcs, got)) != c.shards {
+			t.Errorf("%v max %d workers %d: %d bytes (%d shards), want %d (%d shards)", c.srcs, c.max, c.workers, got, len(Plan(c.srcs, got)), c.want, c.shards)
+		}
+	}
+}

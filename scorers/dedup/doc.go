@@ -99,5 +99,15 @@
 // testdata/dedup/README.md.
 //
 // The result fingerprint is KeptSHA256 over the kept item ids; corpus files
-// are fingerprinted by FingerprintFile (name, size, SHA-256).
+// are fingerprinted by FingerprintSource: local files by name, size and
+// SHA-256, S3 objects by name, size and the ETag every read required.
+//
+// # Where the corpus lives
+//
+// Expand resolves corpus entries: local paths, globs and directories, and
+// s3://bucket/prefix/?endpoint=...&region=...&path_style=...&access_key_env=...&secret_key_env=...
+// prefixes (the query of an S3 store URI; see s3.go). Open reads either: a
+// local file with a seek, an S3 object with ranged GETs of S3ChunkBytes from
+// the shard's (or checkpoint's) offset, so a large object splits across
+// shards on any number of workers exactly as a local file does.
 package dedup

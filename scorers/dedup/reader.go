@@ -208,6 +208,29 @@ func Plan(sources []Source, shardBytes int64) []Shard {
 	return out
 }
 
+// MinShardBytes is the smallest shard BalancedShardBytes cuts: below it the
+// per-shard cost (an activity, a GET, a reader) starts to show.
+const MinShardBytes = 16 << 20
+
+// BalancedShardBytes is the shard size to give Plan so that workers
+// parallel scans each get several shards (about four) of the splittable
+// (uncompressed) bytes, never more than maxBytes nor less than
+// MinShardBytes. One shard of maxBytes per file is badly balanced: with
+// 256 MB shards a 315 MB file is cut into 256 and 59 MB, and two workers
+// take as long as one does for 256 MB.
+func BalancedShardBytes(sources []Source, maxBytes int64, workers int) int64 {
+	if workers <= 1 || maxBytes <= 0 {
+		return maxBytes
+	}
+	var splittable int64
+	for _, s := range sources {
+		if s.Compression == "" {
+			splittable += s.Size
+		}
+	}
+	return max(min(maxBytes, splittable/int64(4*workers)), min(maxBytes, MinShardBytes))
+}
+
 // openStream opens the decompressed stream of sh's source at offset from
 // (in decompressed bytes), reading from the store only what is needed.
 func openStream(ctx context.Context, open Opener, src Source, from int64) (io.Reader, func() error, error) {
