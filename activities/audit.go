@@ -95,20 +95,21 @@ func auditPrefix(run, axis, pool string) string {
 }
 
 // The trained detectors' budget in the stage. Logistic regression is
-// retrained out of fold on every tag shuffle, which costs about five fits
-// per shuffle, so the shuffle count shrinks with the rows: 200 up to 5,000
-// rows, 50 from 20,000 (about 2 s on a 15,000-row axis). A forest's
-// shuffles hold its headline (retraining it costs a full audit per
-// shuffle) and so are cheap; the forest itself is grown when rows ×
-// √features stays under forestBudget, about 3 s on 2 cores (100 trees,
-// 5 folds, both views); larger pools say so and give the command to run it.
+// retrained out of fold on every tag shuffle (five fits per shuffle, about
+// 30–90 ms on 15,000 rows), so the shuffle count shrinks with the rows:
+// 200 up to 1,500 rows, 20 from 15,000 (about 2 s); the count is recorded
+// in the summary. A forest's shuffles hold its headline (retraining it
+// costs a full audit per shuffle) and so are cheap; the forest itself is
+// grown when rows × √features stays under forestBudget, about 2 s on 2
+// cores (100 trees, 5 folds, both views); larger pools say so and give the
+// command that runs it.
 const (
 	stageFolds         = 5
 	stageFixedShuffles = 1000
 	forestBudget       = 75000
 )
 
-func logregShuffles(rows int) int { return min(200, max(50, 1_000_000/max(rows, 1))) }
+func logregShuffles(rows int) int { return min(200, max(20, 300_000/max(rows, 1))) }
 
 func forestAffordable(rows, sources int) bool {
 	return float64(rows)*math.Sqrt(float64(1+sources)) <= forestBudget

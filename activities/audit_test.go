@@ -14,6 +14,7 @@ import (
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/audit"
+	"github.com/glossobench/glossobench/scorers/judge"
 )
 
 // pooledAxis is a made-up knowledge axis of 900 scored items from three
@@ -67,6 +68,33 @@ func writeScoredRun(t *testing.T, dir, run string, seed int64) {
 			}
 		}
 		if err := st.Put(ctx, key, b.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Three judges rate every answer (0–10) in one shard, checkpointed in
+	// two parts, so the judge pool is read from a map of rated predictions.
+	var shard, part0, part1 bytes.Buffer
+	r := rand.New(rand.NewPCG(8, 3))
+	for i, it := range items {
+		json.NewEncoder(&shard).Encode(it)
+		var rs []judge.Rating
+		for _, j := range []string{"judge-x", "judge-y", "judge-z"} {
+			v := float64(r.IntN(8))
+			if scores[i].Label {
+				v += 2
+			}
+			rs = append(rs, judge.Rating{Judge: j, ItemID: it.ID, Kind: judge.KindRating, Value: &v})
+		}
+		raw, _ := json.Marshal(rs)
+		part := &part0
+		if i%2 == 1 {
+			part = &part1
+		}
+		json.NewEncoder(part).Encode(scorers.Prediction{ItemID: it.ID, Variants: map[string]json.RawMessage{judge.VariantKey: raw}})
+	}
+	for key, b := range map[string][]byte{shardItemsKey(run, "knowledge", 0): shard.Bytes(),
+		ratingsPrefix(run, "knowledge", 0) + "00000.jsonl": part0.Bytes(), ratingsPrefix(run, "knowledge", 0) + "00001.jsonl": part1.Bytes()} {
+		if err := st.Put(ctx, key, b); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -174,6 +202,9 @@ func TestAuditStageTrainedDetectors(t *testing.T) {
 	}
 	if n := sum.Trained[0].Shuffle.N; n != logregShuffles(900) {
 		t.Errorf("logreg shuffles %d, want %d", n, logregShuffles(900))
+	}
+	if j := sum.ByJudge; j == nil || j.Sources != 3 || len(j.Trained) != 2 || j.Trained[0].Headline == nil {
+		t.Errorf("by judge: %+v", j)
 	}
 	if r := sum.ByRegister; r == nil || r.Sources != 2 || len(r.Trained) != 2 || r.RowsKey != "runs/r/knowledge/audit-registers-rows.csv" {
 		t.Errorf("by register: %+v", r)
