@@ -1,0 +1,107 @@
+package audit
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot/vg"
+)
+
+// TestWriteCSVReadsBack: stored rows read back unchanged, including tags
+// that need quoting and numbers that need every digit.
+func TestWriteCSVReadsBack(t *testing.T) {
+	rows := []Row{
+		{true, `a, "quoted" source`, []float64{0.1 + 0.2, 1e-300}},
+		{false, "ẞahasa\nnewline", []float64{-0.0, math.MaxFloat64}},
+		{true, "plain", []float64{1.0 / 3, -7}},
+	}
+	var b bytes.Buffer
+	if err := WriteCSV(&b, rows, []string{"m1", "m2"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadCSV(&b, "rows.csv", Columns{Label: LabelColumn, Source: SourceColumn, Measurements: []string{"m1", "m2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(rows) {
+		t.Fatalf("read %d rows, wrote %d", len(got), len(rows))
+	}
+	for i := range rows {
+		if got[i].Label != rows[i].Label || got[i].Source != rows[i].Source || !slices.Equal(got[i].Measurements, rows[i].Measurements) {
+			t.Errorf("row %d: wrote %+v, read %+v", i+1, rows[i], got[i])
+		}
+	}
+	for _, bad := range [][]Row{{{true, " padded", []float64{1, 2}}}, {{true, "", []float64{1, 2}}}, {{true, "x", []float64{1}}}} {
+		if err := WriteCSV(&bytes.Buffer{}, bad, []string{"m1", "m2"}); err == nil {
+			t.Errorf("%+v: want an error", bad)
+		}
+	}
+	if err := WriteCSV(&bytes.Buffer{}, rows, []string{"label", "m2"}); err == nil {
+		t.Error("a measurement named label: want an error")
+	}
+}
+
+// TestMarksChart: the chart drawn from a report's Marks prints its three
+// numbers, verdict, L, floor and band; PNG works too; bad input is refused.
+func TestMarksChart(t *testing.T) {
+	rep, err := Run(synth(600, []float64{0.9, 0.3}, 1, 4), []string{"a", "b"}, quick())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rep.Marks()
+	if m.Headline != rep.Headline || m.SourceOnly != rep.SourceOnly || m.MeasurementsOnly != rep.MeasurementsOnly ||
+		m.CI95 == nil || *m.CI95 != rep.CI95 || m.Floor != rep.Rule.Floor || m.FloorPassed != rep.Reading.FloorPassed {
+		t.Fatalf("marks %+v do not match the report", m)
+	}
+	svg, err := m.Chart("svg", 6*vg.Inch, 3*vg.Inch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("headline %.3f", rep.Headline), fmt.Sprintf("measurements-only %.3f", rep.MeasurementsOnly),
+		fmt.Sprintf("source-only %.3f", rep.SourceOnly), fmt.Sprintf("%s: L %.2f", rep.Verdict, rep.L),
+		fmt.Sprintf("floor %.2f", rep.Rule.Floor), fmt.Sprintf("headline 95%% interval %.3f to %.3f", rep.CI95[0], rep.CI95[1]),
+	} {
+		if !strings.Contains(string(svg), ">"+want) {
+			t.Errorf("chart does not print %q", want)
+		}
+	}
+	png, err := m.Chart("png", 6*vg.Inch, 3*vg.Inch)
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Errorf("png chart: %v, %.8q", err, png)
+	}
+	if _, err := m.Chart("gif", vg.Inch, vg.Inch); err == nil {
+		t.Error("gif: want an error")
+	}
+	if _, err := (Marks{}).Chart("svg", vg.Inch, vg.Inch); err == nil {
+		t.Error("no headline: want an error")
+	}
+	// A headline under the floor says L is printed, not read.
+	weak := Marks{Verdict: VerdictTooWeak, Headline: 0.594, MeasurementsOnly: 0.585, SourceOnly: 0.501, L: 0.501 / 0.594, LMin: 0.5 / 0.594, Floor: 0.65, Band: 0.9}
+	if title, _, _, _ := weak.Labels(); title != "too weak to interpret: L 0.84 printed, not read (lowest possible 0.84)" {
+		t.Errorf("title %q", title)
+	}
+}
+
+// TestSensitivityRegions uses two Table 1 audits whose verdicts the paper
+// says a default decides: the 1,000-answer judge audit (headline 0.690)
+// changes at floor 0.70, and the 134-run RL audit (L 0.838/0.911 = 0.92,
+// just under 0.92) changes when the band rises past 0.91.
+func TestSensitivityRegions(t *testing.T) {
+	r := DefaultRule()
+	judges := r.SensitivityGrid(0.690, math.NaN(), 0.500)
+	if got := judges.Regions(VerdictSourceNothing); !slices.Equal(got, []string{"too weak to interpret at floor 0.70, bands 0.85–0.95 (11 of 121 cells)"}) {
+		t.Errorf("judges: %q", got)
+	}
+	rl := r.SensitivityGrid(0.911, math.NaN(), 0.838)
+	if got := rl.Regions(VerdictSourceDominated); !slices.Equal(got, []string{"not flagged at floors 0.60–0.70, bands 0.92–0.95 (44 of 121 cells)"}) {
+		t.Errorf("RL: %q", got)
+	}
+	if got := r.SensitivityGrid(0.843, 0.825, 0.811).Regions(VerdictSourceDominated); len(got) != 0 {
+		t.Errorf("RAGBench is stable, got %q", got)
+	}
+}
