@@ -52,9 +52,19 @@ type S3 struct {
 	prefix string // cfg.Prefix without surrounding slashes
 }
 
-// s3MaxAttempts is the number of tries per request: more than the SDK's
-// default 3, because a checkpoint write that fails ends an activity attempt.
-const s3MaxAttempts = 8
+// Retries. The SDK's defaults (3 tries, 50 ms base delay) give up on a
+// server that is away for a few seconds. With a 500 ms base delay doubling to
+// 10 s, s3MaxAttempts tries ride out about 18 s (full jitter, 36 s at most)
+// before the error ends an activity attempt, which Temporal retries in turn.
+// A Put tries longer, about a minute, bounded by the caller's context: a
+// failed checkpoint write throws away answered model calls, which are far
+// dearer than the wait (fault-matrix case 3, TestChaosS3Outage).
+const (
+	s3MaxAttempts    = 8
+	s3PutMaxAttempts = 16
+	s3BaseDelay      = 500 * time.Millisecond
+	s3MaxBackoff     = 10 * time.Second
+)
 
 // NewS3 returns a store for cfg. It does not contact the server.
 func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
@@ -74,7 +84,8 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 		config.WithRetryer(func() aws.Retryer {
 			r := retry.NewStandard(func(o *retry.StandardOptions) {
 				o.MaxAttempts = s3MaxAttempts
-				o.MaxBackoff = 10 * time.Second
+				o.BaseDelay = s3BaseDelay
+				o.MaxBackoff = s3MaxBackoff
 				// No client-side retry quota: a burst of failures from a
 				// local server must not turn into non-retried errors.
 				o.RateLimiter = ratelimit.None
@@ -184,7 +195,7 @@ func (s *S3) Put(ctx context.Context, key string, data []byte) error {
 		Body:          bytes.NewReader(data),
 		ContentLength: aws.Int64(int64(len(data))),
 		IfNoneMatch:   aws.String("*"),
-	}, countAttempts(&attempts))
+	}, countAttempts(&attempts), func(o *s3.Options) { o.RetryMaxAttempts = s3PutMaxAttempts })
 	if err == nil {
 		return nil
 	}
