@@ -132,12 +132,17 @@ func TestCrashResumesWithoutRepeatingWork(t *testing.T) {
 	worker1.Wait()
 	killedAt, _ := fake.count()
 	startInferenceWorker(t, bin, srv.Address)
+	restarted := time.Now()
 	var crashed workflows.EvalRunResult
 	if err := we.Get(ctx, &crashed); err != nil {
 		t.Fatal(err)
 	}
+	recovered := time.Since(restarted)
 	total, repeated := fake.count()
 	t.Logf("model calls: %d before the kill, %d in all, %d repeated", killedAt, total, repeated)
+	a := readResult(t, crashed.Summary.ResultPath)
+	chaosRow(t, fmt.Sprintf("1 inference worker SIGKILL after %d calls", killAt), 1, 1,
+		mcqItems-scoredItems(a), max(0, repeated-inFlightBound), recovered)
 	// In flight at the kill: at most parallel_shards (4) shards × checkpoint_every (4) items.
 	if repeated > 16 {
 		t.Fatalf("%d items were sent to the model again; at most 16 were in flight", repeated)
@@ -147,7 +152,7 @@ func TestCrashResumesWithoutRepeatingWork(t *testing.T) {
 	}
 
 	ref := runEval(t, c, workflows.EvalRunInput{Config: cfg, RunID: "uninterrupted"})
-	a, b := readResult(t, crashed.Summary.ResultPath), readResult(t, ref.Summary.ResultPath)
+	b := readResult(t, ref.Summary.ResultPath)
 	for axis, ax := range b.Axes {
 		got := a.Axes[axis]
 		if got.Score == nil || *got.Score != *ax.Score || got.N != ax.N || *got.CI95 != *ax.CI95 {
