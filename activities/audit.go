@@ -3,6 +3,7 @@ package activities
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -145,7 +146,16 @@ func (a *Activities) auditPool(ctx context.Context, st store.Store, prefix, colu
 	}
 
 	// The trained detectors read the same rows; the fingerprint is a
-	// property of the rows, so it is measured once, above.
+	// property of the rows, so it is measured once, above. A small pool
+	// whose rarer class has fewer rows than folds gets as many folds as
+	// that class has rows (the summary records it).
+	var yes int
+	for _, r := range rows {
+		if r.Label {
+			yes++
+		}
+	}
+	base.Folds = max(2, min(stageFolds, yes, len(rows)-yes))
 	logreg := base
 	logreg.Detector, logreg.FingerprintTrees = audit.DetectorLogReg, -1
 	logreg.Shuffles, logreg.ShuffleRetrain = logregShuffles(len(rows)), "always"
@@ -180,6 +190,12 @@ func (a *Activities) auditOne(ctx context.Context, st store.Store, key, rowsKey 
 	}
 	if rep.Skip != "" {
 		sum.Verdict = "not audited: " + rep.Skip
+		return sum, nil
+	}
+	// A report that cannot be encoded (a NaN or Inf the library let
+	// through) would fail every retry alike; say so instead of failing the run.
+	if _, err := json.Marshal(rep); err != nil {
+		sum.Verdict = "not audited: the report does not encode: " + err.Error()
 		return sum, nil
 	}
 	if err := putJSON(ctx, st, key, rep); err != nil {

@@ -414,7 +414,7 @@ small{color:#666}
 {{range .Audits}}<section class="audit" data-axis="{{.Axis}}">
 <h3>{{.Axis}}</h3>
 {{if .Text}}<p class="audit-text">{{.Text}}</p>
-{{end}}{{range .Pools}}<h4>{{.Title}}{{if .Sources}} ({{.Sources}} values){{end}}</h4>
+{{end}}{{range .Pools}}<h4>{{.Title}}{{if .Sources}} ({{.Sources}} {{.Column}}{{if gt .Sources 1}}s{{end}}){{end}}</h4>
 {{if not .Pooled}}<p class="audit-text" data-field="{{.Field}}.verdict">{{.Verdict}}</p>
 {{else}}<table class="audit-numbers">
 <tr><th>detector</th><th>headline</th><th>95% low</th><th>95% high</th><th>measurements-only</th><th>source-only</th><th>L</th><th>lowest L</th><th>floor</th><th>verdict</th></tr>

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -103,5 +104,28 @@ func TestSensitivityRegions(t *testing.T) {
 	}
 	if got := r.SensitivityGrid(0.843, 0.825, 0.811).Regions(VerdictSourceDominated); len(got) != 0 {
 		t.Errorf("RAGBench is stable, got %q", got)
+	}
+}
+
+// TestShuffleTinyPoolEncodes: on a few rows a retrained detector can rank
+// every no row above every yes row under some shuffle (headline 0, L
+// undefined); that shuffle is left out, and the report still encodes.
+func TestShuffleTinyPoolEncodes(t *testing.T) {
+	var rows []Row
+	for i := range 9 {
+		src := []string{"HIGH", "MID", "LOW"}[i%3]
+		rows = append(rows, Row{Label: src != "LOW", Source: src, Measurements: []float64{float64(i%4) / 3}})
+	}
+	o := quick()
+	o.Detector, o.Folds, o.Shuffles, o.ShuffleRetrain = DetectorLogReg, 3, 300, "always"
+	rep, err := Run(rows, []string{"rating"}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := json.Marshal(rep); err != nil {
+		t.Fatalf("report does not encode: %v (shuffles %+v)", err, rep.Shuffle)
+	}
+	if rep.Shuffle == nil || rep.Shuffle.N == 0 || math.IsInf(rep.Shuffle.Max, 0) {
+		t.Errorf("shuffles %+v", rep.Shuffle)
 	}
 }

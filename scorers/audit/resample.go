@@ -166,6 +166,11 @@ func (d *data) shuffle(rep *Report, opt Options, folds []int) *Shuffle {
 				h = math.NaN()
 			}
 		}
+		if !(h > 0) {
+			// A retrained headline of 0 (every no row above every yes
+			// row, possible on a few rows) leaves L undefined.
+			h = math.NaN()
+		}
 		ls[s] = so / h
 	})
 	kept := ls[:0]
@@ -175,7 +180,7 @@ func (d *data) shuffle(rep *Report, opt Options, folds []int) *Shuffle {
 		}
 	}
 	if dropped := len(ls) - len(kept); dropped > 0 {
-		out.Headline += fmt.Sprintf("; %d shuffles left out because the detector could not be fitted", dropped)
+		out.Headline += fmt.Sprintf("; %d shuffles left out because the detector could not be fitted or its headline was 0, leaving L undefined", dropped)
 	}
 	ls = kept
 	out.N = len(ls)
