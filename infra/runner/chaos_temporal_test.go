@@ -165,7 +165,9 @@ func TestChaosTemporalRestart(t *testing.T) {
 		wf := startRun(t, c, workflows.EvalRunInput{
 			Config: mcqConfig(t, hs.URL, t.TempDir(), "generate", "  flavor: vllm\n  concurrency: 2\n"), RunID: run})
 		waitAnswered(t, model, 12, 2*time.Minute)
+		stopping := time.Now()
 		proc.kill(tr.sig)
+		stopTook := time.Since(stopping)
 		stoppedAt, _ := model.count()
 		// Longer than the 5 s inference heartbeat timeout, so the restarted
 		// server times the running attempts out and schedules new ones.
@@ -178,8 +180,8 @@ func TestChaosTemporalRestart(t *testing.T) {
 
 		total, repeated := model.count()
 		got := readResult(t, res.Summary.ResultPath)
-		t.Logf("%s: server down after %d model calls; %d calls in all, %d repeated; recovered in %s",
-			tr.name, stoppedAt, total, repeated, recovered.Round(time.Millisecond))
+		t.Logf("%s: server down after %d model calls (stopping took %s); %d calls in all, %d repeated; recovered in %s",
+			tr.name, stoppedAt, stopTook.Round(time.Millisecond), total, repeated, recovered.Round(time.Millisecond))
 		if total-repeated != mcqItems {
 			t.Fatalf("%s: the model answered %d distinct items, want %d", tr.name, total-repeated, mcqItems)
 		}

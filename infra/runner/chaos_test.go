@@ -152,12 +152,12 @@ func auditCheckpoints(t testing.TB, st store.Store, run string) checkpointReport
 			t.Fatalf("%s: %v", k, err)
 		}
 		switch {
-		case strings.HasSuffix(k, ".jsonl"):
-			if len(data) > 0 && data[len(data)-1] != '\n' {
+		case strings.HasSuffix(k, ".jsonl") && len(data) > 0:
+			if data[len(data)-1] != '\n' {
 				t.Fatalf("%s: %d bytes not ending in a newline: half-written?", k, len(data))
 			}
 			for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
-				if len(data) > 0 && !json.Valid(line) {
+				if !json.Valid(line) {
 					t.Fatalf("%s:%d: not JSON: %.80q", k, i+1, line)
 				}
 			}
@@ -171,6 +171,10 @@ func auditCheckpoints(t testing.TB, st store.Store, run string) checkpointReport
 			continue
 		}
 		sh := get(m[1])
+		if len(data) == 0 {
+			// A checkpoint is written only with at least one prediction.
+			t.Fatalf("%s: empty: half-written?", k)
+		}
 		for i, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
 			if len(line) == 0 {
 				continue
