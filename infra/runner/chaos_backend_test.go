@@ -3,7 +3,6 @@ package runner_test
 import (
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,8 +16,8 @@ import (
 	"github.com/glossobench/glossobench/workflows"
 )
 
-// flakyBackend serves fakeModel on a fixed address and injects faults: a
-// share of requests is answered with 429 (with Retry-After), 500 or no
+// flakyBackend serves fakeModel on a fixed address and injects faults: every
+// failEvery-th request is answered with 429 (with Retry-After), 500 or no
 // answer at all until the client times out, and the whole server can be
 // taken away (listener closed, open connections cut) and brought back on the
 // same address.
@@ -251,13 +250,13 @@ func TestChaosBackendBudgetExpires(t *testing.T) {
 		}
 		sum += unscored[axis]
 	}
-	t.Logf("unscored per axis in the notes: %v; scored: %s", unscored, axisNames(got))
-	chaosRow(t, "4b backend away past the budget", 1, 1, 0, 0, 0)
+	// Lost here: answered by the model but in no checkpoint. The budget
+	// cancels requests in flight; an answer that arrived is still written.
+	total, repeated := flaky.model.count()
+	t.Logf("unscored per axis in the notes: %v; scored: %s; the model answered %d items", unscored, axisNames(got), total-repeated)
+	chaosRow(t, "4b backend away past the budget", 1, 1, max(0, total-repeated-rep.predicted), max(0, repeated-inFlightBound), 0)
 	if sum == 0 || sum != mcqItems-scoredItems(got) || sum != rep.missing {
 		t.Fatalf("notes count %d unscored items; %d were not scored, %d have no prediction; notes %q",
 			sum, mcqItems-scoredItems(got), rep.missing, got.Summary.Notes)
-	}
-	if !strings.Contains(strings.Join(got.Summary.Notes, "\n"), "not scored") {
-		t.Fatalf("notes do not say items went unscored: %q", got.Summary.Notes)
 	}
 }
