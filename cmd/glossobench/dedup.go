@@ -334,7 +334,6 @@ func dedupBench(ctx context.Context, idx *dedup.Index, items []scorers.Item, src
 	pat.Close()
 	run(fmt.Sprintf("grep -F -c -f ITEMS CORPUS (exact only, %d patterns)", len(items)),
 		append([]string{"grep", "-F", "-c", "-f", pat.Name()}, paths...)...)
-	run("LC_ALL=C grep -F -c -f ITEMS CORPUS", append([]string{"env", "LC_ALL=C", "grep", "-F", "-c", "-f", pat.Name()}, paths...)...)
 	fmt.Printf("\n%d items matched; patterns for grep: whitespace collapsed, case kept (grep does no normalisation)\n", len(matches))
 	return 0
 }

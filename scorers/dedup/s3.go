@@ -38,9 +38,9 @@ import (
 //
 // Objects are read with ranged GETs of S3ChunkBytes, each requiring the
 // listed ETag (If-Match): a shard starts at its byte offset without reading
-// what comes before, reads at most one chunk past its end, and an object
-// replaced during a run fails the screen instead of mixing two versions. A
-// connection dropped mid-chunk is resumed from the byte reached.
+// what comes before, reads at most two chunks past its end (one read ahead),
+// and an object replaced during a run fails the screen instead of mixing two
+// versions. A connection dropped mid-chunk is resumed from the byte reached.
 
 // S3ChunkBytes is the length of one ranged GET.
 var S3ChunkBytes int64 = 8 << 20
@@ -241,6 +241,8 @@ func Expand(ctx context.Context, entries []string, format, textField string) ([]
 
 // OpenS3 opens an s3:// source at offset. It reports the size src was
 // listed with; every GET checks the object still has src.ETag and that size.
+// The next chunk is fetched while the current one is read (two chunk
+// buffers per reader), so the network and the screen overlap.
 func OpenS3(ctx context.Context, src Source, offset int64) (io.ReadCloser, int64, error) {
 	loc, err := parseS3Location(src.URI)
 	if err != nil {
@@ -250,97 +252,166 @@ func OpenS3(ctx context.Context, src Source, offset int64) (io.ReadCloser, int64
 	if err != nil {
 		return nil, 0, err
 	}
-	r := &s3Reader{ctx: ctx, client: client, bucket: loc.bucket, key: loc.key, etag: src.ETag, size: src.Size, pos: offset}
-	if src.ETag == "" {
+	etag, size := src.ETag, src.Size
+	if etag == "" {
 		// A source not from ExpandS3: learn its version and size first.
 		head, err := client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(loc.bucket), Key: aws.String(loc.key)})
 		if err != nil {
 			return nil, 0, fmt.Errorf("head: %w", err)
 		}
-		r.etag, r.size = aws.ToString(head.ETag), aws.ToInt64(head.ContentLength)
+		etag, size = aws.ToString(head.ETag), aws.ToInt64(head.ContentLength)
 	}
-	return r, r.size, nil
+	fctx, cancel := context.WithCancel(ctx)
+	r := &s3Reader{
+		obj:    s3Object{client: client, bucket: loc.bucket, key: loc.key, etag: etag, size: size},
+		pos:    offset,
+		ctx:    fctx,
+		cancel: cancel,
+		chunks: make(chan s3Chunk, 1),
+		free:   make(chan []byte, 2),
+	}
+	r.free <- nil // two buffers, allocated on first use
+	r.free <- nil
+	r.wg.Add(1)
+	go r.fetch(fctx, offset)
+	return r, size, nil
 }
 
-// s3Reader reads an object from pos on, one ranged GET at a time.
-type s3Reader struct {
-	ctx         context.Context
+// s3Object is one listed version of an object.
+type s3Object struct {
 	client      *s3.Client
 	bucket, key string
 	etag        string
 	size        int64
+}
 
-	pos      int64         // next byte Read returns
-	body     io.ReadCloser // the current GET, nil between GETs
-	bodyEnd  int64         // pos at which body is exhausted
-	failures int           // consecutive broken bodies
+func (o s3Object) name() string { return "s3://" + o.bucket + "/" + o.key }
+
+// s3Chunk is one fetched range, or the error that ended fetching.
+type s3Chunk struct {
+	data []byte
+	err  error
+}
+
+// s3Reader returns the chunks its fetch goroutine reads ahead.
+type s3Reader struct {
+	obj    s3Object
+	pos    int64  // next byte Read returns
+	buf    []byte // the chunk being read
+	cur    []byte // its unread rest
+	err    error
+	ctx    context.Context // the fetcher's
+	cancel context.CancelFunc
+	chunks chan s3Chunk
+	free   chan []byte // buffers the fetcher may fill
+	wg     sync.WaitGroup
 }
 
 func (r *s3Reader) Read(p []byte) (int, error) {
-	for {
-		if r.pos >= r.size {
+	for len(r.cur) == 0 {
+		if r.err != nil {
+			return 0, r.err
+		}
+		if r.pos >= r.obj.size {
 			return 0, io.EOF
 		}
-		if r.body == nil {
-			if err := r.get(); err != nil {
-				return 0, err
-			}
+		if r.buf != nil {
+			r.free <- r.buf[:0]
+			r.buf = nil
 		}
-		n, err := r.body.Read(p)
-		r.pos += int64(n)
+		c, ok := <-r.chunks
 		switch {
-		case r.pos >= r.bodyEnd:
-			r.closeBody()
-			r.failures = 0
-		case err == io.EOF:
-			err = io.ErrUnexpectedEOF
-			fallthrough
-		case err != nil:
-			r.closeBody()
-			if r.failures++; r.failures > s3BodyRetries || r.ctx.Err() != nil {
-				return n, fmt.Errorf("s3://%s/%s: reading at offset %d: %w", r.bucket, r.key, r.pos, err)
-			}
-		}
-		if n > 0 || len(p) == 0 {
-			return n, nil
+		case !ok: // fetch stops early only when cancelled
+			r.err = fmt.Errorf("%s: offset %d: %w", r.obj.name(), r.pos, context.Cause(r.ctx))
+		case c.err != nil:
+			r.err = c.err
+		default:
+			r.buf, r.cur = c.data, c.data
 		}
 	}
-}
-
-// get requests [pos, pos+S3ChunkBytes) of the listed version.
-func (r *s3Reader) get() error {
-	last := min(r.pos+max(S3ChunkBytes, 1), r.size) - 1
-	out, err := r.client.GetObject(r.ctx, &s3.GetObjectInput{
-		Bucket:  aws.String(r.bucket),
-		Key:     aws.String(r.key),
-		Range:   aws.String(fmt.Sprintf("bytes=%d-%d", r.pos, last)),
-		IfMatch: aws.String(r.etag),
-	})
-	if err != nil {
-		if s3PreconditionFailed(err) {
-			return fmt.Errorf("s3://%s/%s: the object changed since the corpus was listed (ETag %s)", r.bucket, r.key, r.etag)
-		}
-		return fmt.Errorf("s3://%s/%s: get bytes %d-%d: %w", r.bucket, r.key, r.pos, last, err)
-	}
-	start, total, ok := parseContentRange(aws.ToString(out.ContentRange))
-	if !ok || start != r.pos || total != r.size {
-		out.Body.Close()
-		return fmt.Errorf("s3://%s/%s: asked for bytes %d-%d of %d, got Content-Range %q (object changed?)", r.bucket, r.key, r.pos, last, r.size, aws.ToString(out.ContentRange))
-	}
-	r.body, r.bodyEnd = out.Body, last+1
-	return nil
-}
-
-func (r *s3Reader) closeBody() {
-	if r.body != nil {
-		r.body.Close()
-		r.body = nil
-	}
+	n := copy(p, r.cur)
+	r.cur = r.cur[n:]
+	r.pos += int64(n)
+	return n, nil
 }
 
 func (r *s3Reader) Close() error {
-	r.closeBody()
+	r.cancel()
+	r.wg.Wait()
 	return nil
+}
+
+// fetch reads the object from pos to its end in chunks of S3ChunkBytes.
+func (r *s3Reader) fetch(ctx context.Context, pos int64) {
+	defer r.wg.Done()
+	defer close(r.chunks)
+	for pos < r.obj.size {
+		var buf []byte
+		select {
+		case buf = <-r.free:
+		case <-ctx.Done():
+			return
+		}
+		n := min(max(S3ChunkBytes, 1), r.obj.size-pos)
+		if int64(cap(buf)) < n {
+			buf = make([]byte, n)
+		}
+		buf = buf[:n]
+		err := r.obj.readRange(ctx, buf, pos)
+		select {
+		case r.chunks <- s3Chunk{data: buf, err: err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+		pos += n
+	}
+}
+
+// readRange fills buf with the object's bytes from pos, re-requesting the
+// rest when a response body breaks off.
+func (o s3Object) readRange(ctx context.Context, buf []byte, pos int64) error {
+	got, failures := 0, 0
+	for got < len(buf) {
+		from, last := pos+int64(got), pos+int64(len(buf))-1
+		body, err := o.get(ctx, from, last)
+		if err != nil {
+			return err
+		}
+		n, err := io.ReadFull(body, buf[got:])
+		body.Close()
+		got += n
+		if err != nil && got < len(buf) {
+			if failures++; failures > s3BodyRetries || ctx.Err() != nil {
+				return fmt.Errorf("%s: reading at offset %d: %w", o.name(), pos+int64(got), err)
+			}
+		}
+	}
+	return nil
+}
+
+// get requests bytes [from, last] of the listed version.
+func (o s3Object) get(ctx context.Context, from, last int64) (io.ReadCloser, error) {
+	out, err := o.client.GetObject(ctx, &s3.GetObjectInput{
+		Bucket:  aws.String(o.bucket),
+		Key:     aws.String(o.key),
+		Range:   aws.String(fmt.Sprintf("bytes=%d-%d", from, last)),
+		IfMatch: aws.String(o.etag),
+	})
+	if err != nil {
+		if s3PreconditionFailed(err) {
+			return nil, fmt.Errorf("%s: the object changed since the corpus was listed (ETag %s)", o.name(), o.etag)
+		}
+		return nil, fmt.Errorf("%s: get bytes %d-%d: %w", o.name(), from, last, err)
+	}
+	start, total, ok := parseContentRange(aws.ToString(out.ContentRange))
+	if !ok || start != from || total != o.size {
+		out.Body.Close()
+		return nil, fmt.Errorf("%s: asked for bytes %d-%d of %d, got Content-Range %q (object changed?)", o.name(), from, last, o.size, aws.ToString(out.ContentRange))
+	}
+	return out.Body, nil
 }
 
 // parseContentRange reads "bytes START-END/TOTAL".
