@@ -90,6 +90,10 @@ func (l s3Location) objectURI(key string) string {
 	return u.String()
 }
 
+// s3HTTPClient, when set, replaces the SDK's HTTP client (tests break
+// response bodies with it).
+var s3HTTPClient aws.HTTPClient
+
 // s3Clients caches one client per connection setting (not per bucket).
 var s3Clients struct {
 	sync.Mutex
@@ -126,6 +130,9 @@ func s3Client(ctx context.Context, cfg store.S3Config) (*s3.Client, error) {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
 		o.UsePathStyle = cfg.PathStyle
+		if s3HTTPClient != nil {
+			o.HTTPClient = s3HTTPClient
+		}
 		// Servers other than AWS reject checksum headers they do not know.
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
@@ -277,15 +284,14 @@ func OpenS3(ctx context.Context, src Source, offset int64) (io.ReadCloser, int64
 	return r, size, nil
 }
 
-// s3Object is one listed version of an object.
+// s3Object is one listed version of an object. Its errors do not name it:
+// the callers wrap them with the source URI.
 type s3Object struct {
 	client      *s3.Client
 	bucket, key string
 	etag        string
 	size        int64
 }
-
-func (o s3Object) name() string { return "s3://" + o.bucket + "/" + o.key }
 
 // s3Chunk is one fetched range, or the error that ended fetching.
 type s3Chunk struct {
@@ -322,7 +328,7 @@ func (r *s3Reader) Read(p []byte) (int, error) {
 		c, ok := <-r.chunks
 		switch {
 		case !ok: // fetch stops early only when cancelled
-			r.err = fmt.Errorf("%s: offset %d: %w", r.obj.name(), r.pos, context.Cause(r.ctx))
+			r.err = context.Cause(r.ctx)
 		case c.err != nil:
 			r.err = c.err
 		default:
@@ -385,7 +391,7 @@ func (o s3Object) readRange(ctx context.Context, buf []byte, pos int64) error {
 		got += n
 		if err != nil && got < len(buf) {
 			if failures++; failures > s3BodyRetries || ctx.Err() != nil {
-				return fmt.Errorf("%s: reading at offset %d: %w", o.name(), pos+int64(got), err)
+				return fmt.Errorf("reading at offset %d: %w", pos+int64(got), err)
 			}
 		}
 	}
@@ -402,14 +408,14 @@ func (o s3Object) get(ctx context.Context, from, last int64) (io.ReadCloser, err
 	})
 	if err != nil {
 		if s3PreconditionFailed(err) {
-			return nil, fmt.Errorf("%s: the object changed since the corpus was listed (ETag %s)", o.name(), o.etag)
+			return nil, fmt.Errorf("the object changed since the corpus was listed (ETag %s)", o.etag)
 		}
-		return nil, fmt.Errorf("%s: get bytes %d-%d: %w", o.name(), from, last, err)
+		return nil, fmt.Errorf("get bytes %d-%d: %w", from, last, err)
 	}
 	start, total, ok := parseContentRange(aws.ToString(out.ContentRange))
 	if !ok || start != from || total != o.size {
 		out.Body.Close()
-		return nil, fmt.Errorf("%s: asked for bytes %d-%d of %d, got Content-Range %q (object changed?)", o.name(), from, last, o.size, aws.ToString(out.ContentRange))
+		return nil, fmt.Errorf("asked for bytes %d-%d of %d, got Content-Range %q (object changed?)", from, last, o.size, aws.ToString(out.ContentRange))
 	}
 	return out.Body, nil
 }

@@ -9,11 +9,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -243,5 +246,80 @@ func TestS3ShardResumes(t *testing.T) {
 	}
 	if _, err := Expand(ctx, []string{strings.Replace(entry, "region=", "regoin=", 1)}, "", ""); err == nil || !strings.Contains(err.Error(), `unknown parameter "regoin"`) {
 		t.Errorf("misspelt parameter: err = %v", err)
+	}
+}
+
+// breakingTransport cuts every other ranged response body short.
+type breakingTransport struct {
+	n      atomic.Int32
+	broken atomic.Int32
+}
+
+func (b *breakingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil || req.Header.Get("Range") == "" || b.n.Add(1)%2 == 0 {
+		return resp, err
+	}
+	b.broken.Add(1)
+	resp.Body = &shortBody{rc: resp.Body, left: 1000}
+	return resp, nil
+}
+
+type shortBody struct {
+	rc   io.ReadCloser
+	left int
+}
+
+func (s *shortBody) Read(p []byte) (int, error) {
+	if s.left <= 0 {
+		return 0, errors.New("connection reset by test")
+	}
+	n, err := s.rc.Read(p[:min(len(p), s.left)])
+	s.left -= n
+	return n, err
+}
+
+func (s *shortBody) Close() error { return s.rc.Close() }
+
+// TestS3BrokenBodiesResume: response bodies that break off are re-requested
+// from the byte reached; the screen is the same as with a sound connection.
+func TestS3BrokenBodiesResume(t *testing.T) {
+	files := plantedFiles(t)
+	entry, _ := s3Corpus(t, map[string][]byte{"corpus/random.txt": files["random.txt"]})
+	ctx := context.Background()
+	defer func(old int64) { S3ChunkBytes = old }(S3ChunkBytes)
+	S3ChunkBytes = 20000
+	r := rand.New(rand.NewPCG(7, 8))
+	items, _ := randomCase(r, 200, 3000)
+	idx, _ := NewIndex(items, Options{})
+	screen := func() []Match {
+		t.Helper()
+		srcs, err := Expand(ctx, []string{entry}, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, _, _, err := Scanner{Index: idx}.ScanAll(ctx, Plan(srcs, 50000), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ms
+	}
+	want := screen()
+
+	bt := &breakingTransport{}
+	s3Clients.Lock()
+	old := s3Clients.m
+	s3Clients.m = nil
+	s3Clients.Unlock()
+	s3HTTPClient = &http.Client{Transport: bt}
+	defer func() {
+		s3HTTPClient = nil
+		s3Clients.Lock()
+		s3Clients.m = old
+		s3Clients.Unlock()
+	}()
+	got := screen()
+	if bt.broken.Load() < 10 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d bodies broken; %d matches, want %d", bt.broken.Load(), len(got), len(want))
 	}
 }
