@@ -84,17 +84,6 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 	return sum, nil
 }
 
-// auditPrefix is where one pool's audit files go: <prefix>.json (the fixed
-// rating's report, the key earlier runs used), <prefix>-<detector>.json and
-// <prefix>-rows.csv.
-func auditPrefix(run, axis, pool string) string {
-	p := "runs/" + run + "/" + axis + "/audit"
-	if pool != "" {
-		p += "-" + pool
-	}
-	return p
-}
-
 // The trained detectors' budget in the stage. Logistic regression is
 // retrained out of fold on every tag shuffle (five fits per shuffle, about
 // 30–90 ms on 15,000 rows), so the shuffle count shrinks with the rows:

@@ -11,6 +11,8 @@ import "fmt"
 //	runs/<run>/<axis>/shards/<nnnn>/pred-<kkkkk>.jsonl  predictions, one object per checkpoint
 //	runs/<run>/<axis>/scores.jsonl                per-item scores
 //	runs/<run>/<axis>/axis.json                   the axis result
+//	runs/<run>/<axis>/audit[-judges|-registers]{-rows.csv,.json,-logreg.json,-rf.json}
+//	                                              the leakage audit's rows and reports
 //	runs/<run>/result.json                        the run result
 func manifestKey(run string) string         { return "runs/" + run + "/manifest.json" }
 func itemsKey(run, axis string) string      { return "runs/" + run + "/" + axis + "/items.jsonl" }
@@ -30,4 +32,15 @@ func shardItemsKey(run, axis string, shard int) string {
 func predPrefix(run, axis string, shard int) string { return shardPrefix(run, axis, shard) + "pred-" }
 func predKey(run, axis string, shard, part int) string {
 	return fmt.Sprintf("%s%05d.jsonl", predPrefix(run, axis, shard), part)
+}
+
+// auditPrefix is where one pool's audit files go: <prefix>.json (the fixed
+// rating's report, the key earlier runs used), <prefix>-<detector>.json and
+// <prefix>-rows.csv.
+func auditPrefix(run, axis, pool string) string {
+	p := "runs/" + run + "/" + axis + "/audit"
+	if pool != "" {
+		p += "-" + pool
+	}
+	return p
 }
