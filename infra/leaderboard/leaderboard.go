@@ -210,7 +210,7 @@ func parseRowName(name string) (int, error) {
 		return 0, errors.New("not a row: the part after '-' is not 8 lowercase hex digits")
 	}
 	seq, err := strconv.Atoi(num)
-	if err != nil || seq < 0 || (len(num) > 6 && num[0] == '0') {
+	if err != nil || seq < 0 || num[0] == '+' || (len(num) > 6 && num[0] == '0') {
 		return 0, fmt.Errorf("not a row: bad sequence number %q", num)
 	}
 	return seq, nil
