@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
@@ -165,9 +166,14 @@ axes:
       - {name: mt_bench, path: %s, format: mt_bench, limit: 10}
 `, storeDir, hs.URL, filepath.Join(repoRoot(t), "testdata", "mt", "question.jsonl"))
 
+	stopSampling := make(chan struct{})
+	peakHeap := make(chan uint64)
+	go samplePeakHeap(stopSampling, peakHeap)
 	start := time.Now()
 	res := runEval(t, c, workflows.EvalRunInput{Config: cfg, RunID: "chaos-judge"})
 	took := time.Since(start)
+	close(stopSampling)
+	heap := <-peakHeap
 	r := readResult(t, res.Summary.ResultPath)
 	mt, ok := r.Axes["mt"]
 	if !ok {
@@ -181,7 +187,13 @@ axes:
 	}
 	distinct, calls, maxSent, overCaps := len(hj.kinds), hj.calls, hj.maxSent, hj.overCaps
 	hj.mu.Unlock()
-	t.Logf("judge prompts: %d distinct, %d calls; replies by kind %v; largest over-cap send %d MiB", distinct, calls, byKind, maxSent>>20)
+	t.Logf("judge prompts: %d distinct, %d calls; replies by kind %v; largest over-cap send %d MiB; peak heap %d MiB",
+		distinct, calls, byKind, maxSent>>20, heap>>20)
+	// One 1 GiB reply read whole would take more than 1 GiB of heap by itself
+	// (the whole test process, Temporal server included, counts here).
+	if heap >= 1<<30 {
+		t.Errorf("peak heap %d MiB during the run: a huge reply was held", heap>>20)
+	}
 	const items, turns = 10, 2
 	if distinct != items*turns {
 		t.Fatalf("the judge saw %d distinct prompts, want %d (10 items × 2 turns)", distinct, items*turns)
@@ -249,6 +261,25 @@ axes:
 	}
 	// Lost: an item whose judging left no trace in the store at all.
 	chaosRow(t, "5 judge garbage/empty/huge", 1, 1, items-len(ratedItems), repeated, took)
+}
+
+// samplePeakHeap samples the live heap every few milliseconds until stop is
+// closed, then sends the largest value seen.
+func samplePeakHeap(stop <-chan struct{}, peak chan<- uint64) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var top uint64
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		metrics.Read(sample)
+		top = max(top, sample[0].Value.Uint64())
+		select {
+		case <-stop:
+			peak <- top
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // storedRatings reads every judge rating checkpointed under an axis folder.
