@@ -102,8 +102,23 @@ axes:
 			t.Errorf("run id %q: err = %v; want a non-retryable error naming run_id", id, err)
 		}
 	}
-	if files := treeOf(t, storeDir); len(files) != 0 {
-		t.Fatalf("refused runs wrote %q", files)
+	// A dataset path with a NUL byte is a data error naming the axis, not a
+	// panic or a retry loop.
+	nulCfg := strings.Replace(cfg, "path: "+data, `path: "`+data+`\0.jsonl"`, 1)
+	we, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "evalrun-hostile-nul-path", TaskQueue: workflows.TaskQueue},
+		workflows.WorkflowName, workflows.EvalRunInput{Config: nulCfg, RunID: "nul-path"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = we.Get(ctx, nil)
+	var app *temporal.ApplicationError
+	if err == nil || !strings.Contains(err.Error(), "axes.knowledge") || !errors.As(err, &app) || !app.NonRetryable() {
+		t.Errorf("dataset path with a NUL byte: err = %v; want a non-retryable error naming axes.knowledge", err)
+	}
+	for _, f := range treeOf(t, storeDir) {
+		if !strings.HasPrefix(f, "runs/nul-path/") {
+			t.Errorf("refused runs wrote %q", f)
+		}
 	}
 
 	// Hostile dataset names and item ids: the run completes inside its prefix.
