@@ -201,12 +201,8 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 			if err != nil {
 				return res, err
 			}
-			// Written even when ctx is cancelled: answered work is never lost.
-			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-			err = st.Put(wctx, predKey(in.RunID, in.Axis, in.Shard, parts), data)
-			cancel()
-			if err != nil {
-				return res, fmt.Errorf("checkpoint %s: %w", predKey(in.RunID, in.Axis, in.Shard, parts), err)
+			if err := saveCheckpoint(ctx, st, predKey(in.RunID, in.Axis, in.Shard, parts), data, InferProgress{Done: res.Done, Total: res.Total}); err != nil {
+				return res, err
 			}
 			parts++
 			mu.Lock()
@@ -254,6 +250,43 @@ func addRegisters(r *scorers.AxisResult, items []scorers.Item) {
 		r.Secondary = map[string]any{}
 	}
 	r.Secondary["by_register"], r.Secondary["register_mix"] = by, mix
+}
+
+// checkpointPatience is how long Infer keeps trying to save answered items
+// (a full disk, a store outage) before it gives the attempt up; the answers
+// are paid for, and a new attempt would have to ask the model again.
+const checkpointPatience = 5 * time.Minute
+
+// saveCheckpoint writes one checkpoint object. It is written even when ctx is
+// cancelled (a budget stop), so answered work is never lost, and a failed
+// write is retried with backoff while the activity heartbeats. A retry that
+// finds the key taken found its own earlier write, which the store accepted
+// but did not confirm.
+func saveCheckpoint(ctx context.Context, st store.Store, key string, data []byte, progress InferProgress) error {
+	deadline := time.Now().Add(checkpointPatience)
+	wait := time.Second
+	for attempt := 1; ; attempt++ {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		err := st.Put(wctx, key, data)
+		cancel()
+		if err == nil || (attempt > 1 && errors.Is(err, store.ErrExists)) {
+			return nil
+		}
+		if errors.Is(err, store.ErrExists) || ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
+			return fmt.Errorf("checkpoint %s: %w", key, err)
+		}
+		// Heartbeat every second of the wait: the heartbeat timeout may be
+		// shorter than the backoff.
+		for left := wait; left > 0; left -= time.Second {
+			activity.RecordHeartbeat(ctx, progress)
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("checkpoint %s: %w", key, err)
+			case <-time.After(min(left, time.Second)):
+			}
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
 }
 
 // addTranslationDeltas publishes, for every dataset declared the translation

@@ -1,0 +1,95 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/glossobench/glossobench/infra/store"
+)
+
+// flakyStore fails the first checkpoint writes like a full disk, then
+// stores one without confirming it (the write landed, the reply was lost).
+type flakyStore struct {
+	store.Store
+	mu          sync.Mutex
+	fails       int
+	unconfirmed int
+}
+
+func (f *flakyStore) Put(ctx context.Context, key string, data []byte) error {
+	if !strings.Contains(key, "/pred-") {
+		return f.Store.Put(ctx, key, data)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fails > 0 {
+		f.fails--
+		return &pathError{key, syscall.ENOSPC}
+	}
+	if f.unconfirmed > 0 {
+		f.unconfirmed--
+		if err := f.Store.Put(ctx, key, data); err != nil {
+			return err
+		}
+		return errors.New("connection reset after the write")
+	}
+	return f.Store.Put(ctx, key, data)
+}
+
+type pathError struct {
+	key string
+	err error
+}
+
+func (e *pathError) Error() string { return "put " + e.key + ": " + e.err.Error() }
+func (e *pathError) Unwrap() error { return e.err }
+
+// A checkpoint write that fails is retried inside the attempt, so answered
+// items are never sent to the model again; a write that landed without a
+// reply is found on the retry and counts as written.
+func TestInferRetriesCheckpointWrites(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	acts, b := newActs()
+	acts.RegisterCPU(env)
+	acts.RegisterInference(env)
+	dir := t.TempDir()
+	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "c", ConfigYAML: testConfig(t, dir, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan Plan
+	v.Get(&plan)
+	ref := RunRef{RunID: "c", StoreURI: plan.StoreURI}
+	if _, err := env.ExecuteActivity(acts.Dedup, ref); err != nil {
+		t.Fatal(err)
+	}
+	real, _ := acts.store(t.Context(), plan.StoreURI)
+	flaky := &flakyStore{Store: real, fails: 2, unconfirmed: 1}
+	acts.stores[plan.StoreURI] = flaky
+
+	v, err = env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: "knowledge", Shard: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r ShardResult
+	v.Get(&r)
+	if r.Done != 10 || flaky.fails != 0 || flaky.unconfirmed != 0 {
+		t.Fatalf("result %+v; failures left %d, unconfirmed left %d", r, flaky.fails, flaky.unconfirmed)
+	}
+	for req, n := range b.seen {
+		if n != 1 {
+			t.Fatalf("request %s sent %d times", req, n)
+		}
+	}
+	preds, parts, err := shardPredictions(t.Context(), real, "c", "knowledge", 0)
+	if err != nil || len(preds) != 10 || parts != 4 {
+		t.Fatalf("stored %d predictions in %d objects (%v), want 10 in 4", len(preds), parts, err)
+	}
+}
