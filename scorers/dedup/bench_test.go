@@ -118,7 +118,7 @@ func reportCPU(b *testing.B, start time.Duration, n int) {
 }
 
 func memOpener(data []byte) Opener {
-	return func(ctx context.Context, _ Source, off int64) (io.ReadCloser, int64, error) {
+	return func(ctx context.Context, _ Source, off, _ int64) (io.ReadCloser, int64, error) {
 		return io.NopCloser(bytes.NewReader(data[off:])), int64(len(data)), nil
 	}
 }

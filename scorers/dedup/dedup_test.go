@@ -566,7 +566,7 @@ func TestResumeAfterKill(t *testing.T) {
 
 // docsOf lists (start, text) of the documents a reader sees in [from, end).
 func docsOf(t testing.TB, data []byte, format string, from, end int64) []string {
-	open := func(ctx context.Context, _ Source, off int64) (io.ReadCloser, int64, error) {
+	open := func(ctx context.Context, _ Source, off, _ int64) (io.ReadCloser, int64, error) {
 		return io.NopCloser(bytes.NewReader(data[off:])), int64(len(data)), nil
 	}
 	src := Source{URI: "mem", Size: int64(len(data)), Format: format, TextField: "t"}

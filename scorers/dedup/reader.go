@@ -27,20 +27,23 @@ const DefaultTextField = "text"
 
 // Opener opens a source for reading from byte offset (of the stored,
 // possibly compressed, object) and reports the object's total size as
-// stored now. Open is the default: local files, and s3:// objects through
-// ranged GETs (see ExpandS3).
-type Opener func(ctx context.Context, src Source, offset int64) (rc io.ReadCloser, size int64, err error)
+// stored now. end is where the caller means to stop (< 0: the end of the
+// object): it may read a little past end, so an Opener must serve those
+// bytes too, but should not fetch far ahead of them. Open is the default:
+// local files, and s3:// objects through ranged GETs (see ExpandS3).
+type Opener func(ctx context.Context, src Source, offset, end int64) (rc io.ReadCloser, size int64, err error)
 
 // Open opens an s3:// source with OpenS3 and anything else with OpenLocal.
-func Open(ctx context.Context, src Source, offset int64) (io.ReadCloser, int64, error) {
+func Open(ctx context.Context, src Source, offset, end int64) (io.ReadCloser, int64, error) {
 	if IsS3(src.URI) {
-		return OpenS3(ctx, src, offset)
+		return OpenS3(ctx, src, offset, end)
 	}
-	return OpenLocal(ctx, src, offset)
+	return OpenLocal(ctx, src, offset, end)
 }
 
-// OpenLocal opens a local file; src.URI is its path.
-func OpenLocal(ctx context.Context, src Source, offset int64) (io.ReadCloser, int64, error) {
+// OpenLocal opens a local file; src.URI is its path. The page cache does
+// the reading ahead, so end is not needed.
+func OpenLocal(ctx context.Context, src Source, offset, _ int64) (io.ReadCloser, int64, error) {
 	path := src.URI
 	f, err := os.Open(path)
 	if err != nil {
@@ -233,12 +236,12 @@ func BalancedShardBytes(sources []Source, maxBytes int64, workers int) int64 {
 
 // openStream opens the decompressed stream of sh's source at offset from
 // (in decompressed bytes), reading from the store only what is needed.
-func openStream(ctx context.Context, open Opener, src Source, from int64) (io.Reader, func() error, error) {
+func openStream(ctx context.Context, open Opener, src Source, from, end int64) (io.Reader, func() error, error) {
 	at := from
 	if src.Compression != "" {
-		at = 0
+		at, end = 0, -1 // offsets count decompressed bytes
 	}
-	rc, size, err := open(ctx, src, at)
+	rc, size, err := open(ctx, src, at, end)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", src.URI, err)
 	}
@@ -434,7 +437,7 @@ func (d *docReader) next() (doc []byte, start, end int64, err error) {
 // newDocReader starts reading src's stream for documents starting in [from, end).
 func newDocReader(ctx context.Context, open Opener, src Source, from, end int64, maxDoc int) (*docReader, func() error, error) {
 	at := max(0, from-3)
-	r, closer, err := openStream(ctx, open, src, at)
+	r, closer, err := openStream(ctx, open, src, at, end)
 	if err != nil {
 		return nil, nil, err
 	}

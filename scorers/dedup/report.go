@@ -33,7 +33,7 @@ func FingerprintSource(ctx context.Context, open Opener, src Source) (Fingerprin
 	if open == nil {
 		open = Open
 	}
-	rc, size, err := open(ctx, src, 0)
+	rc, size, err := open(ctx, src, 0, -1)
 	if err != nil {
 		return Fingerprint{}, fmt.Errorf("%s: %w", src.URI, err)
 	}

@@ -38,12 +38,16 @@ import (
 //
 // Objects are read with ranged GETs of S3ChunkBytes, each requiring the
 // listed ETag (If-Match): a shard starts at its byte offset without reading
-// what comes before, reads at most two chunks past its end (one read ahead),
-// and an object replaced during a run fails the screen instead of mixing two
+// what comes before and past its end fetches only small ranges (to finish
+// its last document), and an object replaced during a run fails the screen instead of mixing two
 // versions. A connection dropped mid-chunk is resumed from the byte reached.
 
 // S3ChunkBytes is the length of one ranged GET.
 var S3ChunkBytes int64 = 8 << 20
+
+// S3TailBytes is the length of a ranged GET past the end a reader was
+// opened for: documents are short next to a chunk.
+var S3TailBytes int64 = 64 << 10
 
 // s3BodyRetries is how many times a broken response body is re-requested
 // from the byte reached before the read fails.
@@ -249,8 +253,10 @@ func Expand(ctx context.Context, entries []string, format, textField string) ([]
 // OpenS3 opens an s3:// source at offset. It reports the size src was
 // listed with; every GET checks the object still has src.ETag and that size.
 // The next chunk is fetched while the current one is read (two chunk
-// buffers per reader), so the network and the screen overlap.
-func OpenS3(ctx context.Context, src Source, offset int64) (io.ReadCloser, int64, error) {
+// buffers per reader), so the network and the screen overlap. Chunks end at
+// end (when >= 0); past it, where a shard only finishes its last document,
+// they are S3TailBytes long, so a shard fetches little that is not its own.
+func OpenS3(ctx context.Context, src Source, offset, end int64) (io.ReadCloser, int64, error) {
 	loc, err := parseS3Location(src.URI)
 	if err != nil {
 		return nil, 0, err
@@ -280,7 +286,7 @@ func OpenS3(ctx context.Context, src Source, offset int64) (io.ReadCloser, int64
 	r.free <- nil // two buffers, allocated on first use
 	r.free <- nil
 	r.wg.Add(1)
-	go r.fetch(fctx, offset)
+	go r.fetch(fctx, offset, end)
 	return r, size, nil
 }
 
@@ -347,8 +353,9 @@ func (r *s3Reader) Close() error {
 	return nil
 }
 
-// fetch reads the object from pos to its end in chunks of S3ChunkBytes.
-func (r *s3Reader) fetch(ctx context.Context, pos int64) {
+// fetch reads the object from pos on in chunks of S3ChunkBytes up to end
+// and of S3TailBytes after it.
+func (r *s3Reader) fetch(ctx context.Context, pos, end int64) {
 	defer r.wg.Done()
 	defer close(r.chunks)
 	for pos < r.obj.size {
@@ -358,7 +365,15 @@ func (r *s3Reader) fetch(ctx context.Context, pos int64) {
 		case <-ctx.Done():
 			return
 		}
-		n := min(max(S3ChunkBytes, 1), r.obj.size-pos)
+		n := max(S3ChunkBytes, 1)
+		switch {
+		case end < 0:
+		case pos < end:
+			n = min(n, end-pos)
+		default:
+			n = min(n, S3TailBytes)
+		}
+		n = min(n, r.obj.size-pos)
 		if int64(cap(buf)) < n {
 			buf = make([]byte, n)
 		}

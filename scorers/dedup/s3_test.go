@@ -249,20 +249,43 @@ func TestS3ShardResumes(t *testing.T) {
 	}
 }
 
-// breakingTransport cuts every other ranged response body short.
+// breakingTransport counts the bytes of ranged responses and, when
+// breaking, cuts every other one short.
 type breakingTransport struct {
-	n      atomic.Int32
-	broken atomic.Int32
+	breaking bool
+	n        atomic.Int32
+	broken   atomic.Int32
+	bytes    atomic.Int64
 }
 
 func (b *breakingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil || req.Header.Get("Range") == "" || b.n.Add(1)%2 == 0 {
+	if err != nil || req.Header.Get("Range") == "" {
+		return resp, err
+	}
+	b.bytes.Add(resp.ContentLength)
+	if !b.breaking || b.n.Add(1)%2 == 0 {
 		return resp, err
 	}
 	b.broken.Add(1)
 	resp.Body = &shortBody{rc: resp.Body, left: 1000}
 	return resp, nil
+}
+
+// withTransport makes the S3 clients created until the returned func is
+// called use rt.
+func withTransport(rt http.RoundTripper) func() {
+	s3Clients.Lock()
+	old := s3Clients.m
+	s3Clients.m = nil
+	s3Clients.Unlock()
+	s3HTTPClient = &http.Client{Transport: rt}
+	return func() {
+		s3HTTPClient = nil
+		s3Clients.Lock()
+		s3Clients.m = old
+		s3Clients.Unlock()
+	}
 }
 
 type shortBody struct {
@@ -306,20 +329,38 @@ func TestS3BrokenBodiesResume(t *testing.T) {
 	}
 	want := screen()
 
-	bt := &breakingTransport{}
-	s3Clients.Lock()
-	old := s3Clients.m
-	s3Clients.m = nil
-	s3Clients.Unlock()
-	s3HTTPClient = &http.Client{Transport: bt}
-	defer func() {
-		s3HTTPClient = nil
-		s3Clients.Lock()
-		s3Clients.m = old
-		s3Clients.Unlock()
-	}()
+	bt := &breakingTransport{breaking: true}
+	defer withTransport(bt)()
 	got := screen()
 	if bt.broken.Load() < 10 || !reflect.DeepEqual(got, want) {
 		t.Fatalf("%d bodies broken; %d matches, want %d", bt.broken.Load(), len(got), len(want))
+	}
+}
+
+// TestS3ShardsFetchLittleBeyondTheirEnd: each shard reads ahead in big
+// chunks up to its end and in small ones after it, so a corpus cut into
+// shards is fetched about once, not once plus a chunk per shard.
+func TestS3ShardsFetchLittleBeyondTheirEnd(t *testing.T) {
+	files := plantedFiles(t)
+	data := files["random.txt"]
+	entry, _ := s3Corpus(t, map[string][]byte{"corpus/random.txt": data})
+	ctx := context.Background()
+	defer func(chunk, tail int64) { S3ChunkBytes, S3TailBytes = chunk, tail }(S3ChunkBytes, S3TailBytes)
+	S3ChunkBytes, S3TailBytes = 1<<20, 2000
+	srcs, err := Expand(ctx, []string{entry}, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards := Plan(srcs, 40000)
+	idx, _ := NewIndex(plantedItems(), Options{})
+	bt := &breakingTransport{}
+	defer withTransport(bt)()
+	if _, _, _, err := (Scanner{Index: idx}).ScanAll(ctx, shards, 2); err != nil {
+		t.Fatal(err)
+	}
+	// Each shard may fetch its last document's rest plus two tail chunks.
+	limit := int64(len(data)) + int64(len(shards))*(3*S3TailBytes)
+	if got := bt.bytes.Load(); got < int64(len(data)) || got > limit {
+		t.Errorf("%d shards fetched %d bytes of a %d-byte object, want at most %d", len(shards), got, len(data), limit)
 	}
 }
