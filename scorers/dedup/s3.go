@@ -49,8 +49,8 @@ var S3ChunkBytes int64 = 8 << 20
 // opened for: documents are short next to a chunk.
 var S3TailBytes int64 = 64 << 10
 
-// s3BodyRetries is how many times a broken response body is re-requested
-// from the byte reached before the read fails.
+// s3BodyRetries is how many times in a row a response body that broke off
+// without bringing a byte is re-requested before the read fails.
 const s3BodyRetries = 5
 
 // IsS3 reports whether a corpus entry or source URI names S3.
@@ -404,6 +404,9 @@ func (o s3Object) readRange(ctx context.Context, buf []byte, pos int64) error {
 		n, err := io.ReadFull(body, buf[got:])
 		body.Close()
 		got += n
+		if n > 0 {
+			failures = 0 // only attempts that bring nothing count against the limit
+		}
 		if err != nil && got < len(buf) {
 			if failures++; failures > s3BodyRetries || ctx.Err() != nil {
 				return fmt.Errorf("reading at offset %d: %w", pos+int64(got), err)
