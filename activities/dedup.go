@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -87,7 +88,7 @@ type corpus struct {
 // workers that screen the shards agree with the plan Prepare counted even if
 // the corpus changes meanwhile; every S3 read then requires the listed ETag.
 func corpusPlan(ctx context.Context, st store.Store, run string, cfg *config.Config) ([]dedup.Source, []dedup.Shard, error) {
-	key := corpusPlanKey(run)
+	key := corpusPlanKey(run, cfg.Dedup)
 	var sources []dedup.Source
 	if err := getJSON(ctx, st, key, &sources); errors.Is(err, store.ErrNotFound) {
 		listed, err := dedup.Expand(ctx, cfg.Dedup.Corpus, "", cfg.Dedup.TextField)
@@ -109,7 +110,13 @@ func corpusPlan(ctx context.Context, st store.Store, run string, cfg *config.Con
 	return sources, dedup.Plan(sources, dedup.BalancedShardBytes(sources, corpusShardBytes, cfg.Run.ParallelShards)), nil
 }
 
-func corpusPlanKey(run string) string { return "runs/" + run + "/dedup/corpus.json" }
+// corpusPlanKey names the stored listing after the corpus entries too: a
+// Prepare that failed (no manifest yet) and is rerun under the same run id
+// with other entries must not find the old listing.
+func corpusPlanKey(run string, d config.Dedup) string {
+	h := sha256.Sum256([]byte(strings.Join(d.Corpus, "\n") + "\x00" + d.TextField))
+	return fmt.Sprintf("runs/%s/dedup/corpus-%x.json", run, h[:6])
+}
 
 // AxisItems is one axis a run scores, with the items Prepare loaded for it.
 type AxisItems struct {

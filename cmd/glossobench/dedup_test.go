@@ -97,8 +97,9 @@ func TestDedupCommand(t *testing.T) {
 }
 
 // dedupRun prepares and dedups a run of cfgPath through the activities, as
-// EvalRun does, and returns what the run publishes.
-func dedupRun(t *testing.T, cfgPath, runID string) activities.DedupResult {
+// EvalRun does, and returns what the run publishes. between, if any, runs
+// after Prepare.
+func dedupRun(t *testing.T, cfgPath, runID string, between ...func()) activities.DedupResult {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
@@ -110,6 +111,9 @@ func dedupRun(t *testing.T, cfgPath, runID string) activities.DedupResult {
 	}
 	var plan activities.Plan
 	v.Get(&plan)
+	for _, f := range between {
+		f()
+	}
 	v, err = env.ExecuteActivity(acts.Dedup, activities.RunRef{RunID: runID, StoreURI: plan.StoreURI})
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +163,14 @@ axes:
 	os.WriteFile(filepath.Join(corpusDir, "c.txt"), []byte(corpusText), 0o644)
 	localCfg := writeConfig("local.yaml", fmt.Sprintf("dedup: {corpus: [%s]}\n", corpusDir))
 
-	dd := dedupRun(t, localCfg, "local")
+	// A file added to the corpus after Prepare listed it is not screened:
+	// the run's shards and fingerprints come from Prepare's stored listing.
+	late := filepath.Join(corpusDir, "late.txt")
+	dd := dedupRun(t, localCfg, "local", func() { os.WriteFile(late, []byte(corpusText), 0o644) })
+	if strings.Contains(dd.Corpus, "late.txt") || !strings.Contains(dd.Corpus, "c.txt") {
+		t.Errorf("run corpus %q: want c.txt as listed by Prepare, not late.txt", dd.Corpus)
+	}
+	os.Remove(late)
 	report := func(args ...string) dedup.Report {
 		t.Helper()
 		out, code := captureStdout(t, func() int { return runDedup(append(args, "--json")) })
