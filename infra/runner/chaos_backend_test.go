@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/workflows"
@@ -153,13 +150,7 @@ func TestChaosFlakyBackend(t *testing.T) {
 		t.Skip("a 30 s backend outage inside two EvalRuns")
 	}
 	_, c := startServer(t)
-	acts := activities.New(zerolog.Nop())
-	defer acts.Close()
-	w, err := runner.StartWorkers(c, acts, runner.All)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startWorkers(t, c, runner.All)
 
 	clean := newFlakyBackend(t, 0)
 	refDir := t.TempDir()
@@ -211,13 +202,7 @@ func TestChaosBackendBudgetExpires(t *testing.T) {
 		t.Skip("an EvalRun that waits out its budget")
 	}
 	_, c := startServer(t)
-	acts := activities.New(zerolog.Nop())
-	defer acts.Close()
-	w, err := runner.StartWorkers(c, acts, runner.All)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startWorkers(t, c, runner.All)
 
 	flaky := newFlakyBackend(t, 5)
 	storeDir := t.TempDir()

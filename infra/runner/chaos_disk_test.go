@@ -15,10 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/client"
 
-	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -122,13 +120,7 @@ func checkStoreReadable(t *testing.T, root string) int {
 func TestChaosDiskFull(t *testing.T) {
 	disk := mountSmallDisk(t, "4m")
 	_, c := startServer(t)
-	acts := activities.New(zerolog.Nop())
-	defer acts.Close()
-	w, err := runner.StartWorkers(c, acts, runner.All)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startWorkers(t, c, runner.All)
 	fake := &fakeModel{seen: map[string]int{}}
 	hs := httptest.NewServer(fake)
 	defer hs.Close()

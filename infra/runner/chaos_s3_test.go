@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/workflows"
@@ -133,13 +130,7 @@ func TestChaosS3Outage(t *testing.T) {
 	}
 
 	_, c := startServer(t)
-	acts := activities.New(zerolog.Nop())
-	defer acts.Close()
-	w, err := runner.StartWorkers(c, acts, runner.All)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startWorkers(t, c, runner.All)
 	// One model server per run, so each counts its own run's calls.
 	refModel := httptest.NewServer(&fakeModel{seen: map[string]int{}})
 	defer refModel.Close()

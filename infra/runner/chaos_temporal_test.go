@@ -15,10 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/client"
 
-	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/devserver"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/workflows"
@@ -138,13 +136,7 @@ func TestChaosTemporalRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	acts := activities.New(zerolog.Nop())
-	defer acts.Close()
-	w, err := runner.StartWorkers(c, acts, runner.All)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startWorkers(t, c, runner.All)
 
 	refModel := httptest.NewServer(&fakeModel{seen: map[string]int{}})
 	defer refModel.Close()

@@ -16,10 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/client"
 
-	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -93,13 +91,7 @@ func TestCrashResumesWithoutRepeatingWork(t *testing.T) {
 		t.Skip("builds the binary and runs two EvalRuns")
 	}
 	srv, c := startServer(t)
-	acts := activities.New(zerolog.Nop())
-	defer acts.Close()
-	w, err := runner.StartWorkers(c, acts, runner.CPU)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startWorkers(t, c, runner.CPU)
 	fake := &fakeModel{seen: map[string]int{}}
 	hs := httptest.NewServer(fake)
 	defer hs.Close()

@@ -78,6 +78,18 @@ axes:
 `, model, extra, storeURI, mode, data, mode, data, data, mode, data)
 }
 
+// startWorkers runs the given task queues' workers in the test process
+// until the test ends.
+func startWorkers(t testing.TB, c client.Client, q runner.Queues) {
+	t.Helper()
+	acts := activities.New(zerolog.Nop())
+	w, err := runner.StartWorkers(c, acts, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(); acts.Close() })
+}
+
 func runEval(t testing.TB, c client.Client, in workflows.EvalRunInput) workflows.EvalRunResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -138,13 +150,7 @@ func historyEvents(t testing.TB, c client.Client, wfID, saveTo string) int {
 // GGUF model and the local store.
 func TestEvalRunEmbedded(t *testing.T) {
 	_, c := startServer(t)
-	acts := activities.New(zerolog.Nop())
-	defer acts.Close()
-	w, err := runner.StartWorkers(c, acts, runner.All)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startWorkers(t, c, runner.All)
 
 	storeDir := t.TempDir()
 	model := "gguf:" + filepath.Join(repoRoot(t), "testdata", "models", "tiny-llama", "tiny-llama.gguf")

@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/rs/zerolog"
-
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/scorers"
@@ -118,13 +116,7 @@ func TestEvalRunWithZeroOneThreeJudges(t *testing.T) {
 		t.Skip("three EvalRuns on the embedded server")
 	}
 	_, c := startServer(t)
-	acts := activities.New(zerolog.Nop())
-	defer acts.Close()
-	w, err := runner.StartWorkers(c, acts, runner.All)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startWorkers(t, c, runner.All)
 	model := httptest.NewServer(&chatServer{})
 	defer model.Close()
 	agree := func(string) int { return 7 }

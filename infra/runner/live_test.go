@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rs/zerolog"
-
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/infra/store"
@@ -36,13 +34,7 @@ func TestEvalRunLive(t *testing.T) {
 		model, extra = llama, "  flavor: llama-server\n  concurrency: 1\n"
 	}
 	_, c := startServer(t)
-	acts := activities.New(zerolog.Nop())
-	defer acts.Close()
-	w, err := runner.StartWorkers(c, acts, runner.All)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startWorkers(t, c, runner.All)
 	res := runEval(t, c, workflows.EvalRunInput{Config: mcqConfig(t, model, storeURI, "cloze", extra), RunID: "live"})
 
 	st, err := store.Open(context.Background(), storeURI)

@@ -17,10 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/client"
 
-	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -33,13 +31,7 @@ func TestLoadTwentyRunsAtOnce(t *testing.T) {
 		t.Skip("21 EvalRuns")
 	}
 	_, c := startServer(t)
-	acts := activities.New(zerolog.Nop())
-	defer acts.Close()
-	w, err := runner.StartWorkers(c, acts, runner.All)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startWorkers(t, c, runner.All)
 	fake := &fakeModel{seen: map[string]int{}}
 	hs := httptest.NewServer(fake)
 	defer hs.Close()
