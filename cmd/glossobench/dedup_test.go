@@ -171,7 +171,7 @@ axes:
 		t.Errorf("run corpus %q: want c.txt as listed by Prepare, not late.txt", dd.Corpus)
 	}
 	os.Remove(late)
-	report := func(args ...string) dedup.Report {
+	report := func(t *testing.T, args ...string) dedup.Report {
 		t.Helper()
 		out, code := captureStdout(t, func() int { return runDedup(append(args, "--json")) })
 		var rep dedup.Report
@@ -180,7 +180,7 @@ axes:
 		}
 		return rep
 	}
-	check := func(name string, rep dedup.Report, run activities.DedupResult) {
+	check := func(t *testing.T, name string, rep dedup.Report, run activities.DedupResult) {
 		t.Helper()
 		if rep.KeptSHA256 != run.KeptSHA256 || rep.KeptSHA256 == dedup.KeptSHA256(nil) {
 			t.Errorf("%s: kept sha %s, the run published %s", name, rep.KeptSHA256, run.KeptSHA256)
@@ -207,9 +207,9 @@ axes:
 		}
 	}
 	// The corpus from the config, then from --corpus.
-	check("config corpus", report("--items", localCfg), dd)
-	rep := report("--items", writeConfig("plain.yaml", ""), "--corpus", corpusDir)
-	check("--corpus", rep, dd)
+	check(t, "config corpus", report(t, "--items", localCfg), dd)
+	rep := report(t, "--items", writeConfig("plain.yaml", ""), "--corpus", corpusDir)
+	check(t, "--corpus", rep, dd)
 	if len(rep.Corpus) != 1 || len(rep.Corpus[0].SHA256) != 64 {
 		t.Errorf("fingerprints %+v", rep.Corpus)
 	}
@@ -221,37 +221,39 @@ axes:
 	noExt := filepath.Join(dir, "config-without-extension")
 	b, _ := os.ReadFile(localCfg)
 	os.WriteFile(noExt, b, 0o644)
-	check("no extension", report("--items", noExt), dd)
+	check(t, "no extension", report(t, "--items", noExt), dd)
 	if _, code := captureStdout(t, func() int { return runDedup([]string{"--items", writeConfig("plain.yaml", "")}) }); code != 2 {
 		t.Errorf("config without corpus: exit %d, want 2", code)
 	}
 
 	// The same corpus in S3, screened by a run and by the command.
-	endpoint, bucket := os.Getenv("GLOSSOBENCH_S3_ENDPOINT"), os.Getenv("GLOSSOBENCH_S3_BUCKET")
-	if endpoint == "" || bucket == "" {
-		t.Skip("GLOSSOBENCH_S3_ENDPOINT / GLOSSOBENCH_S3_BUCKET not set: S3 part skipped")
-	}
-	prefix := fmt.Sprintf("dedup-cli-test/%d", time.Now().UnixNano())
-	st, err := store.NewS3(context.Background(), store.S3Config{Endpoint: endpoint, Bucket: bucket, Prefix: prefix, Region: "us-east-1",
-		PathStyle: true, AccessKeyEnv: "AWS_ACCESS_KEY_ID", SecretKeyEnv: "AWS_SECRET_ACCESS_KEY"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.EnsureBucket(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Put(context.Background(), "corpus/c.txt", []byte(corpusText)); err != nil {
-		t.Fatal(err)
-	}
-	entry := fmt.Sprintf("s3://%s/%s/corpus/?endpoint=%s&region=us-east-1&path_style=true&access_key_env=AWS_ACCESS_KEY_ID&secret_key_env=AWS_SECRET_ACCESS_KEY", bucket, prefix, endpoint)
-	s3Cfg := writeConfig("s3.yaml", fmt.Sprintf("dedup: {corpus: [%q]}\n", entry))
-	ddS3 := dedupRun(t, s3Cfg, "s3")
-	if ddS3.KeptSHA256 != dd.KeptSHA256 || !strings.Contains(ddS3.Corpus, "etag") {
-		t.Errorf("S3 run: kept sha %s (local %s), corpus %q", ddS3.KeptSHA256, dd.KeptSHA256, ddS3.Corpus)
-	}
-	rep = report("--items", s3Cfg)
-	check("S3 corpus", rep, ddS3)
-	if len(rep.Corpus) != 1 || rep.Corpus[0].ETag == "" || rep.Corpus[0].Size != int64(len(corpusText)) {
-		t.Errorf("S3 fingerprints %+v", rep.Corpus)
-	}
+	t.Run("s3", func(t *testing.T) {
+		endpoint, bucket := os.Getenv("GLOSSOBENCH_S3_ENDPOINT"), os.Getenv("GLOSSOBENCH_S3_BUCKET")
+		if endpoint == "" || bucket == "" {
+			t.Skip("GLOSSOBENCH_S3_ENDPOINT / GLOSSOBENCH_S3_BUCKET not set")
+		}
+		prefix := fmt.Sprintf("dedup-cli-test/%d", time.Now().UnixNano())
+		st, err := store.NewS3(context.Background(), store.S3Config{Endpoint: endpoint, Bucket: bucket, Prefix: prefix, Region: "us-east-1",
+			PathStyle: true, AccessKeyEnv: "AWS_ACCESS_KEY_ID", SecretKeyEnv: "AWS_SECRET_ACCESS_KEY"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.EnsureBucket(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Put(context.Background(), "corpus/c.txt", []byte(corpusText)); err != nil {
+			t.Fatal(err)
+		}
+		entry := fmt.Sprintf("s3://%s/%s/corpus/?endpoint=%s&region=us-east-1&path_style=true&access_key_env=AWS_ACCESS_KEY_ID&secret_key_env=AWS_SECRET_ACCESS_KEY", bucket, prefix, endpoint)
+		s3Cfg := writeConfig("s3.yaml", fmt.Sprintf("dedup: {corpus: [%q]}\n", entry))
+		ddS3 := dedupRun(t, s3Cfg, "s3")
+		if ddS3.KeptSHA256 != dd.KeptSHA256 || !strings.Contains(ddS3.Corpus, "etag") {
+			t.Errorf("S3 run: kept sha %s (local %s), corpus %q", ddS3.KeptSHA256, dd.KeptSHA256, ddS3.Corpus)
+		}
+		rep = report(t, "--items", s3Cfg)
+		check(t, "S3 corpus", rep, ddS3)
+		if len(rep.Corpus) != 1 || rep.Corpus[0].ETag == "" || rep.Corpus[0].Size != int64(len(corpusText)) {
+			t.Errorf("S3 fingerprints %+v", rep.Corpus)
+		}
+	})
 }
