@@ -211,6 +211,13 @@ func (c *Config) applyDefaults(baseDir string) {
 			c.Judges[i].Spec = "gguf:" + filepath.Join(baseDir, p)
 		}
 	}
+	// Corpus files and globs resolve against the config's folder, like
+	// dataset paths; S3 prefixes and absolute paths stay as written.
+	for i, p := range c.Dedup.Corpus {
+		if !strings.Contains(p, "://") && !filepath.IsAbs(p) && baseDir != "" {
+			c.Dedup.Corpus[i] = filepath.Join(baseDir, p)
+		}
+	}
 	if c.Model.ID == "" {
 		c.Model.ID = defaultModelID(c.Model.Spec)
 	}

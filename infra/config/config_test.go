@@ -34,6 +34,13 @@ func TestParseDefaultsAndPaths(t *testing.T) {
 	if c.BenchVersion != BenchVersion || c.Store.URI != ".glossobench/store" {
 		t.Fatalf("config = %+v", c)
 	}
+	c, err = Parse([]byte(good+"dedup:\n  corpus: [corpus/*.jsonl.gz, /abs/c.txt, \"s3://b/p/?region=x\"]\n"), "c.yaml", "/cfg", Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.Dedup.Corpus, " "); got != "/cfg/corpus/*.jsonl.gz /abs/c.txt s3://b/p/?region=x" {
+		t.Fatalf("corpus paths resolve to %s", got)
+	}
 }
 
 func TestOverridesWin(t *testing.T) {
