@@ -77,10 +77,24 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 			return nil, fmt.Errorf("store: s3 prefix: %w", err)
 		}
 	}
-	if (cfg.AccessKeyEnv == "") != (cfg.SecretKeyEnv == "") {
-		return nil, errors.New("store: s3 access_key_env and secret_key_env must be set together")
+	client, region, err := NewS3Client(ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
-	opts := []func(*config.LoadOptions) error{
+	cfg.Region = region
+	return &S3{client: client, cfg: cfg, prefix: prefix}, nil
+}
+
+// NewS3Client returns an S3 client for cfg's endpoint, region and
+// credentials (its bucket and prefix play no part), with the store's
+// outage-patient retries and checksums only where required, which servers
+// other than AWS accept. opts adjust the client (tests swap its HTTP
+// client). region is the one the client uses.
+func NewS3Client(ctx context.Context, cfg S3Config, opts ...func(*s3.Options)) (client *s3.Client, region string, err error) {
+	if (cfg.AccessKeyEnv == "") != (cfg.SecretKeyEnv == "") {
+		return nil, "", errors.New("store: s3 access_key_env and secret_key_env must be set together")
+	}
+	lopts := []func(*config.LoadOptions) error{
 		config.WithRetryer(func() aws.Retryer {
 			r := retry.NewStandard(func(o *retry.StandardOptions) {
 				o.MaxAttempts = s3MaxAttempts
@@ -96,32 +110,31 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 		}),
 	}
 	if cfg.Region != "" {
-		opts = append(opts, config.WithRegion(cfg.Region))
+		lopts = append(lopts, config.WithRegion(cfg.Region))
 	}
 	if cfg.AccessKeyEnv != "" {
 		id, secret := os.Getenv(cfg.AccessKeyEnv), os.Getenv(cfg.SecretKeyEnv)
 		if id == "" || secret == "" {
-			return nil, fmt.Errorf("store: s3 credentials: environment variables %s and %s must both be set", cfg.AccessKeyEnv, cfg.SecretKeyEnv)
+			return nil, "", fmt.Errorf("store: s3 credentials: environment variables %s and %s must both be set", cfg.AccessKeyEnv, cfg.SecretKeyEnv)
 		}
-		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(id, secret, "")))
+		lopts = append(lopts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(id, secret, "")))
 	}
-	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	awsCfg, err := config.LoadDefaultConfig(ctx, lopts...)
 	if err != nil {
-		return nil, fmt.Errorf("store: s3 config: %w", err)
+		return nil, "", fmt.Errorf("store: s3 config: %w", err)
 	}
 	if awsCfg.Region == "" {
 		awsCfg.Region = "us-east-1"
 	}
-	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+	client = s3.NewFromConfig(awsCfg, append([]func(*s3.Options){func(o *s3.Options) {
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
 		o.UsePathStyle = cfg.PathStyle
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
-	})
-	cfg.Region = awsCfg.Region
-	return &S3{client: client, cfg: cfg, prefix: prefix}, nil
+	}}, opts...)...)
+	return client, awsCfg.Region, nil
 }
 
 // Describe returns the store as an s3:// URI that Open accepts, naming the

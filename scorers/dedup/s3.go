@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,8 +14,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 
@@ -111,36 +108,14 @@ func s3Client(ctx context.Context, cfg store.S3Config) (*s3.Client, error) {
 	if c, ok := s3Clients.m[cfg]; ok {
 		return c, nil
 	}
-	var opts []func(*awsconfig.LoadOptions) error
-	if cfg.Region != "" {
-		opts = append(opts, awsconfig.WithRegion(cfg.Region))
-	}
-	if cfg.AccessKeyEnv != "" {
-		id, secret := os.Getenv(cfg.AccessKeyEnv), os.Getenv(cfg.SecretKeyEnv)
-		if id == "" || secret == "" {
-			return nil, fmt.Errorf("s3 credentials: environment variables %s and %s must both be set", cfg.AccessKeyEnv, cfg.SecretKeyEnv)
-		}
-		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(id, secret, "")))
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("s3 config: %w", err)
-	}
-	if awsCfg.Region == "" {
-		awsCfg.Region = "us-east-1"
-	}
-	c := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
-		if cfg.Endpoint != "" {
-			o.BaseEndpoint = aws.String(cfg.Endpoint)
-		}
-		o.UsePathStyle = cfg.PathStyle
+	c, _, err := store.NewS3Client(ctx, cfg, func(o *s3.Options) {
 		if s3HTTPClient != nil {
 			o.HTTPClient = s3HTTPClient
 		}
-		// Servers other than AWS reject checksum headers they do not know.
-		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	})
+	if err != nil {
+		return nil, err
+	}
 	if s3Clients.m == nil {
 		s3Clients.m = map[store.S3Config]*s3.Client{}
 	}
