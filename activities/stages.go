@@ -73,6 +73,10 @@ func readPredictions(ctx context.Context, st store.Store, prefix, infix string) 
 type InferProgress struct {
 	Done  int `json:"done"`
 	Total int `json:"total"`
+	// Waiting says why the activity is holding answered items, e.g. a
+	// checkpoint write failing on a full disk; the Temporal UI shows it
+	// with the pending activity.
+	Waiting string `json:"waiting,omitempty"`
 }
 
 // Infer runs the model on one shard. Predictions are checkpointed every
@@ -127,6 +131,7 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 	// A ticker heartbeats while a slow item is in flight, so a live worker is
 	// never mistaken for a dead one; a dead one stops heartbeating.
 	var mu sync.Mutex
+	var waiting string // why answered items are held, for the heartbeat
 	hbStop := make(chan struct{})
 	defer close(hbStop)
 	go func() {
@@ -138,7 +143,7 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 				return
 			case <-t.C:
 				mu.Lock()
-				activity.RecordHeartbeat(ctx, InferProgress{Done: res.Done, Total: res.Total})
+				activity.RecordHeartbeat(ctx, InferProgress{Done: res.Done, Total: res.Total, Waiting: waiting})
 				mu.Unlock()
 			}
 		}
@@ -201,7 +206,12 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 			if err != nil {
 				return res, err
 			}
-			if err := saveCheckpoint(ctx, st, predKey(in.RunID, in.Axis, in.Shard, parts), data, InferProgress{Done: res.Done, Total: res.Total}); err != nil {
+			err = saveCheckpoint(ctx, st, predKey(in.RunID, in.Axis, in.Shard, parts), data, func(why string) {
+				mu.Lock()
+				waiting = why
+				mu.Unlock()
+			})
+			if err != nil {
 				return res, err
 			}
 			parts++
@@ -259,10 +269,11 @@ const checkpointPatience = 5 * time.Minute
 
 // saveCheckpoint writes one checkpoint object. It is written even when ctx is
 // cancelled (a budget stop), so answered work is never lost, and a failed
-// write is retried with backoff while the activity heartbeats. A retry that
-// finds the key taken found its own earlier write, which the store accepted
-// but did not confirm.
-func saveCheckpoint(ctx context.Context, st store.Store, key string, data []byte, progress InferProgress) error {
+// write is retried with backoff while Infer's ticker keeps heartbeating,
+// reporting why through setWaiting. A retry that finds the key taken found
+// its own earlier write, which the store accepted but did not confirm.
+func saveCheckpoint(ctx context.Context, st store.Store, key string, data []byte, setWaiting func(string)) error {
+	defer setWaiting("")
 	deadline := time.Now().Add(checkpointPatience)
 	wait := time.Second
 	for attempt := 1; ; attempt++ {
@@ -275,17 +286,14 @@ func saveCheckpoint(ctx context.Context, st store.Store, key string, data []byte
 		if errors.Is(err, store.ErrExists) || ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
 			return fmt.Errorf("checkpoint %s: %w", key, err)
 		}
-		// Heartbeat every second of the wait: the heartbeat timeout may be
-		// shorter than the backoff.
-		for left := wait; left > 0; left -= time.Second {
-			activity.RecordHeartbeat(ctx, progress)
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("checkpoint %s: %w", key, err)
-			case <-time.After(min(left, time.Second)):
-			}
+		setWaiting(fmt.Sprintf("checkpoint %s: %v; retrying in %s (attempt %d)", key, err, wait, attempt))
+		activity.GetLogger(ctx).Warn("checkpoint write failed; answered items are kept and the write retried", "key", key, "error", err, "attempt", attempt)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("checkpoint %s: %w", key, err)
+		case <-time.After(wait):
 		}
-		wait = min(2*wait, 30*time.Second)
+		wait = min(2*wait, 10*time.Second)
 	}
 }
 
