@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,6 +22,11 @@ import (
 // the write is create-only, and the name only ever appears with the whole
 // content behind it: a crash mid-write leaves at most an orphaned ".tmp-*"
 // file, which List and Get never show.
+//
+// Every file operation goes through an os.Root opened on the directory, so a
+// symlink planted inside it (say DIR/runs -> /etc) cannot lead a Put, Get,
+// Exists or List outside: the operation fails instead. Valid keys already
+// cannot name a path outside; the root closes the symlink route as well.
 type Local struct {
 	dir string
 }
@@ -49,9 +56,16 @@ func (l *Local) Describe() string { return "file:" + l.dir }
 // Dir returns the absolute root directory.
 func (l *Local) Dir() string { return l.dir }
 
-func (l *Local) path(key string) string {
-	return filepath.Join(l.dir, filepath.FromSlash(key))
+// openRoot opens the root directory for one operation. Opening it per
+// operation rather than once keeps the store path-based, as it always was: a
+// root directory removed and recreated is picked up, and no descriptor is
+// held for the life of the store, which has no Close.
+func (l *Local) openRoot() (*os.Root, error) {
+	return os.OpenRoot(l.dir)
 }
+
+// name returns key as a path relative to the root.
+func name(key string) string { return filepath.FromSlash(key) }
 
 // Put implements Store.
 func (l *Local) Put(ctx context.Context, key string, data []byte) error {
@@ -61,19 +75,24 @@ func (l *Local) Put(ctx context.Context, key string, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store: put %q: %w", key, err)
 	}
-	target := l.path(key)
-	dir := filepath.Dir(target)
-	if err := l.mkdirAll(dir); err != nil {
-		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
-	}
-	tmp, err := writeTemp(dir, data)
+	root, err := l.openRoot()
 	if err != nil {
 		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
 	}
-	err = os.Link(tmp, target)
-	os.Remove(tmp)
+	defer root.Close()
+	target := name(key)
+	dir := filepath.Dir(target) // "." for a key without a slash
+	if err := mkdirAll(root, dir); err != nil {
+		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
+	}
+	tmp, err := writeTemp(root, dir, data)
+	if err != nil {
+		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
+	}
+	err = root.Link(tmp, target)
+	root.Remove(tmp)
 	if errors.Is(err, fs.ErrExist) {
-		if fi, serr := os.Lstat(target); serr == nil && fi.IsDir() {
+		if fi, serr := root.Lstat(target); serr == nil && fi.IsDir() {
 			return fmt.Errorf("store: put %q in %s: the key is already a prefix of other keys, which a local store cannot also hold as an object", key, l.Describe())
 		}
 		return fmt.Errorf("store: put %q: %w", key, ErrExists)
@@ -81,23 +100,28 @@ func (l *Local) Put(ctx context.Context, key string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := syncDir(root, dir); err != nil {
 		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
 	}
 	return nil
 }
 
-// writeTemp writes data to a new fsynced temporary file in dir and returns
-// its path.
-func writeTemp(dir string, data []byte) (path string, err error) {
-	f, err := os.CreateTemp(dir, tmpMark+"*")
+// writeTemp writes data to a new fsynced temporary file in dir (relative to
+// root) and returns its path relative to root. os.Root has no CreateTemp, so
+// the name carries 128 random bits and O_EXCL refuses to reuse any file that
+// might already have it.
+func writeTemp(root *os.Root, dir string, data []byte) (path string, err error) {
+	var random [16]byte
+	rand.Read(random[:])
+	tmp := filepath.Join(dir, tmpMark+hex.EncodeToString(random[:]))
+	f, err := root.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", err
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(f.Name())
+			root.Remove(tmp)
 		}
 	}()
 	half := len(data) / 2
@@ -116,35 +140,41 @@ func writeTemp(dir string, data []byte) (path string, err error) {
 	if err := f.Close(); err != nil {
 		return "", err
 	}
-	return f.Name(), nil
+	return tmp, nil
 }
 
-// mkdirAll creates dir and its missing parents, fsyncing each new directory's
-// parent so the directory entries survive a crash along with the object.
-func (l *Local) mkdirAll(dir string) error {
-	if fi, err := os.Stat(dir); err == nil {
+// mkdirAll creates dir (relative to root) and its missing parents, fsyncing
+// each new directory's parent so the directory entries survive a crash along
+// with the object.
+func mkdirAll(root *os.Root, dir string) error {
+	fi, err := root.Stat(dir)
+	if err == nil {
 		if !fi.IsDir() {
-			return fmt.Errorf("%s is an object, not a prefix", dir)
+			return fmt.Errorf("%s is an object, not a prefix", filepath.ToSlash(dir))
 		}
 		return nil
 	}
+	if !isMissing(err) {
+		return err // for one, a symlink that leads out of the root
+	}
 	parent := filepath.Dir(dir)
-	if parent != dir && strings.HasPrefix(parent, l.dir) {
-		if err := l.mkdirAll(parent); err != nil {
+	if parent != dir {
+		if err := mkdirAll(root, parent); err != nil {
 			return err
 		}
 	}
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := root.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		if errors.Is(err, syscall.ENOTDIR) {
-			return fmt.Errorf("%s: a prefix of the key is an object", dir)
+			return fmt.Errorf("%s: a prefix of the key is an object", filepath.ToSlash(dir))
 		}
 		return err
 	}
-	return syncDir(parent)
+	return syncDir(root, parent)
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+// syncDir fsyncs dir (relative to root).
+func syncDir(root *os.Root, dir string) error {
+	d, err := root.Open(dir)
 	if err != nil {
 		return err
 	}
@@ -165,7 +195,12 @@ func (l *Local) Get(ctx context.Context, key string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("store: get %q: %w", key, err)
 	}
-	data, err := os.ReadFile(l.path(key))
+	root, err := l.openRoot()
+	if err != nil {
+		return nil, fmt.Errorf("store: get %q in %s: %w", key, l.Describe(), err)
+	}
+	defer root.Close()
+	data, err := root.ReadFile(name(key))
 	if err != nil {
 		if isMissing(err) {
 			return nil, fmt.Errorf("store: get %q: %w", key, ErrNotFound)
@@ -189,7 +224,12 @@ func (l *Local) Exists(ctx context.Context, key string) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("store: exists %q: %w", key, err)
 	}
-	fi, err := os.Lstat(l.path(key))
+	root, err := l.openRoot()
+	if err != nil {
+		return false, fmt.Errorf("store: exists %q in %s: %w", key, l.Describe(), err)
+	}
+	defer root.Close()
+	fi, err := root.Lstat(name(key))
 	if err != nil {
 		if isMissing(err) {
 			return false, nil
@@ -205,12 +245,22 @@ func (l *Local) List(ctx context.Context, prefix string) ([]string, error) {
 	if err := validPrefix(prefix); err != nil {
 		return nil, fmt.Errorf("store: list: %w", err)
 	}
+	root, err := l.openRoot()
+	if err != nil {
+		return nil, fmt.Errorf("store: list %q in %s: %w", prefix, l.Describe(), err)
+	}
+	defer root.Close()
 	base := prefix[:strings.LastIndex(prefix, "/")+1] // "" or "a/b/"
-	root := l.path(strings.TrimSuffix(base, "/"))
+	start := strings.TrimSuffix(base, "/")
+	if start == "" {
+		start = "."
+	}
+	// Paths in root.FS() are slash-separated and relative to the root, so
+	// every path the walk visits below start is already a key.
 	var keys []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(root.FS(), start, func(key string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if path == root && isMissing(err) {
+			if key == start && isMissing(err) {
 				return fs.SkipAll
 			}
 			return err
@@ -218,7 +268,7 @@ func (l *Local) List(ctx context.Context, prefix string) ([]string, error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if path == root {
+		if key == start {
 			if !d.IsDir() {
 				return fs.SkipAll // the "directory" is an object: nothing under it
 			}
@@ -227,11 +277,6 @@ func (l *Local) List(ctx context.Context, prefix string) ([]string, error) {
 		if strings.HasPrefix(d.Name(), tmpMark) {
 			return nil
 		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		key := base + filepath.ToSlash(rel)
 		if d.IsDir() {
 			dirKey := key + "/"
 			if !strings.HasPrefix(dirKey, prefix) && !strings.HasPrefix(prefix, dirKey) {
