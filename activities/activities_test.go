@@ -64,6 +64,17 @@ axes:
 %s`, storeDir, data, extra)
 }
 
+// newActEnv is an activity test environment with both queues' activities
+// registered on a counting backend.
+func newActEnv() (*testsuite.TestActivityEnvironment, *Activities, *countingBackend) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	acts, b := newActs()
+	acts.RegisterCPU(env)
+	acts.RegisterInference(env)
+	return env, acts, b
+}
+
 func newActs() (*Activities, *countingBackend) {
 	b := &countingBackend{seen: map[string]int{}}
 	a := New(zerolog.Nop())
@@ -72,11 +83,7 @@ func newActs() (*Activities, *countingBackend) {
 }
 
 func TestInferNeverAsksTwice(t *testing.T) {
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	acts, b := newActs()
-	acts.RegisterCPU(env)
-	acts.RegisterInference(env)
+	env, acts, b := newActEnv()
 	dir := t.TempDir()
 	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "r", ConfigYAML: testConfig(t, dir, "")})
 	if err != nil {
@@ -130,11 +137,7 @@ func TestInferNeverAsksTwice(t *testing.T) {
 }
 
 func TestDedupDropsPlantedContamination(t *testing.T) {
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	acts, _ := newActs()
-	acts.RegisterCPU(env)
-	acts.RegisterInference(env)
+	env, acts, _ := newActEnv()
 	dir := t.TempDir()
 	// Plant the first two items' prompts (re-spaced, upper-cased) in a corpus file.
 	items, err := acts.loadItemsForTest(t, dir)
@@ -237,11 +240,7 @@ func TestJudgeOverlayAddsSecondaryQuality(t *testing.T) {
 	}))
 	defer judgeSrv.Close()
 	run := func(overlay bool) AxisOutcome {
-		var suite testsuite.WorkflowTestSuite
-		env := suite.NewTestActivityEnvironment()
-		acts, _ := newActs()
-		acts.RegisterCPU(env)
-		acts.RegisterInference(env)
+		env, acts, _ := newActEnv()
 		extra := fmt.Sprintf("judges: [{name: j, family: other, spec: %q}, {name: k, family: another, spec: %q}]\n", judgeSrv.URL, judgeSrv.URL)
 		cfg := strings.Replace(testConfig(t, t.TempDir(), extra), "  knowledge:\n", "  knowledge:\n    scoring_mode: generate\n", 1)
 		v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "o", ConfigYAML: cfg, JudgeOverlay: overlay})
@@ -302,11 +301,7 @@ func TestJudgeOverlayAddsSecondaryQuality(t *testing.T) {
 }
 
 func TestRegistersGiveScoresAndMix(t *testing.T) {
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	acts, _ := newActs()
-	acts.RegisterCPU(env)
-	acts.RegisterInference(env)
+	env, acts, _ := newActEnv()
 	data, _ := filepath.Abs("../testdata/data")
 	cfg := fmt.Sprintf(`model: {spec: "openai:http://127.0.0.1:1", id: m}
 store: {uri: %s}
@@ -334,9 +329,8 @@ axes:
 	}
 }
 
-// scoreOneShard prepares a run of cfg, dedups it, infers the axis's single
-// shard and scores it.
-func scoreOneShard(t *testing.T, env *testsuite.TestActivityEnvironment, acts *Activities, run, cfg, axis string) (RunRef, AxisOutcome) {
+// prepareRun prepares a run of cfg and dedups it.
+func prepareRun(t *testing.T, env *testsuite.TestActivityEnvironment, acts *Activities, run, cfg string) RunRef {
 	t.Helper()
 	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: run, ConfigYAML: cfg})
 	if err != nil {
@@ -348,10 +342,18 @@ func scoreOneShard(t *testing.T, env *testsuite.TestActivityEnvironment, acts *A
 	if _, err := env.ExecuteActivity(acts.Dedup, ref); err != nil {
 		t.Fatal(err)
 	}
+	return ref
+}
+
+// scoreOneShard prepares a run of cfg, dedups it, infers the axis's single
+// shard and scores it.
+func scoreOneShard(t *testing.T, env *testsuite.TestActivityEnvironment, acts *Activities, run, cfg, axis string) (RunRef, AxisOutcome) {
+	t.Helper()
+	ref := prepareRun(t, env, acts, run, cfg)
 	if _, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: axis, Shard: 0}); err != nil {
 		t.Fatal(err)
 	}
-	v, err = env.ExecuteActivity(acts.Score, ScoreInput{AxisInput: AxisInput{RunRef: ref, Axis: axis}, Shards: 1})
+	v, err := env.ExecuteActivity(acts.Score, ScoreInput{AxisInput: AxisInput{RunRef: ref, Axis: axis}, Shards: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,11 @@ package activities
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
-
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/glossobench/glossobench/infra/store"
 )
@@ -30,7 +29,7 @@ func (f *flakyStore) Put(ctx context.Context, key string, data []byte) error {
 	defer f.mu.Unlock()
 	if f.fails > 0 {
 		f.fails--
-		return &pathError{key, syscall.ENOSPC}
+		return &fs.PathError{Op: "write", Path: key, Err: syscall.ENOSPC}
 	}
 	if f.unconfirmed > 0 {
 		f.unconfirmed--
@@ -42,39 +41,17 @@ func (f *flakyStore) Put(ctx context.Context, key string, data []byte) error {
 	return f.Store.Put(ctx, key, data)
 }
 
-type pathError struct {
-	key string
-	err error
-}
-
-func (e *pathError) Error() string { return "put " + e.key + ": " + e.err.Error() }
-func (e *pathError) Unwrap() error { return e.err }
-
 // A checkpoint write that fails is retried inside the attempt, so answered
 // items are never sent to the model again; a write that landed without a
 // reply is found on the retry and counts as written.
 func TestInferRetriesCheckpointWrites(t *testing.T) {
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	acts, b := newActs()
-	acts.RegisterCPU(env)
-	acts.RegisterInference(env)
-	dir := t.TempDir()
-	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "c", ConfigYAML: testConfig(t, dir, "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan Plan
-	v.Get(&plan)
-	ref := RunRef{RunID: "c", StoreURI: plan.StoreURI}
-	if _, err := env.ExecuteActivity(acts.Dedup, ref); err != nil {
-		t.Fatal(err)
-	}
-	real, _ := acts.store(t.Context(), plan.StoreURI)
+	env, acts, b := newActEnv()
+	ref := prepareRun(t, env, acts, "c", testConfig(t, t.TempDir(), ""))
+	real, _ := acts.store(t.Context(), ref.StoreURI)
 	flaky := &flakyStore{Store: real, fails: 2, unconfirmed: 1}
-	acts.stores[plan.StoreURI] = flaky
+	acts.stores[ref.StoreURI] = flaky
 
-	v, err = env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: "knowledge", Shard: 0})
+	v, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: "knowledge", Shard: 0})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"go.temporal.io/sdk/testsuite"
-
 	"github.com/glossobench/glossobench/scorers"
 )
 
@@ -17,11 +15,7 @@ import (
 // translated-minus-original difference in its axis result, computed from the
 // same per-item scores the axis publishes.
 func TestScorePublishesTranslationDelta(t *testing.T) {
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	acts, _ := newActs()
-	acts.RegisterCPU(env)
-	acts.RegisterInference(env)
+	env, acts, _ := newActEnv()
 	data, _ := filepath.Abs("../testdata/data")
 	cfg := fmt.Sprintf(`model: {spec: "openai:http://127.0.0.1:1", id: m}
 store: {uri: %s}
