@@ -122,8 +122,38 @@ type Axis interface {
 	Load(cfg AxisConfig) ([]Item, error)
 	// Predict runs the model on one item.
 	Predict(ctx context.Context, b backends.Backend, it Item, opt PredictOptions) (Prediction, error)
-	// Score scores the predictions; preds[i] belongs to items[i].
+	// Score scores the predictions; preds[i] belongs to items[i]. It is
+	// ScoreAll over the axis's Tally, kept for callers that hold an axis whole.
 	Score(items []Item, preds []Prediction, opt ScoreOptions) (AxisResult, error)
+	// Tally starts scoring the axis one shard at a time (a bad option is an
+	// error naming it).
+	Tally(opt ScoreOptions) (Tally, error)
+}
+
+// Tally scores an axis one shard at a time, so that only one shard's items
+// and predictions are ever in memory however large the axis. Between shards
+// it keeps only compact per-item numbers (scores for the bootstrap, chrF
+// statistics, judge values for κ) and counters; adding the shards of an axis
+// in order gives exactly the AxisResult that scoring it whole gives.
+type Tally interface {
+	// Add scores one shard (preds[i] belongs to items[i]) and returns its
+	// item scores, which the caller writes out; the tally keeps no reference
+	// to items, preds or the returned scores.
+	Add(items []Item, preds []Prediction) ([]ItemScore, error)
+	// Result is the axis result over every shard added; its Items are nil.
+	Result() (AxisResult, error)
+}
+
+// ScoreAll scores items and preds as a single shard and returns the result
+// with its Items set.
+func ScoreAll(t Tally, items []Item, preds []Prediction) (AxisResult, error) {
+	scores, err := t.Add(items, preds)
+	if err != nil {
+		return AxisResult{}, err
+	}
+	r, err := t.Result()
+	r.Items = scores
+	return r, err
 }
 
 // AxisConfig is one axis's section of the run config (YAML, strictly decoded).
