@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -85,11 +86,60 @@ func (l *Local) Put(ctx context.Context, key string, data []byte) error {
 	if err := mkdirAll(root, dir); err != nil {
 		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
 	}
-	tmp, err := writeTemp(root, dir, data)
+	tmp, err := writeTemp(root, dir, func(f io.Writer) error {
+		half := len(data) / 2
+		if _, err := f.Write(data[:half]); err != nil {
+			return err
+		}
+		if afterPartialWrite != nil {
+			afterPartialWrite()
+		}
+		_, err := f.Write(data[half:])
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
 	}
-	err = root.Link(tmp, target)
+	return l.link(root, tmp, key)
+}
+
+// PutFile implements Store: the file is copied into a temporary file beside
+// the target and linked like Put's.
+func (l *Local) PutFile(ctx context.Context, key, path string) error {
+	if err := ValidKey(key); err != nil {
+		return fmt.Errorf("store: put: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store: put %q: %w", key, err)
+	}
+	src, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("store: put %q: %w", key, err)
+	}
+	defer src.Close()
+	root, err := l.openRoot()
+	if err != nil {
+		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
+	}
+	defer root.Close()
+	dir := filepath.Dir(name(key))
+	if err := mkdirAll(root, dir); err != nil {
+		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
+	}
+	tmp, err := writeTemp(root, dir, func(f io.Writer) error {
+		_, err := io.Copy(f, src)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
+	}
+	return l.link(root, tmp, key)
+}
+
+// link gives the written temporary file tmp its final name, create-only.
+func (l *Local) link(root *os.Root, tmp, key string) error {
+	target := name(key)
+	err := root.Link(tmp, target)
 	root.Remove(tmp)
 	if errors.Is(err, fs.ErrExist) {
 		if fi, serr := root.Lstat(target); serr == nil && fi.IsDir() {
@@ -100,17 +150,17 @@ func (l *Local) Put(ctx context.Context, key string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
 	}
-	if err := syncDir(root, dir); err != nil {
+	if err := syncDir(root, filepath.Dir(target)); err != nil {
 		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
 	}
 	return nil
 }
 
-// writeTemp writes data to a new fsynced temporary file in dir (relative to
-// root) and returns its path relative to root. os.Root has no CreateTemp, so
-// the name carries 128 random bits and O_EXCL refuses to reuse any file that
-// might already have it.
-func writeTemp(root *os.Root, dir string, data []byte) (path string, err error) {
+// writeTemp creates a new temporary file in dir (relative to root), fills it
+// with write, fsyncs it and returns its path relative to root. os.Root has no
+// CreateTemp, so the name carries 128 random bits and O_EXCL refuses to reuse
+// any file that might already have it.
+func writeTemp(root *os.Root, dir string, write func(io.Writer) error) (path string, err error) {
 	var random [16]byte
 	rand.Read(random[:])
 	tmp := filepath.Join(dir, tmpMark+hex.EncodeToString(random[:]))
@@ -124,14 +174,7 @@ func writeTemp(root *os.Root, dir string, data []byte) (path string, err error) 
 			root.Remove(tmp)
 		}
 	}()
-	half := len(data) / 2
-	if _, err := f.Write(data[:half]); err != nil {
-		return "", err
-	}
-	if afterPartialWrite != nil {
-		afterPartialWrite()
-	}
-	if _, err := f.Write(data[half:]); err != nil {
+	if err := write(f); err != nil {
 		return "", err
 	}
 	if err := f.Sync(); err != nil {
@@ -208,6 +251,38 @@ func (l *Local) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, fmt.Errorf("store: get %q in %s: %w", key, l.Describe(), err)
 	}
 	return data, nil
+}
+
+// Open implements Store.
+func (l *Local) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	if err := ValidKey(key); err != nil {
+		return nil, fmt.Errorf("store: open: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("store: open %q: %w", key, err)
+	}
+	root, err := l.openRoot()
+	if err != nil {
+		return nil, fmt.Errorf("store: open %q in %s: %w", key, l.Describe(), err)
+	}
+	defer root.Close() // an open file outlives its root
+	f, err := root.Open(name(key))
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = f.Stat(); err == nil && fi.IsDir() {
+			err = syscall.EISDIR
+		}
+		if err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		if isMissing(err) {
+			return nil, fmt.Errorf("store: open %q: %w", key, ErrNotFound)
+		}
+		return nil, fmt.Errorf("store: open %q in %s: %w", key, l.Describe(), err)
+	}
+	return f, nil
 }
 
 // isMissing reports whether err means there is no object: the file does not

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -223,6 +224,62 @@ func (s *S3) Put(ctx context.Context, key string, data []byte) error {
 	return fmt.Errorf("store: put %q in %s: %w", key, s.where(), err)
 }
 
+// PutFile implements Store: the file is the request body, so it is never
+// read into memory, and the SDK rewinds it for a retry. An ambiguous failure
+// is settled as in Put, by comparing the stored object with the file.
+func (s *S3) PutFile(ctx context.Context, key, path string) error {
+	if err := ValidKey(key); err != nil {
+		return fmt.Errorf("store: put: %w", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("store: put %q: %w", key, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("store: put %q: %w", key, err)
+	}
+	var attempts atomic.Int32
+	_, err = s.client.PutObject(ctx, &s3.PutObjectInput{
+		Bucket:        aws.String(s.cfg.Bucket),
+		Key:           aws.String(s.objectKey(key)),
+		Body:          f,
+		ContentLength: aws.Int64(fi.Size()),
+		IfNoneMatch:   aws.String("*"),
+	}, countAttempts(&attempts), func(o *s3.Options) { o.RetryMaxAttempts = s3PutMaxAttempts })
+	if err == nil {
+		return nil
+	}
+	if isPreconditionFailed(err) {
+		if attempts.Load() > 1 && s.sameAsFile(ctx, key, f) {
+			return nil
+		}
+		return fmt.Errorf("store: put %q: %w", key, ErrExists)
+	}
+	return fmt.Errorf("store: put %q in %s: %w", key, s.where(), err)
+}
+
+// sameAsFile reports whether the object under key holds exactly f's bytes.
+func (s *S3) sameAsFile(ctx context.Context, key string, f *os.File) bool {
+	obj, err := s.Open(ctx, key)
+	if err != nil {
+		return false
+	}
+	defer obj.Close()
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return false
+	}
+	a, b := sha256.New(), sha256.New()
+	if _, err := io.Copy(a, obj); err != nil {
+		return false
+	}
+	if _, err := io.Copy(b, f); err != nil {
+		return false
+	}
+	return bytes.Equal(a.Sum(nil), b.Sum(nil))
+}
+
 // countAttempts counts the HTTP attempts of one operation: the middleware
 // sits after the retry loop, so it runs once per try.
 func countAttempts(n *atomic.Int32) func(*s3.Options) {
@@ -258,6 +315,25 @@ func (s *S3) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, fmt.Errorf("store: get %q in %s: reading body: %w", key, s.where(), err)
 	}
 	return data, nil
+}
+
+// Open implements Store. A connection that breaks mid-object is an error
+// from Read; the caller's activity attempt retries the whole read.
+func (s *S3) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	if err := ValidKey(key); err != nil {
+		return nil, fmt.Errorf("store: open: %w", err)
+	}
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{
+		Bucket: aws.String(s.cfg.Bucket),
+		Key:    aws.String(s.objectKey(key)),
+	})
+	if err != nil {
+		if isNoSuchKey(err) {
+			return nil, fmt.Errorf("store: open %q: %w", key, ErrNotFound)
+		}
+		return nil, fmt.Errorf("store: open %q in %s: %w", key, s.where(), err)
+	}
+	return out.Body, nil
 }
 
 // Exists implements Store.

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -27,8 +28,16 @@ type Store interface {
 	// Put stores data under key. It never overwrites: if the key exists it
 	// returns an error wrapping ErrExists and leaves the stored object as is.
 	Put(ctx context.Context, key string, data []byte) error
+	// PutFile stores the contents of the local file at path under key,
+	// create-only like Put, without reading the file into memory: large
+	// objects (an axis's items or item scores) are spooled to a file first.
+	PutFile(ctx context.Context, key, path string) error
 	// Get returns the object stored under key, or an error wrapping ErrNotFound.
 	Get(ctx context.Context, key string) ([]byte, error)
+	// Open returns a reader of the object stored under key, or an error
+	// wrapping ErrNotFound; the caller closes it. Large objects are read
+	// through it a line at a time.
+	Open(ctx context.Context, key string) (io.ReadCloser, error)
 	// List returns the keys starting with prefix, sorted bytewise.
 	// The prefix is a plain string prefix, as in S3, not a directory name.
 	List(ctx context.Context, prefix string) ([]string, error)

@@ -8,7 +8,9 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -73,6 +75,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"List", testList},
 		{"InvalidKeys", testInvalidKeys},
 		{"CanceledContext", testCanceledContext},
+		{"PutFileOpen", testPutFileOpen},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore(t)) })
@@ -179,6 +182,48 @@ func testConcurrentPut(t *testing.T, st store.Store) {
 		if want := fmt.Sprintf("writer %d", winner); string(got) != want {
 			t.Fatalf("round %d: object holds %q, want the winner's %q", round, got, want)
 		}
+	}
+}
+
+// testPutFileOpen stores a file larger than any buffer with PutFile, reads
+// it back through Open, and checks that both keep Put's and Get's contracts:
+// create-only, and ErrNotFound naming the key.
+func testPutFileOpen(t *testing.T, st store.Store) {
+	ctx := context.Background()
+	data := make([]byte, 3<<20+17)
+	for i := range data {
+		data[i] = byte(i*31 + i>>11)
+	}
+	path := filepath.Join(t.TempDir(), "spool")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	key := "runs/r/knowledge/scores.jsonl"
+	if err := st.PutFile(ctx, key, path); err != nil {
+		t.Fatalf("PutFile(%q): %v", key, err)
+	}
+	if err := st.PutFile(ctx, key, path); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("second PutFile(%q) = %v, want ErrExists", key, err)
+	}
+	if err := st.PutFile(ctx, "runs/r/other", filepath.Join(t.TempDir(), "absent")); err == nil {
+		t.Fatal("PutFile of a missing file succeeded")
+	}
+	r, err := st.Open(ctx, key)
+	if err != nil {
+		t.Fatalf("Open(%q): %v", key, err)
+	}
+	got, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("Open(%q) read %d bytes (%v), want the %d bytes of the file", key, len(got), err, len(data))
+	}
+	for _, k := range []string{"runs/r/absent", "runs/r", "runs/r/knowledge"} {
+		if _, err := st.Open(ctx, k); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), k) {
+			t.Errorf("Open(%q) = %v, want ErrNotFound naming the key", k, err)
+		}
+	}
+	if _, err := st.Open(ctx, "../escape"); err == nil {
+		t.Error("Open of an invalid key succeeded")
 	}
 }
 
