@@ -123,29 +123,59 @@ func (Axis) Predict(ctx context.Context, b backends.Backend, it scorers.Item, op
 
 // Score checks every response strictly and loosely. The headline is
 // prompt-level strict accuracy with a percentile-bootstrap CI over prompts.
-func (Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt scorers.ScoreOptions) (scorers.AxisResult, error) {
-	res := scorers.AxisResult{Axis: "if", Version: AxisVersion, Metric: "prompt_level_strict_acc",
-		ScorerType: scorers.ScorerRule, N: len(items)}
+func (a Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt scorers.ScoreOptions) (scorers.AxisResult, error) {
+	t, err := a.Tally(opt)
+	if err != nil {
+		return scorers.AxisResult{Axis: "if", Version: AxisVersion, Metric: "prompt_level_strict_acc",
+			ScorerType: scorers.ScorerRule, N: len(items)}, err
+	}
+	return scorers.ScoreAll(t, items, preds)
+}
+
+// Tally starts scoring the axis one shard at a time. The axis has no
+// scoring options, so it cannot fail.
+func (Axis) Tally(opt scorers.ScoreOptions) (scorers.Tally, error) {
+	resamples := opt.BootstrapResamples
+	if resamples <= 0 {
+		resamples = 1000
+	}
+	return &tally{resamples: resamples, seed: uint64(opt.Seed)}, nil
+}
+
+// tally is the IF axis's scorers.Tally. Between shards it keeps the
+// summary's counters, one float64 per prompt for the bootstrap and the
+// truncation count; the outcomes themselves are dropped after each shard.
+type tally struct {
+	resamples int
+	seed      uint64
+	summary   Summarizer
+	strict    []float64 // 1 when the prompt followed every instruction strictly, in the order added
+	truncated int
+}
+
+// Add checks a shard's responses and returns their item scores. The shard
+// is counted only once every item in it has been checked, so an error
+// leaves the tally as it was.
+func (t *tally) Add(items []scorers.Item, preds []scorers.Prediction) ([]scorers.ItemScore, error) {
 	if len(preds) != len(items) {
-		return res, fmt.Errorf("if axis: %d predictions for %d items", len(preds), len(items))
+		return nil, fmt.Errorf("if axis: %d predictions for %d items", len(preds), len(items))
 	}
 	outcomes := make([]Outcome, len(items))
 	scores := make([]scorers.ItemScore, len(items))
-	strict := make([]float64, len(items))
 	truncated := 0
 	for i, it := range items {
 		if preds[i].ItemID != "" && preds[i].ItemID != it.ID {
-			return res, fmt.Errorf("if axis: prediction %d is for item %s, want %s", i, preds[i].ItemID, it.ID)
+			return nil, fmt.Errorf("if axis: prediction %d is for item %s, want %s", i, preds[i].ItemID, it.ID)
 		}
 		var ex itemExtra
 		if err := json.Unmarshal(it.Extra, &ex); err != nil {
-			return res, fmt.Errorf("if axis: item %s: extra: %w", it.ID, err)
+			return nil, fmt.Errorf("if axis: item %s: extra: %w", it.ID, err)
 		}
 		p := Prompt{Key: ex.Key, Line: it.Line, Text: it.Prompt, Lang: it.Lang, Dialect: ex.Dialect,
 			InstructionIDs: ex.InstructionIDs, Kwargs: ex.Kwargs}
 		checkers, err := p.Checkers()
 		if err != nil {
-			return res, fmt.Errorf("if axis: item %s: %w", it.ID, err)
+			return nil, fmt.Errorf("if axis: item %s: %w", it.ID, err)
 		}
 		response, flag := "", ""
 		switch pr := preds[i]; {
@@ -167,11 +197,12 @@ func (Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt scorers.
 				followed++
 			}
 		}
+		strict := 0.0
 		if o.FollowAllStrict() {
-			strict[i] = 1
+			strict = 1
 		}
 		scores[i] = scorers.ItemScore{
-			ItemID: it.ID, Source: it.Source, Lang: it.Lang, Score: strict[i],
+			ItemID: it.ID, Source: it.Source, Lang: it.Lang, Score: strict,
 			Rating: float64(followed) / float64(len(o.Strict)), Label: o.FollowAllStrict(), Flagged: flag,
 			Fields: map[string]any{
 				"instruction_id_list": o.InstructionIDs, "strict": o.Strict, "loose": o.Loose,
@@ -179,20 +210,28 @@ func (Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt scorers.
 			},
 		}
 	}
-	res.Items = scores
-	if len(items) == 0 {
+	for i, o := range outcomes {
+		t.summary.Add(o)
+		t.strict = append(t.strict, scores[i].Score)
+	}
+	t.truncated += truncated
+	return scores, nil
+}
+
+// Result summarises every shard added.
+func (t *tally) Result() (scorers.AxisResult, error) {
+	n := len(t.strict)
+	res := scorers.AxisResult{Axis: "if", Version: AxisVersion, Metric: "prompt_level_strict_acc",
+		ScorerType: scorers.ScorerRule, N: n}
+	if n == 0 {
 		res.Notes = append(res.Notes, "no items scored")
 		return res, nil
 	}
-	sum := Summarize(outcomes)
+	sum := t.summary.Result()
 	headline := sum.PromptStrict
 	res.Score = &headline
-	res.TruncationRate = float64(truncated) / float64(len(items))
-	resamples := opt.BootstrapResamples
-	if resamples <= 0 {
-		resamples = 1000
-	}
-	if lo, hi, err := stats.MeanCI(strict, resamples, uint64(opt.Seed), 0.95); err == nil {
+	res.TruncationRate = float64(t.truncated) / float64(n)
+	if lo, hi, err := stats.MeanCI(t.strict, t.resamples, t.seed, 0.95); err == nil {
 		res.CI95 = &[2]float64{lo, hi}
 	}
 	res.Secondary = map[string]any{
@@ -214,8 +253,8 @@ func (Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt scorers.
 			break
 		}
 	}
-	if truncated > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d of %d responses hit the token cap", truncated, len(items)))
+	if t.truncated > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d of %d responses hit the token cap", t.truncated, n))
 	}
 	return res, nil
 }

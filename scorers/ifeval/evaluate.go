@@ -167,76 +167,126 @@ func looseVariants(r string) [8]string {
 
 // Summarize computes the accuracies of a set of outcomes.
 func Summarize(outcomes []Outcome) Result {
-	res := Result{
-		Accuracy:       accuracy(outcomes),
-		PerInstruction: map[string]InstructionStats{},
-		PerCategory:    map[string]InstructionStats{},
-		PerLanguage:    map[string]Accuracy{},
-		Outcomes:       outcomes,
-	}
-	type counts struct{ n, strict, loose int }
-	perID, perCat := map[string]*counts{}, map[string]*counts{}
-	byLang := map[string][]Outcome{}
+	var s Summarizer
 	for _, o := range outcomes {
-		byLang[o.Lang] = append(byLang[o.Lang], o)
-		for i, id := range o.InstructionIDs {
-			cat, _, _ := strings.Cut(id, ":")
-			for key, m := range map[string]map[string]*counts{id: perID, cat: perCat} {
-				c := m[key]
-				if c == nil {
-					c = &counts{}
-					m[key] = c
-				}
-				c.n++
-				if o.Strict[i] {
-					c.strict++
-				}
-				if o.Loose[i] {
-					c.loose++
-				}
-			}
-		}
+		s.Add(o)
 	}
-	for id, c := range perID {
-		res.PerInstruction[id] = InstructionStats{c.n, float64(c.strict) / float64(c.n), float64(c.loose) / float64(c.n)}
+	res := s.Result()
+	res.Outcomes = outcomes
+	return res
+}
+
+// Summarizer computes Summarize's result one outcome at a time, so that an
+// evaluation too large to hold its outcomes can still be summarised. It keeps
+// only integer counts, and every accuracy is one division of two of them, so
+// the result does not depend on how the outcomes were batched. The zero value
+// is ready to use.
+type Summarizer struct {
+	all     accuracyCounts
+	perID   map[string]*instructionCounts
+	perCat  map[string]*instructionCounts
+	perLang map[string]*accuracyCounts
+}
+
+// Add counts one outcome. New table keys are copied, so the summariser
+// keeps no reference into the outcome or the data it was decoded from.
+func (s *Summarizer) Add(o Outcome) {
+	if s.perID == nil {
+		s.perID = map[string]*instructionCounts{}
+		s.perCat = map[string]*instructionCounts{}
+		s.perLang = map[string]*accuracyCounts{}
 	}
-	for cat, c := range perCat {
-		res.PerCategory[cat] = InstructionStats{c.n, float64(c.strict) / float64(c.n), float64(c.loose) / float64(c.n)}
+	s.all.add(o)
+	lang := s.perLang[o.Lang]
+	if lang == nil {
+		lang = &accuracyCounts{}
+		s.perLang[strings.Clone(o.Lang)] = lang
 	}
-	for lang, os := range byLang {
-		res.PerLanguage[lang] = accuracy(os)
+	lang.add(o)
+	for i, id := range o.InstructionIDs {
+		cat, _, _ := strings.Cut(id, ":")
+		countInstruction(s.perID, id, o.Strict[i], o.Loose[i])
+		countInstruction(s.perCat, cat, o.Strict[i], o.Loose[i])
+	}
+}
+
+// Result is the summary of every outcome added so far; its Outcomes are nil.
+func (s *Summarizer) Result() Result {
+	res := Result{
+		Accuracy:       s.all.accuracy(),
+		PerInstruction: make(map[string]InstructionStats, len(s.perID)),
+		PerCategory:    make(map[string]InstructionStats, len(s.perCat)),
+		PerLanguage:    make(map[string]Accuracy, len(s.perLang)),
+	}
+	for id, c := range s.perID {
+		res.PerInstruction[id] = c.stats()
+	}
+	for cat, c := range s.perCat {
+		res.PerCategory[cat] = c.stats()
+	}
+	for lang, c := range s.perLang {
+		res.PerLanguage[lang] = c.accuracy()
 	}
 	return res
 }
 
-func accuracy(outcomes []Outcome) Accuracy {
-	var a Accuracy
-	var ps, pl, is, il int
-	for _, o := range outcomes {
-		a.Prompts++
-		a.Instructions += len(o.Strict)
-		if o.FollowAllStrict() {
-			ps++
+// instructionCounts are the verdicts on one instruction id or category.
+type instructionCounts struct{ n, strict, loose int }
+
+func countInstruction(m map[string]*instructionCounts, key string, strict, loose bool) {
+	c := m[key]
+	if c == nil {
+		c = &instructionCounts{}
+		m[strings.Clone(key)] = c
+	}
+	c.n++
+	if strict {
+		c.strict++
+	}
+	if loose {
+		c.loose++
+	}
+}
+
+func (c instructionCounts) stats() InstructionStats {
+	return InstructionStats{c.n, float64(c.strict) / float64(c.n), float64(c.loose) / float64(c.n)}
+}
+
+// accuracyCounts are the prompt- and instruction-level verdicts behind an Accuracy.
+type accuracyCounts struct {
+	prompts, instructions     int
+	promptStrict, promptLoose int
+	instStrict, instLoose     int
+}
+
+func (c *accuracyCounts) add(o Outcome) {
+	c.prompts++
+	c.instructions += len(o.Strict)
+	if o.FollowAllStrict() {
+		c.promptStrict++
+	}
+	if o.FollowAllLoose() {
+		c.promptLoose++
+	}
+	for i := range o.Strict {
+		if o.Strict[i] {
+			c.instStrict++
 		}
-		if o.FollowAllLoose() {
-			pl++
-		}
-		for i := range o.Strict {
-			if o.Strict[i] {
-				is++
-			}
-			if o.Loose[i] {
-				il++
-			}
+		if o.Loose[i] {
+			c.instLoose++
 		}
 	}
-	if a.Prompts > 0 {
-		a.PromptStrict = float64(ps) / float64(a.Prompts)
-		a.PromptLoose = float64(pl) / float64(a.Prompts)
+}
+
+func (c accuracyCounts) accuracy() Accuracy {
+	a := Accuracy{Prompts: c.prompts, Instructions: c.instructions}
+	if c.prompts > 0 {
+		a.PromptStrict = float64(c.promptStrict) / float64(c.prompts)
+		a.PromptLoose = float64(c.promptLoose) / float64(c.prompts)
 	}
-	if a.Instructions > 0 {
-		a.InstStrict = float64(is) / float64(a.Instructions)
-		a.InstLoose = float64(il) / float64(a.Instructions)
+	if c.instructions > 0 {
+		a.InstStrict = float64(c.instStrict) / float64(c.instructions)
+		a.InstLoose = float64(c.instLoose) / float64(c.instructions)
 	}
 	return a
 }
