@@ -215,116 +215,178 @@ const lowMargin = 0.01
 
 // Score scores predictions; items without a usable prediction are reported, not guessed.
 func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt scorers.ScoreOptions) (scorers.AxisResult, error) {
-	if len(items) != len(preds) {
-		return scorers.AxisResult{}, fmt.Errorf("%s: %d items but %d predictions", a.name, len(items), len(preds))
+	t, err := a.Tally(opt)
+	if err != nil {
+		return scorers.AxisResult{}, err
 	}
-	r := scorers.AxisResult{Axis: a.name, Version: Version, ScorerType: a.ScorerType()}
-	var clozeOK, genOK, chance float64
-	var clozeN, genN, parseFail, truncated, unsupported, lowConf, ctxCut, errored int
-	var firstErr string
-	var textOK, textNormOK float64
-	var textN int
-	mode := opt.ScoringMode
+	return scorers.ScoreAll(t, items, preds)
+}
+
+// Tally starts scoring the axis one shard at a time. No MCQ option changes
+// scoring, so it never fails.
+func (a *Axis) Tally(opt scorers.ScoreOptions) (scorers.Tally, error) {
+	return &tally{axis: a.name, scorerType: a.ScorerType(), mode: opt.ScoringMode, resamples: opt.BootstrapResamples, seed: opt.Seed}, nil
+}
+
+// tally accumulates an MCQ axis over shards. Every metric is a ratio of
+// counts except the bootstrap CI, which needs each scored item's 0/1 outcome
+// in order; that is all it keeps per item.
+type tally struct {
+	axis, scorerType, mode string
+	resamples              int
+	seed                   int64
+
+	items  int     // items added, scorable or not
+	chance float64 // sum of 1/len(choices), added in item order so any split sums alike
+	scored int     // items with an item score (N)
+	// correct holds each scored item's outcome in order, for the bootstrap;
+	// nil when no CI is asked for.
+	correct []bool
+
+	clozeOK, genOK     float64
+	clozeN, genN       int
+	parseFail          int
+	truncated          int
+	unsupported        int
+	lowConf            int
+	ctxCut             int
+	errored            int
+	firstErr           string // the error of the first errored item, in item order
+	textOK, textNormOK float64
+	textN              int
+	probes             probeTally
+}
+
+// Add scores one shard. It checks the whole shard before counting any of it,
+// so a rejected shard leaves the tally as it was.
+func (t *tally) Add(items []scorers.Item, preds []scorers.Prediction) ([]scorers.ItemScore, error) {
+	if len(items) != len(preds) {
+		return nil, fmt.Errorf("%s: %d items but %d predictions", t.axis, len(items), len(preds))
+	}
 	for i, it := range items {
-		p := preds[i]
-		if p.ItemID != it.ID {
-			return r, fmt.Errorf("%s: prediction %d is for %q, want %q", a.name, i, p.ItemID, it.ID)
+		if preds[i].ItemID != it.ID {
+			return nil, fmt.Errorf("%s: prediction %d is for %q, want %q", t.axis, i, preds[i].ItemID, it.ID)
 		}
-		chance += 1 / float64(len(it.Choices))
-		s := scorers.ItemScore{ItemID: it.ID, Source: it.Source, Lang: it.Lang, Fields: map[string]any{}}
-		var clozeCorrect, genCorrect *bool
-		if contextTruncated(p) {
-			ctxCut++
-			s.Fields["context_truncated"] = true
+	}
+	var out []scorers.ItemScore
+	for i, it := range items {
+		s, scored := t.add(it, preds[i])
+		if !scored {
+			continue // nothing scorable for this item; counted in Result
 		}
-		if p.Error != "" {
-			errored++
-			if firstErr == "" {
-				firstErr = p.Error
-			}
+		t.scored++
+		if t.resamples > 0 {
+			t.correct = append(t.correct, s.Score == 1)
 		}
-		if p.Unsupported {
-			unsupported++
-		} else if len(p.LogLiks) == len(it.Choices) {
-			ll := make([]float64, len(p.LogLiks))
-			for j, l := range p.LogLiks {
-				ll[j] = l.LogProb
-			}
-			best, margin := argmax(ll)
-			ok := best == it.Gold
-			clozeCorrect = &ok
-			clozeN++
-			if ok {
-				clozeOK++
-			}
-			s.Rating = softmaxAt(ll, it.Gold)
-			s.Fields["cloze_pred"] = string(rune('A' + best))
-			if margin < lowMargin {
-				s.Flagged = "low_margin"
-				lowConf++
-			}
-			if raw, has := p.Variants[variantClozeText]; has {
-				var full []backends.LLResult
-				if err := json.Unmarshal(raw, &full); err == nil && len(full) == len(it.Choices) {
-					plain := make([]float64, len(full))
-					norm := make([]float64, len(full))
-					for j, l := range full {
-						plain[j] = l.LogProb
-						norm[j] = l.LogProb / float64(len(" "+it.Choices[j]))
-					}
-					b1, _ := argmax(plain)
-					b2, _ := argmax(norm)
-					textN++
-					if b1 == it.Gold {
-						textOK++
-					}
-					if b2 == it.Gold {
-						textNormOK++
-					}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// add counts one item and returns its item score; scored is false when the
+// headline scoring mode has nothing to score for it.
+func (t *tally) add(it scorers.Item, p scorers.Prediction) (s scorers.ItemScore, scored bool) {
+	t.items++
+	t.chance += 1 / float64(len(it.Choices))
+	t.probes.add(it, p, t.mode)
+	s = scorers.ItemScore{ItemID: it.ID, Source: it.Source, Lang: it.Lang, Fields: map[string]any{}}
+	var clozeCorrect, genCorrect *bool
+	if contextTruncated(p) {
+		t.ctxCut++
+		s.Fields["context_truncated"] = true
+	}
+	if p.Error != "" {
+		t.errored++
+		if t.firstErr == "" {
+			t.firstErr = p.Error
+		}
+	}
+	if p.Unsupported {
+		t.unsupported++
+	} else if len(p.LogLiks) == len(it.Choices) {
+		ll := make([]float64, len(p.LogLiks))
+		for j, l := range p.LogLiks {
+			ll[j] = l.LogProb
+		}
+		best, margin := argmax(ll)
+		ok := best == it.Gold
+		clozeCorrect = &ok
+		t.clozeN++
+		if ok {
+			t.clozeOK++
+		}
+		s.Rating = softmaxAt(ll, it.Gold)
+		s.Fields["cloze_pred"] = string(rune('A' + best))
+		if margin < lowMargin {
+			s.Flagged = "low_margin"
+			t.lowConf++
+		}
+		if raw, has := p.Variants[variantClozeText]; has {
+			var full []backends.LLResult
+			if err := json.Unmarshal(raw, &full); err == nil && len(full) == len(it.Choices) {
+				plain := make([]float64, len(full))
+				norm := make([]float64, len(full))
+				for j, l := range full {
+					plain[j] = l.LogProb
+					norm[j] = l.LogProb / float64(len(" "+it.Choices[j]))
+				}
+				b1, _ := argmax(plain)
+				b2, _ := argmax(norm)
+				t.textN++
+				if b1 == it.Gold {
+					t.textOK++
+				}
+				if b2 == it.Gold {
+					t.textNormOK++
 				}
 			}
 		}
-		if len(p.Generations) > 0 {
-			g := p.Generations[0]
-			genN++
-			if g.Truncated() {
-				truncated++
-			}
-			pick, ok := ParseLetter(g.Text, len(it.Choices))
-			correct := ok && pick == it.Gold
-			genCorrect = &correct
-			if !ok {
-				parseFail++
-				s.Fields["parse_fail"] = true
-			} else {
-				s.Fields["generate_pred"] = string(rune('A' + pick))
-			}
-			if correct {
-				genOK++
-			}
-		}
-		head := clozeCorrect
-		if mode != "cloze" {
-			head = genCorrect
-			if clozeCorrect != nil {
-				s.Fields["cloze_correct"] = *clozeCorrect
-			}
-		}
-		if head == nil {
-			continue // nothing scorable for this item; counted below
-		}
-		s.Label = *head
-		if *head {
-			s.Score = 1
-		}
-		if mode != "cloze" {
-			s.Rating = s.Score
-		}
-		r.Items = append(r.Items, s)
 	}
-	r.N = len(r.Items)
-	if len(items) > 0 {
-		r.Chance = chance / float64(len(items))
+	if len(p.Generations) > 0 {
+		g := p.Generations[0]
+		t.genN++
+		if g.Truncated() {
+			t.truncated++
+		}
+		pick, ok := ParseLetter(g.Text, len(it.Choices))
+		correct := ok && pick == it.Gold
+		genCorrect = &correct
+		if !ok {
+			t.parseFail++
+			s.Fields["parse_fail"] = true
+		} else {
+			s.Fields["generate_pred"] = string(rune('A' + pick))
+		}
+		if correct {
+			t.genOK++
+		}
+	}
+	head := clozeCorrect
+	if t.mode != "cloze" {
+		head = genCorrect
+		if clozeCorrect != nil {
+			s.Fields["cloze_correct"] = *clozeCorrect
+		}
+	}
+	if head == nil {
+		return s, false
+	}
+	s.Label = *head
+	if *head {
+		s.Score = 1
+	}
+	if t.mode != "cloze" {
+		s.Rating = s.Score
+	}
+	return s, true
+}
+
+// Result is the axis result over every shard added. It does not change the
+// tally, so it may be called again after more shards.
+func (t *tally) Result() (scorers.AxisResult, error) {
+	r := scorers.AxisResult{Axis: t.axis, Version: Version, ScorerType: t.scorerType, N: t.scored}
+	if t.items > 0 {
+		r.Chance = t.chance / float64(t.items)
 	}
 	frac := func(k float64, n int) *float64 {
 		if n == 0 {
@@ -333,58 +395,60 @@ func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt score
 		v := k / float64(n)
 		return &v
 	}
-	switch mode {
+	switch t.mode {
 	case "cloze":
 		r.Metric = "acc_cloze"
-		r.Score = frac(clozeOK, clozeN)
+		r.Score = frac(t.clozeOK, t.clozeN)
 	default:
 		r.Metric = "acc_generate"
-		r.Score = frac(genOK, genN)
+		r.Score = frac(t.genOK, t.genN)
 	}
-	if mode == "both" {
-		bs := &scorers.ByScoring{Cloze: frac(clozeOK, clozeN), Generate: frac(genOK, genN), ParseFail: parseFail}
+	if t.mode == "both" {
+		bs := &scorers.ByScoring{Cloze: frac(t.clozeOK, t.clozeN), Generate: frac(t.genOK, t.genN), ParseFail: t.parseFail}
 		if bs.Cloze != nil && bs.Generate != nil {
 			gap := *bs.Cloze - *bs.Generate
 			bs.Gap = &gap
 		}
 		r.ByScoring = bs
 	}
-	if unsupported > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("cloze unsupported by the backend for %d items: no cloze score is reported for them", unsupported))
-		if mode == "cloze" && clozeN == 0 {
+	if t.unsupported > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("cloze unsupported by the backend for %d items: no cloze score is reported for them", t.unsupported))
+		if t.mode == "cloze" && t.clozeN == 0 {
 			r.Metric = "unsupported"
 		}
 	}
-	if genN > 0 {
-		r.TruncationRate = float64(truncated) / float64(genN)
+	if t.genN > 0 {
+		r.TruncationRate = float64(t.truncated) / float64(t.genN)
 		if r.TruncationRate >= 0.3 {
 			r.Notes = append(r.Notes, fmt.Sprintf("WARNING: truncation_rate %.2f >= 0.30: generations hit max_tokens; a low score may be a cap-hit, not weakness", r.TruncationRate))
 		}
 	}
-	r.Secondary = map[string]any{"low_conf_items": lowConf, "parse_fail": parseFail}
-	for k, v := range probeSignals(items, preds, mode) {
+	r.Secondary = map[string]any{"low_conf_items": t.lowConf, "parse_fail": t.parseFail}
+	for k, v := range t.probes.signals() {
 		r.Secondary[k] = v
 	}
-	if textN > 0 {
-		r.Secondary["acc"] = textOK / float64(textN)
-		r.Secondary["acc_norm"] = textNormOK / float64(textN)
+	if t.textN > 0 {
+		r.Secondary["acc"] = t.textOK / float64(t.textN)
+		r.Secondary["acc_norm"] = t.textNormOK / float64(t.textN)
 	}
-	if errored > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d items could not be answered by the model (first error: %s)", errored, firstErr))
+	if t.errored > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d items could not be answered by the model (first error: %s)", t.errored, t.firstErr))
 	}
-	if ctxCut > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d items had their prompt left-truncated to fit the model's context window", ctxCut))
-		r.Secondary["context_truncated_items"] = ctxCut
+	if t.ctxCut > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d items had their prompt left-truncated to fit the model's context window", t.ctxCut))
+		r.Secondary["context_truncated_items"] = t.ctxCut
 	}
-	if missing := len(items) - r.N; missing > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d of %d items have no scorable prediction and are not scored", missing, len(items)))
+	if missing := t.items - r.N; missing > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d of %d items have no scorable prediction and are not scored", missing, t.items))
 	}
-	if r.N > 1 && opt.BootstrapResamples > 0 {
+	if r.N > 1 && t.resamples > 0 {
 		x := make([]float64, r.N)
-		for i, s := range r.Items {
-			x[i] = s.Score
+		for i, ok := range t.correct {
+			if ok {
+				x[i] = 1
+			}
 		}
-		lo, hi, err := stats.MeanCI(x, opt.BootstrapResamples, uint64(opt.Seed), 0.95)
+		lo, hi, err := stats.MeanCI(x, t.resamples, uint64(t.seed), 0.95)
 		if err == nil {
 			r.CI95 = &[2]float64{lo, hi}
 		}

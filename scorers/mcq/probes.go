@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
@@ -80,45 +79,78 @@ func pick(p scorers.Prediction, n int, mode string) int {
 	return i
 }
 
-// probeSignals computes shuffle_drop and unanswerable_drop over the items
-// that carry probe predictions.
-func probeSignals(items []scorers.Item, preds []scorers.Prediction, mode string) map[string]any {
-	out := map[string]any{}
-	var orig, shuf []bool
-	var gold, origPick, probePick []int
-	for i, it := range items {
-		n := len(it.Choices)
-		first := pick(preds[i], n, mode)
-		if raw, ok := preds[i].Variants[probeKey("shuffle")]; ok {
-			var r probeResult
-			if json.Unmarshal(raw, &r) == nil {
-				orig = append(orig, first == it.Gold)
-				shuf = append(shuf, pick(r.Prediction, n, mode) == r.Gold)
-			}
-		}
-		if raw, ok := preds[i].Variants[probeKey("unanswerable")]; ok {
-			var r probeResult
-			if json.Unmarshal(raw, &r) == nil {
-				gold = append(gold, it.Gold)
-				origPick = append(origPick, first)
-				probePick = append(probePick, pick(r.Prediction, n, mode))
-			}
-		}
-	}
-	if len(orig) > 0 {
-		out["shuffle_drop"] = nanToNil(probes.ShuffleDrop(orig, shuf))
-		out["shuffle_n"] = len(orig)
-	}
-	if len(gold) > 0 {
-		out["unanswerable_drop"] = nanToNil(probes.UnanswerableDrop(gold, origPick, probePick))
-		out["unanswerable_n"] = len(gold)
-	}
-	return out
+// probeTally counts what shuffle_drop and unanswerable_drop need over the
+// items that carry probe predictions. Both are ratios of counts, so no item
+// is kept; addShuffle and addUnanswerable count exactly what
+// probes.ShuffleDrop and probes.UnanswerableDrop count.
+type probeTally struct {
+	shuffleN       int // items with a shuffle probe
+	shuffleOrigOK  int // of those, answered right as asked
+	shuffleProbeOK int // of those, answered right shuffled
+	unansN         int // items with an unanswerable probe
+	unansCounted   int // of those, answered right as asked with a parsable probe answer
+	unansSame      int // of those counted, the probe answer repeats the original letter
 }
 
-func nanToNil(x float64) any {
-	if math.IsNaN(x) {
-		return nil
+// add counts the probe variants of one item.
+func (pt *probeTally) add(it scorers.Item, p scorers.Prediction, mode string) {
+	if len(p.Variants) == 0 {
+		return
 	}
-	return x
+	n := len(it.Choices)
+	first := pick(p, n, mode)
+	if raw, ok := p.Variants[probeKey("shuffle")]; ok {
+		var r probeResult
+		if json.Unmarshal(raw, &r) == nil {
+			pt.addShuffle(first == it.Gold, pick(r.Prediction, n, mode) == r.Gold)
+		}
+	}
+	if raw, ok := p.Variants[probeKey("unanswerable")]; ok {
+		var r probeResult
+		if json.Unmarshal(raw, &r) == nil {
+			pt.addUnanswerable(it.Gold, first, pick(r.Prediction, n, mode))
+		}
+	}
+}
+
+func (pt *probeTally) addShuffle(origOK, probeOK bool) {
+	pt.shuffleN++
+	if origOK {
+		pt.shuffleOrigOK++
+	}
+	if probeOK {
+		pt.shuffleProbeOK++
+	}
+}
+
+// addUnanswerable leaves out, as probes.UnanswerableDrop does, items without
+// a gold option, answered wrongly, or with an unparsable probe answer.
+func (pt *probeTally) addUnanswerable(gold, origPick, probePick int) {
+	pt.unansN++
+	if gold < 0 || origPick != gold || probePick < 0 {
+		return
+	}
+	pt.unansCounted++
+	if probePick == origPick {
+		pt.unansSame++
+	}
+}
+
+// signals returns shuffle_drop and unanswerable_drop (nil when no item
+// counts) with the number of items each probe ran on.
+func (pt probeTally) signals() map[string]any {
+	out := map[string]any{}
+	if pt.shuffleN > 0 {
+		out["shuffle_drop"] = float64(pt.shuffleOrigOK-pt.shuffleProbeOK) / float64(pt.shuffleN)
+		out["shuffle_n"] = pt.shuffleN
+	}
+	if pt.unansN > 0 {
+		var drop any // JSON null: no item answered right to test recall on
+		if pt.unansCounted > 0 {
+			drop = float64(pt.unansSame) / float64(pt.unansCounted)
+		}
+		out["unanswerable_drop"] = drop
+		out["unanswerable_n"] = pt.unansN
+	}
+	return out
 }
