@@ -310,43 +310,98 @@ func (a *Axis) JudgeRequests(items []scorers.Item, preds []scorers.Prediction) [
 // Score reads each prediction's judge ratings (Variants["judge"]): a turn's
 // score is the ensemble's mean rating, an item's the mean of its rated turns
 // divided by 10. Items no judge rated validly are counted, never scored 0.
+// It is scorers.ScoreAll over the axis's Tally.
 func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt scorers.ScoreOptions) (scorers.AxisResult, error) {
-	r := scorers.AxisResult{Axis: "mt", Version: Version, ScorerType: scorers.ScorerJudge, Metric: "mean_judge_score_normalized"}
-	if len(items) != len(preds) {
-		return r, fmt.Errorf("mt: %d items but %d predictions", len(items), len(preds))
+	t, err := a.Tally(opt)
+	if err != nil {
+		return scorers.AxisResult{Axis: "mt", Version: Version, ScorerType: scorers.ScorerJudge, Metric: "mean_judge_score_normalized"}, err
 	}
+	return scorers.ScoreAll(t, items, preds)
+}
+
+// Tally scores the axis one shard at a time, as Score does whole; a bad
+// agreement floor is an error here.
+func (a *Axis) Tally(opt scorers.ScoreOptions) (scorers.Tally, error) {
 	floor, err := judge.FloorOption(opt.Options)
 	if err != nil {
-		return r, fmt.Errorf("axes.mt.%w", err)
+		return nil, fmt.Errorf("axes.mt.%w", err)
 	}
-	var (
-		scores                       []float64
-		groups                       [][]judge.Rating
-		byTurn                       = map[int][]float64{}
-		byCat                        = map[string][]float64{}
-		lowConf                      []string
-		unrated, parseFail, dropped  int
-		gens, truncated, judgedTurns int
-		judges                       = map[string]bool{}
-	)
+	resamples := opt.BootstrapResamples
+	if resamples <= 0 {
+		resamples = 1000
+	}
+	return &tally{
+		floor: floor, resamples: resamples, seed: uint64(opt.Seed),
+		byTurn: map[int]*runningMean{}, byCat: map[string]*runningMean{}, judges: map[string]string{},
+	}, nil
+}
+
+// tally is the MT scoring state between shards: item scores for the mean,
+// the bootstrap and the win rate, running means per turn and category, the
+// low_conf ids the result publishes, counters, and every rated turn's
+// ratings stripped to what judge.Kappa reads.
+type tally struct {
+	floor     float64
+	resamples int
+	seed      uint64
+
+	scores  []float64 // scored items' scores, in the order the items were added
+	byTurn  map[int]*runningMean
+	byCat   map[string]*runningMean
+	lowConf []string
+	// judges maps every judge name seen to itself, so the kept ratings share
+	// one copy of each name instead of one per rating.
+	judges map[string]string
+	// kappaRatings holds one group per rated turn, back to back:
+	// kappaRatings[kappaEnds[k-1]:kappaEnds[k]] is group k.
+	kappaRatings []judge.Rating
+	kappaEnds    []int
+
+	added                        int // items added, for error messages that count across shards
+	unrated, parseFail, dropped  int
+	gens, truncated, judgedTurns int
+}
+
+// runningMean sums values in the order they come, so its mean is bit for bit
+// the mean of the same values held in a slice.
+type runningMean struct {
+	n   int
+	sum float64
+}
+
+func (m *runningMean) add(v float64) { m.n++; m.sum += v }
+
+// Add scores one shard. It checks the whole shard before counting any of it,
+// so a shard that is an error leaves the tally as it was.
+func (t *tally) Add(items []scorers.Item, preds []scorers.Prediction) ([]scorers.ItemScore, error) {
+	if len(items) != len(preds) {
+		return nil, fmt.Errorf("mt: %d items but %d predictions", len(items), len(preds))
+	}
+	ratings := make([][]judge.Rating, len(items))
 	for i, it := range items {
-		p := preds[i]
-		if p.ItemID != it.ID {
-			return r, fmt.Errorf("mt: prediction %d is for %q, want %q", i, p.ItemID, it.ID)
+		if preds[i].ItemID != it.ID {
+			return nil, fmt.Errorf("mt: prediction %d is for %q, want %q", t.added+i, preds[i].ItemID, it.ID)
 		}
-		for _, g := range p.Generations {
-			gens++
+		rs, err := judge.FromPrediction(preds[i])
+		if err != nil {
+			return nil, err
+		}
+		ratings[i] = rs
+	}
+	t.added += len(items)
+	var out []scorers.ItemScore
+	for i, it := range items {
+		for _, g := range preds[i].Generations {
+			t.gens++
 			if g.Truncated() {
-				truncated++
+				t.truncated++
 			}
 		}
-		rs, err := judge.FromPrediction(p)
-		if err != nil {
-			return r, err
+		turns, tg := judge.ByTurn(ratings[i], judge.KindRating)
+		aggs := judge.Aggregate(tg, t.floor)
+		for _, g := range tg {
+			t.keepForKappa(g)
 		}
-		turns, tg := judge.ByTurn(rs, judge.KindRating)
-		aggs := judge.Aggregate(tg, floor)
-		groups = append(groups, tg...)
 		var ex extra
 		_ = json.Unmarshal(it.Extra, &ex)
 		s := scorers.ItemScore{ItemID: it.ID, Source: it.Source, Lang: it.Lang, Fields: map[string]any{"category": ex.Category}}
@@ -355,25 +410,22 @@ func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt score
 		minAgree := 1.0
 		low := false
 		for k, ag := range aggs {
-			parseFail += ag.ParseFail
-			dropped += ag.Dropped
-			for _, x := range tg[k] {
-				judges[x.Judge] = true
-			}
+			t.parseFail += ag.ParseFail
+			t.dropped += ag.Dropped
 			if ag.Score == nil {
 				continue
 			}
-			judgedTurns++
+			t.judgedTurns++
 			v := *ag.Score / 10
 			s.Fields[fmt.Sprintf("turn%d", turns[k])] = v
-			byTurn[turns[k]] = append(byTurn[turns[k]], v)
+			meanAt(t.byTurn, turns[k]).add(v)
 			sum += v
 			n++
 			minAgree = min(minAgree, *ag.Agreement)
 			low = low || ag.LowConf
 		}
 		if n == 0 {
-			unrated++
+			t.unrated++
 			continue
 		}
 		s.Score = sum / float64(n)
@@ -382,54 +434,91 @@ func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt score
 		s.Fields["agreement"] = minAgree
 		if low {
 			s.Flagged = "low_conf"
-			lowConf = append(lowConf, it.ID)
+			t.lowConf = append(t.lowConf, strings.Clone(it.ID))
 		}
-		scores = append(scores, s.Score)
-		byCat[ex.Category] = append(byCat[ex.Category], s.Score)
-		r.Items = append(r.Items, s)
+		t.scores = append(t.scores, s.Score)
+		meanAt(t.byCat, ex.Category).add(s.Score)
+		out = append(out, s)
 	}
-	r.N = len(r.Items)
-	if gens > 0 {
-		r.TruncationRate = float64(truncated) / float64(gens)
+	return out, nil
+}
+
+// meanAt returns m's running mean for key, creating it on first use.
+func meanAt[K comparable](m map[K]*runningMean, key K) *runningMean {
+	if m[key] == nil {
+		m[key] = &runningMean{}
+	}
+	return m[key]
+}
+
+// keepForKappa keeps a copy of one turn's ratings with only the fields
+// judge.Kappa reads: the judge (which pairs exist), the kind (harm or
+// rating), the value and whether the rating is valid. The group comes from
+// judge.ByTurn with KindRating, so Kappa never reads Label; the value of an
+// invalid rating is never read either.
+func (t *tally) keepForKappa(g []judge.Rating) {
+	for _, r := range g {
+		name, ok := t.judges[r.Judge]
+		if !ok {
+			name = strings.Clone(r.Judge)
+			t.judges[name] = name
+		}
+		kept := judge.Rating{Judge: name, Kind: judge.KindRating, ParseFail: r.ParseFail, Dropped: r.Dropped}
+		if r.Valid() {
+			kept.Value = r.Value
+		}
+		t.kappaRatings = append(t.kappaRatings, kept)
+	}
+	t.kappaEnds = append(t.kappaEnds, len(t.kappaRatings))
+}
+
+// Result is the axis result over every shard added.
+func (t *tally) Result() (scorers.AxisResult, error) {
+	r := scorers.AxisResult{Axis: "mt", Version: Version, ScorerType: scorers.ScorerJudge, Metric: "mean_judge_score_normalized"}
+	r.N = len(t.scores)
+	if t.gens > 0 {
+		r.TruncationRate = float64(t.truncated) / float64(t.gens)
 		if r.TruncationRate >= 0.3 {
 			r.Notes = append(r.Notes, fmt.Sprintf("WARNING: truncation_rate %.2f >= 0.30: answers hit max_tokens; a low score may be a cap-hit, not weakness", r.TruncationRate))
 		}
 	}
-	if unrated > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d items had no valid judge rating and are not scored", unrated))
+	if t.unrated > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d items had no valid judge rating and are not scored", t.unrated))
 	}
-	if len(scores) == 0 {
+	if len(t.scores) == 0 {
 		r.Metric = "skipped_no_judge"
 		r.Notes = append(r.Notes, "no item carries a judge rating: MT needs at least one judge")
 		return r, nil
 	}
-	mean := meanOf(scores)
+	mean := meanOf(t.scores)
 	r.Score = &mean
-	resamples := opt.BootstrapResamples
-	if resamples <= 0 {
-		resamples = 1000
-	}
-	if lo, hi, err := stats.MeanCI(scores, resamples, uint64(opt.Seed), 0.95); err == nil {
+	if lo, hi, err := stats.MeanCI(t.scores, t.resamples, t.seed, 0.95); err == nil {
 		r.CI95 = &[2]float64{lo, hi}
 	}
 	sec := map[string]any{
-		"weighted_win_rate": WinRate(scores),
-		"by_turn":           meansByKey(byTurn),
-		"by_category":       meansByKey(byCat),
-		"low_conf_items":    nonNil(lowConf),
-		"agreement_floor":   floor,
-		"judged_turns":      judgedTurns,
-		"parse_fail":        parseFail,
-		"judge_dropped":     dropped,
-		"judges":            sortedKeys(judges),
+		"weighted_win_rate": WinRate(t.scores),
+		"by_turn":           meansByKey(t.byTurn),
+		"by_category":       meansByKey(t.byCat),
+		"low_conf_items":    nonNil(slices.Clone(t.lowConf)),
+		"agreement_floor":   t.floor,
+		"judged_turns":      t.judgedTurns,
+		"parse_fail":        t.parseFail,
+		"judge_dropped":     t.dropped,
+		"judges":            sortedKeys(t.judges),
+	}
+	groups := make([][]judge.Rating, len(t.kappaEnds))
+	start := 0
+	for k, end := range t.kappaEnds {
+		groups[k] = t.kappaRatings[start:end:end]
+		start = end
 	}
 	k := judge.Kappa(groups)
 	sec["inter_judge_kappa"] = k.Mean
 	sec["inter_judge_kappa_pairs"] = k.Pairs
 	sec["inter_judge_kappa_weights"] = k.Weights
 	r.Secondary = sec
-	if len(lowConf) > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d items below the agreement floor %.2f are flagged low_conf (secondary.low_conf_items)", len(lowConf), floor))
+	if len(t.lowConf) > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d items below the agreement floor %.2f are flagged low_conf (secondary.low_conf_items)", len(t.lowConf), t.floor))
 	}
 	return r, nil
 }
@@ -458,10 +547,10 @@ type Group struct {
 	Score float64 `json:"score"`
 }
 
-func meansByKey[K comparable](m map[K][]float64) map[string]Group {
+func meansByKey[K comparable](m map[K]*runningMean) map[string]Group {
 	out := map[string]Group{}
 	for k, v := range m {
-		out[fmt.Sprint(k)] = Group{N: len(v), Score: meanOf(v)}
+		out[fmt.Sprint(k)] = Group{N: v.n, Score: v.sum / float64(v.n)}
 	}
 	return out
 }
@@ -481,7 +570,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys(m map[string]string) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
