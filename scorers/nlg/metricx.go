@@ -122,40 +122,86 @@ func checkMetricXSpec(s string) error {
 // (25 - x) / 25.
 const metricxMaxError = 25
 
-// addMetricX scores the translations with MetricX-24 when the items ask for
-// it, as a secondary metric; the headline stays chrF++. It returns the note
-// for the result. Nothing here can fail the axis: an unknown name, a server
-// that cannot be reached or a wrong answer becomes a note, and chrF++ stands
-// alone.
-func addMetricX(res *scorers.AxisResult, exs []extra, sources, hyps, refs []string) string {
-	name := ""
-	for _, e := range exs {
-		if e.MetricX != "" {
-			name = e.MetricX
-			break
+// metricxTally scores the translations with MetricX-24, shard by shard as
+// they are added, when the items ask for it: a secondary metric, the
+// headline stays chrF++. Nothing here can fail the axis: an unknown name, a
+// server that cannot be reached or a wrong answer becomes the result's note,
+// and chrF++ stands alone.
+//
+// Scoring the shards one at a time gives the result of scoring the axis in
+// one call when every call succeeds: the per-segment scores are the same,
+// and the sums are taken in item order. A failure cannot be undone, though:
+// the item scores of the shards before it, already handed out, keep their
+// metricx24 field, where one failed call over the whole axis leaves none.
+// The note is that of the first failure, and later shards are not sent; it
+// matches the note of one failed call whenever the error does not depend on
+// the batch (an unknown name, a server that cannot be reached), but a count
+// mismatch reports the shard's counts.
+type metricxTally struct {
+	name    string // the implementation: that of the first item that names one
+	failure string // the note of the first failure
+	unnamed int    // items added before any named an implementation
+	n       int    // items scored
+	sum     float64
+	norm    float64 // SEA-HELM's normalised score, summed
+}
+
+// add scores one shard's translations and writes each segment's score into
+// its item score.
+func (t *metricxTally) add(exs []extra, sources, hyps, refs []string, scores []scorers.ItemScore) {
+	if t.failure != "" {
+		return
+	}
+	if t.name == "" {
+		for _, e := range exs {
+			if e.MetricX != "" {
+				t.name = e.MetricX
+				break
+			}
+		}
+		if t.name == "" {
+			t.unnamed += len(exs)
+			return
+		}
+		// The axis option names the implementation on every item, so this
+		// takes items built by hand; the earlier shards are gone and cannot
+		// be scored, and a mean over the rest would pass for the axis's.
+		if t.unnamed > 0 {
+			t.failure = fmt.Sprintf("metricx %s not run: the first %d items name no MetricX-24; chrF++ only", t.name, t.unnamed)
+			return
 		}
 	}
-	if name == "" {
+	m, err := metricxModel(t.name)
+	if err != nil {
+		t.failure = fmt.Sprintf("metricx unavailable (%v); chrF++ only", err)
+		return
+	}
+	xs, err := m.Score(context.Background(), sources, hyps, refs)
+	if err == nil && len(xs) != len(hyps) {
+		err = fmt.Errorf("%d scores for %d segments", len(xs), len(hyps))
+	}
+	if err != nil {
+		t.failure = fmt.Sprintf("metricx %s failed (%v); chrF++ only", t.name, err)
+		return
+	}
+	for i, x := range xs {
+		t.sum += x
+		t.norm += (metricxMaxError - min(max(x, 0), metricxMaxError)) / metricxMaxError
+		scores[i].Fields["metricx24"] = x
+	}
+	t.n += len(xs)
+}
+
+// result adds the MetricX-24 means to secondary when every shard was scored
+// and returns the note for the result.
+func (t *metricxTally) result(secondary map[string]any) string {
+	switch {
+	case t.failure != "":
+		return t.failure
+	case t.name == "":
 		return "metricx not configured; chrF++ only"
 	}
-	m, err := metricxModel(name)
-	if err != nil {
-		return fmt.Sprintf("metricx unavailable (%v); chrF++ only", err)
-	}
-	scores, err := m.Score(context.Background(), sources, hyps, refs)
-	if err == nil && len(scores) != len(hyps) {
-		err = fmt.Errorf("%d scores for %d segments", len(scores), len(hyps))
-	}
-	if err != nil {
-		return fmt.Sprintf("metricx %s failed (%v); chrF++ only", name, err)
-	}
-	sum, norm := 0.0, 0.0
-	for i, x := range scores {
-		sum += x
-		norm += (metricxMaxError - min(max(x, 0), metricxMaxError)) / metricxMaxError
-		res.Items[i].Fields["metricx24"] = x
-	}
-	res.Secondary["metricx24"] = sum / float64(len(scores))
-	res.Secondary["metricx24_normalized"] = norm / float64(len(scores))
-	return fmt.Sprintf("metricx24 (%s) reported as secondary; headline is chrF++", name)
+	secondary["metricx24"] = t.sum / float64(t.n)
+	secondary["metricx24_normalized"] = t.norm / float64(t.n)
+	return fmt.Sprintf("metricx24 (%s) reported as secondary; headline is chrF++", t.name)
 }

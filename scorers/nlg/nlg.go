@@ -26,8 +26,6 @@ import (
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
-	"github.com/glossobench/glossobench/scorers/chrf"
-	"github.com/glossobench/glossobench/stats"
 )
 
 // Version is bumped whenever a change can move a number.
@@ -99,162 +97,13 @@ func (Axis) Predict(ctx context.Context, b backends.Backend, it scorers.Item, op
 }
 
 // Score computes corpus chrF++ with a bootstrap CI, per-item sentence
-// chrF++, and the breakdown by direction.
-func (Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt scorers.ScoreOptions) (scorers.AxisResult, error) {
-	res := scorers.AxisResult{Axis: "nlg", Version: Version, Metric: Metric, ScorerType: scorers.ScorerRule, N: len(items)}
-	if len(items) != len(preds) {
-		return res, fmt.Errorf("nlg: %d items but %d predictions", len(items), len(preds))
-	}
-	m := chrf.New(chrf.ChrFPlusPlus)
-	nrefs := 0
-	exs := make([]extra, len(items))
-	for i, it := range items {
-		if preds[i].ItemID != it.ID {
-			return res, fmt.Errorf("nlg: prediction %d is for item %q, expected %q", i, preds[i].ItemID, it.ID)
-		}
-		if err := json.Unmarshal(it.Extra, &exs[i]); err != nil {
-			return res, fmt.Errorf("nlg: item %s: bad extra: %w", it.ID, err)
-		}
-		if len(it.References) == 0 {
-			return res, fmt.Errorf("nlg: item %s has no reference", it.ID)
-		}
-		nrefs = max(nrefs, len(it.References))
-	}
-	if len(items) == 0 {
-		res.Notes = append(res.Notes, "no items to score")
-		return res, nil
-	}
-
-	hyps := make([]string, len(items))
-	sources := make([]string, len(items))
-	streams := make([][]string, nrefs)
-	for k := range streams {
-		streams[k] = make([]string, len(items)) // "" where an item has fewer references
-	}
-	flags := make([]string, len(items))
-	labelled := make([]bool, len(items))
-	truncated, empty, unlabelled := 0, 0, 0
-	for i, it := range items {
-		p := preds[i]
-		for k, r := range it.References {
-			streams[k][i] = r
-		}
-		sources[i] = exs[i].Source
-		switch {
-		case p.Unsupported || p.Error != "" || len(p.Generations) == 0:
-			flags[i] = "no_output"
-		default:
-			g := p.Generations[0]
-			hyps[i], labelled[i] = ExtractTranslation(g.Text, exs[i].AnswerTag)
-			if g.Truncated() {
-				truncated++
-				flags[i] = "truncated"
-			}
-		}
-		if hyps[i] == "" {
-			empty++
-			if flags[i] == "" {
-				flags[i] = "empty"
-			}
-		} else if !labelled[i] {
-			unlabelled++
-			if flags[i] == "" {
-				flags[i] = "no_label"
-			}
-		}
-	}
-
-	segs, err := m.SegmentStats(hyps, streams)
+// chrF++, and the breakdown by direction, over the whole axis at once.
+func (a Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt scorers.ScoreOptions) (scorers.AxisResult, error) {
+	t, err := a.Tally(opt)
 	if err != nil {
-		return res, fmt.Errorf("nlg: %w", err)
+		return scorers.AxisResult{Axis: "nlg", Version: Version, Metric: Metric, ScorerType: scorers.ScorerRule, N: len(items)}, err
 	}
-	corpus := sumScore(m, segs, nil) / 100
-	res.Score = &corpus
-	res.TruncationRate = float64(truncated) / float64(len(items))
-
-	resamples := opt.BootstrapResamples
-	if resamples <= 0 {
-		resamples = defaultResamples
-	}
-	total := make(chrf.Stats, len(segs[0]))
-	lo, hi, err := stats.PercentileBootstrap(len(segs), resamples, uint64(opt.Seed), 0.95, func(idx []int) float64 {
-		clear(total)
-		for _, i := range idx {
-			total.Add(segs[i])
-		}
-		return m.FScore(total) / 100
-	})
-	if err == nil {
-		res.CI95 = &[2]float64{lo, hi}
-	} else {
-		res.Notes = append(res.Notes, "no CI: "+err.Error())
-	}
-
-	res.Items = make([]scorers.ItemScore, len(items))
-	byDir := map[string][]int{}
-	for i, it := range items {
-		s := m.FScore(segs[i]) / 100
-		res.Items[i] = scorers.ItemScore{
-			ItemID: it.ID, Source: it.Source, Lang: it.Lang,
-			Score: s, Rating: s, Label: s >= LabelThreshold, Flagged: flags[i],
-			Fields: map[string]any{
-				"direction":   exs[i].Direction,
-				"chrf++":      100 * s,
-				"hypothesis":  hyps[i],
-				"label_found": labelled[i],
-				"label_rule":  fmt.Sprintf("sentence chrF++ >= %.2f", LabelThreshold),
-			},
-		}
-		byDir[exs[i].Direction] = append(byDir[exs[i].Direction], i)
-	}
-
-	meanSentence := 0.0
-	for _, is := range res.Items {
-		meanSentence += is.Score
-	}
-	meanSentence /= float64(len(res.Items))
-
-	dirs := make(map[string]any, len(byDir))
-	for d, idx := range byDir {
-		dirs[d] = map[string]any{"score": sumScore(m, segs, idx) / 100, "n": len(idx)}
-	}
-	// Copying the source untranslated is the do-nothing baseline: names,
-	// numbers and loanwords already earn some chrF++.
-	copySegs, err := m.SegmentStats(sources, streams)
-	if err != nil {
-		return res, fmt.Errorf("nlg: %w", err)
-	}
-	corpusSig := m.Corpus(hyps, streams).Signature
-	res.Secondary = map[string]any{
-		"chrf++_sacrebleu":   100 * corpus, // the 0–100 number sacrebleu prints
-		"signature":          "chrF2++|" + corpusSig,
-		"by_direction":       dirs,
-		"copy_source_chrf++": sumScore(m, copySegs, nil) / 100,
-		// Item scores are sentence chrF++; their mean is not the corpus score.
-		"mean_sentence_chrf++": meanSentence,
-		"empty_outputs":        empty,
-		"unlabelled_outputs":   unlabelled,
-		"bootstrap_resamples":  resamples,
-	}
-	res.Notes = append(res.Notes, addMetricX(&res, exs, sources, hyps, streams[0]))
-	res.Notes = append(res.Notes, "score and CI are corpus chrF++ / 100 (0–1); chance is 0 because chrF++ has no random-answer baseline, see copy_source_chrf++")
-	return res, nil
-}
-
-// sumScore is the chrF of the summed statistics of segs[idx] (all of segs
-// when idx is nil), 0–100.
-func sumScore(m *chrf.CHRF, segs []chrf.Stats, idx []int) float64 {
-	total := make(chrf.Stats, len(segs[0]))
-	if idx == nil {
-		for _, s := range segs {
-			total.Add(s)
-		}
-	} else {
-		for _, i := range idx {
-			total.Add(segs[i])
-		}
-	}
-	return m.FScore(total)
+	return scorers.ScoreAll(t, items, preds)
 }
 
 // fallbackTags are tried when the item's own answer tag is absent.
