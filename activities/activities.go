@@ -248,28 +248,33 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		}
 		plan.CorpusShards = len(shards)
 	}
-	loaded, skipped, err := LoadAxes(cfg)
-	if err != nil {
-		return Plan{}, err
-	}
-	plan.Skipped = skipped
 	judges, excluded := keptJudges(cfg)
 	plan.ExcludedJudges = excluded
-	for _, la := range loaded {
-		name, ax, items, ac := la.Name, la.Axis, la.Items, cfg.Axes[la.Name]
+	plan.Skipped, err = EachAxis(cfg, func(name string, ax scorers.Axis, each func(func(scorers.Item) error) error) error {
+		ac := cfg.Axes[name]
 		_, judgeable := ax.(judgedAxis)
-		data, err := encodeJSONL(items)
+		sp, err := newSpool()
 		if err != nil {
-			return Plan{}, err
+			return err
 		}
-		if err := putOnce(ctx, st, itemsKey(in.RunID, name), data); err != nil {
-			return Plan{}, err
+		defer sp.discard()
+		n := 0
+		err = each(func(it scorers.Item) error {
+			n++
+			return sp.add(&it)
+		})
+		if err != nil {
+			return err
+		}
+		if err := sp.commit(ctx, st, itemsKey(in.RunID, name)); err != nil {
+			return err
 		}
 		plan.Axes = append(plan.Axes, AxisPlan{
-			Name: name, Version: ax.Version(), Items: len(items), Weight: ac.Weight, Tier: ac.Tier,
+			Name: name, Version: ax.Version(), Items: n, Weight: ac.Weight, Tier: ac.Tier,
 			ScoringMode: ac.ScoringMode, Judged: (judgeable || overlayOn(cfg, name)) && len(judges) > 0, Probes: ac.Probes,
 		})
-	}
+		return nil
+	})
 	if len(plan.Axes) == 0 {
 		return Plan{}, temporal.NewNonRetryableApplicationError("no configured axis can run here", ErrConfig, nil)
 	}

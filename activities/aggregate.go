@@ -132,15 +132,11 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 				pubScores = append(pubScores, *r.Score)
 				pubWeights = append(pubWeights, o.Weight)
 				s.MSAxes = append(s.MSAxes, r.Axis)
-				if data, err := st.Get(ctx, scoresKey(in.RunID, r.Axis)); err == nil {
-					items, err := decodeJSONL[scorers.ItemScore](data, scoresKey(in.RunID, r.Axis))
-					if err != nil {
-						return Summary{}, err
-					}
-					for _, it := range items {
-						pooled = append(pooled, it.Score)
-					}
-				} else if !errors.Is(err, store.ErrNotFound) {
+				err := eachJSONL(ctx, st, scoresKey(in.RunID, r.Axis), func(s scorers.ItemScore) error {
+					pooled = append(pooled, s.Score)
+					return nil
+				})
+				if err != nil && !errors.Is(err, store.ErrNotFound) {
 					return Summary{}, err
 				}
 			}

@@ -26,19 +26,19 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 		return AuditSummary{}, err
 	}
 	seed := uint64(m.Config.Run.Seed)
-	data, err := st.Get(ctx, scoresKey(in.RunID, in.Axis))
-	if err != nil {
-		return AuditSummary{}, err
-	}
-	scores, err := decodeJSONL[scorers.ItemScore](data, scoresKey(in.RunID, in.Axis))
-	if err != nil {
-		return AuditSummary{}, err
-	}
+	// Only what the audit reads is kept of each item score: the rows are
+	// compact, the item scores (with their per-item details) are not.
 	sources := map[string]bool{}
-	rows := make([]audit.Row, len(scores))
-	for i, s := range scores {
+	var rows []audit.Row
+	var ids []string
+	err = eachJSONL(ctx, st, scoresKey(in.RunID, in.Axis), func(s scorers.ItemScore) error {
 		sources[s.Source] = true
-		rows[i] = audit.Row{Label: s.Label, Source: s.Source, Measurements: []float64{s.Rating}}
+		rows = append(rows, audit.Row{Label: s.Label, Source: s.Source, Measurements: []float64{s.Rating}})
+		ids = append(ids, s.ItemID)
+		return nil
+	})
+	if err != nil {
+		return AuditSummary{}, err
 	}
 	sum, err := a.auditPool(ctx, st, auditPrefix(in.RunID, in.Axis, ""), "source", rows, len(sources), seed)
 	if err != nil {
@@ -46,7 +46,7 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 	}
 	// Judges are a pool too: every judge grades the same answers, so the
 	// judge tag should carry nothing (the paper's source-carries-nothing design).
-	judgeRows, judges, err := a.judgeRows(ctx, st, in.RunID, in.Axis, scores)
+	judgeRows, judges, err := a.judgeRows(ctx, st, in.RunID, in.Axis, ids, rows)
 	if err != nil {
 		return AuditSummary{}, err
 	}
@@ -58,20 +58,22 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 		sum.ByJudge = &byJudge
 	}
 	// Registers pool an axis too when the data labels them.
-	items, err := a.axisItems(ctx, st, in.RunID, in.Axis)
+	register := map[string]string{}
+	err = eachJSONL(ctx, st, itemsKey(in.RunID, in.Axis), func(it scorers.Item) error {
+		if it.Register != "" {
+			register[it.ID] = it.Register
+		}
+		return nil
+	})
 	if err != nil {
 		return AuditSummary{}, err
 	}
-	register := make(map[string]string, len(items))
-	for _, it := range items {
-		register[it.ID] = it.Register
-	}
 	var regRows []audit.Row
 	regs := map[string]bool{}
-	for _, s := range scores {
-		if g := register[s.ItemID]; g != "" {
+	for i, id := range ids {
+		if g := register[id]; g != "" {
 			regs[g] = true
-			regRows = append(regRows, audit.Row{Label: s.Label, Source: g, Measurements: []float64{s.Rating}})
+			regRows = append(regRows, audit.Row{Label: rows[i].Label, Source: g, Measurements: rows[i].Measurements})
 		}
 	}
 	if len(regs) >= 2 {
@@ -228,10 +230,10 @@ func auditCommand(rowsKey string, opt audit.Options) string {
 // row: the item's label, the judge as the source, the rating as the
 // measurement. Rows come in item-id order, then in the item's judge
 // order, so the folds, bootstrap and shuffles see the same rows every run.
-func (a *Activities) judgeRows(ctx context.Context, st store.Store, run, axis string, scores []scorers.ItemScore) ([]audit.Row, int, error) {
-	label := make(map[string]bool, len(scores))
-	for _, s := range scores {
-		label[s.ItemID] = s.Label
+func (a *Activities) judgeRows(ctx context.Context, st store.Store, run, axis string, ids []string, scored []audit.Row) ([]audit.Row, int, error) {
+	label := make(map[string]bool, len(ids))
+	for i, id := range ids {
+		label[id] = scored[i].Label
 	}
 	var rows []audit.Row
 	judges := map[string]bool{}

@@ -40,31 +40,42 @@ func (a *Activities) Dedup(ctx context.Context, ref RunRef) (DedupResult, error)
 	var kept []string
 	size := m.Config.Run.ShardSize
 	for _, ax := range m.Plan.Axes {
-		items, err := a.axisItems(ctx, st, ref.RunID, ax.Name)
+		// The axis's items stream through: one shard's kept items are held
+		// at a time, and of the rest only the kept ids (for the SHA-256).
+		ad := AxisDedup{Axis: ax.Name}
+		var shard []scorers.Item
+		flush := func() error {
+			data, err := encodeJSONL(shard)
+			if err != nil {
+				return err
+			}
+			if err := putOnce(ctx, st, shardItemsKey(ref.RunID, ax.Name, len(ad.Shards)), data); err != nil {
+				return err
+			}
+			ad.Shards = append(ad.Shards, len(shard))
+			shard = shard[:0]
+			return nil
+		}
+		err := eachJSONL(ctx, st, itemsKey(ref.RunID, ax.Name), func(it scorers.Item) error {
+			if dropped[it.ID] {
+				ad.Dropped++
+				return nil
+			}
+			ad.Kept++
+			kept = append(kept, it.ID)
+			if shard = append(shard, it); len(shard) == size {
+				return flush()
+			}
+			return nil
+		})
+		if err == nil && len(shard) > 0 {
+			err = flush()
+		}
 		if err != nil {
 			return DedupResult{}, err
 		}
-		var keep []scorers.Item
-		for _, it := range items {
-			if !dropped[it.ID] {
-				keep = append(keep, it)
-				kept = append(kept, it.ID)
-			}
-		}
-		ad := AxisDedup{Axis: ax.Name, Kept: len(keep), Dropped: len(items) - len(keep)}
 		// Task-level (spec §0, principle 5): a task is contaminated when any of its items is.
 		ad.ContaminationRate = taskRates[ax.Name]
-		for s := 0; s*size < len(keep); s++ {
-			part := keep[s*size : min((s+1)*size, len(keep))]
-			data, err := encodeJSONL(part)
-			if err != nil {
-				return DedupResult{}, err
-			}
-			if err := putOnce(ctx, st, shardItemsKey(ref.RunID, ax.Name, s), data); err != nil {
-				return DedupResult{}, err
-			}
-			ad.Shards = append(ad.Shards, len(part))
-		}
 		res.Axes = append(res.Axes, ad)
 	}
 	res.KeptSHA256 = dedup.KeptSHA256(kept)
@@ -126,11 +137,30 @@ type AxisItems struct {
 }
 
 // LoadAxes loads the items of every axis a run with cfg scores, in axis
-// order, and lists the axes it skips. Prepare stores exactly these items, and
-// glossobench dedup screens them, so both see the same item set.
+// order, and lists the axes it skips. Prepare stores exactly these items
+// (streaming them, see EachAxis), and glossobench dedup screens them, so both
+// see the same item set.
 func LoadAxes(cfg *config.Config) ([]AxisItems, []Skip, error) {
-	judges, excluded := keptJudges(cfg)
 	var out []AxisItems
+	skipped, err := EachAxis(cfg, func(name string, ax scorers.Axis, each func(func(scorers.Item) error) error) error {
+		la := AxisItems{Name: name, Axis: ax}
+		err := each(func(it scorers.Item) error {
+			la.Items = append(la.Items, it)
+			return nil
+		})
+		out = append(out, la)
+		return err
+	})
+	return out, skipped, err
+}
+
+// EachAxis calls fn, in axis order, for every axis a run with cfg scores,
+// with a function that reads the axis's items one at a time; it returns the
+// axes it skips. Items are streamed from the dataset files when the axis
+// plugin can (scorers.Streamer), so an axis of any size is never loaded
+// whole; others are loaded whole and handed out one by one.
+func EachAxis(cfg *config.Config, fn func(name string, ax scorers.Axis, each func(func(scorers.Item) error) error) error) ([]Skip, error) {
+	judges, excluded := keptJudges(cfg)
 	var skipped []Skip
 	for _, name := range cfg.AxisNames() {
 		ac := cfg.Axes[name]
@@ -148,23 +178,54 @@ func LoadAxes(cfg *config.Config) ([]AxisItems, []Skip, error) {
 			skipped = append(skipped, Skip{Axis: name, Reason: reason})
 			continue
 		}
-		items, err := ax.Load(ac)
-		if err != nil {
-			return nil, nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("axes.%s: %v", name, err), ErrData, nil)
-		}
 		registers := map[string]string{}
 		for _, d := range ac.Datasets {
 			registers[d.Name] = d.Register
 		}
-		for i := range items {
-			if items[i].Register == "" {
-				items[i].Register = registers[items[i].Dataset]
+		each := func(yield func(scorers.Item) error) error {
+			var yieldErr error // the caller's own failure, not the data's
+			emit := func(it scorers.Item) error {
+				if it.Register == "" {
+					it.Register = registers[it.Dataset]
+				}
+				yieldErr = yield(it)
+				return yieldErr
 			}
+			var err error
+			if s, ok := ax.(scorers.Streamer); ok {
+				err = s.Each(ac, emit)
+			} else {
+				var items []scorers.Item
+				if items, err = ax.Load(ac); err == nil {
+					for _, it := range items {
+						if err := emit(it); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			if err == nil || yieldErr != nil {
+				return err
+			}
+			return &dataError{fmt.Errorf("axes.%s: %w", name, err)}
 		}
-		out = append(out, AxisItems{Name: name, Axis: ax, Items: items})
+		if err := fn(name, ax, each); err != nil {
+			var data *dataError
+			if errors.As(err, &data) {
+				return nil, temporal.NewNonRetryableApplicationError(data.Error(), ErrData, nil)
+			}
+			return nil, err
+		}
 	}
-	return out, skipped, nil
+	return skipped, nil
 }
+
+// dataError marks an error reading an axis's datasets, as opposed to one of
+// the caller's (a store write), so EachAxis can make it non-retryable.
+type dataError struct{ err error }
+
+func (e *dataError) Error() string { return e.err.Error() }
+func (e *dataError) Unwrap() error { return e.err }
 
 // DedupOptions are the screening options a run with cfg uses.
 func DedupOptions(cfg *config.Config) dedup.Options {

@@ -54,33 +54,6 @@ func overlayOn(cfg *config.Config, axis string) bool {
 	return cfg.Run.JudgeOverlay || cfg.Axes[axis].JudgeOverlay
 }
 
-// addJudgeQuality stores each item's overlay rating as judge_quality (null
-// for items without a generated response) and the mean as a secondary field.
-func addJudgeQuality(r *scorers.AxisResult, preds map[string]scorers.Prediction) {
-	var sum float64
-	n := 0
-	for i := range r.Items {
-		q := judge.OverlayQuality(preds[r.Items[i].ItemID])
-		if r.Items[i].Fields == nil {
-			r.Items[i].Fields = map[string]any{}
-		}
-		r.Items[i].Fields["judge_quality"] = q
-		if q != nil {
-			sum += *q
-			n++
-		}
-	}
-	if r.Secondary == nil {
-		r.Secondary = map[string]any{}
-	}
-	if n > 0 {
-		r.Secondary["judge_quality_mean"] = sum / float64(n)
-	} else {
-		r.Secondary["judge_quality_mean"] = nil
-	}
-	r.Secondary["judge_quality_n"] = n
-}
-
 func ratingsPrefix(run, axis string, shard int) string {
 	return shardPrefix(run, axis, shard) + "rated-"
 }

@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/mcq"
@@ -230,38 +229,6 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 	return res, nil
 }
 
-// addRegisters reports per-register scores and the register mix (spec §0,
-// principle 4) when the data labels registers; otherwise it adds nothing.
-func addRegisters(r *scorers.AxisResult, items []scorers.Item) {
-	reg := make(map[string]string, len(items))
-	for _, it := range items {
-		if it.Register != "" {
-			reg[it.ID] = it.Register
-		}
-	}
-	if len(reg) == 0 {
-		return
-	}
-	sum, n := map[string]float64{}, map[string]int{}
-	for _, s := range r.Items {
-		g := reg[s.ItemID]
-		if g == "" {
-			g = "unlabelled"
-		}
-		sum[g] += s.Score
-		n[g]++
-	}
-	by, mix := map[string]float64{}, map[string]float64{}
-	for g, k := range n {
-		by[g] = sum[g] / float64(k)
-		mix[g] = float64(k) / float64(len(r.Items))
-	}
-	if r.Secondary == nil {
-		r.Secondary = map[string]any{}
-	}
-	r.Secondary["by_register"], r.Secondary["register_mix"] = by, mix
-}
-
 // checkpointPatience is how long Infer keeps trying to save answered items
 // (a full disk, a store outage) before it gives the attempt up; the answers
 // are paid for, and a new attempt would have to ask the model again.
@@ -297,29 +264,6 @@ func saveCheckpoint(ctx context.Context, st store.Store, key string, data []byte
 	}
 }
 
-// addTranslationDeltas publishes, for every dataset declared the translation
-// of another, the translated-minus-original score on the rows both scored.
-func addTranslationDeltas(r *scorers.AxisResult, ac scorers.AxisConfig, run config.Run) {
-	var scores map[string]float64
-	for _, d := range ac.Datasets {
-		if d.TranslationOf == "" {
-			continue
-		}
-		if scores == nil {
-			scores = make(map[string]float64, len(r.Items))
-			for _, s := range r.Items {
-				scores[s.ItemID] = s.Score
-			}
-		}
-		delta, err := scorers.DeltaOf(scores, r.Axis, d.TranslationOf, d.Name, run.BootstrapResamples, uint64(run.Seed))
-		if err != nil {
-			r.Notes = append(r.Notes, fmt.Sprintf("translation_delta %s vs %s: %v", d.Name, d.TranslationOf, err))
-			continue
-		}
-		r.TranslationDelta = append(r.TranslationDelta, delta)
-	}
-}
-
 // transient reports whether an inference error may go away on retry: a
 // cancelled context or a network failure. The HTTP backend has already
 // retried 429, 5xx and timeouts with backoff before an error gets here.
@@ -327,95 +271,6 @@ func transient(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
-}
-
-// scoreInputs pairs every kept item that has a prediction with it.
-func (a *Activities) scoreInputs(ctx context.Context, st store.Store, run, axis string, shards int) (items []scorers.Item, preds []scorers.Prediction, unscored int, err error) {
-	for s := 0; s < shards; s++ {
-		its, err := a.shardItems(ctx, st, run, axis, s)
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		got, _, err := shardPredictions(ctx, st, run, axis, s)
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		rated, _, err := readRated(ctx, st, run, axis, s)
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		for id, p := range rated {
-			got[id] = p
-		}
-		for _, it := range its {
-			p, ok := got[it.ID]
-			if !ok {
-				unscored++
-				continue
-			}
-			items = append(items, it)
-			preds = append(preds, p)
-		}
-	}
-	return items, preds, unscored, nil
-}
-
-// ScoreInput names an axis to score and how many shards it has.
-type ScoreInput struct {
-	AxisInput
-	Shards int `json:"shards"`
-}
-
-// Score scores one axis from its checkpointed predictions, writes the per-item
-// scores to the store and returns the axis result. Kept items without a
-// prediction (the budget ran out) are counted, never guessed.
-func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, error) {
-	m, st, err := a.loadManifest(ctx, in.RunRef)
-	if err != nil {
-		return AxisOutcome{}, err
-	}
-	ax, _ := Axis(in.Axis)
-	items, preds, unscored, err := a.scoreInputs(ctx, st, in.RunID, in.Axis, in.Shards)
-	if err != nil {
-		return AxisOutcome{}, err
-	}
-	ac := m.Config.Axes[in.Axis]
-	out := AxisOutcome{Weight: ac.Weight, Tier: ac.Tier, Dropped: unscored}
-	if len(items) == 0 {
-		out.Result = scorers.AxisResult{Axis: in.Axis, Version: ax.Version(), ScorerType: ax.ScorerType(), Metric: "none",
-			Notes: []string{"no item was scored"}}
-	} else {
-		r, err := ax.Score(items, preds, scorers.ScoreOptions{
-			ScoringMode: ac.ScoringMode, Seed: m.Config.Run.Seed, BootstrapResamples: m.Config.Run.BootstrapResamples, Options: ac.Options,
-		})
-		if err != nil {
-			return AxisOutcome{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
-		}
-		addRegisters(&r, items)
-		addTranslationDeltas(&r, ac, m.Config.Run)
-		if _, judged := ax.(judgedAxis); !judged && overlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0 {
-			byID := make(map[string]scorers.Prediction, len(preds))
-			for _, p := range preds {
-				byID[p.ItemID] = p
-			}
-			addJudgeQuality(&r, byID)
-		}
-		out.Result = r
-	}
-	if unscored > 0 {
-		out.Result.Notes = append(out.Result.Notes, fmt.Sprintf("%d kept items were not scored: the axis budget ran out before they were answered", unscored))
-	}
-	data, err := encodeJSONL(out.Result.Items)
-	if err != nil {
-		return AxisOutcome{}, err
-	}
-	if err := putOnce(ctx, st, scoresKey(in.RunID, in.Axis), data); err != nil {
-		return AxisOutcome{}, err
-	}
-	if err := putJSON(ctx, st, axisResultKey(in.RunID, in.Axis), out); err != nil {
-		return AxisOutcome{}, err
-	}
-	return out, nil
 }
 
 // probePool is the axis's item pool the unanswerable probe draws wrong options
@@ -457,17 +312,20 @@ func (a *Activities) Probes(ctx context.Context, in ScoreInput) (StageNote, erro
 	if ax, _ := Axis(in.Axis); !isMCQ(ax) {
 		return StageNote{Note: fmt.Sprintf("probes %v: only multiple-choice axes have probes", names)}, nil
 	}
-	items, preds, _, err := a.scoreInputs(ctx, st, in.RunID, in.Axis, in.Shards)
+	scored, with := 0, 0
+	_, err = a.eachScorable(ctx, st, in.RunID, in.Axis, in.Shards, func(items []scorers.Item, preds []scorers.Prediction) error {
+		scored += len(items)
+		for _, p := range preds {
+			if len(p.Variants) > 0 {
+				with++
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return StageNote{}, err
 	}
-	with := 0
-	for _, p := range preds {
-		if len(p.Variants) > 0 {
-			with++
-		}
-	}
-	return StageNote{Note: fmt.Sprintf("probes %v: run on %d of %d scored items (shuffle_drop, unanswerable_drop in secondary)", names, with, len(items))}, nil
+	return StageNote{Note: fmt.Sprintf("probes %v: run on %d of %d scored items (shuffle_drop, unanswerable_drop in secondary)", names, with, scored)}, nil
 }
 
 func isMCQ(ax scorers.Axis) bool {

@@ -130,6 +130,15 @@ type Axis interface {
 	Tally(opt ScoreOptions) (Tally, error)
 }
 
+// Streamer is implemented by axes that can read their datasets one item at a
+// time (the multiple-choice axes, whose datasets run to hundreds of thousands
+// of rows), so that preparing a run never holds such an axis's items whole.
+type Streamer interface {
+	// Each reads and validates the datasets exactly as Load does, calling fn
+	// with each item in Load's order; an error from fn stops it.
+	Each(cfg AxisConfig, fn func(Item) error) error
+}
+
 // Tally scores an axis one shard at a time, so that only one shard's items
 // and predictions are ever in memory however large the axis. Between shards
 // it keeps only compact per-item numbers (scores for the bootstrap, chrF

@@ -32,9 +32,24 @@ func Formats() []string { return []string{"belebele", "global_mmlu", "indonli", 
 // LoadDataset reads one dataset file (JSONL, optionally gzipped). Every error
 // names the file, the line and the field.
 func LoadDataset(axis string, d scorers.DatasetConfig, baseDir string) ([]scorers.Item, error) {
+	var items []scorers.Item
+	err := EachInDataset(axis, d, baseDir, func(it scorers.Item) error {
+		items = append(items, it)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+// EachInDataset reads one dataset file like LoadDataset, a row at a time,
+// calling fn with each item; an error from fn stops the read and is returned
+// as it is.
+func EachInDataset(axis string, d scorers.DatasetConfig, baseDir string, fn func(scorers.Item) error) error {
 	read, ok := readers[d.Format]
 	if !ok {
-		return nil, fmt.Errorf("dataset %s: unknown format %q (known: %s)", d.Name, d.Format, strings.Join(Formats(), ", "))
+		return fmt.Errorf("dataset %s: unknown format %q (known: %s)", d.Name, d.Format, strings.Join(Formats(), ", "))
 	}
 	path := d.Path
 	if !filepath.IsAbs(path) && baseDir != "" {
@@ -42,14 +57,14 @@ func LoadDataset(axis string, d scorers.DatasetConfig, baseDir string) ([]scorer
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", d.Name, err)
+		return fmt.Errorf("dataset %s: %w", d.Name, err)
 	}
 	defer f.Close()
 	var r io.Reader = f
 	if strings.HasSuffix(path, ".gz") {
 		gz, err := gzip.NewReader(f)
 		if err != nil {
-			return nil, fmt.Errorf("%s: not gzip: %w", path, err)
+			return fmt.Errorf("%s: not gzip: %w", path, err)
 		}
 		defer gz.Close()
 		r = gz
@@ -60,7 +75,7 @@ func LoadDataset(axis string, d scorers.DatasetConfig, baseDir string) ([]scorer
 	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	var items []scorers.Item
+	n := 0
 	line := 0
 	for sc.Scan() {
 		line++
@@ -70,20 +85,20 @@ func LoadDataset(axis string, d scorers.DatasetConfig, baseDir string) ([]scorer
 		}
 		var row map[string]any
 		if err := json.Unmarshal([]byte(text), &row); err != nil {
-			return nil, fmt.Errorf("%s:%d: invalid JSON: %v", path, line, err)
+			return fmt.Errorf("%s:%d: invalid JSON: %v", path, line, err)
 		}
 		if !matches(row, d.Filter) {
 			continue
 		}
 		it, err := read(row, d)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		if len(it.Choices) < 2 {
-			return nil, fmt.Errorf("%s:%d: fewer than two choices", path, line)
+			return fmt.Errorf("%s:%d: fewer than two choices", path, line)
 		}
 		if it.Gold < 0 || it.Gold >= len(it.Choices) {
-			return nil, fmt.Errorf("%s:%d: field label/answer: gold option out of range", path, line)
+			return fmt.Errorf("%s:%d: field label/answer: gold option out of range", path, line)
 		}
 		it.Axis, it.Dataset, it.Line = axis, name, line
 		if it.Lang == "" {
@@ -97,18 +112,20 @@ func LoadDataset(axis string, d scorers.DatasetConfig, baseDir string) ([]scorer
 		}
 		it.ID = name + "/" + it.ID
 		it.Prompt = Render(it)
-		items = append(items, it)
-		if d.Limit > 0 && len(items) == d.Limit {
+		if err := fn(it); err != nil {
+			return err
+		}
+		if n++; d.Limit > 0 && n == d.Limit {
 			break
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", path, line+1, err)
+		return fmt.Errorf("%s:%d: %w", path, line+1, err)
 	}
-	if len(items) == 0 {
-		return nil, fmt.Errorf("dataset %s (%s): no rows", name, path)
+	if n == 0 {
+		return fmt.Errorf("dataset %s (%s): no rows", name, path)
 	}
-	return items, nil
+	return nil
 }
 
 func matches(row map[string]any, filter map[string]string) bool {

@@ -57,28 +57,40 @@ func clozeTarget(opts map[string]any) (string, error) {
 // Load reads every configured dataset; items keep their dataset as the pooling source
 // unless the dataset names a finer one (Global-MMLU's subject).
 func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
-	if _, err := clozeTarget(cfg.Options); err != nil {
-		return nil, fmt.Errorf("axes.%s.%w", a.name, err)
-	}
-	if len(cfg.Datasets) == 0 {
-		return nil, fmt.Errorf("axes.%s.datasets: none configured", a.name)
-	}
 	var all []scorers.Item
-	seen := map[string]string{}
-	for _, d := range cfg.Datasets {
-		items, err := LoadDataset(a.name, d, cfg.BaseDir)
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range items {
-			if prev, dup := seen[it.ID]; dup {
-				return nil, fmt.Errorf("%s:%d: duplicate item id %q (also in %s)", d.Path, it.Line, it.ID, prev)
-			}
-			seen[it.ID] = d.Path
-		}
-		all = append(all, items...)
+	err := a.Each(cfg, func(it scorers.Item) error {
+		all = append(all, it)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return all, nil
+}
+
+// Each implements scorers.Streamer: the datasets are read a row at a time,
+// and of the items only their ids are kept (to refuse a duplicate).
+func (a *Axis) Each(cfg scorers.AxisConfig, fn func(scorers.Item) error) error {
+	if _, err := clozeTarget(cfg.Options); err != nil {
+		return fmt.Errorf("axes.%s.%w", a.name, err)
+	}
+	if len(cfg.Datasets) == 0 {
+		return fmt.Errorf("axes.%s.datasets: none configured", a.name)
+	}
+	seen := map[string]string{}
+	for _, d := range cfg.Datasets {
+		err := EachInDataset(a.name, d, cfg.BaseDir, func(it scorers.Item) error {
+			if prev, dup := seen[it.ID]; dup {
+				return fmt.Errorf("%s:%d: duplicate item id %q (also in %s)", d.Path, it.Line, it.ID, prev)
+			}
+			seen[it.ID] = d.Path
+			return fn(it)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // cues are the per-language words of the prompt; the cloze continuation is the
