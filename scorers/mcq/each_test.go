@@ -14,7 +14,7 @@ import (
 // Each hands out exactly Load's items, in Load's order, and stops at the
 // first error of the callback, which it returns unchanged.
 func TestEachStreamsLoadsItems(t *testing.T) {
-		cfg := scorers.AxisConfig{BaseDir: data, Datasets: []scorers.DatasetConfig{
+	cfg := scorers.AxisConfig{BaseDir: data, Datasets: []scorers.DatasetConfig{
 		{Name: "b", Path: "belebele_ms_en/ms_belebele.jsonl", Format: "belebele", Limit: 40},
 		{Name: "i", Path: "nli_indonli/id_indonli_lay_1000sample.jsonl", Format: "indonli", Limit: 25},
 	}}
