@@ -611,13 +611,27 @@ func (d *data) outOfFold(folds []int, withSource bool, opt Options) ([]float64, 
 	k := slices.Max(folds) + 1
 	out := make([]float64, len(d.y))
 	feats := make([][]float64, len(d.y))
-	for i := range feats {
-		feats[i] = d.features(i, withSource)
+	if withSource && len(d.y) > 0 {
+		// One backing array for every row's features: a pooled axis has
+		// hundreds of thousands of rows, and a slice allocation per row
+		// would cost more than the features themselves.
+		width := len(d.x[0]) + len(d.sources)
+		flat := make([]float64, width*len(d.y))
+		for i := range feats {
+			feats[i] = flat[i*width : (i+1)*width : (i+1)*width]
+			copy(feats[i], d.x[i])
+			feats[i][len(d.x[i])+d.src[i]] = 1
+		}
+	} else {
+		for i := range feats {
+			feats[i] = d.features(i, withSource)
+		}
 	}
+	tx := make([][]float64, 0, len(d.y))
+	ty := make([]bool, 0, len(d.y))
+	ti := make([]int, 0, len(d.y))
 	for f := range k {
-		var tx [][]float64
-		var ty []bool
-		var ti []int
+		tx, ty, ti = tx[:0], ty[:0], ti[:0]
 		for i := range d.y {
 			if folds[i] != f {
 				tx = append(tx, feats[i])
