@@ -46,9 +46,9 @@ func stageLiveHeaps(t *testing.T, n int) map[string]uint64 {
 	w := bufio.NewWriter(f)
 	for i := range n {
 		row, _ := json.Marshal(map[string]string{
-			"sample_id": fmt.Sprintf("s/%d", i), "subject": fmt.Sprintf("subj%d", i%5),
+			"sample_id": fmt.Sprintf("s/%d", i), "subject": fmt.Sprintf("subj%d", i%5), "answer": string(rune('A' + i%4)),
+			"A": "satu", "B": "dua", "C": "tiga", "D": "empat",
 			"question": fmt.Sprintf("Soalan nombor %d: manakah antara berikut yang paling tepat?", i),
-			"A": "satu", "B": "dua", "C": "tiga", "D": "empat", "answer": string(rune('A' + i%4)),
 		})
 		w.Write(append(row, '\n'))
 	}
