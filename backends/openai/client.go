@@ -38,7 +38,10 @@ type Config struct {
 	Concurrency int           // max in-flight HTTP requests; 0 means DefaultConcurrency
 	Timeout     time.Duration // per HTTP request; 0 means DefaultTimeout
 	MaxRetries  int           // retries after the first attempt; 0 means DefaultMaxRetries, <0 none
-	ChatFormat  string        // unused: the server applies its own chat template
+	// MaxResponseBytes bounds how much of one response is read; 0 means
+	// DefaultMaxResponseBytes. A longer response is an error, not truncated.
+	MaxResponseBytes int64
+	ChatFormat       string // unused: the server applies its own chat template
 }
 
 // Client talks to one OpenAI-compatible server. It implements
@@ -88,6 +91,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	maxRetries := cfg.MaxRetries
 	if maxRetries == 0 {

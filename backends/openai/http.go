@@ -16,9 +16,9 @@ import (
 	"time"
 )
 
-// maxBody bounds how much of a response is read; echoed logprobs of a long
-// prompt are large, but not this large.
-const maxBody = 64 << 20
+// DefaultMaxResponseBytes bounds how much of a response is read; echoed
+// logprobs of a long prompt are large, but not this large.
+const DefaultMaxResponseBytes = 64 << 20
 
 // errBadJSON marks a response that is not the JSON we expected.
 var errBadJSON = errors.New("malformed response")
@@ -136,9 +136,14 @@ func (c *Client) attempt(ctx context.Context, method, path string, body []byte) 
 		return nil, 0, c.transportError(ctx, method, path, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	limit := c.cfg.MaxResponseBytes
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return nil, 0, c.transportError(ctx, method, path, err)
+	}
+	if int64(len(data)) > limit {
+		// Cut off here, a reply is never held whole; a retry would be as long.
+		return nil, 0, fmt.Errorf("openai: %s %s: HTTP %d: the response is longer than this client's cap of %d bytes", method, path, resp.StatusCode, limit)
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return data, 0, nil

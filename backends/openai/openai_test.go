@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -516,6 +517,43 @@ func TestGarbageJSON(t *testing.T) {
 			t.Errorf("body %q: loglik err = %v", body, err)
 		}
 		srv.Close()
+	}
+}
+
+// A response longer than the client's cap is an error naming the cap, asked
+// once (a retry would be as long), and the client stops reading near the cap.
+func TestResponseOverCap(t *testing.T) {
+	var calls, sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Write([]byte(`{"choices":[{"text":"`))
+		chunk := bytes.Repeat([]byte("x"), 16<<10)
+		for range 1024 { // 16 MiB unless the client hangs up
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+			sent.Add(int64(len(chunk)))
+		}
+		w.Write([]byte(`"}]}`))
+	}))
+	defer srv.Close()
+	const limit = 1 << 20
+	c := newTestClient(t, srv, Config{Flavor: FlavorVLLM, MaxResponseBytes: limit})
+	_, err := c.Generate(context.Background(), []backends.GenRequest{{ID: "r", Prompt: "x"}})
+	if err == nil || !strings.Contains(err.Error(), "1048576 bytes") || !strings.Contains(err.Error(), "/v1/completions") {
+		t.Fatalf("err = %v, want one naming the endpoint and the 1 MiB cap", err)
+	}
+	if calls.Load() != 1 || sent.Load() > 8<<20 {
+		t.Errorf("%d calls, %d MiB sent; want 1 call cut off near the cap", calls.Load(), sent.Load()>>20)
+	}
+	// Under the cap the same client reads a normal answer.
+	srv2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"choices":[{"index":0,"text":"ok","finish_reason":"stop"}]}`))
+	}))
+	defer srv2.Close()
+	c2 := newTestClient(t, srv2, Config{Flavor: FlavorVLLM, MaxResponseBytes: limit})
+	if g, err := c2.Generate(context.Background(), []backends.GenRequest{{ID: "r", Prompt: "x"}}); err != nil || g[0].Text != "ok" {
+		t.Fatalf("small answer: %+v, %v", g, err)
 	}
 }
 

@@ -28,6 +28,8 @@ type Options struct {
 	// StrictContext makes a request longer than the model's window an error
 	// instead of left-truncating it (embedded models; servers apply their own policy).
 	StrictContext bool
+	// MaxResponseBytes caps one server response (0: the client's default).
+	MaxResponseBytes int64
 }
 
 // Open returns the backend a spec names.
@@ -58,6 +60,8 @@ func Open(spec string, o Options) (backends.Backend, error) {
 			Timeout:     o.Timeout,
 			MaxRetries:  o.MaxRetries,
 			ChatFormat:  o.ChatFormat,
+
+			MaxResponseBytes: o.MaxResponseBytes,
 		})
 	}
 	return nil, fmt.Errorf("model spec %q: want gguf:PATH, openai:URL or an http(s) URL", spec)

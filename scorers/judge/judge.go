@@ -94,6 +94,12 @@ func New(cfg Config, b backends.Backend) *Judge {
 	return &Judge{cfg: cfg, b: b, backoff: 500 * time.Millisecond}
 }
 
+// MaxReplyBytes caps one judge response: a verdict is a few hundred
+// tokens, so a judge rambling for megabytes is cut off (a parse failure)
+// long before the model client's general 64 MiB cap, and eight judge calls
+// in flight stay within 64 MiB.
+const MaxReplyBytes = 8 << 20
+
 // Dial opens the judge's backend from its spec (registry.Open) and wraps it.
 // The caller closes it with Close.
 func Dial(cfg Config) (*Judge, error) {
@@ -101,7 +107,8 @@ func Dial(cfg Config) (*Judge, error) {
 	if model == "" {
 		model = cfg.Name
 	}
-	b, err := registry.Open(cfg.Spec, registry.Options{Name: model, APIKeyEnv: cfg.APIKeyEnv, ChatFormat: cfg.ChatFormat})
+	b, err := registry.Open(cfg.Spec, registry.Options{Name: model, APIKeyEnv: cfg.APIKeyEnv, ChatFormat: cfg.ChatFormat,
+		MaxResponseBytes: MaxReplyBytes})
 	if err != nil {
 		return nil, fmt.Errorf("judge %s: %w", cfg.Name, err)
 	}
