@@ -76,6 +76,9 @@
 //
 // Requests are retried with exponential backoff and full jitter on 429,
 // 5xx (except 501), timeouts and refused or reset connections, honouring
-// Retry-After, as backends/openai does. The API key never enters the spec,
+// Retry-After, by the client backends/openai uses too
+// (backends/internal/httpjson). An outage that outlasts the retries is
+// still reported as a temporary net.Error, so a caller can try again later
+// instead of taking it as the answer. The API key never enters the spec,
 // the config or an error message.
 package metricx

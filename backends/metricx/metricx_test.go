@@ -2,7 +2,9 @@ package metricx
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/glossobench/glossobench/backends/internal/httpjson"
 )
 
 // The expected strings are written out by hand from _make_input in
@@ -149,7 +153,7 @@ func start(t *testing.T, s *teiServer) string {
 }
 
 func fastRetries(c *Client) *Client {
-	c.backoffBase, c.backoffMax = time.Millisecond, time.Millisecond
+	c.api.BackoffBase, c.api.BackoffMax = time.Millisecond, time.Millisecond
 	return c
 }
 
@@ -399,5 +403,67 @@ func TestParseSpec(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), msg) || strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("%s: err %v, want %q", spec, err, msg)
 		}
+	}
+}
+
+// Once the client's retries are spent, an outage still reads as one: the
+// error is a temporary net.Error (a timeout when the server hung), which a
+// caller retries later instead of taking as the axis's answer. TEI's 424
+// stays permanent.
+func TestSpentRetriesStayTransient(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := l.Addr().String()
+	l.Close()
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // the server notices a closed connection only after the body
+		select {
+		case <-r.Context().Done():
+		case <-time.After(2 * time.Second):
+		}
+	}))
+	defer hung.Close()
+	cases := []struct {
+		name               string
+		host               string
+		fail               []int
+		transient, timeout bool
+	}{
+		{"connection refused", refused, nil, true, false},
+		{"503", "", []int{503, 503}, true, false},
+		{"429", "", []int{429, 429}, true, false},
+		{"timeout", strings.TrimPrefix(hung.URL, "http://"), nil, true, true},
+		{"424", "", []int{424}, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			host := tc.host
+			if host == "" {
+				srv := &teiServer{score: indexScore}
+				srv.reset(tc.fail...)
+				host = start(t, srv)
+			}
+			c, err := Open("tei+http://" + host + "?max_retries=1&timeout=50ms")
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, hyp, ref := segments(1)
+			_, err = fastRetries(c).Score(t.Context(), src, hyp, ref)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var ne net.Error
+			if got := errors.As(err, &ne) && ne.Temporary(); got != tc.transient {
+				t.Fatalf("temporary net.Error = %v, want %v: %v", got, tc.transient, err)
+			}
+			if got := httpjson.IsTransient(err); got != tc.transient {
+				t.Fatalf("IsTransient = %v, want %v: %v", got, tc.transient, err)
+			}
+			if tc.transient && (ne.Timeout() != tc.timeout || !strings.Contains(err.Error(), "gave up after 2 attempts")) {
+				t.Fatalf("Timeout() = %v, want %v, after 2 attempts: %v", ne.Timeout(), tc.timeout, err)
+			}
+		})
 	}
 }

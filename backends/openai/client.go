@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/internal/httpjson"
 )
 
 // Server flavours. They decide how log-likelihoods are obtained.
@@ -47,16 +48,9 @@ type Config struct {
 // Client talks to one OpenAI-compatible server. It implements
 // backends.Backend and is safe for concurrent use.
 type Client struct {
-	cfg        Config
-	root       string // base URL without trailing "/" or "/v1"
-	key        string
-	http       *http.Client
-	slots      chan struct{} // bounds in-flight requests across all calls
-	maxRetries int
-
-	// Backoff parameters; tests shorten them.
-	backoffBase time.Duration
-	backoffMax  time.Duration
+	cfg  Config
+	root string // base URL without trailing "/" or "/v1"
+	api  *httpjson.Client
 
 	mu            sync.Mutex
 	flavor        string // resolved flavour; "" until an auto probe succeeds
@@ -111,22 +105,18 @@ func New(cfg Config) (*Client, error) {
 	}
 	root := strings.TrimRight(cfg.BaseURL, "/")
 	root = strings.TrimSuffix(root, "/v1")
-
-	// The default transport keeps only 2 idle connections per host, which
-	// would make every request beyond the second open a new connection.
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = 2 * cfg.Concurrency
-	tr.MaxIdleConnsPerHost = cfg.Concurrency
-
 	c := &Client{
-		cfg:         cfg,
-		root:        root,
-		key:         key,
-		http:        &http.Client{Transport: tr},
-		slots:       make(chan struct{}, cfg.Concurrency),
-		maxRetries:  maxRetries,
-		backoffBase: 250 * time.Millisecond,
-		backoffMax:  20 * time.Second,
+		cfg:  cfg,
+		root: root,
+		api: httpjson.New(httpjson.Config{
+			Name:             "openai",
+			BaseURL:          root,
+			APIKey:           key,
+			Concurrency:      cfg.Concurrency,
+			Timeout:          cfg.Timeout,
+			MaxRetries:       maxRetries,
+			MaxResponseBytes: cfg.MaxResponseBytes,
+		}),
 	}
 	if cfg.Flavor != FlavorAuto {
 		c.flavor = cfg.Flavor
@@ -155,7 +145,7 @@ func (c *Client) Capabilities() backends.Capabilities {
 
 // Close releases idle connections.
 func (c *Client) Close() error {
-	c.http.CloseIdleConnections()
+	c.api.Close()
 	return nil
 }
 
@@ -176,7 +166,7 @@ func (c *Client) resolveFlavor(ctx context.Context) (string, error) {
 	switch {
 	case err == nil && props.DefaultGenerationSettings != nil:
 		c.flavor = FlavorLlamaServer
-	case err == nil || (errors.As(err, &he) && !retryable(he.Status)) || errors.Is(err, errBadJSON):
+	case err == nil || (errors.As(err, &he) && !httpjson.Retryable(he.Status)) || errors.Is(err, errBadJSON):
 		// The server answered, and it is not llama-server. (A 503 while
 		// a model loads decides nothing; the next call probes again.)
 		c.flavor = FlavorVLLM

@@ -22,8 +22,8 @@ func newTestClient(t testing.TB, srv *httptest.Server, cfg Config) *Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.backoffBase = time.Millisecond
-	c.backoffMax = 5 * time.Millisecond
+	c.api.BackoffBase = time.Millisecond
+	c.api.BackoffMax = 5 * time.Millisecond
 	t.Cleanup(func() { c.Close() })
 	return c
 }

@@ -39,8 +39,8 @@ func TestNewValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.root != "http://127.0.0.1:1" || c.cfg.Concurrency != DefaultConcurrency || c.cfg.Timeout != DefaultTimeout || c.maxRetries != DefaultMaxRetries {
-		t.Errorf("defaults: root %q, %+v, retries %d", c.root, c.cfg, c.maxRetries)
+	if c.root != "http://127.0.0.1:1" || c.cfg.Concurrency != DefaultConcurrency || c.cfg.Timeout != DefaultTimeout || c.api.MaxRetries != DefaultMaxRetries {
+		t.Errorf("defaults: root %q, %+v, retries %d", c.root, c.cfg, c.api.MaxRetries)
 	}
 }
 
@@ -474,7 +474,7 @@ func TestConnectionRefusedIsRetried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.backoffBase, c.backoffMax = time.Millisecond, time.Millisecond
+	c.api.BackoffBase, c.api.BackoffMax = time.Millisecond, time.Millisecond
 	_, err = c.Generate(context.Background(), []backends.GenRequest{{ID: "r", Prompt: "x"}})
 	if err == nil || !strings.Contains(err.Error(), "after 3 attempts") {
 		t.Errorf("err = %v, want retried refusal", err)
@@ -627,43 +627,6 @@ func TestAPIKeyNeverInErrors(t *testing.T) {
 	}
 	if strings.Contains(c.Capabilities().Name, key) {
 		t.Error("Capabilities().Name leaks the key")
-	}
-}
-
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for in, want := range map[string]time.Duration{
-		"":                              0,
-		"0":                             0,
-		"2":                             2 * time.Second,
-		"0.5":                           500 * time.Millisecond,
-		"-3":                            0,
-		"soon":                          0,
-		"99999":                         maxRetryAfter,
-		"Fri, 02 Jan 2026 03:04:15 GMT": 10 * time.Second,
-		"Fri, 02 Jan 2026 03:04:00 GMT": 0,
-	} {
-		if got := parseRetryAfter(in, now); got != want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", in, got, want)
-		}
-	}
-}
-
-func TestBackoffFullJitter(t *testing.T) {
-	c := &Client{backoffBase: 100 * time.Millisecond, backoffMax: time.Second}
-	for attempt := range 40 {
-		ceil := min(time.Second, 100*time.Millisecond<<min(attempt, 20))
-		var maxSeen time.Duration
-		for range 200 {
-			d := c.backoff(attempt)
-			if d < 0 || d >= ceil {
-				t.Fatalf("backoff(%d) = %v, outside [0, %v)", attempt, d, ceil)
-			}
-			maxSeen = max(maxSeen, d)
-		}
-		if maxSeen < ceil/2 {
-			t.Errorf("backoff(%d) never above %v in 200 draws: not full jitter", attempt, maxSeen)
-		}
 	}
 }
 

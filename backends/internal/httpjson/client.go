@@ -1,0 +1,166 @@
+// Package httpjson is the retrying JSON-over-HTTP client that the model
+// server backends (backends/openai, backends/metricx) share: one request is
+// one JSON body and one JSON answer, transient failures are retried with
+// exponential backoff and full jitter, and errors never contain the API key.
+package httpjson
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// ErrMalformed marks a 2xx answer that is not the JSON the caller expected.
+var ErrMalformed = errors.New("malformed response")
+
+// Config configures a Client. Callers apply their own defaults; New
+// requires Concurrency, Timeout and MaxResponseBytes to be positive.
+type Config struct {
+	Name             string        // starts every error, e.g. "openai"
+	BaseURL          string        // prepended to each path given to Do; "" when the paths are whole URLs
+	APIKey           string        // sent as "Authorization: Bearer"; "" sends none
+	Concurrency      int           // requests in flight at once, across all calls
+	Timeout          time.Duration // per attempt
+	MaxRetries       int           // attempts after the first; 0 means none
+	MaxResponseBytes int64         // a longer response is an error, not truncated
+
+	// After failed attempt n (from 0) the client waits a server's
+	// Retry-After plus a duration drawn uniformly from
+	// [0, min(BackoffMax, BackoffBase·2^n)). Zero means 250ms and 20s.
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
+}
+
+// Client sends JSON requests to one server. It is safe for concurrent use.
+// The embedded Config is read on every request, so tests can shorten the
+// backoff before the first one; Concurrency is fixed by New.
+type Client struct {
+	Config
+	http  *http.Client
+	slots chan struct{} // bounds in-flight requests across all calls
+}
+
+// New returns a client for cfg without contacting the server.
+func New(cfg Config) *Client {
+	if cfg.Concurrency <= 0 || cfg.Timeout <= 0 || cfg.MaxResponseBytes <= 0 {
+		panic(fmt.Sprintf("httpjson: %s: concurrency %d, timeout %v and response cap %d must be positive",
+			cfg.Name, cfg.Concurrency, cfg.Timeout, cfg.MaxResponseBytes))
+	}
+	if cfg.BackoffBase == 0 {
+		cfg.BackoffBase = 250 * time.Millisecond
+	}
+	if cfg.BackoffMax == 0 {
+		cfg.BackoffMax = 20 * time.Second
+	}
+	// The default transport keeps only 2 idle connections per host, which
+	// would make every request beyond the second open a new connection.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = 2 * cfg.Concurrency
+	tr.MaxIdleConnsPerHost = cfg.Concurrency
+	return &Client{
+		Config: cfg,
+		http:   &http.Client{Transport: tr},
+		slots:  make(chan struct{}, cfg.Concurrency),
+	}
+}
+
+// Close releases idle connections.
+func (c *Client) Close() {
+	c.http.CloseIdleConnections()
+}
+
+// Do sends one JSON request to BaseURL+path (in is nil for a request
+// without a body) and decodes the answer into out, retrying transient
+// failures. Each attempt holds one concurrency slot; waits between attempts
+// hold none. A transient failure that outlasts the retries is still a
+// net.Error (see IsTransient), so a caller can try again later.
+func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return fmt.Errorf("%s: %s %s: encoding request: %w", c.Name, method, path, err)
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		data, retryAfter, err := c.attempt(ctx, method, path, body)
+		if err == nil {
+			if err := json.Unmarshal(data, out); err != nil {
+				return fmt.Errorf("%s: %s %s: %w: %v (body starts %q)", c.Name, method, path, ErrMalformed, err, c.redact(excerpt(data)))
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: %s %s: %w", c.Name, method, path, ctx.Err())
+		}
+		if !IsTransient(err) {
+			return err
+		}
+		if attempt >= c.MaxRetries {
+			return fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
+		}
+		t := time.NewTimer(c.retryWait(attempt, retryAfter))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%s: %s %s: %w (while waiting to retry after: %v)", c.Name, method, path, ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// attempt makes one HTTP request. It returns the body of a 2xx answer, or an
+// error (a *transientError when a retry may help) and the Retry-After delay.
+func (c *Client) attempt(ctx context.Context, method, path string, body []byte) ([]byte, time.Duration, error) {
+	select {
+	case c.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	}
+	defer func() { <-c.slots }()
+
+	actx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(actx, method, c.BaseURL+path, rd)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %s %s: %v", c.Name, method, path, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.APIKey)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, 0, c.transportError(ctx, method, path, err)
+	}
+	defer resp.Body.Close()
+	limit := c.MaxResponseBytes
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, 0, c.transportError(ctx, method, path, err)
+	}
+	if int64(len(data)) > limit {
+		// Cut off here, a reply is never held whole; a retry would be as long.
+		return nil, 0, fmt.Errorf("%s: %s %s: HTTP %d: the response is longer than this client's cap of %d bytes", c.Name, method, path, resp.StatusCode, limit)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return data, 0, nil
+	}
+	he := &HTTPError{Name: c.Name, Method: method, Endpoint: path, Status: resp.StatusCode, Message: c.redact(errorMessage(data))}
+	if Retryable(resp.StatusCode) {
+		return nil, parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), &transientError{he}
+	}
+	return nil, 0, he
+}
