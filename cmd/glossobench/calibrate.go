@@ -1,17 +1,13 @@
 package main
 
 import (
-	"encoding/csv"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 
+	"github.com/glossobench/glossobench/infra/inputs"
 	"github.com/glossobench/glossobench/infra/release"
 )
 
@@ -21,166 +17,14 @@ func init() {
 
 func runCalibrate(args []string) int { return calibrateMain(args, os.Stdout, os.Stderr) }
 
-// difficulties in the order accuracy should fall.
-var difficulties = []string{"easy", "medium", "hard"}
-
-// band is an accuracy range [Lo, Hi].
-type band struct{ Lo, Hi float64 }
-
-func (b band) String() string { return fmt.Sprintf("%g-%g", b.Lo, b.Hi) }
-
-// anchor is one row of the anchors file.
-type anchor struct {
-	ItemID     string
-	Difficulty string
-	Band       *band // nil when the row gives none
-	Line       int
-}
-
-// anchorSet is a parsed anchors file.
-type anchorSet struct {
-	Anchors []anchor
-	Bands   map[string]band // the expected band per difficulty, when given
-	Blank   int             // rows without an expected_difficulty (an unfilled worksheet row)
-}
-
-func readAnchorsFile(path string) (*anchorSet, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readAnchors(path, f)
-}
-
-// readAnchors reads an anchors CSV: item_id,expected_difficulty[,expected_accuracy]
-// with or without a header. With a header the columns are found by name and
-// others are ignored, so a filled-in spotcheck worksheet is an anchors file.
-// expected_difficulty is easy, medium or hard; expected_accuracy is a band
-// "lo-hi" of fractions (0.7-0.9) or percentages (70-90%). Rows with an empty
-// difficulty are counted and skipped. Errors name the file, line and field.
-func readAnchors(name string, r io.Reader) (*anchorSet, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.TrimLeadingSpace = true
-	set := &anchorSet{Bands: map[string]band{}}
-	col := map[string]int{"item_id": 0, "expected_difficulty": 1, "expected_accuracy": 2}
-	first := true
-	seen := map[string]int{}
-	bandLine := map[string]int{}
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, fmt.Errorf("%s:%d: %v", name, pe.Line, pe.Err)
-			}
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		line, _ := cr.FieldPos(0) // only after a successful Read: it panics on an empty record
-		for i := range rec {
-			rec[i] = strings.TrimSpace(rec[i])
-		}
-		if first {
-			first = false
-			if i := slices.IndexFunc(rec, func(s string) bool { return strings.EqualFold(strings.TrimPrefix(s, "\ufeff"), "item_id") }); i >= 0 {
-				col = map[string]int{}
-				for j, h := range rec {
-					h = strings.ToLower(strings.TrimPrefix(h, "\ufeff"))
-					if h == "expected_accuracy_band" {
-						h = "expected_accuracy"
-					}
-					if _, dup := col[h]; dup && h != "" {
-						return nil, fmt.Errorf("%s:%d: header: column %q appears twice", name, line, h)
-					}
-					col[h] = j
-				}
-				if _, ok := col["expected_difficulty"]; !ok {
-					return nil, fmt.Errorf("%s:%d: header: no expected_difficulty column", name, line)
-				}
-				continue
-			}
-		}
-		get := func(field string) string {
-			if i, ok := col[field]; ok && i < len(rec) {
-				return rec[i]
-			}
-			return ""
-		}
-		if !slices.ContainsFunc(rec, func(s string) bool { return s != "" }) {
-			continue
-		}
-		a := anchor{ItemID: get("item_id"), Difficulty: strings.ToLower(get("expected_difficulty")), Line: line}
-		if a.ItemID == "" {
-			return nil, fmt.Errorf("%s:%d: field item_id is empty", name, line)
-		}
-		if a.Difficulty == "" {
-			set.Blank++
-			continue
-		}
-		if !slices.Contains(difficulties, a.Difficulty) {
-			return nil, fmt.Errorf("%s:%d: field expected_difficulty: %q is not easy, medium or hard", name, line, get("expected_difficulty"))
-		}
-		if prev, dup := seen[a.ItemID]; dup {
-			return nil, fmt.Errorf("%s:%d: field item_id: %q already anchored on line %d", name, line, a.ItemID, prev)
-		}
-		seen[a.ItemID] = line
-		if s := get("expected_accuracy"); s != "" {
-			b, err := parseBand(s)
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: field expected_accuracy: %v", name, line, err)
-			}
-			if old, ok := set.Bands[a.Difficulty]; ok && old != b {
-				return nil, fmt.Errorf("%s:%d: field expected_accuracy: %s band %v differs from %v on line %d", name, line, a.Difficulty, b, old, bandLine[a.Difficulty])
-			}
-			set.Bands[a.Difficulty], bandLine[a.Difficulty] = b, line
-			a.Band = &b
-		}
-		set.Anchors = append(set.Anchors, a)
-	}
-	if len(set.Anchors) == 0 {
-		return nil, fmt.Errorf("%s: no anchor with an expected_difficulty", name)
-	}
-	return set, nil
-}
-
-// parseBand reads "lo-hi" as fractions or, with a % sign, percentages.
-func parseBand(s string) (band, error) {
-	t := strings.ReplaceAll(strings.ReplaceAll(s, " ", ""), "–", "-")
-	pct := strings.HasSuffix(t, "%")
-	t = strings.ReplaceAll(t, "%", "")
-	lo, hi, ok := strings.Cut(t, "-")
-	if !ok {
-		return band{}, fmt.Errorf("%q: want a band lo-hi, e.g. 0.7-0.9 or 70-90%%", s)
-	}
-	var b band
-	var err error
-	if b.Lo, err = strconv.ParseFloat(lo, 64); err != nil {
-		return band{}, fmt.Errorf("%q: low end %q is not a number", s, lo)
-	}
-	if b.Hi, err = strconv.ParseFloat(hi, 64); err != nil {
-		return band{}, fmt.Errorf("%q: high end %q is not a number", s, hi)
-	}
-	if pct {
-		b.Lo, b.Hi = b.Lo/100, b.Hi/100
-	}
-	if !(b.Lo >= 0 && b.Lo <= b.Hi && b.Hi <= 1) {
-		return band{}, fmt.Errorf("%q: want 0 <= lo <= hi <= %s", s, map[bool]string{true: "100%", false: "1"}[pct])
-	}
-	return b, nil
-}
-
 // bandResult is the accuracy of one difficulty band.
 type bandResult struct {
-	Difficulty string   `json:"difficulty"`
-	Anchors    int      `json:"anchors"`
-	Scored     int      `json:"scored"`
-	Accuracy   *float64 `json:"accuracy"`
-	Expected   *band    `json:"expected,omitempty"`
-	Verdict    string   `json:"verdict"` // within, below, above, no expectation, not scored
+	Difficulty string       `json:"difficulty"`
+	Anchors    int          `json:"anchors"`
+	Scored     int          `json:"scored"`
+	Accuracy   *float64     `json:"accuracy"`
+	Expected   *inputs.Band `json:"expected,omitempty"`
+	Verdict    string       `json:"verdict"` // within, below, above, no expectation, not scored
 }
 
 type calibration struct {
@@ -192,11 +36,11 @@ type calibration struct {
 
 // calibrate scores the anchors against the run's item scores (item id →
 // score; an exact-match axis scores 1 or 0, so the mean is accuracy).
-func calibrate(set *anchorSet, scores map[string]float64) calibration {
+func calibrate(set *inputs.AnchorSet, scores map[string]float64) calibration {
 	var c calibration
 	var accs []float64
 	var names []string
-	for _, d := range difficulties {
+	for _, d := range inputs.Difficulties {
 		br := bandResult{Difficulty: d, Verdict: "not scored"}
 		if b, ok := set.Bands[d]; ok {
 			br.Expected = &b
@@ -276,7 +120,7 @@ func calibrateMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "glossobench calibrate: %v\n", err)
 		return 1
 	}
-	set, err := readAnchorsFile(*anchorsPath)
+	set, err := inputs.ReadAnchorsFile(*anchorsPath)
 	if err != nil {
 		return fail(err)
 	}

@@ -3,20 +3,19 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/glossobench/glossobench/infra/inputs"
 	"github.com/glossobench/glossobench/stats"
 )
 
@@ -70,7 +69,7 @@ func concordMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "glossobench concord: %v\n", err)
 		return 1
 	}
-	ext, err := readScoresCSVFile(*external)
+	ext, err := inputs.ReadScoresCSVFile(*external)
 	if err != nil {
 		fmt.Fprintf(stderr, "glossobench concord: %v\n", err)
 		return 1
@@ -114,13 +113,13 @@ func concordMain(args []string, stdout, stderr io.Writer) int {
 
 // readScoresArg reads --scores: a model_id,score CSV file, or a directory
 // holding runs, whose result.json files give model_id → ms_public.
-func readScoresArg(path string) (map[string]modelScore, error) {
+func readScoresArg(path string) (map[string]inputs.ModelScore, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !st.IsDir() {
-		return readScoresCSVFile(path)
+		return inputs.ReadScoresCSVFile(path)
 	}
 	runs, err := findRunResults(path)
 	if err != nil {
@@ -191,9 +190,9 @@ func readRunResult(path string) (runResult, error) {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &se):
-			return r, fmt.Errorf("%s:%d: invalid JSON: %v", path, jsonLineAt(b, se.Offset), se)
+			return r, fmt.Errorf("%s:%d: invalid JSON: %v", path, inputs.LineAt(b, se.Offset), se)
 		case errors.As(err, &te):
-			return r, fmt.Errorf("%s:%d: field %s: want %s, got %s", path, jsonLineAt(b, te.Offset), te.Field, te.Type, te.Value)
+			return r, fmt.Errorf("%s:%d: field %s: want %s, got %s", path, inputs.LineAt(b, te.Offset), te.Field, te.Type, te.Value)
 		}
 		return r, fmt.Errorf("%s: %v", path, err)
 	}
@@ -204,8 +203,8 @@ func readRunResult(path string) (runResult, error) {
 }
 
 // runMSScores maps each run's model_id to its ms_public.
-func runMSScores(runs []runResult) (map[string]modelScore, error) {
-	scores := map[string]modelScore{}
+func runMSScores(runs []runResult) (map[string]inputs.ModelScore, error) {
+	scores := map[string]inputs.ModelScore{}
 	from := map[string]string{}
 	for _, r := range runs {
 		if r.Summary.MSPublic == nil {
@@ -215,7 +214,7 @@ func runMSScores(runs []runResult) (map[string]modelScore, error) {
 			return nil, fmt.Errorf("model_id %q has two runs: %s and %s; keep one", r.ModelID, prev, r.path)
 		}
 		from[r.ModelID] = r.path
-		scores[r.ModelID] = modelScore{Score: *r.Summary.MSPublic, Line: 1}
+		scores[r.ModelID] = inputs.ModelScore{Score: *r.Summary.MSPublic, Line: 1}
 	}
 	return scores, nil
 }
@@ -260,73 +259,6 @@ func readRunAxisScores(path string) (map[string]float64, error) {
 	return out, nil
 }
 
-// modelScore is one model's score on one instrument.
-type modelScore struct {
-	Score float64
-	Line  int // where it was read, for messages
-}
-
-func readScoresCSVFile(path string) (map[string]modelScore, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readScoresCSV(path, f)
-}
-
-// readScoresCSV reads model_id,score rows. A first row whose score field is
-// not a number is a header. Blank lines are skipped; anything else that is
-// not a model id and a finite number is an error naming the line and field.
-func readScoresCSV(name string, r io.Reader) (map[string]modelScore, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.TrimLeadingSpace = true
-	scores := map[string]modelScore{}
-	first := true
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, fmt.Errorf("%s:%d: %v", name, pe.Line, pe.Err)
-			}
-			return nil, fmt.Errorf("%s: %v", name, err)
-		}
-		line, _ := cr.FieldPos(0)
-		isHeader := first
-		first = false
-		if len(rec) != 2 {
-			return nil, fmt.Errorf("%s:%d: want 2 fields model_id,score, got %d", name, line, len(rec))
-		}
-		id := strings.TrimSpace(rec[0])
-		v, perr := strconv.ParseFloat(strings.TrimSpace(rec[1]), 64)
-		if perr != nil && isHeader {
-			continue
-		}
-		if id == "" {
-			return nil, fmt.Errorf("%s:%d: field model_id is empty", name, line)
-		}
-		if perr != nil {
-			return nil, fmt.Errorf("%s:%d: field score: %q is not a number", name, line, rec[1])
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%s:%d: field score: %q is not a finite number", name, line, rec[1])
-		}
-		if prev, dup := scores[id]; dup {
-			return nil, fmt.Errorf("%s:%d: model_id %q already given on line %d", name, line, id, prev.Line)
-		}
-		scores[id] = modelScore{Score: v, Line: line}
-	}
-	if len(scores) == 0 {
-		return nil, fmt.Errorf("%s: no model_id,score rows", name)
-	}
-	return scores, nil
-}
-
 // rankRow is one model in the rank table. Rank 1 is the highest score;
 // ties share the average rank. Delta = external rank − our rank, so a
 // positive delta means we rank the model higher than the external board.
@@ -362,7 +294,7 @@ type rankReport struct {
 // compareRankings aligns two score tables on model_id and computes the rank
 // correlations and the rank table. Fewer than three shared models, or a
 // table whose shared scores are all equal, is an error.
-func compareRankings(ours, ext map[string]modelScore) (*rankReport, error) {
+func compareRankings(ours, ext map[string]inputs.ModelScore) (*rankReport, error) {
 	rep := &rankReport{OnlyOurs: []string{}, OnlyExternal: []string{}}
 	var shared []string
 	for id := range ours {

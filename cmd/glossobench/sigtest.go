@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/glossobench/glossobench/infra/inputs"
 	"github.com/glossobench/glossobench/stats"
 )
 
@@ -149,14 +147,11 @@ func parseWeights(s string) (map[string]float64, error) {
 	return w, nil
 }
 
-// itemScores maps axis → item_id → score.
-type itemScores map[string]map[string]float64
-
 // sigtestInput is one system's per-item scores, with the axis weights and
 // MS axes when they come from a run.
 type sigtestInput struct {
 	run     *runResult // nil for JSONL input
-	scores  itemScores
+	scores  inputs.ItemScores
 	weights map[string]float64 // from result.json; nil for JSONL input
 	msAxes  []string           // the run's ms_public axes; nil for JSONL input
 }
@@ -169,14 +164,14 @@ func readSigtestInput(path string) (sigtestInput, error) {
 		return sigtestInput{}, err
 	}
 	if !st.IsDir() {
-		sc, err := readItemScoresFile(path)
+		sc, err := inputs.ReadItemScoresFile(path)
 		return sigtestInput{scores: sc}, err
 	}
 	r, err := readRunResult(filepath.Join(path, "result.json"))
 	if err != nil {
 		return sigtestInput{}, err
 	}
-	in := sigtestInput{run: &r, scores: itemScores{}, weights: map[string]float64{}, msAxes: r.Summary.MSAxes}
+	in := sigtestInput{run: &r, scores: inputs.ItemScores{}, weights: map[string]float64{}, msAxes: r.Summary.MSAxes}
 	if in.msAxes == nil {
 		in.msAxes = []string{}
 	}
@@ -197,73 +192,6 @@ func readSigtestInput(path string) (sigtestInput, error) {
 		return sigtestInput{}, fmt.Errorf("%s: the run has no per-item scores", path)
 	}
 	return in, nil
-}
-
-func readItemScoresFile(path string) (itemScores, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readItemScores(path, f)
-}
-
-// readItemScores reads JSONL {"axis","item_id","score"} lines; blank lines
-// are skipped. Errors name the file, line and field.
-func readItemScores(name string, r io.Reader) (itemScores, error) {
-	type row struct {
-		Axis   *string  `json:"axis"`
-		ItemID *string  `json:"item_id"`
-		Score  *float64 `json:"score"`
-	}
-	out := itemScores{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	n := 0
-	for line := 1; sc.Scan(); line++ {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		var rw row
-		dec := json.NewDecoder(bytes.NewReader(text))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&rw); err != nil {
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) {
-				return nil, fmt.Errorf("%s:%d: field %s: want %s, got %s", name, line, te.Field, te.Type, te.Value)
-			}
-			return nil, fmt.Errorf("%s:%d: %s", name, line, strings.TrimPrefix(err.Error(), "json: "))
-		}
-		if dec.More() {
-			return nil, fmt.Errorf("%s:%d: more than one JSON value on the line", name, line)
-		}
-		switch {
-		case rw.Axis == nil || *rw.Axis == "":
-			return nil, fmt.Errorf("%s:%d: field axis is missing or empty", name, line)
-		case rw.ItemID == nil || *rw.ItemID == "":
-			return nil, fmt.Errorf("%s:%d: field item_id is missing or empty", name, line)
-		case rw.Score == nil:
-			return nil, fmt.Errorf("%s:%d: field score is missing or null", name, line)
-		}
-		axis := out[*rw.Axis]
-		if axis == nil {
-			axis = map[string]float64{}
-			out[*rw.Axis] = axis
-		}
-		if _, dup := axis[*rw.ItemID]; dup {
-			return nil, fmt.Errorf("%s:%d: item %q of axis %q scored twice", name, line, *rw.ItemID, *rw.Axis)
-		}
-		axis[*rw.ItemID] = *rw.Score
-		n++
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("%s: no scored items", name)
-	}
-	return out, nil
 }
 
 // sigtestReport is what sigtest prints and writes.

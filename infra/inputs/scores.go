@@ -1,0 +1,81 @@
+package inputs
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// ModelScore is one model's score on one instrument.
+type ModelScore struct {
+	Score float64
+	Line  int // where it was read, for messages
+}
+
+// ReadScoresCSVFile reads the model_id,score file at path (see ReadScoresCSV).
+func ReadScoresCSVFile(path string) (map[string]ModelScore, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadScoresCSV(path, f)
+}
+
+// ReadScoresCSV reads model_id,score rows into model_id → score. A first
+// row whose score field is not a number is a header. Blank lines are
+// skipped; anything else that is not a model id and a finite number is an
+// error naming the line and field; name is the file's name in errors.
+func ReadScoresCSV(name string, r io.Reader) (map[string]ModelScore, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	scores := map[string]ModelScore{}
+	first := true
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("%s:%d: %v", name, pe.Line, pe.Err)
+			}
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		isHeader := first
+		first = false
+		if len(rec) != 2 {
+			return nil, fmt.Errorf("%s:%d: want 2 fields model_id,score, got %d", name, line, len(rec))
+		}
+		id := strings.TrimSpace(rec[0])
+		v, perr := strconv.ParseFloat(strings.TrimSpace(rec[1]), 64)
+		if perr != nil && isHeader {
+			continue
+		}
+		if id == "" {
+			return nil, fmt.Errorf("%s:%d: field model_id is empty", name, line)
+		}
+		if perr != nil {
+			return nil, fmt.Errorf("%s:%d: field score: %q is not a number", name, line, rec[1])
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s:%d: field score: %q is not a finite number", name, line, rec[1])
+		}
+		if prev, dup := scores[id]; dup {
+			return nil, fmt.Errorf("%s:%d: model_id %q already given on line %d", name, line, id, prev.Line)
+		}
+		scores[id] = ModelScore{Score: v, Line: line}
+	}
+	if len(scores) == 0 {
+		return nil, fmt.Errorf("%s: no model_id,score rows", name)
+	}
+	return scores, nil
+}
