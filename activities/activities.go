@@ -275,6 +275,9 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		})
 		return nil
 	})
+	if err != nil {
+		return Plan{}, err
+	}
 	if len(plan.Axes) == 0 {
 		return Plan{}, temporal.NewNonRetryableApplicationError("no configured axis can run here", ErrConfig, nil)
 	}

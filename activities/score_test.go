@@ -3,9 +3,14 @@ package activities
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"go.temporal.io/sdk/temporal"
 )
 
 // Scoring streams an axis shard by shard: the same axis cut into shards of 4
@@ -73,5 +78,39 @@ axes:
 	}
 	if !bytes.Equal(wholeScores, shardScores) || bytes.Count(wholeScores, []byte("\n")) != 51 {
 		t.Errorf("item scores differ (%d and %d bytes)", len(wholeScores), len(shardScores))
+	}
+}
+
+// A malformed row deep in a streamed dataset fails Prepare with a
+// non-retryable error naming the file and line, and leaves no items object
+// behind: a half-spooled axis is never stored.
+func TestPrepareRefusesABadRowMidStream(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "d.jsonl")
+	var rows bytes.Buffer
+	for i := range 30 {
+		fmt.Fprintf(&rows, `{"question": "q%d", "A": "a", "B": "b", "C": "c", "D": "d", "answer": "A"}`+"\n", i)
+	}
+	rows.WriteString(`{"question": "q", "A": "a", "B": "b", "answer": "A"}` + "\n")
+	if err := os.WriteFile(p, rows.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	storeDir := t.TempDir()
+	cfg := fmt.Sprintf(`model: {spec: "openai:http://127.0.0.1:1", id: m}
+store: {uri: %s}
+axes:
+  knowledge:
+    datasets: [{name: d, path: %s, format: global_mmlu}]
+`, storeDir, p)
+	env, acts, _ := newActEnv()
+	_, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "bad", ConfigYAML: cfg})
+	var app *temporal.ApplicationError
+	if err == nil || !strings.Contains(err.Error(), p+":31") || !strings.Contains(err.Error(), "axes.knowledge") ||
+		!errors.As(err, &app) || !app.NonRetryable() {
+		t.Fatalf("err = %v; want a non-retryable error naming axes.knowledge and %s:31", err, p)
+	}
+	st, _ := acts.store(t.Context(), storeDir)
+	if ok, err := st.Exists(t.Context(), itemsKey("bad", "knowledge")); ok || err != nil {
+		t.Fatalf("items object stored after a failed Prepare: %v, %v", ok, err)
 	}
 }
