@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/glossobench/glossobench/infra/store"
@@ -28,35 +29,27 @@ func encodeJSONL[T any](rows []T) ([]byte, error) {
 // decodeJSONL reads one JSON object per line; name names the object in errors.
 func decodeJSONL[T any](data []byte, name string) ([]T, error) {
 	var rows []T
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 1<<20), 256<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var v T
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
-		}
+	err := scanJSONL(bytes.NewReader(data), name, func(v T) error {
 		rows = append(rows, v)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
-	}
-	return rows, nil
+		return nil
+	})
+	return rows, err
 }
 
 // eachJSONL calls fn with every object of the JSONL stored under key, read a
-// line at a time, so an axis-sized object is never held whole. Errors name the
-// key and line.
+// line at a time, so an axis-sized object is never held whole.
 func eachJSONL[T any](ctx context.Context, st store.Store, key string, fn func(T) error) error {
 	r, err := st.Open(ctx, key)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	return scanJSONL(r, key, fn)
+}
+
+// scanJSONL decodes r a line at a time and calls fn with each object; errors
+// name the object and the line.
+func scanJSONL[T any](r io.Reader, name string, fn func(T) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 256<<20)
 	line := 0
@@ -67,14 +60,14 @@ func eachJSONL[T any](ctx context.Context, st store.Store, key string, fn func(T
 		}
 		var v T
 		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			return fmt.Errorf("%s:%d: %w", key, line, err)
+			return fmt.Errorf("%s:%d: %w", name, line, err)
 		}
 		if err := fn(v); err != nil {
 			return err
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s:%d: %w", key, line+1, err)
+		return fmt.Errorf("%s:%d: %w", name, line+1, err)
 	}
 	return nil
 }
