@@ -283,11 +283,14 @@ func (a *Activities) probePool(ctx context.Context, st store.Store, run, axis st
 	if ok {
 		return pool, nil
 	}
-	items, err := a.axisItems(ctx, st, run, axis)
+	pool = &probes.Pool{}
+	err := eachJSONL(ctx, st, itemsKey(run, axis), func(it scorers.Item) error {
+		pool.Add(it)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	pool = probes.NewPool(items)
 	a.mu.Lock()
 	if a.pools == nil {
 		a.pools = map[string]*probes.Pool{}

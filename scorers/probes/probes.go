@@ -122,9 +122,11 @@ func isIdentity(p []int) bool {
 }
 
 // Pool holds the wrong options of a set of MCQ items, by dataset, to draw
-// unanswerable replacements from. Build one per axis from its loaded items.
+// unanswerable replacements from. Build one per axis from its items, with
+// NewPool or item by item with Add; the zero Pool is empty.
 type Pool struct {
 	byDataset map[string]*options
+	seen      map[string]bool // dataset + canonical option, to keep each once
 }
 
 type options struct {
@@ -134,26 +136,34 @@ type options struct {
 
 // NewPool collects the distractors (every option but the gold one) of items.
 func NewPool(items []scorers.Item) *Pool {
-	p := &Pool{byDataset: map[string]*options{}}
-	seen := map[string]bool{}
+	p := &Pool{}
 	for _, it := range items {
-		for i, c := range it.Choices {
-			cc := canon(c)
-			key := it.Dataset + "\x00" + cc
-			if i == it.Gold || cc == "" || seen[key] {
-				continue
-			}
-			seen[key] = true
-			o := p.byDataset[it.Dataset]
-			if o == nil {
-				o = &options{}
-				p.byDataset[it.Dataset] = o
-			}
-			o.text = append(o.text, c)
-			o.canon = append(o.canon, cc)
-		}
+		p.Add(it)
 	}
 	return p
+}
+
+// Add collects the distractors of one item, so a pool can be built while an
+// axis's items stream past; only distinct distractors are kept.
+func (p *Pool) Add(it scorers.Item) {
+	if p.byDataset == nil {
+		p.byDataset, p.seen = map[string]*options{}, map[string]bool{}
+	}
+	for i, c := range it.Choices {
+		cc := canon(c)
+		key := it.Dataset + "\x00" + cc
+		if i == it.Gold || cc == "" || p.seen[key] {
+			continue
+		}
+		p.seen[key] = true
+		o := p.byDataset[it.Dataset]
+		if o == nil {
+			o = &options{}
+			p.byDataset[it.Dataset] = o
+		}
+		o.text = append(o.text, c)
+		o.canon = append(o.canon, cc)
+	}
 }
 
 // canon is the comparison form of an option: trimmed, case-folded,
