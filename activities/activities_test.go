@@ -182,7 +182,11 @@ func (a *Activities) loadItemsForTest(t *testing.T, dir string) ([]scorers.Item,
 	if err != nil {
 		return nil, err
 	}
-	return a.axisItems(context.Background(), st, "peek", "knowledge")
+	data, err := st.Get(context.Background(), itemsKey("peek", "knowledge"))
+	if err != nil {
+		return nil, err
+	}
+	return decodeJSONL[scorers.Item](data, itemsKey("peek", "knowledge"))
 }
 
 // failingBackend rejects one item for good and answers the rest.

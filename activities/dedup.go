@@ -240,16 +240,23 @@ func (a *Activities) corpus(ctx context.Context, m *manifest, st store.Store, ru
 		return c, nil
 	}
 	c = &corpus{opt: DedupOptions(m.Config)}
+	// Of each item only what screening reads is kept: the id, axis and task
+	// for the report, and the prompt until the index holds its normal form.
 	for _, ax := range m.Plan.Axes {
-		its, err := a.axisItems(ctx, st, run, ax.Name)
+		err := eachJSONL(ctx, st, itemsKey(run, ax.Name), func(it scorers.Item) error {
+			c.items = append(c.items, scorers.Item{ID: it.ID, Axis: it.Axis, TaskID: it.TaskID, Prompt: it.Prompt})
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		c.items = append(c.items, its...)
 	}
 	var err error
 	if c.idx, err = dedup.NewIndex(c.items, c.opt); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("dedup: "+err.Error(), ErrConfig, nil)
+	}
+	for i := range c.items {
+		c.items[i].Prompt = ""
 	}
 	if c.sources, c.shards, err = corpusPlan(ctx, st, run, m.Config); err != nil {
 		return nil, err

@@ -20,14 +20,6 @@ import (
 	"github.com/glossobench/glossobench/scorers/probes"
 )
 
-func (a *Activities) axisItems(ctx context.Context, st store.Store, run, axis string) ([]scorers.Item, error) {
-	data, err := st.Get(ctx, itemsKey(run, axis))
-	if err != nil {
-		return nil, err
-	}
-	return decodeJSONL[scorers.Item](data, itemsKey(run, axis))
-}
-
 func (a *Activities) shardItems(ctx context.Context, st store.Store, run, axis string, shard int) ([]scorers.Item, error) {
 	key := shardItemsKey(run, axis, shard)
 	data, err := st.Get(ctx, key)
