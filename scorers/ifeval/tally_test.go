@@ -1,14 +1,12 @@
 package ifeval
 
 import (
-	"encoding/json"
-	"fmt"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 // tallyFixture loads IFEval and SEA-IFEval prompts in two languages and
@@ -52,26 +50,12 @@ func tallyFixture(t *testing.T) ([]scorers.Item, []scorers.Prediction) {
 	return items, preds
 }
 
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // TestTallyMatchesScoreWhateverTheSplit adds the fixture to a tally in
 // shards of several sizes and requires the result and the item scores that
 // Score gives for the whole axis.
 func TestTallyMatchesScoreWhateverTheSplit(t *testing.T) {
 	items, preds := tallyFixture(t)
-	opt := scorers.ScoreOptions{Seed: 7, BootstrapResamples: 300}
-	ax := NewAxis()
-	whole, err := ax.Score(items, preds, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	whole := scorerstest.CheckSplits(t, NewAxis(), scorers.ScoreOptions{Seed: 7, BootstrapResamples: 300}, items, preds)
 
 	// The fixture must exercise every part of the result, or agreement
 	// across splits would prove little.
@@ -100,79 +84,10 @@ func TestTallyMatchesScoreWhateverTheSplit(t *testing.T) {
 	case len(whole.Notes) != 4:
 		t.Fatalf("notes %q, want the two method notes, the non-English note and the truncation note", whole.Notes)
 	}
-	wantResult, wantScores := mustJSON(t, whole), mustJSON(t, whole.Items)
-
-	rng := rand.New(rand.NewPCG(1, 2))
-	var random []int
-	for n := 0; n < len(items); {
-		size := min(rng.IntN(10), len(items)-n) // 0 adds an empty shard
-		random = append(random, size)
-		n += size
-	}
-	type split struct {
-		name  string
-		sizes []int
-	}
-	splits := []split{{"random", random}}
-	for _, size := range []int{1, 2, 3, 7} {
-		var sizes []int
-		for n := 0; n < len(items); n += size {
-			sizes = append(sizes, min(size, len(items)-n))
-		}
-		splits = append(splits, split{fmt.Sprintf("size %d", size), sizes})
-	}
-	for _, sp := range splits {
-		name, sizes := sp.name, sp.sizes
-		tl, err := ax.Tally(opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var scores []scorers.ItemScore
-		start := 0
-		for _, size := range sizes {
-			shard, err := tl.Add(items[start:start+size], preds[start:start+size])
-			if err != nil {
-				t.Fatalf("split %s: shard at %d: %v", name, start, err)
-			}
-			if len(shard) != size {
-				t.Fatalf("split %s: shard at %d: %d item scores for %d items", name, start, len(shard), size)
-			}
-			scores = append(scores, shard...)
-			start += size
-		}
-		res, err := tl.Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Items != nil {
-			t.Errorf("split %s: Result has %d items, want none", name, len(res.Items))
-		}
-		if got := mustJSON(t, res); got != wantResult {
-			t.Errorf("split %s: result\n%s\nwant\n%s", name, got, wantResult)
-		}
-		if got := mustJSON(t, scores); got != wantScores {
-			t.Errorf("split %s: item scores differ from Score's", name)
-		}
-	}
 }
 
 func TestTallyEmptyIsScoreOfNothing(t *testing.T) {
-	opt := scorers.ScoreOptions{Seed: 3}
-	want, err := NewAxis().Score(nil, nil, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tl, err := NewAxis().Tally(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := tl.Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
-		t.Errorf("empty tally %s, Score(nil, nil) %s", g, w)
-	}
+	got := scorerstest.CheckEmpty(t, NewAxis(), scorers.ScoreOptions{Seed: 3})
 	if got.N != 0 || got.Score != nil || len(got.Notes) != 1 {
 		t.Errorf("empty result %+v", got)
 	}
@@ -184,10 +99,7 @@ func TestTallyRejectsMismatchedShards(t *testing.T) {
 	items, preds := tallyFixture(t)
 	items, preds = items[:10], preds[:10]
 	opt := scorers.ScoreOptions{Seed: 1, BootstrapResamples: 100}
-	tl, err := NewAxis().Tally(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tl := scorerstest.Tally(t, NewAxis(), opt)
 	if _, err := tl.Add(items[:3], preds[:2]); err == nil || !strings.Contains(err.Error(), "2 predictions for 3 items") {
 		t.Errorf("short predictions: %v", err)
 	}
@@ -196,18 +108,10 @@ func TestTallyRejectsMismatchedShards(t *testing.T) {
 	if _, err := tl.Add(items[:3], wrong); err == nil || !strings.Contains(err.Error(), "is for item "+items[0].ID) {
 		t.Errorf("mismatched item id: %v", err)
 	}
-	if _, err := tl.Add(items, preds); err != nil {
-		t.Fatal(err)
-	}
-	got, err := tl.Result()
-	if err != nil {
-		t.Fatal(err)
-	}
+	scores := scorerstest.Add(t, tl, items, preds, []int{len(items)})
 	want, err := NewAxis().Score(items, preds, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
-		t.Errorf("after rejected shards\n%s\nwant\n%s", g, w)
-	}
+	scorerstest.CheckResult(t, "after rejected shards", tl, scores, want)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/probes"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 // tallyCounts are what the fixture put in, counted independently of the scorer.
@@ -150,24 +151,6 @@ func tallyFixture() ([]scorers.Item, []scorers.Prediction, tallyCounts) {
 	return items, preds, c
 }
 
-func resultJSON(t *testing.T, r scorers.AxisResult) string {
-	t.Helper()
-	b, err := json.Marshal(r) // Items are not marshalled
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-func scoresJSON(t *testing.T, s []scorers.ItemScore) string {
-	t.Helper()
-	b, err := json.Marshal(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // checkFixtureResult ties the whole-axis result to the fixture's own counts,
 // so that a counter the scorer dropped fails here and not only across splits.
 func checkFixtureResult(t *testing.T, mode string, r scorers.AxisResult, c tallyCounts) {
@@ -219,91 +202,25 @@ func checkFixtureResult(t *testing.T, mode string, r scorers.AxisResult, c tally
 	}
 }
 
-// split cuts n items into shards of the given size, or of random sizes
-// (empty shards included) when size is 0.
-func split(n, size int, rng *rand.Rand) []int {
-	var sizes []int
-	for n > 0 {
-		k := size
-		if size == 0 {
-			k = rng.IntN(10)
-		}
-		k = min(k, n)
-		sizes = append(sizes, k)
-		n -= k
-	}
-	return sizes
-}
-
 func TestTallyMatchesScoreWhateverTheSplit(t *testing.T) {
 	items, preds, counts := tallyFixture()
-	ax := NewAxis("knowledge")
 	for _, mode := range []string{"cloze", "generate", "both"} {
-		opt := scorers.ScoreOptions{ScoringMode: mode, Seed: 5, BootstrapResamples: 300}
-		whole, err := ax.Score(items, preds, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkFixtureResult(t, mode, whole, counts)
-		wantResult, wantScores := resultJSON(t, whole), scoresJSON(t, whole.Items)
-		for _, size := range []int{1, 2, 3, 7, 0} {
-			tl, err := ax.Tally(opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []scorers.ItemScore
-			start := 0
-			for _, k := range split(len(items), size, rand.New(rand.NewPCG(3, 4))) {
-				s, err := tl.Add(items[start:start+k], preds[start:start+k])
-				if err != nil {
-					t.Fatalf("%s, shards of %d: %v", mode, size, err)
-				}
-				got = append(got, s...)
-				start += k
-			}
-			r, err := tl.Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Items != nil {
-				t.Errorf("%s, shards of %d: Result carries %d item scores", mode, size, len(r.Items))
-			}
-			if g := resultJSON(t, r); g != wantResult {
-				t.Errorf("%s, shards of %d (0 = random):\n got %s\nwant %s", mode, size, g, wantResult)
-			}
-			if g := scoresJSON(t, got); g != wantScores {
-				t.Errorf("%s, shards of %d (0 = random): item scores differ from Score's", mode, size)
-			}
-			again, _ := tl.Result()
-			if g := resultJSON(t, again); g != wantResult {
-				t.Errorf("%s, shards of %d: a second Result differs:\n got %s\nwant %s", mode, size, g, wantResult)
-			}
-		}
+		t.Run(mode, func(t *testing.T) {
+			opt := scorers.ScoreOptions{ScoringMode: mode, Seed: 5, BootstrapResamples: 300}
+			whole := scorerstest.CheckSplits(t, NewAxis("knowledge"), opt, items, preds)
+			checkFixtureResult(t, mode, whole, counts)
+		})
 	}
 }
 
 func TestTallyWithNothingAddedIsScoreOfNothing(t *testing.T) {
-	ax := NewAxis("nlu")
 	for _, mode := range []string{"cloze", "generate", "both"} {
-		opt := scorers.ScoreOptions{ScoringMode: mode, Seed: 1, BootstrapResamples: 100}
-		want, err := ax.Score(nil, nil, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tl, err := ax.Tally(opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := tl.Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g, w := resultJSON(t, got), resultJSON(t, want); g != w {
-			t.Errorf("%s: empty tally\n got %s\nwant %s", mode, g, w)
-		}
-		if want.Items != nil || got.Items != nil {
-			t.Errorf("%s: item scores of nothing: %v %v", mode, want.Items, got.Items)
-		}
+		t.Run(mode, func(t *testing.T) {
+			opt := scorers.ScoreOptions{ScoringMode: mode, Seed: 1, BootstrapResamples: 100}
+			if want := scorerstest.CheckEmpty(t, NewAxis("nlu"), opt); want.Items != nil {
+				t.Errorf("item scores of nothing: %v", want.Items)
+			}
+		})
 	}
 }
 
@@ -315,10 +232,8 @@ func TestTallyRejectsMismatchedShardsWithoutCountingThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl, _ := ax.Tally(opt)
-	if _, err := tl.Add(items[:10], preds[:10]); err != nil {
-		t.Fatal(err)
-	}
+	tl := scorerstest.Tally(t, ax, opt)
+	scores := scorerstest.Add(t, tl, items[:10], preds[:10], []int{10})
 	if _, err := tl.Add(items[10:20], preds[10:19]); err == nil || !strings.Contains(err.Error(), "10 items but 9 predictions") {
 		t.Errorf("uneven shard: error %v", err)
 	}
@@ -327,10 +242,7 @@ func TestTallyRejectsMismatchedShardsWithoutCountingThem(t *testing.T) {
 	if _, err := tl.Add(items[10:20], swapped); err == nil || !strings.Contains(err.Error(), `prediction 4 is for "d/15", want "d/14"`) {
 		t.Errorf("mismatched item id: error %v", err)
 	}
-	got, _ := tl.Result()
-	if g, w := resultJSON(t, got), resultJSON(t, want); g != w {
-		t.Errorf("a rejected shard was counted:\n got %s\nwant %s", g, w)
-	}
+	scorerstest.CheckResult(t, "after rejected shards", tl, scores, want)
 }
 
 // The probe counters must count exactly what the probes package's drop

@@ -10,6 +10,7 @@ import (
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/judge"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 // tallyFixture is the 80 MT-Bench questions with predictions covering what
@@ -76,26 +77,6 @@ func tallyFixture(t *testing.T) ([]scorers.Item, []scorers.Prediction) {
 	return items, preds
 }
 
-// resultJSON is the result as published, without the per-item scores.
-func resultJSON(t *testing.T, r scorers.AxisResult) string {
-	t.Helper()
-	r.Items = nil
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-func itemsJSON(t *testing.T, s []scorers.ItemScore) string {
-	t.Helper()
-	b, err := json.Marshal(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // The fixture must exercise every counter and note, or a tally that loses
 // one across shards would still match the whole.
 func TestTallyFixtureCoversScore(t *testing.T) {
@@ -128,78 +109,13 @@ func TestTallyFixtureCoversScore(t *testing.T) {
 // gives, however it is split.
 func TestTallyShardSplits(t *testing.T) {
 	items, preds := tallyFixture(t)
-	opt := scorers.ScoreOptions{Seed: 5, BootstrapResamples: 300}
-	whole, err := New().Score(items, preds, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantResult, wantItems := resultJSON(t, whole), itemsJSON(t, whole.Items)
-
-	splits := map[string][]int{}
-	for _, size := range []int{1, 2, 3, 7} {
-		var sizes []int
-		for n := len(items); n > 0; n -= size {
-			sizes = append(sizes, min(size, n))
-		}
-		splits[fmt.Sprintf("size %d", size)] = sizes
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	var random []int
-	for n := len(items); n > 0; {
-		s := min(rng.IntN(12), n) // 0 is an empty shard
-		random = append(random, s)
-		n -= s
-	}
-	splits["random"] = random
-
-	for name, sizes := range splits {
-		tl, err := New().Tally(opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []scorers.ItemScore
-		start := 0
-		for _, size := range sizes {
-			s, err := tl.Add(items[start:start+size], preds[start:start+size])
-			if err != nil {
-				t.Fatalf("%s: shard at %d: %v", name, start, err)
-			}
-			got = append(got, s...)
-			start += size
-		}
-		r, err := tl.Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Items != nil {
-			t.Errorf("%s: Result has %d items, want none", name, len(r.Items))
-		}
-		if g := resultJSON(t, r); g != wantResult {
-			t.Errorf("%s: result\n%s\nwant\n%s", name, g, wantResult)
-		}
-		if g := itemsJSON(t, got); g != wantItems {
-			t.Errorf("%s: item scores differ from Score's", name)
-		}
-	}
+	scorerstest.CheckSplits(t, New(), scorers.ScoreOptions{Seed: 5, BootstrapResamples: 300}, items, preds)
 }
 
 // Result on a tally given nothing is Score of nothing.
 func TestTallyEmpty(t *testing.T) {
-	opt := scorers.ScoreOptions{Seed: 1}
-	want, err := New().Score(nil, nil, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tl, err := New().Tally(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := tl.Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resultJSON(t, got) != resultJSON(t, want) || got.Metric != "skipped_no_judge" {
-		t.Errorf("empty tally %s, want %s", resultJSON(t, got), resultJSON(t, want))
+	if got := scorerstest.CheckEmpty(t, New(), scorers.ScoreOptions{Seed: 1}); got.Metric != "skipped_no_judge" {
+		t.Errorf("metric %q, want skipped_no_judge", got.Metric)
 	}
 }
 
@@ -212,13 +128,8 @@ func TestTallyAddErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl, err := New().Tally(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tl.Add(items[:10], preds[:10]); err != nil {
-		t.Fatal(err)
-	}
+	tl := scorerstest.Tally(t, New(), opt)
+	scores := scorerstest.Add(t, tl, items[:10], preds[:10], []int{10})
 	if _, err := tl.Add(items[10:20], preds[10:19]); err == nil || !strings.Contains(err.Error(), "10 items but 9 predictions") {
 		t.Errorf("short predictions: %v", err)
 	}
@@ -232,16 +143,8 @@ func TestTallyAddErrors(t *testing.T) {
 	if _, err := tl.Add(items[10:20], broken); err == nil || !strings.Contains(err.Error(), "variants.judge") {
 		t.Errorf("undecodable ratings: %v", err)
 	}
-	if _, err := tl.Add(items[10:20], preds[10:20]); err != nil {
-		t.Fatal(err)
-	}
-	got, err := tl.Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resultJSON(t, got) != resultJSON(t, want) {
-		t.Errorf("after rejected shards\n%s\nwant\n%s", resultJSON(t, got), resultJSON(t, want))
-	}
+	scores = append(scores, scorerstest.Add(t, tl, items[10:20], preds[10:20], []int{10})...)
+	scorerstest.CheckResult(t, "after rejected shards", tl, scores, want)
 }
 
 func TestTallyBadFloor(t *testing.T) {
@@ -259,13 +162,8 @@ func TestTallyBadFloor(t *testing.T) {
 // or item id survives, and it gives the κ of the ratings as stored.
 func TestTallyKeepsStrippedRatings(t *testing.T) {
 	items, preds := tallyFixture(t)
-	tl, err := New().Tally(scorers.ScoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tl.Add(items, preds); err != nil {
-		t.Fatal(err)
-	}
+	tl := scorerstest.Tally(t, New(), scorers.ScoreOptions{})
+	scorerstest.Add(t, tl, items, preds, []int{len(items)})
 	kept := tl.(*tally).kappaRatings
 	var full [][]judge.Rating
 	for _, p := range preds {
@@ -288,13 +186,9 @@ func TestTallyKeepsStrippedRatings(t *testing.T) {
 			t.Fatalf("kept %+v", r)
 		}
 	}
-	r, err := tl.Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := json.Marshal(judge.Kappa(full).Pairs)
-	got, _ := json.Marshal(r.Secondary["inter_judge_kappa_pairs"])
-	if string(got) != string(want) {
+	want := scorerstest.JSON(t, judge.Kappa(full).Pairs)
+	got := scorerstest.JSON(t, scorerstest.Result(t, tl).Secondary["inter_judge_kappa_pairs"])
+	if got != want {
 		t.Errorf("κ pairs %s, want %s", got, want)
 	}
 }

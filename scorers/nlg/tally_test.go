@@ -1,11 +1,10 @@
 package nlg
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/chrf"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 // lengthMetricX scores a segment by its hypothesis length, so that scores
@@ -116,68 +116,6 @@ func tallyFixture(t *testing.T, metricx string) ([]scorers.Item, []scorers.Predi
 	return items, preds
 }
 
-// splits are the shard sizes the tests add an axis in: fixed sizes, then
-// one random split with a fixed seed.
-func splits(n int) map[string][]int {
-	out := map[string][]int{}
-	for _, size := range []int{1, 2, 3, 7} {
-		var sizes []int
-		for left := n; left > 0; left -= size {
-			sizes = append(sizes, min(size, left))
-		}
-		out[fmt.Sprintf("size %d", size)] = sizes
-	}
-	r := rand.New(rand.NewPCG(7, 11))
-	var sizes []int
-	for left := n; left > 0; {
-		s := min(1+r.IntN(12), left)
-		sizes = append(sizes, s)
-		left -= s
-	}
-	out["random"] = sizes
-	return out
-}
-
-// addShards adds items and preds to a new tally in shards of the given
-// sizes and returns the result and the concatenated item scores.
-func addShards(t *testing.T, items []scorers.Item, preds []scorers.Prediction, opt scorers.ScoreOptions, sizes []int) (scorers.AxisResult, []scorers.ItemScore) {
-	t.Helper()
-	tl, err := NewAxis().Tally(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var all []scorers.ItemScore
-	at := 0
-	for _, s := range sizes {
-		got, err := tl.Add(items[at:at+s], preds[at:at+s])
-		if err != nil {
-			t.Fatalf("shard at %d: %v", at, err)
-		}
-		if len(got) != s {
-			t.Fatalf("shard at %d: %d item scores for %d items", at, len(got), s)
-		}
-		all = append(all, got...)
-		at += s
-	}
-	res, err := tl.Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Items != nil {
-		t.Errorf("Result has %d items, want none", len(res.Items))
-	}
-	return res, all
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 var registerTallyMetricX = sync.OnceValue(func() *lengthMetricX {
 	ok := &lengthMetricX{}
 	RegisterMetricX("tally-ok", func() (MetricX, error) { return ok, nil })
@@ -190,49 +128,36 @@ func TestTallyMatchesScore(t *testing.T) {
 	registerTallyMetricX()
 	opt := scorers.ScoreOptions{Seed: 5, BootstrapResamples: 300}
 	for _, metricx := range []string{"", "tally-ok", "tally-absent"} {
-		items, preds := tallyFixture(t, metricx)
-		whole, err := NewAxis().Score(items, preds, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The fixture must reach what the tally accumulates, or equality
-		// proves little.
-		sec := whole.Secondary
-		if whole.N != 52 || whole.CI95 == nil || whole.TruncationRate == 0 ||
-			sec["empty_outputs"].(int) == 0 || sec["unlabelled_outputs"].(int) == 0 ||
-			len(sec["by_direction"].(map[string]any)) != 3 || !strings.Contains(sec["signature"].(string), "nrefs:var") {
-			t.Fatalf("%q: fixture too tame: %+v", metricx, whole)
-		}
-		flags := map[string]bool{}
-		for _, is := range whole.Items {
-			flags[is.Flagged] = true
-		}
-		if len(flags) != 5 { // "", no_output, truncated, empty, no_label
-			t.Fatalf("flags %v", flags)
-		}
-		notes := strings.Join(whole.Notes, "|")
-		switch metricx {
-		case "tally-ok":
-			if sec["metricx24"] == nil || whole.Items[0].Fields["metricx24"] == nil || !strings.Contains(notes, "metricx24 (tally-ok) reported") {
-				t.Fatalf("metricx not reported: %v, notes %q", sec, notes)
+		t.Run(cmp.Or(metricx, "no metricx"), func(t *testing.T) {
+			items, preds := tallyFixture(t, metricx)
+			whole := scorerstest.CheckSplits(t, NewAxis(), opt, items, preds)
+			// The fixture must reach what the tally accumulates, or equality
+			// proves little.
+			sec := whole.Secondary
+			if whole.N != 52 || len(whole.Items) != 52 || whole.CI95 == nil || whole.TruncationRate == 0 ||
+				sec["empty_outputs"].(int) == 0 || sec["unlabelled_outputs"].(int) == 0 ||
+				len(sec["by_direction"].(map[string]any)) != 3 || !strings.Contains(sec["signature"].(string), "nrefs:var") {
+				t.Fatalf("fixture too tame: %+v", whole)
 			}
-		case "tally-absent":
-			if !strings.Contains(notes, "metricx unavailable") {
-				t.Fatalf("notes %q", notes)
+			flags := map[string]bool{}
+			for _, is := range whole.Items {
+				flags[is.Flagged] = true
 			}
-		}
-
-		wantRes := mustJSON(t, whole)
-		wantItems := mustJSON(t, whole.Items)
-		for name, sizes := range splits(len(items)) {
-			res, scores := addShards(t, items, preds, opt, sizes)
-			if got := mustJSON(t, res); got != wantRes {
-				t.Errorf("metricx %q, %s: result\n%s\nwant\n%s", metricx, name, got, wantRes)
+			if len(flags) != 5 { // "", no_output, truncated, empty, no_label
+				t.Fatalf("flags %v", flags)
 			}
-			if got := mustJSON(t, scores); got != wantItems {
-				t.Errorf("metricx %q, %s: item scores differ from Score's", metricx, name)
+			notes := strings.Join(whole.Notes, "|")
+			switch metricx {
+			case "tally-ok":
+				if sec["metricx24"] == nil || whole.Items[0].Fields["metricx24"] == nil || !strings.Contains(notes, "metricx24 (tally-ok) reported") {
+					t.Fatalf("metricx not reported: %v, notes %q", sec, notes)
+				}
+			case "tally-absent":
+				if !strings.Contains(notes, "metricx unavailable") {
+					t.Fatalf("notes %q", notes)
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -330,7 +255,7 @@ func TestTallySignature(t *testing.T) {
 			t.Errorf("%s: signature %q, corpus call says %q, want it to contain %q", tc.name, got, want, tc.want)
 		}
 		for _, sizes := range [][]int{slices.Repeat([]int{1}, len(items)), {4, 48}} {
-			res, _ := addShards(t, items, preds, scorers.ScoreOptions{BootstrapResamples: 10}, sizes)
+			res, _ := scorerstest.ScoreShards(t, NewAxis(), scorers.ScoreOptions{BootstrapResamples: 10}, items, preds, sizes)
 			if got := res.Secondary["signature"]; got != want {
 				t.Errorf("%s, shards %v: signature %q, want %q", tc.name, sizes[:2], got, want)
 			}
@@ -358,28 +283,35 @@ func TestTallyMetricXFailure(t *testing.T) {
 	if _, ok := whole.Secondary["metricx24"]; ok || !slices.Contains(whole.Notes, "metricx tally-fail failed (server said no); chrF++ only") {
 		t.Fatalf("whole: secondary %v, notes %q", whole.Secondary, whole.Notes)
 	}
-	for name, sizes := range splits(len(items)) {
+	for _, sp := range scorerstest.Splits(len(items)) {
 		before := mx.count()
-		res, scores := addShards(t, items, preds, opt, sizes)
-		if got, want := mustJSON(t, res), mustJSON(t, whole); got != want {
-			t.Errorf("%s: result\n%s\nwant\n%s", name, got, want)
+		res, scores := scorerstest.ScoreShards(t, NewAxis(), opt, items, preds, sp.Sizes)
+		if got, want := scorerstest.JSON(t, res), scorerstest.JSON(t, whole); got != want {
+			t.Errorf("%s: result\n%s\nwant\n%s", sp.Name, got, want)
 		}
-		shard, end := 0, 0
+		// MetricX is called once a shard with items, up to the failing one.
+		shard, end, sent := 0, 0, 0
 		for end <= failing {
-			end += sizes[shard]
+			if sp.Sizes[shard] > 0 {
+				sent++
+			}
+			end += sp.Sizes[shard]
 			shard++
 		}
-		if calls := mx.count() - before; calls != shard {
-			t.Errorf("%s: %d MetricX calls, want %d (none after the failing shard)", name, calls, shard)
+		if calls := mx.count() - before; calls != sent {
+			t.Errorf("%s: %d MetricX calls, want %d (none after the failing shard)", sp.Name, calls, sent)
+		}
+		if len(scores) != len(whole.Items) {
+			t.Fatalf("%s: %d item scores, want %d", sp.Name, len(scores), len(whole.Items))
 		}
 		for i, is := range scores {
 			_, has := is.Fields["metricx24"]
-			if has != (i < end-sizes[shard-1]) {
-				t.Errorf("%s: item %d has metricx24 %v", name, i, has)
+			if has != (i < end-sp.Sizes[shard-1]) {
+				t.Errorf("%s: item %d has metricx24 %v", sp.Name, i, has)
 			}
 			delete(is.Fields, "metricx24")
-			if got, want := mustJSON(t, is), mustJSON(t, whole.Items[i]); got != want {
-				t.Errorf("%s: item %d\n%s\nwant\n%s", name, i, got, want)
+			if got, want := scorerstest.JSON(t, is), scorerstest.JSON(t, whole.Items[i]); got != want {
+				t.Errorf("%s: item %d\n%s\nwant\n%s", sp.Name, i, got, want)
 			}
 		}
 	}
@@ -394,7 +326,7 @@ func TestTallyMetricXNamedLate(t *testing.T) {
 	named, _ := tallyFixture(t, "tally-ok")
 	copy(items[10:], named[10:])
 	before := ok.count()
-	res, _ := addShards(t, items, preds, scorers.ScoreOptions{BootstrapResamples: 10}, []int{10, 42})
+	res, _ := scorerstest.ScoreShards(t, NewAxis(), scorers.ScoreOptions{BootstrapResamples: 10}, items, preds, []int{10, 42})
 	if _, has := res.Secondary["metricx24"]; has || ok.count() != before ||
 		!slices.Contains(res.Notes, "metricx tally-ok not run: the first 10 items name no MetricX-24; chrF++ only") {
 		t.Errorf("secondary %v, notes %q, %d calls", res.Secondary, res.Notes, ok.count()-before)
@@ -404,20 +336,12 @@ func TestTallyMetricXNamedLate(t *testing.T) {
 // A tally with nothing added says what scoring no items says.
 func TestTallyEmpty(t *testing.T) {
 	opt := scorers.ScoreOptions{Seed: 1, BootstrapResamples: 20}
-	want, err := NewAxis().Score(nil, nil, opt)
-	if err != nil {
-		t.Fatal(err)
+	want := scorerstest.CheckEmpty(t, NewAxis(), opt)
+	if want.Items != nil || want.N != 0 || !slices.Equal(want.Notes, []string{"no items to score"}) {
+		t.Errorf("Score(nil, nil) %+v", want)
 	}
-	tl, _ := NewAxis().Tally(opt)
-	if scores, err := tl.Add(nil, nil); err != nil || scores != nil {
-		t.Fatalf("empty shard: %v, %v", scores, err)
-	}
-	got, err := tl.Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if mustJSON(t, got) != mustJSON(t, want) || got.Items != nil || want.Items != nil || want.N != 0 || !slices.Equal(want.Notes, []string{"no items to score"}) {
-		t.Errorf("empty tally %+v, Score(nil, nil) %+v", got, want)
+	if scores, err := scorerstest.Tally(t, NewAxis(), opt).Add(nil, nil); err != nil || scores != nil {
+		t.Errorf("empty shard: %v, %v", scores, err)
 	}
 }
 
@@ -430,16 +354,8 @@ func TestTallyAddErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl, _ := NewAxis().Tally(opt)
-	var scores []scorers.ItemScore
-	add := func(lo, hi int) {
-		s, err := tl.Add(items[lo:hi], preds[lo:hi])
-		if err != nil {
-			t.Fatal(err)
-		}
-		scores = append(scores, s...)
-	}
-	add(0, 20)
+	tl := scorerstest.Tally(t, NewAxis(), opt)
+	scores := scorerstest.Add(t, tl, items[:20], preds[:20], []int{20})
 	if _, err := tl.Add(items[20:30], preds[20:29]); err == nil || !strings.Contains(err.Error(), "10 items but 9 predictions") {
 		t.Errorf("length mismatch: %v", err)
 	}
@@ -456,12 +372,6 @@ func TestTallyAddErrors(t *testing.T) {
 	if err == nil || wholeErr == nil || err.Error() != wholeErr.Error() || !errors.Is(err, chrf.ErrNoReference) {
 		t.Errorf("empty references: shard error %v, whole error %v", err, wholeErr)
 	}
-	add(20, len(items))
-	res, err := tl.Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if mustJSON(t, res) != mustJSON(t, whole) || mustJSON(t, scores) != mustJSON(t, whole.Items) {
-		t.Errorf("failed shards changed the tally:\n%s\nwant\n%s", mustJSON(t, res), mustJSON(t, whole))
-	}
+	scores = append(scores, scorerstest.Add(t, tl, items[20:], preds[20:], []int{len(items) - 20})...)
+	scorerstest.CheckResult(t, "after failed shards", tl, scores, whole)
 }

@@ -3,8 +3,6 @@ package safety
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +10,7 @@ import (
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/judge"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 // harmRating is judge j's rating of an item: a valid label, or a parse
@@ -120,96 +119,16 @@ func safeOnlyFixture(t *testing.T) ([]scorers.Item, []scorers.Prediction) {
 
 var tallyOptions = scorers.ScoreOptions{Seed: 7, BootstrapResamples: 300, Options: map[string]any{OptFloor: 0.7}}
 
-// resultJSON is the result as published, without its item scores.
-func resultJSON(t *testing.T, r scorers.AxisResult) string {
-	t.Helper()
-	r.Items = nil
-	data, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
-
-// splits returns the shard sizes tested: fixed sizes and a seeded random split.
-func splits(n int) map[string][]int {
-	out := map[string][]int{}
-	for _, size := range []int{1, 2, 3, 7} {
-		var sizes []int
-		for left := n; left > 0; left -= size {
-			sizes = append(sizes, min(size, left))
-		}
-		out[fmt.Sprintf("size %d", size)] = sizes
-	}
-	rng := rand.New(rand.NewPCG(2024, 11))
-	var sizes []int
-	for left := n; left > 0; {
-		s := min(rng.IntN(12), left) // 0 adds an empty shard
-		sizes = append(sizes, s)
-		left -= s
-	}
-	out["random"] = sizes
-	return out
-}
-
 func TestTallyShardsMatchWhole(t *testing.T) {
-	fixtures := map[string]func(*testing.T) ([]scorers.Item, []scorers.Prediction){
-		"judged": judgedFixture, "rule": ruleFixture, "safe only": safeOnlyFixture,
-	}
-	for name, fixture := range fixtures {
-		t.Run(name, func(t *testing.T) {
-			items, preds := fixture(t)
-			whole, err := New().Score(items, preds, tallyOptions)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := resultJSON(t, whole)
-			for split, sizes := range splits(len(items)) {
-				tl, err := New().Tally(tallyOptions)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var got []scorers.ItemScore
-				var early scorers.AxisResult
-				var earlyJSON string
-				at := 0
-				for k, size := range sizes {
-					scores, err := tl.Add(items[at:at+size], preds[at:at+size])
-					if err != nil {
-						t.Fatalf("%s: shard %d: %v", split, k, err)
-					}
-					got = append(got, scores...)
-					at += size
-					if k == 0 {
-						early, err = tl.Result()
-						if err != nil {
-							t.Fatal(err)
-						}
-						earlyJSON = resultJSON(t, early)
-					}
-				}
-				r, err := tl.Result()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if r.Items != nil {
-					t.Errorf("%s: Result has %d item scores, want none", split, len(r.Items))
-				}
-				if g := resultJSON(t, r); g != want {
-					t.Errorf("%s: result\n%s\nwhole\n%s", split, g, want)
-				}
-				if !reflect.DeepEqual(got, whole.Items) {
-					t.Errorf("%s: item scores differ from scoring whole", split)
-				}
-				// A result taken mid-way shares nothing the later shards change.
-				if g := resultJSON(t, early); g != earlyJSON {
-					t.Errorf("%s: a later Add changed an earlier result:\n%s\nwas\n%s", split, g, earlyJSON)
-				}
-				// Result can be asked again.
-				if again, _ := tl.Result(); resultJSON(t, again) != want {
-					t.Errorf("%s: a second Result differs", split)
-				}
-			}
+	for _, fx := range []struct {
+		name    string
+		fixture func(*testing.T) ([]scorers.Item, []scorers.Prediction)
+	}{
+		{"judged", judgedFixture}, {"rule", ruleFixture}, {"safe only", safeOnlyFixture},
+	} {
+		t.Run(fx.name, func(t *testing.T) {
+			items, preds := fx.fixture(t)
+			scorerstest.CheckSplits(t, New(), tallyOptions, items, preds)
 		})
 	}
 }
@@ -258,20 +177,8 @@ func TestTallyFixtureCoverage(t *testing.T) {
 }
 
 func TestTallyEmpty(t *testing.T) {
-	want, err := New().Score(nil, nil, tallyOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tl, err := New().Tally(tallyOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := tl.Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resultJSON(t, got) != resultJSON(t, want) || got.Items != nil || want.Items != nil {
-		t.Errorf("empty tally\n%s\nScore(nil, nil)\n%s", resultJSON(t, got), resultJSON(t, want))
+	if want := scorerstest.CheckEmpty(t, New(), tallyOptions); want.Items != nil {
+		t.Errorf("Score(nil, nil) has item scores %v", want.Items)
 	}
 }
 
@@ -289,19 +196,11 @@ func TestTallyErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl, err := New().Tally(tallyOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tl := scorerstest.Tally(t, New(), tallyOptions)
 	if _, err := tl.Add(items[:3], preds[:2]); err == nil || !strings.Contains(err.Error(), "3 items but 2 predictions") {
 		t.Errorf("length mismatch: %v", err)
 	}
-	var got []scorers.ItemScore
-	scores, err := tl.Add(items[:10], preds[:10])
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, scores...)
+	scores := scorerstest.Add(t, tl, items[:10], preds[:10], []int{10})
 	// A shard whose fourth prediction belongs to another item fails whole:
 	// its first three items, which scored, must not be counted.
 	shard := slices.Clone(preds[10:20])
@@ -314,28 +213,15 @@ func TestTallyErrors(t *testing.T) {
 	if _, err := tl.Add(broken, preds[10:20]); err == nil || !strings.Contains(err.Error(), "item "+items[15].ID+": extra") {
 		t.Errorf("bad extra: %v", err)
 	}
-	scores, err = tl.Add(items[10:], preds[10:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, scores...)
-	r, err := tl.Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resultJSON(t, r) != resultJSON(t, whole) || !reflect.DeepEqual(got, whole.Items) {
-		t.Errorf("failed Adds changed the tally:\n%s\nwant\n%s", resultJSON(t, r), resultJSON(t, whole))
-	}
+	scores = append(scores, scorerstest.Add(t, tl, items[10:], preds[10:], []int{len(items) - 10})...)
+	scorerstest.CheckResult(t, "after failed Adds", tl, scores, whole)
 }
 
 // Between shards the tally keeps of the judges' ratings only what κ reads:
 // no reply text, note, item id or turn.
 func TestTallyStripsRatings(t *testing.T) {
 	items, preds := judgedFixture(t)
-	tl, err := New().Tally(tallyOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tl := scorerstest.Tally(t, New(), tallyOptions)
 	for at := 0; at < len(items); at += 9 {
 		end := min(at+9, len(items))
 		if _, err := tl.Add(items[at:end], preds[at:end]); err != nil {
