@@ -232,22 +232,13 @@ func syncDir(root *os.Root, dir string) error {
 
 // Get implements Store.
 func (l *Local) Get(ctx context.Context, key string) ([]byte, error) {
-	if err := ValidKey(key); err != nil {
-		return nil, fmt.Errorf("store: get: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("store: get %q: %w", key, err)
-	}
-	root, err := l.openRoot()
+	f, size, err := l.open(ctx, "get", key)
 	if err != nil {
-		return nil, fmt.Errorf("store: get %q in %s: %w", key, l.Describe(), err)
+		return nil, err
 	}
-	defer root.Close()
-	data, err := root.ReadFile(name(key))
-	if err != nil {
-		if isMissing(err) {
-			return nil, fmt.Errorf("store: get %q: %w", key, ErrNotFound)
-		}
+	defer f.Close()
+	data := make([]byte, size)
+	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, fmt.Errorf("store: get %q in %s: %w", key, l.Describe(), err)
 	}
 	return data, nil
@@ -255,20 +246,30 @@ func (l *Local) Get(ctx context.Context, key string) ([]byte, error) {
 
 // Open implements Store.
 func (l *Local) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	f, _, err := l.open(ctx, "open", key)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// open opens the object's file and says how large it is; a missing file or
+// a prefix (a directory) is ErrNotFound.
+func (l *Local) open(ctx context.Context, op, key string) (*os.File, int64, error) {
 	if err := ValidKey(key); err != nil {
-		return nil, fmt.Errorf("store: open: %w", err)
+		return nil, 0, fmt.Errorf("store: %s: %w", op, err)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("store: open %q: %w", key, err)
+		return nil, 0, fmt.Errorf("store: %s %q: %w", op, key, err)
 	}
 	root, err := l.openRoot()
 	if err != nil {
-		return nil, fmt.Errorf("store: open %q in %s: %w", key, l.Describe(), err)
+		return nil, 0, fmt.Errorf("store: %s %q in %s: %w", op, key, l.Describe(), err)
 	}
 	defer root.Close() // an open file outlives its root
 	f, err := root.Open(name(key))
+	var fi os.FileInfo
 	if err == nil {
-		var fi os.FileInfo
 		if fi, err = f.Stat(); err == nil && fi.IsDir() {
 			err = syscall.EISDIR
 		}
@@ -278,11 +279,11 @@ func (l *Local) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 	}
 	if err != nil {
 		if isMissing(err) {
-			return nil, fmt.Errorf("store: open %q: %w", key, ErrNotFound)
+			return nil, 0, fmt.Errorf("store: %s %q: %w", op, key, ErrNotFound)
 		}
-		return nil, fmt.Errorf("store: open %q in %s: %w", key, l.Describe(), err)
+		return nil, 0, fmt.Errorf("store: %s %q in %s: %w", op, key, l.Describe(), err)
 	}
-	return f, nil
+	return f, fi.Size(), nil
 }
 
 // isMissing reports whether err means there is no object: the file does not

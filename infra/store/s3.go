@@ -202,26 +202,10 @@ func (s *S3) Put(ctx context.Context, key string, data []byte) error {
 	if err := ValidKey(key); err != nil {
 		return fmt.Errorf("store: put: %w", err)
 	}
-	var attempts atomic.Int32
-	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
-		Bucket:        aws.String(s.cfg.Bucket),
-		Key:           aws.String(s.objectKey(key)),
-		Body:          bytes.NewReader(data),
-		ContentLength: aws.Int64(int64(len(data))),
-		IfNoneMatch:   aws.String("*"),
-	}, countAttempts(&attempts), func(o *s3.Options) { o.RetryMaxAttempts = s3PutMaxAttempts })
-	if err == nil {
-		return nil
-	}
-	if isPreconditionFailed(err) {
-		if attempts.Load() > 1 {
-			if got, gerr := s.Get(ctx, key); gerr == nil && bytes.Equal(got, data) {
-				return nil
-			}
-		}
-		return fmt.Errorf("store: put %q: %w", key, ErrExists)
-	}
-	return fmt.Errorf("store: put %q in %s: %w", key, s.where(), err)
+	return s.put(ctx, key, bytes.NewReader(data), int64(len(data)), func() bool {
+		got, err := s.Get(ctx, key)
+		return err == nil && bytes.Equal(got, data)
+	})
 }
 
 // PutFile implements Store: the file is the request body, so it is never
@@ -240,19 +224,26 @@ func (s *S3) PutFile(ctx context.Context, key, path string) error {
 	if err != nil {
 		return fmt.Errorf("store: put %q: %w", key, err)
 	}
+	return s.put(ctx, key, f, fi.Size(), func() bool { return s.sameAsFile(ctx, key, f) })
+}
+
+// put makes the conditional write of Put and PutFile; stored reports
+// whether the object now under key is the one written (asked only after a
+// retried request met 412).
+func (s *S3) put(ctx context.Context, key string, body io.ReadSeeker, size int64, stored func() bool) error {
 	var attempts atomic.Int32
-	_, err = s.client.PutObject(ctx, &s3.PutObjectInput{
+	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket:        aws.String(s.cfg.Bucket),
 		Key:           aws.String(s.objectKey(key)),
-		Body:          f,
-		ContentLength: aws.Int64(fi.Size()),
+		Body:          body,
+		ContentLength: aws.Int64(size),
 		IfNoneMatch:   aws.String("*"),
 	}, countAttempts(&attempts), func(o *s3.Options) { o.RetryMaxAttempts = s3PutMaxAttempts })
 	if err == nil {
 		return nil
 	}
 	if isPreconditionFailed(err) {
-		if attempts.Load() > 1 && s.sameAsFile(ctx, key, f) {
+		if attempts.Load() > 1 && stored() {
 			return nil
 		}
 		return fmt.Errorf("store: put %q: %w", key, ErrExists)
@@ -296,21 +287,12 @@ func countAttempts(n *atomic.Int32) func(*s3.Options) {
 
 // Get implements Store.
 func (s *S3) Get(ctx context.Context, key string) ([]byte, error) {
-	if err := ValidKey(key); err != nil {
-		return nil, fmt.Errorf("store: get: %w", err)
-	}
-	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{
-		Bucket: aws.String(s.cfg.Bucket),
-		Key:    aws.String(s.objectKey(key)),
-	})
+	body, err := s.open(ctx, "get", key)
 	if err != nil {
-		if isNoSuchKey(err) {
-			return nil, fmt.Errorf("store: get %q: %w", key, ErrNotFound)
-		}
-		return nil, fmt.Errorf("store: get %q in %s: %w", key, s.where(), err)
+		return nil, err
 	}
-	defer out.Body.Close()
-	data, err := io.ReadAll(out.Body)
+	defer body.Close()
+	data, err := io.ReadAll(body)
 	if err != nil {
 		return nil, fmt.Errorf("store: get %q in %s: reading body: %w", key, s.where(), err)
 	}
@@ -320,8 +302,12 @@ func (s *S3) Get(ctx context.Context, key string) ([]byte, error) {
 // Open implements Store. A connection that breaks mid-object is an error
 // from Read; the caller's activity attempt retries the whole read.
 func (s *S3) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	return s.open(ctx, "open", key)
+}
+
+func (s *S3) open(ctx context.Context, op, key string) (io.ReadCloser, error) {
 	if err := ValidKey(key); err != nil {
-		return nil, fmt.Errorf("store: open: %w", err)
+		return nil, fmt.Errorf("store: %s: %w", op, err)
 	}
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{
 		Bucket: aws.String(s.cfg.Bucket),
@@ -329,9 +315,9 @@ func (s *S3) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 	})
 	if err != nil {
 		if isNoSuchKey(err) {
-			return nil, fmt.Errorf("store: open %q: %w", key, ErrNotFound)
+			return nil, fmt.Errorf("store: %s %q: %w", op, key, ErrNotFound)
 		}
-		return nil, fmt.Errorf("store: open %q in %s: %w", key, s.where(), err)
+		return nil, fmt.Errorf("store: %s %q in %s: %w", op, key, s.where(), err)
 	}
 	return out.Body, nil
 }
