@@ -1,8 +1,6 @@
 package inputs
 
 import (
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -53,27 +51,12 @@ func ReadAnchorsFile(path string) (*AnchorSet, error) {
 // difficulty are counted and skipped. Errors name the file, line and field;
 // name is the file's name in them.
 func ReadAnchors(name string, r io.Reader) (*AnchorSet, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.TrimLeadingSpace = true
 	set := &AnchorSet{Bands: map[string]Band{}}
 	col := map[string]int{"item_id": 0, "expected_difficulty": 1, "expected_accuracy": 2}
 	first := true
 	seen := map[string]int{}
 	bandLine := map[string]int{}
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, fmt.Errorf("%s:%d: %v", name, pe.Line, pe.Err)
-			}
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		line, _ := cr.FieldPos(0) // only after a successful Read: it panics on an empty record
+	err := eachRecord(name, r, func(rec []string, line int) error {
 		for i := range rec {
 			rec[i] = strings.TrimSpace(rec[i])
 		}
@@ -87,14 +70,14 @@ func ReadAnchors(name string, r io.Reader) (*AnchorSet, error) {
 						h = "expected_accuracy"
 					}
 					if _, dup := col[h]; dup && h != "" {
-						return nil, fmt.Errorf("%s:%d: header: column %q appears twice", name, line, h)
+						return fmt.Errorf("%s:%d: header: column %q appears twice", name, line, h)
 					}
 					col[h] = j
 				}
 				if _, ok := col["expected_difficulty"]; !ok {
-					return nil, fmt.Errorf("%s:%d: header: no expected_difficulty column", name, line)
+					return fmt.Errorf("%s:%d: header: no expected_difficulty column", name, line)
 				}
-				continue
+				return nil
 			}
 		}
 		get := func(field string) string {
@@ -104,35 +87,39 @@ func ReadAnchors(name string, r io.Reader) (*AnchorSet, error) {
 			return ""
 		}
 		if !slices.ContainsFunc(rec, func(s string) bool { return s != "" }) {
-			continue
+			return nil
 		}
 		a := Anchor{ItemID: get("item_id"), Difficulty: strings.ToLower(get("expected_difficulty")), Line: line}
 		if a.ItemID == "" {
-			return nil, fmt.Errorf("%s:%d: field item_id is empty", name, line)
+			return fmt.Errorf("%s:%d: field item_id is empty", name, line)
 		}
 		if a.Difficulty == "" {
 			set.Blank++
-			continue
+			return nil
 		}
 		if !slices.Contains(Difficulties, a.Difficulty) {
-			return nil, fmt.Errorf("%s:%d: field expected_difficulty: %q is not easy, medium or hard", name, line, get("expected_difficulty"))
+			return fmt.Errorf("%s:%d: field expected_difficulty: %q is not easy, medium or hard", name, line, get("expected_difficulty"))
 		}
 		if prev, dup := seen[a.ItemID]; dup {
-			return nil, fmt.Errorf("%s:%d: field item_id: %q already anchored on line %d", name, line, a.ItemID, prev)
+			return fmt.Errorf("%s:%d: field item_id: %q already anchored on line %d", name, line, a.ItemID, prev)
 		}
 		seen[a.ItemID] = line
 		if s := get("expected_accuracy"); s != "" {
 			b, err := parseBand(s)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: field expected_accuracy: %v", name, line, err)
+				return fmt.Errorf("%s:%d: field expected_accuracy: %v", name, line, err)
 			}
 			if old, ok := set.Bands[a.Difficulty]; ok && old != b {
-				return nil, fmt.Errorf("%s:%d: field expected_accuracy: %s band %v differs from %v on line %d", name, line, a.Difficulty, b, old, bandLine[a.Difficulty])
+				return fmt.Errorf("%s:%d: field expected_accuracy: %s band %v differs from %v on line %d", name, line, a.Difficulty, b, old, bandLine[a.Difficulty])
 			}
 			set.Bands[a.Difficulty], bandLine[a.Difficulty] = b, line
 			a.Band = &b
 		}
 		set.Anchors = append(set.Anchors, a)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(set.Anchors) == 0 {
 		return nil, fmt.Errorf("%s: no anchor with an expected_difficulty", name)
