@@ -96,6 +96,10 @@ func (m *Model) LogLikelihood(ctx context.Context, reqs []backends.LLRequest) ([
 	if m.closed {
 		return nil, fmt.Errorf("gguf: model is closed")
 	}
+	// Requests of this call share their common contexts (an item's choices
+	// share its passage); nothing is kept from earlier calls, whose order
+	// changes from run to run (see resetCache).
+	m.resetCache()
 	out := make([]backends.LLResult, len(reqs))
 	for _, oi := range order {
 		j := jobs[oi]
@@ -201,8 +205,8 @@ func (m *Model) generate(ctx context.Context, r backends.GenRequest) (backends.G
 		promptCut = len(tokens) - room
 		tokens = append([]int{tokens[0]}, tokens[1+promptCut:]...)
 	}
-	keep := m.prepare(tokens, len(tokens)-1, attnPerBatch)
-	logits, err := m.eval(ctx, tokens[keep:], len(tokens)-keep-1)
+	m.resetCache() // a prompt is computed whole, whatever came before it
+	logits, err := m.eval(ctx, tokens, len(tokens)-1)
 	if err != nil {
 		return backends.Generation{}, err
 	}

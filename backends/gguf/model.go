@@ -542,6 +542,17 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n int) {
 	})
 }
 
+// resetCache empties the cache. A request must not start from a prefix that
+// an earlier request left: the kernels group a batch's tokens by fours, so a
+// token's keys and values differ in the last bits with the batch it was
+// computed in, and an EvalRun's concurrent shards reach the model in a
+// different order every run. Computing each request from an empty cache
+// makes its numbers a function of the request alone (llama-server, which
+// reuses prompts across requests by default, does not promise this).
+func (m *Model) resetCache() {
+	m.prepare(nil, 0, attnPerBatch)
+}
+
 // prepare makes the cache hold a prefix of seq computed in the given mode,
 // keeping at most keep tokens of what it already has in common, and returns
 // how many tokens it kept.
