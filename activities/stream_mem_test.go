@@ -14,10 +14,11 @@ import (
 )
 
 // The CPU stages stream an axis: between a 5,000- and a 40,000-item run the
-// peak live heap of Prepare, Dedup, Score and Aggregate grows by at most a
-// few dozen bytes per item (ids kept for duplicate checks and the kept-set
-// SHA-256, one number per item for bootstraps), never by the items, their
-// answers or their item scores, which take kilobytes each. The leakage
+// peak live heap of Prepare, Dedup, Score and Aggregate grows by at most 256
+// bytes per item (ids kept for duplicate checks and the kept-set SHA-256, a
+// number per item for bootstraps; 40–175 bytes measured), never by the
+// items, their answers or their item scores, which take a kilobyte or more
+// each. The leakage
 // audit needs every row's rating, label and source at once; its growth is
 // reported, not bounded here.
 func TestStagesStreamAnAxis(t *testing.T) {
