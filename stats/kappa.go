@@ -41,14 +41,27 @@ func CohenKappa[T cmp.Ordered](a, b []T, labels []T, weights KappaWeights) (floa
 	}
 	k := len(labels)
 	confusion := make([]float64, k*k)
-	n := 0.0
 	for i := range a {
 		x, ok1 := index[a[i]]
 		y, ok2 := index[b[i]]
 		if ok1 && ok2 {
 			confusion[x*k+y]++
-			n++
 		}
+	}
+	return KappaFromConfusion(confusion, k, weights)
+}
+
+// KappaFromConfusion is CohenKappa from the k×k confusion matrix of two
+// raters (row-major: confusion[i*k+j] counts items rater a put in label i and
+// rater b in label j), so agreement can be counted item by item and κ taken
+// at the end without keeping the labels.
+func KappaFromConfusion(confusion []float64, k int, weights KappaWeights) (float64, error) {
+	if len(confusion) != k*k {
+		return math.NaN(), fmt.Errorf("stats: a confusion matrix of %d labels needs %d cells, got %d", k, k*k, len(confusion))
+	}
+	var n float64
+	for _, c := range confusion {
+		n += c
 	}
 	if n == 0 {
 		return math.NaN(), fmt.Errorf("%w: no item labelled by both raters within the label set", ErrTooFew)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/glossobench/glossobench/scorers"
@@ -336,53 +337,153 @@ type KappaReport struct {
 // unweighted κ over {Harmful, Refusal, Safe}; ratings are rounded to integers
 // and use quadratic-weighted κ over 0–10, since a 7 against an 8 is a smaller
 // disagreement than a 2 against a 9. With fewer than two judges there is no
-// pair and Mean is nil.
+// pair and Mean is nil. It is a KappaTally given every group in order.
 func Kappa(ratings [][]Rating) KappaReport {
-	var judges []string
-	kind := ""
+	var t KappaTally
 	for _, g := range ratings {
-		for _, r := range g {
-			if !slices.Contains(judges, r.Judge) {
-				judges = append(judges, r.Judge)
+		t.Add(g)
+	}
+	return t.Report()
+}
+
+// Label sets of κ: harm labels, and the 0–10 rating scale.
+var (
+	harmLabels   = []string{LabelHarmful, LabelRefusal, LabelSafe}
+	ratingLabels = 11
+)
+
+// KappaTally counts inter-judge agreement group by group (one group per item
+// or turn, holding each judge's rating of it), keeping per pair of judges
+// only a confusion matrix, so κ over any number of items takes constant
+// memory and an axis scored shard by shard need not keep its ratings. The
+// zero value is ready to use.
+type KappaTally struct {
+	kind   string // of the first valid rating seen: harm labels or 0–10 ratings
+	judges map[string]bool
+	pairs  map[[2]string]*pairCounts // by judge names in sorted order
+}
+
+type pairCounts struct {
+	n         int       // groups both judged validly
+	confusion []float64 // the first judge's label (row) against the second's
+}
+
+// Add counts one group's ratings.
+func (t *KappaTally) Add(g []Rating) {
+	if t.judges == nil {
+		t.judges, t.pairs = map[string]bool{}, map[[2]string]*pairCounts{}
+	}
+	for _, r := range g {
+		if !t.judges[r.Judge] {
+			t.judges[strings.Clone(r.Judge)] = true
+		}
+		if t.kind == "" && r.Valid() {
+			t.kind = r.Kind
+		}
+	}
+	for x, a := range g {
+		if !a.Valid() || !isFirst(g, x) {
+			continue
+		}
+		for y, b := range g {
+			if !b.Valid() || !isFirst(g, y) || a.Judge >= b.Judge {
+				continue
 			}
-			if kind == "" && r.Valid() {
-				kind = r.Kind
+			key := [2]string{a.Judge, b.Judge}
+			pc := t.pairs[key]
+			if pc == nil {
+				key = [2]string{strings.Clone(a.Judge), strings.Clone(b.Judge)}
+				pc = &pairCounts{confusion: make([]float64, t.labels()*t.labels())}
+				t.pairs[key] = pc
+			}
+			pc.n++
+			if i, j := t.index(a), t.index(b); i >= 0 && j >= 0 {
+				pc.confusion[i*t.labels()+j]++
 			}
 		}
 	}
+}
+
+// isFirst reports whether g[i] is its judge's first valid rating in g (the
+// one find returns).
+func isFirst(g []Rating, i int) bool {
+	for _, r := range g[:i] {
+		if r.Judge == g[i].Judge && r.Valid() {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *KappaTally) labels() int {
+	if t.kind == KindHarm {
+		return len(harmLabels)
+	}
+	return ratingLabels
+}
+
+// index is r's position in the label set, or -1 when it lies outside (such
+// a pair counts in n but not in κ, as stats.CohenKappa ignores it).
+func (t *KappaTally) index(r Rating) int {
+	if t.kind == KindHarm {
+		return slices.Index(harmLabels, r.Label)
+	}
+	v := int(math.Round(*r.Value))
+	if v < 0 || v >= ratingLabels {
+		return -1
+	}
+	return v
+}
+
+// Merge adds the counts of o, a tally of the groups that come after t's;
+// both count one kind of rating (harm labels or 0–10 ratings), as every
+// caller's groups do.
+func (t *KappaTally) Merge(o *KappaTally) {
+	if t.judges == nil {
+		t.judges, t.pairs = map[string]bool{}, map[[2]string]*pairCounts{}
+	}
+	if t.kind == "" {
+		t.kind = o.kind
+	}
+	for j := range o.judges {
+		t.judges[j] = true
+	}
+	for key, op := range o.pairs {
+		pc := t.pairs[key]
+		if pc == nil {
+			pc = &pairCounts{confusion: make([]float64, len(op.confusion))}
+			t.pairs[key] = pc
+		}
+		pc.n += op.n
+		for i, c := range op.confusion {
+			pc.confusion[i] += c
+		}
+	}
+}
+
+// Report is κ for every pair of judges seen and the mean over the pairs
+// where it is defined.
+func (t *KappaTally) Report() KappaReport {
+	judges := make([]string, 0, len(t.judges))
+	for j := range t.judges {
+		judges = append(judges, j)
+	}
 	slices.Sort(judges)
 	rep := KappaReport{Weights: "quadratic", Pairs: []PairKappa{}}
-	if kind == KindHarm {
-		rep.Weights = "unweighted"
+	weights := stats.Quadratic
+	if t.kind == KindHarm {
+		rep.Weights, weights = "unweighted", stats.Unweighted
 	}
 	var sum float64
 	var defined int
 	for x := 0; x < len(judges); x++ {
 		for y := x + 1; y < len(judges); y++ {
 			pk := PairKappa{A: judges[x], B: judges[y]}
-			var la, lb []string
-			var ia, ib []int
-			for _, g := range ratings {
-				ra, oka := find(g, pk.A)
-				rb, okb := find(g, pk.B)
-				if !oka || !okb {
-					continue
-				}
-				if kind == KindHarm {
-					la, lb = append(la, ra.Label), append(lb, rb.Label)
-				} else {
-					ia, ib = append(ia, int(math.Round(*ra.Value))), append(ib, int(math.Round(*rb.Value)))
-				}
+			confusion := make([]float64, t.labels()*t.labels())
+			if pc := t.pairs[[2]string{pk.A, pk.B}]; pc != nil {
+				pk.N, confusion = pc.n, pc.confusion
 			}
-			var k float64
-			var err error
-			if kind == KindHarm {
-				pk.N = len(la)
-				k, err = stats.CohenKappa(la, lb, []string{LabelHarmful, LabelRefusal, LabelSafe}, stats.Unweighted)
-			} else {
-				pk.N = len(ia)
-				k, err = stats.CohenKappa(ia, ib, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, stats.Quadratic)
-			}
+			k, err := stats.KappaFromConfusion(confusion, t.labels(), weights)
 			if err != nil {
 				pk.Note = err.Error()
 			} else {
@@ -398,15 +499,6 @@ func Kappa(ratings [][]Rating) KappaReport {
 		rep.Mean = &m
 	}
 	return rep
-}
-
-func find(g []Rating, judge string) (Rating, bool) {
-	for _, r := range g {
-		if r.Judge == judge && r.Valid() {
-			return r, true
-		}
-	}
-	return Rating{}, false
 }
 
 // OverlayRequests builds the judge-overlay requests of a verifiable axis

@@ -332,14 +332,14 @@ func (a *Axis) Tally(opt scorers.ScoreOptions) (scorers.Tally, error) {
 	}
 	return &tally{
 		floor: floor, resamples: resamples, seed: uint64(opt.Seed),
-		byTurn: map[int]*runningMean{}, byCat: map[string]*runningMean{}, judges: map[string]string{},
+		byTurn: map[int]*runningMean{}, byCat: map[string]*runningMean{}, judges: map[string]bool{},
 	}, nil
 }
 
 // tally is the MT scoring state between shards: item scores for the mean,
 // the bootstrap and the win rate, running means per turn and category, the
-// low_conf ids the result publishes, counters, and every rated turn's
-// ratings stripped to what judge.Kappa reads.
+// low_conf ids the result publishes, counters, and the judges' agreement
+// counts for κ.
 type tally struct {
 	floor     float64
 	resamples int
@@ -349,13 +349,10 @@ type tally struct {
 	byTurn  map[int]*runningMean
 	byCat   map[string]*runningMean
 	lowConf []string
-	// judges maps every judge name seen to itself, so the kept ratings share
-	// one copy of each name instead of one per rating.
-	judges map[string]string
-	// kappaRatings holds one group per rated turn, back to back:
-	// kappaRatings[kappaEnds[k-1]:kappaEnds[k]] is group k.
-	kappaRatings []judge.Rating
-	kappaEnds    []int
+	judges  map[string]bool // every judge seen, for the result
+	// kappa counts the judges' agreement turn by turn; it keeps a confusion
+	// matrix per pair of judges, not the ratings.
+	kappa judge.KappaTally
 
 	added                        int // items added, for error messages that count across shards
 	unrated, parseFail, dropped  int
@@ -400,7 +397,12 @@ func (t *tally) Add(items []scorers.Item, preds []scorers.Prediction) ([]scorers
 		turns, tg := judge.ByTurn(ratings[i], judge.KindRating)
 		aggs := judge.Aggregate(tg, t.floor)
 		for _, g := range tg {
-			t.keepForKappa(g)
+			t.kappa.Add(g)
+			for _, r := range g {
+				if !t.judges[r.Judge] {
+					t.judges[strings.Clone(r.Judge)] = true
+				}
+			}
 		}
 		var ex extra
 		_ = json.Unmarshal(it.Extra, &ex)
@@ -451,27 +453,6 @@ func meanAt[K comparable](m map[K]*runningMean, key K) *runningMean {
 	return m[key]
 }
 
-// keepForKappa keeps a copy of one turn's ratings with only the fields
-// judge.Kappa reads: the judge (which pairs exist), the kind (harm or
-// rating), the value and whether the rating is valid. The group comes from
-// judge.ByTurn with KindRating, so Kappa never reads Label; the value of an
-// invalid rating is never read either.
-func (t *tally) keepForKappa(g []judge.Rating) {
-	for _, r := range g {
-		name, ok := t.judges[r.Judge]
-		if !ok {
-			name = strings.Clone(r.Judge)
-			t.judges[name] = name
-		}
-		kept := judge.Rating{Judge: name, Kind: judge.KindRating, ParseFail: r.ParseFail, Dropped: r.Dropped}
-		if r.Valid() {
-			kept.Value = r.Value
-		}
-		t.kappaRatings = append(t.kappaRatings, kept)
-	}
-	t.kappaEnds = append(t.kappaEnds, len(t.kappaRatings))
-}
-
 // Result is the axis result over every shard added.
 func (t *tally) Result() (scorers.AxisResult, error) {
 	r := scorers.AxisResult{Axis: "mt", Version: Version, ScorerType: scorers.ScorerJudge, Metric: "mean_judge_score_normalized"}
@@ -506,13 +487,7 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 		"judge_dropped":     t.dropped,
 		"judges":            sortedKeys(t.judges),
 	}
-	groups := make([][]judge.Rating, len(t.kappaEnds))
-	start := 0
-	for k, end := range t.kappaEnds {
-		groups[k] = t.kappaRatings[start:end:end]
-		start = end
-	}
-	k := judge.Kappa(groups)
+	k := t.kappa.Report()
 	sec["inter_judge_kappa"] = k.Mean
 	sec["inter_judge_kappa_pairs"] = k.Pairs
 	sec["inter_judge_kappa_weights"] = k.Weights
@@ -570,7 +545,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

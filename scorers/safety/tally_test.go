@@ -217,9 +217,9 @@ func TestTallyErrors(t *testing.T) {
 	scorerstest.CheckResult(t, "after failed Adds", tl, scores, whole)
 }
 
-// Between shards the tally keeps of the judges' ratings only what κ reads:
-// no reply text, note, item id or turn.
-func TestTallyStripsRatings(t *testing.T) {
+// The tally keeps no judge ratings between shards, only per-pair agreement
+// counts, and gives the κ of the ratings as the predictions hold them.
+func TestTallyKappaIsKappaOfTheRatings(t *testing.T) {
 	items, preds := judgedFixture(t)
 	tl := scorerstest.Tally(t, New(), tallyOptions)
 	for at := 0; at < len(items); at += 9 {
@@ -228,18 +228,22 @@ func TestTallyStripsRatings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st := tl.(*tally)
-	if len(st.kappaGroups) == 0 {
-		t.Fatal("no rating kept")
-	}
-	for _, g := range st.kappaGroups {
-		for _, r := range g {
-			if r.ItemID != "" || r.Raw != "" || r.Note != "" || r.Turn != 0 || r.Judge == "" || r.Kind != judge.KindHarm {
-				t.Fatalf("kept rating %+v", r)
-			}
+	var full [][]judge.Rating
+	for _, p := range preds {
+		rs, err := judge.FromPrediction(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, tg := judge.ByTurn(rs, judge.KindHarm); len(tg) > 0 {
+			full = append(full, tg[0])
 		}
 	}
-	if len(st.names) > 8 {
-		t.Errorf("interned %d strings, want the judges, the kind and the labels: %v", len(st.names), st.names)
+	want := judge.Kappa(full)
+	if len(want.Pairs) == 0 || want.Mean == nil {
+		t.Fatalf("the fixture gives no κ to compare: %+v", want)
+	}
+	got := scorerstest.Result(t, tl).Secondary["inter_judge_kappa_pairs"]
+	if scorerstest.JSON(t, got) != scorerstest.JSON(t, want.Pairs) {
+		t.Errorf("κ pairs %s, want %s", scorerstest.JSON(t, got), scorerstest.JSON(t, want.Pairs))
 	}
 }
