@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
@@ -80,16 +81,11 @@ func pick(p scorers.Prediction, n int, mode string) int {
 }
 
 // probeTally counts what shuffle_drop and unanswerable_drop need over the
-// items that carry probe predictions. Both are ratios of counts, so no item
-// is kept; addShuffle and addUnanswerable count exactly what
-// probes.ShuffleDrop and probes.UnanswerableDrop count.
+// items that carry probe predictions; both are ratios of counts, so no item
+// is kept.
 type probeTally struct {
-	shuffleN       int // items with a shuffle probe
-	shuffleOrigOK  int // of those, answered right as asked
-	shuffleProbeOK int // of those, answered right shuffled
-	unansN         int // items with an unanswerable probe
-	unansCounted   int // of those, answered right as asked with a parsable probe answer
-	unansSame      int // of those counted, the probe answer repeats the original letter
+	shuffle probes.ShuffleCounts
+	unans   probes.UnanswerableCounts
 }
 
 // add counts the probe variants of one item.
@@ -102,37 +98,14 @@ func (pt *probeTally) add(it scorers.Item, p scorers.Prediction, mode string) {
 	if raw, ok := p.Variants[probeKey("shuffle")]; ok {
 		var r probeResult
 		if json.Unmarshal(raw, &r) == nil {
-			pt.addShuffle(first == it.Gold, pick(r.Prediction, n, mode) == r.Gold)
+			pt.shuffle.Add(first == it.Gold, pick(r.Prediction, n, mode) == r.Gold)
 		}
 	}
 	if raw, ok := p.Variants[probeKey("unanswerable")]; ok {
 		var r probeResult
 		if json.Unmarshal(raw, &r) == nil {
-			pt.addUnanswerable(it.Gold, first, pick(r.Prediction, n, mode))
+			pt.unans.Add(it.Gold, first, pick(r.Prediction, n, mode))
 		}
-	}
-}
-
-func (pt *probeTally) addShuffle(origOK, probeOK bool) {
-	pt.shuffleN++
-	if origOK {
-		pt.shuffleOrigOK++
-	}
-	if probeOK {
-		pt.shuffleProbeOK++
-	}
-}
-
-// addUnanswerable leaves out, as probes.UnanswerableDrop does, items without
-// a gold option, answered wrongly, or with an unparsable probe answer.
-func (pt *probeTally) addUnanswerable(gold, origPick, probePick int) {
-	pt.unansN++
-	if gold < 0 || origPick != gold || probePick < 0 {
-		return
-	}
-	pt.unansCounted++
-	if probePick == origPick {
-		pt.unansSame++
 	}
 }
 
@@ -140,17 +113,22 @@ func (pt *probeTally) addUnanswerable(gold, origPick, probePick int) {
 // counts) with the number of items each probe ran on.
 func (pt probeTally) signals() map[string]any {
 	out := map[string]any{}
-	if pt.shuffleN > 0 {
-		out["shuffle_drop"] = float64(pt.shuffleOrigOK-pt.shuffleProbeOK) / float64(pt.shuffleN)
-		out["shuffle_n"] = pt.shuffleN
+	if pt.shuffle.N > 0 {
+		out["shuffle_drop"] = nanToNil(pt.shuffle.Drop())
+		out["shuffle_n"] = pt.shuffle.N
 	}
-	if pt.unansN > 0 {
-		var drop any // JSON null: no item answered right to test recall on
-		if pt.unansCounted > 0 {
-			drop = float64(pt.unansSame) / float64(pt.unansCounted)
-		}
-		out["unanswerable_drop"] = drop
-		out["unanswerable_n"] = pt.unansN
+	if pt.unans.N > 0 {
+		// JSON null when no item was answered right to test recall on.
+		out["unanswerable_drop"] = nanToNil(pt.unans.Drop())
+		out["unanswerable_n"] = pt.unans.N
 	}
 	return out
+}
+
+// nanToNil is x, or nil (JSON null) when x is NaN: an undefined signal.
+func nanToNil(x float64) any {
+	if math.IsNaN(x) {
+		return nil
+	}
+	return x
 }

@@ -256,10 +256,10 @@ func TestProbeTallyAgreesWithProbesPackage(t *testing.T) {
 		var gold, origPick, probePick []int
 		for range n {
 			o, s := rng.IntN(2) == 0, rng.IntN(3) == 0
-			pt.addShuffle(o, s)
+			pt.shuffle.Add(o, s)
 			orig, shuf = append(orig, o), append(shuf, s)
 			g, op, pp := rng.IntN(4)-1, rng.IntN(4)-1, rng.IntN(4)-1
-			pt.addUnanswerable(g, op, pp)
+			pt.unans.Add(g, op, pp)
 			gold, origPick, probePick = append(gold, g), append(origPick, op), append(probePick, pp)
 		}
 		sig := pt.signals()

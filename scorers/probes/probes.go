@@ -248,19 +248,41 @@ func (p *Pool) Unanswerable(it scorers.Item, seed uint64) (scorers.Item, error) 
 // Positive means accuracy was lost. NaN when the slices are empty or of
 // different lengths.
 func ShuffleDrop(orig, shuffled []bool) float64 {
-	if len(orig) == 0 || len(orig) != len(shuffled) {
+	if len(orig) != len(shuffled) {
 		return math.NaN()
 	}
-	d := 0
+	var c ShuffleCounts
 	for i := range orig {
-		if orig[i] {
-			d++
-		}
-		if shuffled[i] {
-			d--
-		}
+		c.Add(orig[i], shuffled[i])
 	}
-	return float64(d) / float64(len(orig))
+	return c.Drop()
+}
+
+// ShuffleCounts counts ShuffleDrop item by item, so an axis scored shard by
+// shard need not keep its items' outcomes.
+type ShuffleCounts struct {
+	N          int // items
+	OrigOK     int // answered right as asked
+	ShuffledOK int // answered right shuffled
+}
+
+// Add counts one item: whether it was answered right as asked and shuffled.
+func (c *ShuffleCounts) Add(orig, shuffled bool) {
+	c.N++
+	if orig {
+		c.OrigOK++
+	}
+	if shuffled {
+		c.ShuffledOK++
+	}
+}
+
+// Drop is ShuffleDrop of the items counted; NaN when there are none.
+func (c ShuffleCounts) Drop() float64 {
+	if c.N == 0 {
+		return math.NaN()
+	}
+	return float64(c.OrigOK-c.ShuffledOK) / float64(c.N)
 }
 
 // UnanswerableDrop is the share of items the model answered correctly
@@ -274,18 +296,36 @@ func UnanswerableDrop(gold, origPick, probePick []int) float64 {
 	if len(gold) != len(origPick) || len(gold) != len(probePick) {
 		return math.NaN()
 	}
-	n, same := 0, 0
-	for i, g := range gold {
-		if g < 0 || origPick[i] != g || probePick[i] < 0 {
-			continue
-		}
-		n++
-		if probePick[i] == origPick[i] {
-			same++
-		}
+	var c UnanswerableCounts
+	for i := range gold {
+		c.Add(gold[i], origPick[i], probePick[i])
 	}
-	if n == 0 {
+	return c.Drop()
+}
+
+// UnanswerableCounts counts UnanswerableDrop item by item.
+type UnanswerableCounts struct {
+	N       int // items with an unanswerable variant
+	Counted int // of those, answered right as asked with a parsable probe answer
+	Same    int // of those counted, the probe answer repeats the original pick
+}
+
+// Add counts one item, leaving out of Counted what UnanswerableDrop leaves out.
+func (c *UnanswerableCounts) Add(gold, origPick, probePick int) {
+	c.N++
+	if gold < 0 || origPick != gold || probePick < 0 {
+		return
+	}
+	c.Counted++
+	if probePick == origPick {
+		c.Same++
+	}
+}
+
+// Drop is UnanswerableDrop of the items counted; NaN when none counts.
+func (c UnanswerableCounts) Drop() float64 {
+	if c.Counted == 0 {
 		return math.NaN()
 	}
-	return float64(same) / float64(n)
+	return float64(c.Same) / float64(c.Counted)
 }
