@@ -70,23 +70,7 @@ func name(key string) string { return filepath.FromSlash(key) }
 
 // Put implements Store.
 func (l *Local) Put(ctx context.Context, key string, data []byte) error {
-	if err := ValidKey(key); err != nil {
-		return fmt.Errorf("store: put: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("store: put %q: %w", key, err)
-	}
-	root, err := l.openRoot()
-	if err != nil {
-		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
-	}
-	defer root.Close()
-	target := name(key)
-	dir := filepath.Dir(target) // "." for a key without a slash
-	if err := mkdirAll(root, dir); err != nil {
-		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
-	}
-	tmp, err := writeTemp(root, dir, func(f io.Writer) error {
+	return l.put(ctx, key, func(f io.Writer) error {
 		half := len(data) / 2
 		if _, err := f.Write(data[:half]); err != nil {
 			return err
@@ -97,39 +81,41 @@ func (l *Local) Put(ctx context.Context, key string, data []byte) error {
 		_, err := f.Write(data[half:])
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
-	}
-	return l.link(root, tmp, key)
 }
 
 // PutFile implements Store: the file is copied into a temporary file beside
 // the target and linked like Put's.
 func (l *Local) PutFile(ctx context.Context, key, path string) error {
+	src, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("store: put %q: %w", key, err)
+	}
+	defer src.Close()
+	return l.put(ctx, key, func(f io.Writer) error {
+		_, err := io.Copy(f, src)
+		return err
+	})
+}
+
+// put writes an object's content with write into a temporary file in the
+// key's directory, fsyncs it and links it to the key, create-only.
+func (l *Local) put(ctx context.Context, key string, write func(io.Writer) error) error {
 	if err := ValidKey(key); err != nil {
 		return fmt.Errorf("store: put: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store: put %q: %w", key, err)
 	}
-	src, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("store: put %q: %w", key, err)
-	}
-	defer src.Close()
 	root, err := l.openRoot()
 	if err != nil {
 		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
 	}
 	defer root.Close()
-	dir := filepath.Dir(name(key))
+	dir := filepath.Dir(name(key)) // "." for a key without a slash
 	if err := mkdirAll(root, dir); err != nil {
 		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
 	}
-	tmp, err := writeTemp(root, dir, func(f io.Writer) error {
-		_, err := io.Copy(f, src)
-		return err
-	})
+	tmp, err := writeTemp(root, dir, write)
 	if err != nil {
 		return fmt.Errorf("store: put %q in %s: %w", key, l.Describe(), err)
 	}
