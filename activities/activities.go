@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/activity"
@@ -45,25 +44,38 @@ type Activities struct {
 	// OpenBackend opens a model; nil means registry.Open. Tests replace it.
 	OpenBackend func(spec string, o registry.Options) (backends.Backend, error)
 
-	mu       sync.Mutex
-	stores   map[string]store.Store
-	backends map[string]backends.Backend
-	manifest map[string]*manifest
-	pools    map[string]*probes.Pool
-	corpora  map[string]*corpus
+	mu     sync.Mutex
+	stores map[string]store.Store
+
+	// What runs need is cached while they need it (see cache.go): open
+	// models, manifests, corpus indexes and probe pools.
+	backends  *cache[backends.Backend]
+	manifests *cache[*manifest]
+	corpora   *cache[*corpus]
+	pools     *cache[*probes.Pool]
 }
 
 // New returns Activities logging to log.
-func New(log zerolog.Logger) *Activities { return &Activities{Log: log} }
-
-// Close releases the backends.
-func (a *Activities) Close() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, b := range a.backends {
-		b.Close()
+func New(log zerolog.Logger) *Activities {
+	return &Activities{
+		Log:       log,
+		backends:  newCache(keepBackends, func(b backends.Backend) { b.Close() }),
+		manifests: newCache[*manifest](keepManifest, nil),
+		corpora:   newCache[*corpus](keepCorpora, nil),
+		pools:     newCache[*probes.Pool](keepPools, nil),
 	}
-	a.backends = nil
+}
+
+// Close closes the open models.
+func (a *Activities) Close() { a.backends.clear() }
+
+// forgetRun drops what only the run used: it has ended, and a resumed or
+// re-run activity loads it again from the store.
+func (a *Activities) forgetRun(run string) {
+	a.backends.forget(run)
+	a.manifests.forget(run)
+	a.corpora.forget(run)
+	a.pools.forget(run)
 }
 
 // manifest is runs/<run>/manifest.json: the resolved config and the plan.
@@ -106,57 +118,39 @@ func (a *Activities) store(ctx context.Context, uri string) (store.Store, error)
 	return s, nil
 }
 
-func (a *Activities) backend(m config.Model) (backends.Backend, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	key := m.Spec + "|" + m.Name + "|" + m.Flavor + "|" + m.ChatFormat
-	if b, ok := a.backends[key]; ok {
-		return b, nil
-	}
-	open := a.OpenBackend
-	if open == nil {
-		open = registry.Open
-	}
-	b, err := open(m.Spec, registry.Options{
-		Name: m.Name, APIKeyEnv: m.APIKeyEnv, Flavor: m.Flavor, Concurrency: m.Concurrency,
-		Timeout: time.Duration(m.TimeoutSeconds) * time.Second, MaxRetries: m.MaxRetries, ChatFormat: m.ChatFormat, StrictContext: m.StrictContext,
+// backend returns the run's model, opened once per worker for every run
+// with the same spec and options; the caller releases it when done.
+func (a *Activities) backend(run string, m config.Model) (backends.Backend, func(), error) {
+	o := backendOptions(m)
+	return a.backends.acquire(backendKey(m.Spec, o), run, func() (backends.Backend, error) {
+		open := a.OpenBackend
+		if open == nil {
+			open = registry.Open
+		}
+		return open(m.Spec, o)
 	})
-	if err != nil {
-		return nil, err
-	}
-	if a.backends == nil {
-		a.backends = map[string]backends.Backend{}
-	}
-	a.backends[key] = b
-	return b, nil
 }
 
-// loadManifest reads a run's manifest once per worker.
+// loadManifest reads a run's manifest, cached while the run needs it.
 func (a *Activities) loadManifest(ctx context.Context, ref RunRef) (*manifest, store.Store, error) {
 	st, err := a.store(ctx, ref.StoreURI)
 	if err != nil {
 		return nil, nil, err
 	}
-	a.mu.Lock()
-	m, ok := a.manifest[ref.RunID]
-	a.mu.Unlock()
-	if ok {
-		return m, st, nil
-	}
-	data, err := st.Get(ctx, manifestKey(ref.RunID))
+	m, err := a.manifests.get(ref.StoreURI+"\x00"+ref.RunID, ref.RunID, func() (*manifest, error) {
+		data, err := st.Get(ctx, manifestKey(ref.RunID))
+		if err != nil {
+			return nil, err
+		}
+		m := new(manifest)
+		if err := json.Unmarshal(data, m); err != nil {
+			return nil, fmt.Errorf("%s: %w", manifestKey(ref.RunID), err)
+		}
+		return m, nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	m = new(manifest)
-	if err := json.Unmarshal(data, m); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", manifestKey(ref.RunID), err)
-	}
-	a.mu.Lock()
-	if a.manifest == nil {
-		a.manifest = map[string]*manifest{}
-	}
-	a.manifest[ref.RunID] = m
-	a.mu.Unlock()
 	return m, st, nil
 }
 

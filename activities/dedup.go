@@ -34,6 +34,7 @@ func (a *Activities) Dedup(ctx context.Context, ref RunRef) (DedupResult, error)
 	if err != nil {
 		return DedupResult{}, err
 	}
+	a.corpora.forget(ref.RunID) // screened: the run needs its index no more
 	if corpusNote != "" {
 		res.Corpus = corpusNote
 	}
@@ -232,42 +233,34 @@ func DedupOptions(cfg *config.Config) dedup.Options {
 	return dedup.Options{MinExactLen: cfg.Dedup.MinChars, Jaccard: cfg.Dedup.Jaccard}
 }
 
+// corpus is the run's screening index over its items and the corpus shards,
+// built once per worker and kept while the run screens.
 func (a *Activities) corpus(ctx context.Context, m *manifest, st store.Store, run string) (*corpus, error) {
-	a.mu.Lock()
-	c, ok := a.corpora[run]
-	a.mu.Unlock()
-	if ok {
-		return c, nil
-	}
-	c = &corpus{opt: DedupOptions(m.Config)}
-	// Of each item only what screening reads is kept: the id, axis and task
-	// for the report, and the prompt until the index holds its normal form.
-	for _, ax := range m.Plan.Axes {
-		err := eachJSONL(ctx, st, itemsKey(run, ax.Name), func(it scorers.Item) error {
-			c.items = append(c.items, scorers.Item{ID: it.ID, Axis: it.Axis, TaskID: it.TaskID, Prompt: it.Prompt})
-			return nil
-		})
-		if err != nil {
+	return a.corpora.get(run, run, func() (*corpus, error) {
+		c := &corpus{opt: DedupOptions(m.Config)}
+		// Of each item only what screening reads is kept: the id, axis and task
+		// for the report, and the prompt until the index holds its normal form.
+		for _, ax := range m.Plan.Axes {
+			err := eachJSONL(ctx, st, itemsKey(run, ax.Name), func(it scorers.Item) error {
+				c.items = append(c.items, scorers.Item{ID: it.ID, Axis: it.Axis, TaskID: it.TaskID, Prompt: it.Prompt})
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		var err error
+		if c.idx, err = dedup.NewIndex(c.items, c.opt); err != nil {
+			return nil, temporal.NewNonRetryableApplicationError("dedup: "+err.Error(), ErrConfig, nil)
+		}
+		for i := range c.items {
+			c.items[i].Prompt = ""
+		}
+		if c.sources, c.shards, err = corpusPlan(ctx, st, run, m.Config); err != nil {
 			return nil, err
 		}
-	}
-	var err error
-	if c.idx, err = dedup.NewIndex(c.items, c.opt); err != nil {
-		return nil, temporal.NewNonRetryableApplicationError("dedup: "+err.Error(), ErrConfig, nil)
-	}
-	for i := range c.items {
-		c.items[i].Prompt = ""
-	}
-	if c.sources, c.shards, err = corpusPlan(ctx, st, run, m.Config); err != nil {
-		return nil, err
-	}
-	a.mu.Lock()
-	if a.corpora == nil {
-		a.corpora = map[string]*corpus{}
-	}
-	a.corpora[run] = c
-	a.mu.Unlock()
-	return c, nil
+		return c, nil
+	})
 }
 
 func corpusShardKey(run string, shard int) string {

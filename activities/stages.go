@@ -100,10 +100,11 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 		return res, nil
 	}
 	ax, _ := Axis(in.Axis)
-	b, err := a.backend(m.Config.Model)
+	b, release, err := a.backend(in.RunID, m.Config.Model)
 	if err != nil {
 		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model %s: %v", m.Config.Model.Spec, err), ErrConfig, nil)
 	}
+	defer release()
 	ac := m.Config.Axes[in.Axis]
 	opt := scorers.PredictOptions{
 		ScoringMode: ac.ScoringMode, ChatTemplate: m.Config.Run.ChatTemplate, MaxTokens: ac.MaxTokens,
@@ -266,30 +267,19 @@ func transient(err error) bool {
 }
 
 // probePool is the axis's item pool the unanswerable probe draws wrong options
-// from; it is built once per worker and axis.
+// from; it is built once per worker and axis and kept while in use.
 func (a *Activities) probePool(ctx context.Context, st store.Store, run, axis string) (*probes.Pool, error) {
-	key := run + "/" + axis
-	a.mu.Lock()
-	pool, ok := a.pools[key]
-	a.mu.Unlock()
-	if ok {
+	return a.pools.get(run+"/"+axis, run, func() (*probes.Pool, error) {
+		pool := &probes.Pool{}
+		err := eachJSONL(ctx, st, itemsKey(run, axis), func(it scorers.Item) error {
+			pool.Add(it)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
 		return pool, nil
-	}
-	pool = &probes.Pool{}
-	err := eachJSONL(ctx, st, itemsKey(run, axis), func(it scorers.Item) error {
-		pool.Add(it)
-		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	a.mu.Lock()
-	if a.pools == nil {
-		a.pools = map[string]*probes.Pool{}
-	}
-	a.pools[key] = pool
-	a.mu.Unlock()
-	return pool, nil
 }
 
 // Probes checks that the configured probes were inferred for the axis. The
