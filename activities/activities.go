@@ -264,7 +264,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 			return err
 		}
 		plan.Axes = append(plan.Axes, AxisPlan{
-			Name: name, Version: ax.Version(), Items: n, Weight: ac.Weight, Tier: ac.Tier,
+			Name: name, Version: ax.Version(), Items: n, Weight: *ac.Weight, Tier: ac.Tier,
 			ScoringMode: ac.ScoringMode, Judged: (judgeable || overlayOn(cfg, name)) && len(judges) > 0, Probes: ac.Probes,
 		})
 		return nil

@@ -91,8 +91,9 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 		defer j.Close()
 		js = append(js, j)
 	}
-	ens := &judge.Ensemble{Judges: js, Floor: m.Config.Run.JudgeFloor}
-	rated := 0
+	ens := &judge.Ensemble{Judges: js, Floor: *m.Config.Run.JudgeFloor}
+	rated, unrequested := 0, 0 // responses sent to the judges; items with no response to rate
+	var counts []judge.JudgeCount
 	for s := 0; s < in.Shards; s++ {
 		items, err := a.shardItems(ctx, st, in.RunID, in.Axis, s)
 		if err != nil {
@@ -118,9 +119,14 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 		every := m.Config.Run.CheckpointEvery
 		for start := 0; start < len(todoItems); start += every {
 			its, ps := todoItems[start:min(start+every, len(todoItems))], todoPreds[start:min(start+every, len(todoItems))]
-			if _, err := ens.RateInto(ctx, requests(its, ps), ps); err != nil {
+			reqs := requests(its, ps)
+			c, err := ens.RateInto(ctx, reqs, ps)
+			if err != nil {
 				return StageNote{}, err
 			}
+			counts = addCounts(counts, c)
+			rated += len(reqs)
+			unrequested += len(ps) - distinctItems(reqs)
 			data, err := encodeJSONL(ps)
 			if err != nil {
 				return StageNote{}, err
@@ -130,7 +136,6 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 				return StageNote{}, err
 			}
 			parts++
-			rated += len(ps)
 			activity.RecordHeartbeat(ctx, map[string]int{"shard": s, "rated": rated})
 		}
 	}
@@ -139,6 +144,14 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 		names[i] = c.Name
 	}
 	note := fmt.Sprintf("judge: %d responses rated by %s", rated, strings.Join(names, ", "))
+	if unrequested > 0 {
+		note += fmt.Sprintf(" (%d items have no generated response to rate)", unrequested)
+	}
+	for _, c := range counts {
+		if c.ParseFail+c.Dropped > 0 {
+			note += fmt.Sprintf("; %s: %d valid, %d parse_fail, %d dropped", c.Judge, c.Valid, c.ParseFail, c.Dropped)
+		}
+	}
 	if overlay {
 		note = "judge overlay: " + note + " (judge_quality is secondary; the verifiable score stays the headline)"
 	}
@@ -151,4 +164,28 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 // readRated reads a shard's rated predictions.
 func readRated(ctx context.Context, st store.Store, run, axis string, shard int) (map[string]scorers.Prediction, int, error) {
 	return readPredictions(ctx, st, ratingsPrefix(run, axis, shard), "")
+}
+
+// addCounts adds one chunk's per-judge counts to the running ones.
+func addCounts(into, c []judge.JudgeCount) []judge.JudgeCount {
+	if into == nil {
+		return append([]judge.JudgeCount(nil), c...)
+	}
+	for k := range c {
+		into[k].Reused += c[k].Reused
+		into[k].Asked += c[k].Asked
+		into[k].Valid += c[k].Valid
+		into[k].ParseFail += c[k].ParseFail
+		into[k].Dropped += c[k].Dropped
+	}
+	return into
+}
+
+// distinctItems counts the items the requests are about (MT asks once per turn).
+func distinctItems(reqs []judge.Request) int {
+	seen := map[string]bool{}
+	for _, r := range reqs {
+		seen[r.ItemID] = true
+	}
+	return len(seen)
 }

@@ -36,6 +36,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	ac := m.Config.Axes[in.Axis]
 	tally, err := ax.Tally(scorers.ScoreOptions{
 		ScoringMode: ac.ScoringMode, Seed: m.Config.Run.Seed, BootstrapResamples: m.Config.Run.BootstrapResamples, Options: ac.Options,
+		JudgeFloor: m.Config.Run.JudgeFloor,
 	})
 	if err != nil {
 		return AxisOutcome{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfig, nil)
@@ -79,7 +80,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	if err != nil {
 		return AxisOutcome{}, err
 	}
-	out := AxisOutcome{Weight: ac.Weight, Tier: ac.Tier, Dropped: unscored}
+	out := AxisOutcome{Weight: *ac.Weight, Tier: ac.Tier, Dropped: unscored}
 	if scored == 0 {
 		out.Result = scorers.AxisResult{Axis: in.Axis, Version: ax.Version(), ScorerType: ax.ScorerType(), Metric: "none",
 			Notes: []string{"no item was scored"}}

@@ -8,6 +8,7 @@ package scorers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/glossobench/glossobench/backends"
 )
@@ -69,6 +70,9 @@ type ScoreOptions struct {
 	Seed               int64
 	BootstrapResamples int
 	Options            map[string]any // the axis's own options (axes.<name>.options)
+	// JudgeFloor is run.judge_floor, the agreement floor of a judged axis
+	// whose options set none; nil means judge.DefaultFloor.
+	JudgeFloor *float64
 }
 
 // ItemScore is the per-item outcome, written to the store as JSONL and read by
@@ -169,7 +173,7 @@ func ScoreAll(t Tally, items []Item, preds []Prediction) (AxisResult, error) {
 type AxisConfig struct {
 	Datasets     []DatasetConfig `yaml:"datasets" json:"datasets"`
 	ScoringMode  string          `yaml:"scoring_mode,omitempty" json:"scoring_mode,omitempty"` // cloze | generate | both
-	Weight       float64         `yaml:"weight,omitempty" json:"weight,omitempty"`             // default 1.0
+	Weight       *float64        `yaml:"weight,omitempty" json:"weight,omitempty"`             // default 1.0; 0 reports the axis outside the mean
 	Tier         string          `yaml:"tier,omitempty" json:"tier,omitempty"`                 // public (default) | selfbuilt
 	MaxTokens    int             `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
 	Probes       []string        `yaml:"probes,omitempty" json:"probes,omitempty"` // shuffle, unanswerable
@@ -199,4 +203,17 @@ type DatasetConfig struct {
 	// translates row for row (belebele_ms of belebele_en); the axis then
 	// publishes the translated-minus-original difference (spec §0, principle 3).
 	TranslationOf string `yaml:"translation_of,omitempty" json:"translation_of,omitempty"`
+}
+
+// TruncationWarnRate is the truncation_rate at or above which a generative
+// axis warns that its score may be a cap-hit, not weakness (spec §10 #9).
+const TruncationWarnRate = 0.3
+
+// WarnTruncation adds the spec §10 #9 warning to r's notes when at least
+// TruncationWarnRate of its generations hit max_tokens. Every generative
+// axis calls it after setting TruncationRate.
+func WarnTruncation(r *AxisResult) {
+	if r.TruncationRate >= TruncationWarnRate {
+		r.Notes = append(r.Notes, fmt.Sprintf("WARNING: truncation_rate %.2f >= %.2f: generations hit max_tokens; a low score may be a cap-hit, not weakness", r.TruncationRate, TruncationWarnRate))
+	}
 }

@@ -45,7 +45,7 @@ type Config struct {
 type Run struct {
 	MaxWallSeconds     int     `yaml:"max_wall_seconds,omitempty" json:"max_wall_seconds"`       // default 10800 (3 h)
 	Seed               int64   `yaml:"seed,omitempty" json:"seed"`                               // default 1234
-	BootstrapResamples int     `yaml:"bootstrap_resamples,omitempty" json:"bootstrap_resamples"` // default 1000, clamped to 30..2000
+	BootstrapResamples int     `yaml:"bootstrap_resamples,omitempty" json:"bootstrap_resamples"` // default 1000; 30..2000 (spec §3), else an error
 	ShardSize          int     `yaml:"shard_size,omitempty" json:"shard_size"`                   // items per inference activity, default 100
 	CheckpointEvery    int     `yaml:"checkpoint_every,omitempty" json:"checkpoint_every"`       // items per checkpoint object, default 10
 	ParallelShards     int     `yaml:"parallel_shards,omitempty" json:"parallel_shards"`         // shards in flight per axis, default 4
@@ -53,7 +53,10 @@ type Run struct {
 	ChatTemplate       string  `yaml:"chat_template,omitempty" json:"chat_template"`             // auto (default) | always
 	NearChanceEps      float64 `yaml:"near_chance_eps,omitempty" json:"near_chance_eps"`         // default 0.05 (env MB_NEAR_CHANCE_EPS)
 	JudgeOverlay       bool    `yaml:"judge_overlay,omitempty" json:"judge_overlay"`
-	JudgeFloor         float64 `yaml:"judge_floor,omitempty" json:"judge_floor"` // agreement below this flags low_conf, default 0.5
+	// JudgeFloor is the agreement below which a judged item is low_conf, for
+	// every judged axis that does not set options.agreement_floor; default
+	// 0.5. A pointer, so that 0 is a floor and not "unset".
+	JudgeFloor *float64 `yaml:"judge_floor,omitempty" json:"judge_floor"`
 }
 
 // Model names the evaluated model and how to reach it.
@@ -175,7 +178,6 @@ func (c *Config) applyDefaults(baseDir string) {
 	if r.BootstrapResamples == 0 {
 		r.BootstrapResamples = 1000
 	}
-	r.BootstrapResamples = min(max(r.BootstrapResamples, 30), 2000)
 	if r.ShardSize == 0 {
 		r.ShardSize = 100
 	}
@@ -197,8 +199,8 @@ func (c *Config) applyDefaults(baseDir string) {
 			r.NearChanceEps = v
 		}
 	}
-	if r.JudgeFloor == 0 {
-		r.JudgeFloor = 0.5
+	if r.JudgeFloor == nil {
+		r.JudgeFloor = ptr(0.5)
 	}
 	if c.Store.URI == "" {
 		c.Store.URI = ".glossobench/store"
@@ -222,8 +224,8 @@ func (c *Config) applyDefaults(baseDir string) {
 		c.Model.ID = defaultModelID(c.Model.Spec)
 	}
 	for name, a := range c.Axes {
-		if a.Weight == 0 {
-			a.Weight = 1
+		if a.Weight == nil {
+			a.Weight = ptr(1.0)
 		}
 		if a.Tier == "" {
 			a.Tier = "public"
@@ -248,6 +250,12 @@ func (c *Config) validate() error {
 	}
 	if c.Run.ShardSize < 1 || c.Run.CheckpointEvery < 1 || c.Run.ParallelShards < 1 {
 		return errors.New("run.shard_size, run.checkpoint_every, run.parallel_shards: must be at least 1")
+	}
+	if r := c.Run.BootstrapResamples; r < 30 || r > 2000 {
+		return fmt.Errorf("run.bootstrap_resamples: must be 30 to 2000 (spec §3), got %d", r)
+	}
+	if f := *c.Run.JudgeFloor; f < 0 || f > 1 {
+		return fmt.Errorf("run.judge_floor: must be 0 to 1, got %g", f)
 	}
 	switch c.Run.ChatTemplate {
 	case "auto", "always":
@@ -277,8 +285,8 @@ func (c *Config) validate() error {
 		default:
 			return fmt.Errorf("%s.tier: must be public or selfbuilt, got %q", f, a.Tier)
 		}
-		if a.Weight < 0 {
-			return fmt.Errorf("%s.weight: must not be negative, got %g", f, a.Weight)
+		if *a.Weight < 0 {
+			return fmt.Errorf("%s.weight: must not be negative, got %g", f, *a.Weight)
 		}
 		for _, p := range a.Probes {
 			if p != "shuffle" && p != "unanswerable" {
@@ -316,6 +324,8 @@ func (c *Config) validate() error {
 	}
 	return nil
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // defaultModelID derives a model id from the spec: the GGUF file name or the URL.
 func defaultModelID(spec string) string {

@@ -28,7 +28,7 @@ func TestParseDefaultsAndPaths(t *testing.T) {
 		t.Fatalf("run defaults = %+v", c.Run)
 	}
 	k := c.Axes["knowledge"]
-	if k.Weight != 1 || k.Tier != "public" || k.ScoringMode != "cloze" || k.BaseDir != "/cfg" {
+	if *k.Weight != 1 || k.Tier != "public" || k.ScoringMode != "cloze" || k.BaseDir != "/cfg" {
 		t.Fatalf("axis defaults = %+v", k)
 	}
 	if c.BenchVersion != BenchVersion || c.Store.URI != ".glossobench/store" {
@@ -66,6 +66,9 @@ func TestErrorsNameFileAndField(t *testing.T) {
 		"wrong type":        good + "run:\n  seed: lots\n",
 		"empty":             "",
 		"bad translation":   strings.Replace(good, "path: d.jsonl, ", "path: d.jsonl, translation_of: nowhere, ", 1),
+		"few resamples":     good + "run:\n  bootstrap_resamples: 29\n",
+		"many resamples":    good + "run:\n  bootstrap_resamples: 2001\n",
+		"bad judge floor":   good + "run:\n  judge_floor: 1.5\n",
 	}
 	wants := map[string]string{
 		"unknown key": "field bogus not found", "bad scoring mode": "axes.knowledge.scoring_mode",
@@ -73,6 +76,8 @@ func TestErrorsNameFileAndField(t *testing.T) {
 		"missing path": "axes.knowledge.datasets[0].path", "bad probe": "axes.knowledge.probes",
 		"bad chat template": "run.chat_template", "wrong type": "line", "empty": "empty",
 		"bad translation": "axes.knowledge.datasets[0].translation_of",
+		"few resamples":   "run.bootstrap_resamples", "many resamples": "run.bootstrap_resamples",
+		"bad judge floor": "run.judge_floor",
 	}
 	for name, doc := range cases {
 		_, err := Parse([]byte(doc), "my.yaml", "", Overrides{})
@@ -92,6 +97,31 @@ func TestHashStableAndSensitive(t *testing.T) {
 	c, _ := Parse([]byte(good+"run:\n  seed: 7\n"), "c.yaml", "/cfg", Overrides{})
 	if a.Hash() != b.Hash() || a.Hash() == c.Hash() {
 		t.Fatal("config hash must be stable and change with the config")
+	}
+}
+
+// TestZeroIsAValue: weight 0 and judge_floor 0 are values a config may set,
+// not "unset" silently replaced by the defaults 1 and 0.5.
+func TestZeroIsAValue(t *testing.T) {
+	parse := func(doc string) *Config {
+		t.Helper()
+		c, err := Parse([]byte(doc), "c.yaml", "/cfg", Overrides{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	weighted := func(w string) string {
+		return strings.Replace(good, "knowledge:\n", "knowledge:\n    weight: "+w+"\n", 1)
+	}
+	if parse(weighted("0")).Hash() == parse(weighted("1")).Hash() {
+		t.Error("weight: 0 reads as weight: 1")
+	}
+	if parse(good+"run:\n  judge_floor: 0\n").Hash() == parse(good+"run:\n  judge_floor: 0.5\n").Hash() {
+		t.Error("judge_floor: 0 reads as the default 0.5")
+	}
+	if parse(good).Hash() != parse(weighted("1")).Hash() {
+		t.Error("an unset weight is not the default 1")
 	}
 }
 

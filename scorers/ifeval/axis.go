@@ -231,6 +231,7 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 	headline := sum.PromptStrict
 	res.Score = &headline
 	res.TruncationRate = float64(t.truncated) / float64(n)
+	scorers.WarnTruncation(&res)
 	if lo, hi, err := stats.MeanCI(t.strict, t.resamples, t.seed, 0.95); err == nil {
 		res.CI95 = &[2]float64{lo, hi}
 	}

@@ -539,8 +539,9 @@ func OverlayQuality(p scorers.Prediction) *float64 {
 const OptFloor = "agreement_floor"
 
 // FloorOption reads a judged axis's options: only OptFloor (items whose
-// judges agree less are low_conf) is known; absent means DefaultFloor.
-func FloorOption(opts map[string]any) (float64, error) {
+// judges agree less are low_conf) is known; absent means runFloor (the
+// config's run.judge_floor), or DefaultFloor when that is nil too.
+func FloorOption(opts map[string]any, runFloor *float64) (float64, error) {
 	const key = OptFloor
 	for k := range opts {
 		if k != key {
@@ -549,6 +550,9 @@ func FloorOption(opts map[string]any) (float64, error) {
 	}
 	switch v := opts[key].(type) {
 	case nil:
+		if runFloor != nil {
+			return *runFloor, nil
+		}
 		return DefaultFloor, nil
 	case float64:
 		return v, nil

@@ -431,9 +431,7 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 	}
 	if t.genN > 0 {
 		r.TruncationRate = float64(t.truncated) / float64(t.genN)
-		if r.TruncationRate >= 0.3 {
-			r.Notes = append(r.Notes, fmt.Sprintf("WARNING: truncation_rate %.2f >= 0.30: generations hit max_tokens; a low score may be a cap-hit, not weakness", r.TruncationRate))
-		}
+		scorers.WarnTruncation(&r)
 	}
 	r.Secondary = map[string]any{"low_conf_items": t.lowConf, "parse_fail": t.parseFail}
 	for k, v := range t.probes.signals() {

@@ -63,7 +63,7 @@ type extra struct {
 
 // Load reads the question files and joins reference answers by question_id.
 func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
-	if _, err := judge.FloorOption(cfg.Options); err != nil {
+	if _, err := judge.FloorOption(cfg.Options, nil); err != nil {
 		return nil, fmt.Errorf("axes.mt.%w", err)
 	}
 	var questions, refs []scorers.DatasetConfig
@@ -322,7 +322,7 @@ func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt score
 // Tally scores the axis one shard at a time, as Score does whole; a bad
 // agreement floor is an error here.
 func (a *Axis) Tally(opt scorers.ScoreOptions) (scorers.Tally, error) {
-	floor, err := judge.FloorOption(opt.Options)
+	floor, err := judge.FloorOption(opt.Options, opt.JudgeFloor)
 	if err != nil {
 		return nil, fmt.Errorf("axes.mt.%w", err)
 	}
@@ -459,9 +459,7 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 	r.N = len(t.scores)
 	if t.gens > 0 {
 		r.TruncationRate = float64(t.truncated) / float64(t.gens)
-		if r.TruncationRate >= 0.3 {
-			r.Notes = append(r.Notes, fmt.Sprintf("WARNING: truncation_rate %.2f >= 0.30: answers hit max_tokens; a low score may be a cap-hit, not weakness", r.TruncationRate))
-		}
+		scorers.WarnTruncation(&r)
 	}
 	if t.unrated > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d items had no valid judge rating and are not scored", t.unrated))

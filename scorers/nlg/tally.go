@@ -193,6 +193,7 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 	corpus := t.m.FScore(t.corpus) / 100
 	res.Score = &corpus
 	res.TruncationRate = float64(t.truncated) / float64(t.n)
+	scorers.WarnTruncation(&res)
 
 	total := make(chrf.Stats, t.width)
 	lo, hi, err := stats.PercentileBootstrap(t.n, t.resamples, uint64(t.seed), 0.95, func(idx []int) float64 {

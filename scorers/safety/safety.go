@@ -69,7 +69,7 @@ var labels = map[string]bool{"Harmful": true, "Berbahaya": true, "Safe": false, 
 
 // Load reads every configured dataset.
 func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
-	if _, err := judge.FloorOption(cfg.Options); err != nil {
+	if _, err := judge.FloorOption(cfg.Options, nil); err != nil {
 		return nil, fmt.Errorf("axes.safety.%w", err)
 	}
 	if len(cfg.Datasets) == 0 {

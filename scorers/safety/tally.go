@@ -16,7 +16,7 @@ var _ scorers.Axis = (*Axis)(nil)
 // Tally starts scoring the axis one shard at a time; a bad agreement floor
 // is an error naming the option.
 func (a *Axis) Tally(opt scorers.ScoreOptions) (scorers.Tally, error) {
-	floor, err := judge.FloorOption(opt.Options)
+	floor, err := judge.FloorOption(opt.Options, opt.JudgeFloor)
 	if err != nil {
 		return nil, fmt.Errorf("axes.safety.%w", err)
 	}
@@ -230,6 +230,7 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 	}
 	if t.gens > 0 {
 		r.TruncationRate = float64(t.truncated) / float64(t.gens)
+		scorers.WarnTruncation(&r)
 	}
 	overall := t.overall
 	overall.finish()

@@ -1,0 +1,184 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/registry"
+)
+
+// axisExtraFor is what an axis needs in its config section to run without judges.
+func axisExtraFor(axis string) string { return "" }
+
+// judgeServer is an OpenAI-compatible judge that answers every request with reply.
+func judgeServer(t *testing.T, reply string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}]}`, reply)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// axisRun is one axis taken through every stage up to Score.
+type axisRun struct {
+	plan      Plan
+	judgeNote string
+	out       AxisOutcome
+}
+
+// runAxisStages prepares cfg, dedups it, infers every shard of axis, judges
+// it when the plan says so and scores it.
+func runAxisStages(t *testing.T, env *testsuite.TestActivityEnvironment, acts *Activities, run, cfg, axis string) axisRun {
+	t.Helper()
+	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: run, ConfigYAML: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r axisRun
+	v.Get(&r.plan)
+	ref := RunRef{RunID: run, StoreURI: r.plan.StoreURI}
+	v, err = env.ExecuteActivity(acts.Dedup, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dd DedupResult
+	v.Get(&dd)
+	shards := 0
+	for _, ad := range dd.Axes {
+		if ad.Axis == axis {
+			shards = len(ad.Shards)
+		}
+	}
+	for s := 0; s < shards; s++ {
+		if _, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: axis, Shard: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := ScoreInput{AxisInput: AxisInput{RunRef: ref, Axis: axis}, Shards: shards}
+	for _, ap := range r.plan.Axes {
+		if ap.Name == axis && ap.Judged {
+			v, err := env.ExecuteActivity(acts.Judge, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n StageNote
+			v.Get(&n)
+			r.judgeNote = n.Note
+		}
+	}
+	v, err = env.ExecuteActivity(acts.Score, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Get(&r.out)
+	return r
+}
+
+func mtConfig(t *testing.T, judgeURL, run, axisExtra string) string {
+	data, _ := filepath.Abs("../testdata/mt/question.jsonl")
+	return fmt.Sprintf(`model: {spec: "openai:http://127.0.0.1:1", id: m}
+store: {uri: %s}
+run: {shard_size: 10%s}
+judges: [{name: j, family: other, spec: %q}, {name: k, family: another, spec: %q}]
+axes:
+  mt:
+%s    datasets:
+      - {name: q, path: %s, format: mt_bench, limit: 3}
+`, t.TempDir(), run, judgeURL, judgeURL, axisExtra, data)
+}
+
+// TestRunJudgeFloorReachesJudgedAxes: run.judge_floor is the agreement floor
+// of every judged axis that sets none of its own; the axis option wins.
+func TestRunJudgeFloorReachesJudgedAxes(t *testing.T) {
+	url := judgeServer(t, `{"explanation": "fine", "rating": 7}`)
+	for _, c := range []struct {
+		run, axis string
+		want      float64
+	}{
+		{"", "", 0.5},
+		{", judge_floor: 0.9", "", 0.9},
+		{", judge_floor: 0", "", 0},
+		{", judge_floor: 0.9", "    options: {agreement_floor: 0.3}\n", 0.3},
+	} {
+		env, acts, _ := newActEnv()
+		r := runAxisStages(t, env, acts, "f", mtConfig(t, url, c.run, c.axis), "mt")
+		if got := r.out.Result.Secondary["agreement_floor"]; got != c.want {
+			t.Errorf("run%q axis %q: agreement_floor %v, want %v", c.run, c.axis, got, c.want)
+		}
+	}
+}
+
+// TestWeightZeroIsKept: an axis configured with weight 0 has weight 0 in the
+// plan and the outcome, not the default 1.
+func TestWeightZeroIsKept(t *testing.T) {
+	env, acts, _ := newActEnv()
+	cfg := strings.Replace(testConfig(t, t.TempDir(), ""), "  knowledge:\n", "  knowledge:\n    weight: 0\n", 1)
+	r := runAxisStages(t, env, acts, "w", cfg, "knowledge")
+	if r.plan.Axes[0].Weight != 0 || r.out.Weight != 0 {
+		t.Fatalf("weight 0 became plan %v, outcome %v", r.plan.Axes[0].Weight, r.out.Weight)
+	}
+}
+
+// TestOverlayNoteCountsRatedResponses: the judge overlay on a cloze-only axis
+// has no generated response to rate, and its note says so.
+func TestOverlayNoteCountsRatedResponses(t *testing.T) {
+	url := judgeServer(t, `{"explanation": "fine", "rating": 7}`)
+	extra := fmt.Sprintf("judges: [{name: j, family: other, spec: %q}]\n", url)
+	for mode, want := range map[string]string{
+		"cloze":    "0 responses rated by j (25 items have no generated response",
+		"generate": "25 responses rated by j",
+	} {
+		env, acts, _ := newActEnv()
+		cfg := strings.Replace(testConfig(t, t.TempDir(), extra), "  knowledge:\n", "  knowledge:\n    judge_overlay: true\n    scoring_mode: "+mode+"\n", 1)
+		r := runAxisStages(t, env, acts, "o", cfg, "knowledge")
+		if !strings.Contains(r.judgeNote, want) {
+			t.Errorf("%s: judge note %q does not say %q", mode, r.judgeNote, want)
+		}
+	}
+}
+
+// truncatingBackend answers like countingBackend, every generation cut at max_tokens.
+type truncatingBackend struct{ *countingBackend }
+
+func (b truncatingBackend) Generate(ctx context.Context, reqs []backends.GenRequest) ([]backends.Generation, error) {
+	out, err := b.countingBackend.Generate(ctx, reqs)
+	for i := range out {
+		out[i].FinishReason = "length"
+	}
+	return out, err
+}
+
+// TestTruncationWarnsOnEveryGenerativeAxis: spec §10 #9 on IF, NLG and Safety
+// as on MCQ and MT.
+func TestTruncationWarnsOnEveryGenerativeAxis(t *testing.T) {
+	td, _ := filepath.Abs("../testdata")
+	datasets := map[string]string{
+		"if":     "{name: i, path: " + td + "/ifeval/input_data.jsonl, format: ifeval, limit: 5}",
+		"nlg":    "{name: f, path: " + td + "/nlg/flores_passages_eng_zsm_from_belebele.sample.jsonl, format: flores_passages, limit: 5}",
+		"safety": "{name: s, path: " + td + "/safety/ms_general_sample.jsonl, format: seahelm_safeguard, limit: 6}",
+	}
+	for axis, ds := range datasets {
+		env, acts, b := newActEnv()
+		acts.OpenBackend = func(string, registry.Options) (backends.Backend, error) { return truncatingBackend{b}, nil }
+		cfg := fmt.Sprintf("model: {spec: \"openai:http://127.0.0.1:1\", id: m}\nstore: {uri: %s}\naxes:\n  %s:\n%s    datasets: [%s]\n",
+			t.TempDir(), axis, axisExtraFor(axis), ds)
+		r := runAxisStages(t, env, acts, "t", cfg, axis)
+		notes := strings.Join(r.out.Result.Notes, "\n")
+		if r.out.Result.TruncationRate != 1 || !strings.Contains(notes, "WARNING: truncation_rate 1.00 >= 0.30") {
+			t.Errorf("%s: truncation_rate %v, notes:\n%s", axis, r.out.Result.TruncationRate, notes)
+		}
+	}
+}
