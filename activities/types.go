@@ -153,6 +153,12 @@ type AuditSummary struct {
 	// TrainedNote saying which were left out and why.
 	Trained     []AuditSummary `json:"trained,omitempty"`
 	TrainedNote string         `json:"trained_note,omitempty"`
+
+	// Design names what this pool audits: the detector that rates each row,
+	// the label it is scored against and the source tag the rows are pooled by.
+	Design *scorers.AuditDesign `json:"design,omitempty"`
+	// Pools are the axis's further pools (the summary itself is the first).
+	Pools []AuditSummary `json:"pools,omitempty"`
 }
 
 // AuditSensitivity says whether a default floor or band decides the verdict.

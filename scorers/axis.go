@@ -90,6 +90,18 @@ type ItemScore struct {
 	Fields map[string]any `json:"fields,omitempty"`
 }
 
+// AuditDesign names what one pool of the leakage audit (spec 003) audits:
+// a detector that rates each row, a label the detector did not produce, and
+// the source tag the rows are pooled by. The names are the columns of the
+// pool's audit-rows.csv.
+type AuditDesign struct {
+	Detector   string `json:"detector"`    // the rating's column, e.g. "confidence"
+	DetectorIs string `json:"detector_is"` // what rates each row, in words
+	Label      string `json:"label"`       // the label's column, e.g. "correct"
+	LabelIs    string `json:"label_is"`    // what the label says, in words
+	Source     string `json:"source"`      // the source tag's column, e.g. "subject"
+}
+
 // ByScoring is the MCQ cloze/generate breakdown of spec §1.
 type ByScoring struct {
 	Cloze     *float64 `json:"cloze"`
