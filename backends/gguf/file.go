@@ -26,42 +26,47 @@ const (
 // TensorType is a ggml tensor element type.
 type TensorType uint32
 
-// The ggml tensor types this package can compute with.
+// The ggml tensor types this package can compute with (ggml's numbering).
 const (
 	TypeF32  TensorType = 0
 	TypeF16  TensorType = 1
 	TypeQ4_0 TensorType = 2
+	TypeQ4_1 TensorType = 3
+	TypeQ5_0 TensorType = 6
+	TypeQ5_1 TensorType = 7
 	TypeQ8_0 TensorType = 8
+	TypeQ2_K TensorType = 10
+	TypeQ3_K TensorType = 11
+	TypeQ4_K TensorType = 12
+	TypeQ5_K TensorType = 13
+	TypeQ6_K TensorType = 14
+	TypeBF16 TensorType = 30
 )
 
+// typeLayouts gives each type's name, elements per block and bytes per
+// block (ggml's ggml_type_traits).
+var typeLayouts = map[TensorType]struct {
+	name              string
+	blockSize, nbytes int
+}{
+	TypeF32: {"F32", 1, 4}, TypeF16: {"F16", 1, 2}, TypeBF16: {"BF16", 1, 2},
+	TypeQ4_0: {"Q4_0", 32, 18}, TypeQ4_1: {"Q4_1", 32, 20}, TypeQ5_0: {"Q5_0", 32, 22}, TypeQ5_1: {"Q5_1", 32, 24},
+	TypeQ8_0: {"Q8_0", 32, 34}, TypeQ2_K: {"Q2_K", 256, 84}, TypeQ3_K: {"Q3_K", 256, 110},
+	TypeQ4_K: {"Q4_K", 256, 144}, TypeQ5_K: {"Q5_K", 256, 176}, TypeQ6_K: {"Q6_K", 256, 210},
+}
+
 func (t TensorType) String() string {
-	switch t {
-	case TypeF32:
-		return "F32"
-	case TypeF16:
-		return "F16"
-	case TypeQ4_0:
-		return "Q4_0"
-	case TypeQ8_0:
-		return "Q8_0"
+	if l, ok := typeLayouts[t]; ok {
+		return l.name
 	}
 	return fmt.Sprintf("type %d", uint32(t))
 }
 
-// blockSize is the number of elements per quantisation block and
-// blockBytes the bytes one block takes.
+// layout returns the number of elements per quantisation block and the
+// bytes one block takes.
 func (t TensorType) layout() (blockSize, blockBytes int, ok bool) {
-	switch t {
-	case TypeF32:
-		return 1, 4, true
-	case TypeF16:
-		return 1, 2, true
-	case TypeQ4_0:
-		return 32, 18, true
-	case TypeQ8_0:
-		return 32, 34, true
-	}
-	return 0, 0, false
+	l, ok := typeLayouts[t]
+	return l.blockSize, l.nbytes, ok
 }
 
 // TensorInfo describes one tensor of a GGUF file.

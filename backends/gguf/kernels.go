@@ -60,17 +60,8 @@ func (m *matrix) row(r int, buf []float32) []float32 {
 		}
 	case TypeQ8_0:
 		dequantQ8(src, buf[:m.cols])
-	case TypeQ4_0:
-		for b := 0; b < m.cols/32; b++ {
-			blk := src[b*18 : b*18+18]
-			d := f16ToF32(binary.LittleEndian.Uint16(blk))
-			out := buf[b*32 : b*32+32]
-			for i := 0; i < 16; i++ {
-				q := blk[2+i]
-				out[i] = d * float32(int(q&0x0f)-8)
-				out[i+16] = d * float32(int(q>>4)-8)
-			}
-		}
+	default:
+		dequantRow(m.typ, src, buf[:m.cols])
 	}
 	return buf
 }

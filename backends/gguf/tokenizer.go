@@ -18,20 +18,62 @@ const (
 	tokByte        = 6
 )
 
-// Tokenizer is the SentencePiece BPE tokenizer stored in a GGUF file
-// (tokenizer.ggml.model = "llama"). It reproduces llama.cpp's llm_tokenizer_spm,
-// so ids equal llama-server's /tokenize.
+// Tokenizer is the tokenizer stored in a GGUF file, reproducing llama.cpp's
+// so ids equal llama-server's /tokenize: SentencePiece BPE
+// (tokenizer.ggml.model "llama", llm_tokenizer_spm) and byte-level BPE
+// ("gpt2" with the pre-tokenizer tokenizer.ggml.pre names, and Gemma 4's
+// "gemma4", llm_tokenizer_bpe).
 type Tokenizer struct {
 	pieces         []string
 	scores         []float32
 	types          []int32
 	toID           map[string]int
-	byteTok        [256]int // -1 when the vocabulary has no <0xXX> piece
+	byteTok        [256]int // -1 when the vocabulary has no token for the byte
 	specials       []int    // control, unknown and user-defined tokens, longest text first
-	BOS, EOS, UNK  int      // -1 when absent
+	lstrip, rstrip map[int]bool
+	BOS, EOS, UNK  int // -1 when absent
 	eog            map[int]bool
 	addBOS, addEOS bool
 	addSpacePrefix bool
+
+	bpeModel bool // byte-level BPE rather than SentencePiece
+	pre      preTokenizer
+	merges   map[mergePair]int
+}
+
+// OpenTokenizer reads only the tokenizer of a GGUF file, so vocabulary-only
+// files (llama.cpp's models/ggml-vocab-*.gguf) work too.
+func OpenTokenizer(path string) (*Tokenizer, error) {
+	data, unmap, err := mapFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("gguf: %w", err)
+	}
+	defer unmap()
+	f, err := Parse(data)
+	if err == nil {
+		var t *Tokenizer
+		if t, err = newTokenizer(f); err == nil {
+			return t, nil // the tokenizer holds copies, never the mapping
+		}
+	}
+	return nil, fmt.Errorf("gguf: %s: %w", path, err)
+}
+
+// eogTexts are the token texts llama.cpp makes end-of-generation (and
+// control) whatever their stored type.
+var eogTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+	"<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>",
+	"<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>", "<\uff5cend\u2581of\u2581sentence\uff5c>", "[e~["}
+
+// fimTexts are the fill-in-the-middle token texts llama.cpp makes control
+// when the file names no id for them, keyed by that id's metadata key.
+var fimTexts = map[string][]string{
+	"tokenizer.ggml.fim_pre_token_id": {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<\uff5cfim\u2581begin\uff5c>", "<PRE>", "\u2581<PRE>", "<|code_prefix|>", "<|prefix|>"},
+	"tokenizer.ggml.fim_suf_token_id": {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<\uff5cfim\u2581hole\uff5c>", "<SUF>", "\u2581<SUF>", "<|code_suffix|>", "<|suffix|>"},
+	"tokenizer.ggml.fim_mid_token_id": {"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<\uff5cfim\u2581end\uff5c>", "<MID>", "\u2581<MID>", "<|code_middle|>", "<|middle|>"},
+	"tokenizer.ggml.fim_pad_token_id": {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"},
+	"tokenizer.ggml.fim_rep_token_id": {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"},
+	"tokenizer.ggml.fim_sep_token_id": {"<|file_sep|>"},
 }
 
 func newTokenizer(f *File) (*Tokenizer, error) {
@@ -42,16 +84,38 @@ func newTokenizer(f *File) (*Tokenizer, error) {
 	if !ok {
 		return nil, fmt.Errorf("metadata tokenizer.ggml.model is missing")
 	}
-	if model != "llama" {
-		return nil, fmt.Errorf("tokenizer.ggml.model %q is not supported (only \"llama\", SentencePiece BPE)", model)
-	}
 	pieces, ok := f.Metadata["tokenizer.ggml.tokens"].([]string)
 	if !ok || len(pieces) == 0 {
 		return nil, fmt.Errorf("metadata tokenizer.ggml.tokens is missing or not a string array")
 	}
 	n := len(pieces)
 	t := &Tokenizer{pieces: make([]string, n), scores: make([]float32, n), types: make([]int32, n),
-		toID: make(map[string]int, n), eog: map[int]bool{}}
+		toID: make(map[string]int, n), eog: map[int]bool{}, lstrip: map[int]bool{}, rstrip: map[int]bool{}}
+	// Defaults as llama.cpp's llama_vocab::impl::load sets them per model.
+	defBOS, defEOS, defUNK := 1, 2, 0
+	switch model {
+	case "llama":
+		t.addBOS, t.addSpacePrefix = true, true
+	case "gpt2", "gemma4":
+		pre, _, err := f.metaString("tokenizer.ggml.pre")
+		if err != nil {
+			return nil, err
+		}
+		defBOS, defEOS, defUNK = 11, 11, -1
+		if model == "gemma4" {
+			pre, defBOS, defEOS = "gemma4", -1, -1
+		}
+		if t.pre, err = preTokenizerFor(pre); err != nil {
+			return nil, err
+		}
+		lines, ok := f.Metadata["tokenizer.ggml.merges"].([]string)
+		if !ok {
+			return nil, fmt.Errorf("metadata tokenizer.ggml.merges is missing or not a string array (a %q tokenizer needs it)", model)
+		}
+		t.bpeModel, t.merges, t.addBOS = true, parseMerges(lines), t.pre.addBOS
+	default:
+		return nil, fmt.Errorf("tokenizer.ggml.model %q is not supported (want \"llama\", \"gpt2\" or \"gemma4\")", model)
+	}
 	if v, ok := f.Metadata["tokenizer.ggml.scores"]; ok {
 		s, isF := v.([]float32)
 		if !isF || len(s) != n {
@@ -78,10 +142,22 @@ func newTokenizer(f *File) (*Tokenizer, error) {
 	}
 	for b := range t.byteTok {
 		t.byteTok[b] = -1
-		if id, ok := t.toID[fmt.Sprintf("<0x%02X>", b)]; ok {
-			t.byteTok[b] = id
-		} else if id, ok := t.toID[string([]byte{byte(b)})]; ok {
-			t.byteTok[b] = id
+		hex, raw := fmt.Sprintf("<0x%02X>", b), string([]byte{byte(b)})
+		switch {
+		case t.bpeModel && t.pre.byteEncode:
+			if id, ok := t.toID[raw]; ok {
+				t.byteTok[b] = id
+			}
+		case t.bpeModel:
+			if id, ok := t.toID[hex]; ok {
+				t.byteTok[b] = id
+			}
+		default:
+			if id, ok := t.toID[hex]; ok {
+				t.byteTok[b] = id
+			} else if id, ok := t.toID[raw]; ok {
+				t.byteTok[b] = id
+			}
 		}
 	}
 	special := func(key string, def int) (int, error) {
@@ -94,32 +170,78 @@ func newTokenizer(f *File) (*Tokenizer, error) {
 		}
 		return v, nil
 	}
-	if t.BOS, err = special("tokenizer.ggml.bos_token_id", 1); err != nil {
+	if defBOS >= n {
+		defBOS = -1
+	}
+	if defEOS >= n {
+		defEOS = -1
+	}
+	if t.BOS, err = special("tokenizer.ggml.bos_token_id", defBOS); err != nil {
 		return nil, err
 	}
-	if t.EOS, err = special("tokenizer.ggml.eos_token_id", 2); err != nil {
+	if t.EOS, err = special("tokenizer.ggml.eos_token_id", defEOS); err != nil {
 		return nil, err
 	}
-	if t.UNK, err = special("tokenizer.ggml.unknown_token_id", 0); err != nil {
+	if t.UNK, err = special("tokenizer.ggml.unknown_token_id", defUNK); err != nil {
 		return nil, err
 	}
-	if t.addBOS, err = f.metaBool("tokenizer.ggml.add_bos_token", true); err != nil {
+	if t.addBOS, err = f.metaBool("tokenizer.ggml.add_bos_token", t.addBOS); err != nil {
 		return nil, err
+	}
+	if t.pre.gemma4 {
+		t.addBOS = true // llama.cpp overrides the file for Gemma 4
 	}
 	if t.addEOS, err = f.metaBool("tokenizer.ggml.add_eos_token", false); err != nil {
 		return nil, err
 	}
-	if t.addSpacePrefix, err = f.metaBool("tokenizer.ggml.add_space_prefix", true); err != nil {
+	if t.addSpacePrefix, err = f.metaBool("tokenizer.ggml.add_space_prefix", t.addSpacePrefix); err != nil {
 		return nil, err
 	}
-	t.eog[t.EOS] = true
+	if t.addBOS && t.BOS < 0 {
+		return nil, fmt.Errorf("tokenizer.ggml.add_bos_token is true but the vocabulary has no BOS token")
+	}
+	if t.addEOS && t.EOS < 0 {
+		return nil, fmt.Errorf("tokenizer.ggml.add_eos_token is true but the vocabulary has no EOS token")
+	}
+	// llama.cpp makes these texts control tokens whatever their stored type,
+	// which matters for what parse_special splits out.
+	for _, s := range eogTexts {
+		if id, ok := t.toID[s]; ok {
+			t.eog[id] = true
+			if t.types[id] != tokControl && t.types[id] != tokUnknown && t.types[id] != tokUserDefined {
+				t.types[id] = tokControl
+			}
+		}
+	}
+	for key, texts := range fimTexts {
+		ends := key != "tokenizer.ggml.fim_pre_token_id" && key != "tokenizer.ggml.fim_suf_token_id" && key != "tokenizer.ggml.fim_mid_token_id"
+		if id, err := special(key, -1); err != nil {
+			return nil, err
+		} else if id >= 0 {
+			t.eog[id] = t.eog[id] || ends
+			continue
+		}
+		for _, s := range texts {
+			if id, ok := t.toID[s]; ok {
+				if t.types[id] != tokControl && t.types[id] != tokUnknown && t.types[id] != tokUserDefined {
+					t.types[id] = tokControl
+				}
+				t.eog[id] = t.eog[id] || ends
+			}
+		}
+	}
+	// llama.cpp's Gemma 4 workaround: </s> is an ordinary token there.
+	if _, ok := t.toID["<|tool_response>"]; ok {
+		if id, ok := t.toID["</s>"]; ok {
+			delete(t.eog, id)
+			t.types[id] = tokNormal
+		}
+	}
+	if t.EOS >= 0 {
+		t.eog[t.EOS] = true
+	}
 	if id, err := special("tokenizer.ggml.eot_token_id", -1); err == nil && id >= 0 {
 		t.eog[id] = true
-	}
-	for _, s := range []string{"<|eot_id|>", "<|im_end|>", "<end_of_turn>", "<|end|>", "<|endoftext|>"} {
-		if id, ok := t.toID[s]; ok && t.types[id] == tokControl {
-			t.eog[id] = true
-		}
 	}
 	for i, ty := range t.types {
 		if ty == tokControl || ty == tokUnknown || ty == tokUserDefined {
@@ -129,6 +251,21 @@ func newTokenizer(f *File) (*Tokenizer, error) {
 	sort.SliceStable(t.specials, func(a, b int) bool {
 		return len(t.pieces[t.specials[a]]) > len(t.pieces[t.specials[b]])
 	})
+	// llama.cpp strips white space after Phi-3's special tokens (its
+	// per-model token attributes, chosen by general.name).
+	if name, _, _ := f.metaString("general.name"); strings.Contains(strings.ToLower(name), "phi-3") || strings.Contains(strings.ToLower(name), "phi3") {
+		for _, id := range t.specials {
+			t.rstrip[id] = true
+		}
+		if id, ok := t.toID["</s>"]; ok {
+			t.rstrip[id] = true
+		}
+		for _, s := range []string{"<unk>", "<s>", "<|endoftext|>"} {
+			if id, ok := t.toID[s]; ok {
+				delete(t.rstrip, id)
+			}
+		}
+	}
 	return t, nil
 }
 
@@ -141,13 +278,19 @@ type fragment struct {
 	token int // -1 for raw text
 }
 
-// Encode tokenizes text like llama-server's /tokenize with parse_special on:
-// control and user-defined token texts become their ids. addSpecial adds BOS
-// (and EOS) as the model's metadata asks.
+// Encode tokenizes text like llama-server's /tokenize: control and
+// user-defined token texts become their ids (parse_special on). addSpecial
+// adds BOS (and EOS) as the model's metadata asks.
 func (t *Tokenizer) Encode(text string, addSpecial bool) []int {
+	return t.Tokenize(text, addSpecial, true)
+}
+
+// Tokenize is llama.cpp's llama_tokenize: parseSpecial turns the texts of
+// control and unknown tokens into their ids (user-defined tokens always are).
+func (t *Tokenizer) Tokenize(text string, addSpecial, parseSpecial bool) []int {
 	var frags []fragment
 	if text != "" {
-		frags = t.partition(text)
+		frags = t.partition(text, parseSpecial)
 	}
 	var out []int
 	if addSpecial && t.addBOS && t.BOS >= 0 {
@@ -158,6 +301,10 @@ func (t *Tokenizer) Encode(text string, addSpecial bool) []int {
 		if fr.token >= 0 {
 			out = append(out, fr.token)
 			prevSpecial = true
+			continue
+		}
+		if t.bpeModel {
+			out = t.bpe(fr.text, out)
 			continue
 		}
 		s := fr.text
@@ -173,11 +320,18 @@ func (t *Tokenizer) Encode(text string, addSpecial bool) []int {
 	return out
 }
 
+// cSpace is C's isspace in the "C" locale, which llama.cpp strips with.
+func cSpace(b byte) bool { return b == ' ' || (b >= '\t' && b <= '\r') }
+
 // partition splits text around occurrences of special token texts, longest
-// first, as llama.cpp's tokenizer_st_partition does.
-func (t *Tokenizer) partition(text string) []fragment {
+// first, as llama.cpp's tokenizer_st_partition does, stripping white space
+// beside tokens that ask for it.
+func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 	frags := []fragment{{text: text, token: -1}}
 	for _, id := range t.specials {
+		if !parseSpecial && (t.types[id] == tokControl || t.types[id] == tokUnknown) {
+			continue
+		}
 		sp := t.pieces[id]
 		if !strings.Contains(text, sp) {
 			continue
@@ -194,11 +348,22 @@ func (t *Tokenizer) partition(text string) []fragment {
 				if i < 0 {
 					break
 				}
-				if i > 0 {
-					next = append(next, fragment{text: s[:i], token: -1})
+				left := s[:i]
+				if t.lstrip[id] {
+					for len(left) > 0 && cSpace(left[len(left)-1]) {
+						left = left[:len(left)-1]
+					}
+				}
+				if left != "" {
+					next = append(next, fragment{text: left, token: -1})
 				}
 				next = append(next, fragment{token: id})
 				s = s[i+len(sp):]
+				if t.rstrip[id] {
+					for len(s) > 0 && cSpace(s[0]) {
+						s = s[1:]
+					}
+				}
 			}
 			if s != "" {
 				next = append(next, fragment{text: s, token: -1})
@@ -328,6 +493,9 @@ func (t *Tokenizer) Piece(id int) string {
 	}
 	switch t.types[id] {
 	case tokNormal:
+		if t.bpeModel && t.pre.byteEncode {
+			return byteDecode(t.pieces[id])
+		}
 		return strings.ReplaceAll(t.pieces[id], "\u2581", " ")
 	case tokUserDefined:
 		return t.pieces[id]

@@ -1,0 +1,97 @@
+package gguf
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// randomBlocks returns nblocks random blocks of typ: random bits, with the
+// f16 scale fields set to finite values of a model's magnitude (f16At
+// offsets as in ggml's block structs).
+func randomBlocks(typ TensorType, nblocks int, rng *rand.Rand) []byte {
+	_, nb, _ := typ.layout()
+	raw := make([]byte, nblocks*nb)
+	for i := range raw {
+		raw[i] = byte(rng.Uint32())
+	}
+	scales := map[TensorType][]int{TypeQ4_0: {0}, TypeQ4_1: {0, 2}, TypeQ5_0: {0}, TypeQ5_1: {0, 2}, TypeQ8_0: {0},
+		TypeQ2_K: {80, 82}, TypeQ3_K: {108}, TypeQ4_K: {0, 2}, TypeQ5_K: {0, 2}, TypeQ6_K: {208}}[typ]
+	for b := 0; b < nblocks; b++ {
+		for _, off := range scales {
+			binary.LittleEndian.PutUint16(raw[b*nb+off:], f32ToF16(float32(rng.NormFloat64()*0.02)))
+		}
+	}
+	if typ == TypeBF16 || typ == TypeF16 {
+		for i := 0; i < len(raw); i += 2 {
+			v := float32(rng.NormFloat64())
+			h := f32ToF16(v)
+			if typ == TypeBF16 {
+				h = uint16(math.Float32bits(v) >> 16)
+			}
+			binary.LittleEndian.PutUint16(raw[i:], h)
+		}
+	}
+	return raw
+}
+
+// Every quantisation type dequantises to the values of llama.cpp's gguf-py
+// (gguf/quants.py, its NumPy port of ggml-quants.c's dequantize_row_*), on
+// random blocks.
+func TestDequantMatchesGGUFPy(t *testing.T) {
+	src := llamaCppSource(t)
+	python := "/usr/bin/python3" // Debian's, where python3-numpy installs
+	if _, err := os.Stat(python); err != nil {
+		python = "python3"
+	}
+	if err := exec.Command(python, "-c", "import numpy").Run(); err != nil {
+		t.Skip("python3 with numpy (Debian python3-numpy) is needed to run llama.cpp's gguf-py")
+	}
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, typ := range []TensorType{TypeF16, TypeBF16, TypeQ4_0, TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ8_0,
+		TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
+		bs, _, _ := typ.layout()
+		n := 8 * max(bs, 32)
+		raw := randomBlocks(typ, n/bs, rng)
+		in, out := filepath.Join(dir, typ.String()+".raw"), filepath.Join(dir, typ.String()+".f32")
+		if err := os.WriteFile(in, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		script := `import sys, numpy as np
+sys.path.insert(0, sys.argv[1])
+from gguf import quants, GGMLQuantizationType
+d = quants.dequantize(np.fromfile(sys.argv[2], dtype=np.uint8), GGMLQuantizationType(int(sys.argv[3])))
+d.astype(np.float32).tofile(sys.argv[4])`
+		cmd := exec.Command(python, "-c", script, filepath.Join(src, "gguf-py"), in, strconv.Itoa(int(typ)), out)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: gguf-py: %v\n%s", typ, err, b)
+		}
+		ref, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ref) != 4*n {
+			t.Fatalf("%s: gguf-py gave %d values, want %d", typ, len(ref)/4, n)
+		}
+		got := make([]float32, n)
+		dequantRow(typ, raw, got)
+		viaMatrix := newMatrix(&TensorInfo{Name: "w", Dims: []uint64{uint64(n), 1}, Type: typ, Data: raw}).row(0, make([]float32, n))
+		bad := 0
+		for i := range got {
+			want := math.Float32frombits(binary.LittleEndian.Uint32(ref[4*i:]))
+			// ggml may fuse d*q-m into one multiply-add; allow its last bit.
+			tol := 1e-6 * math.Abs(float64(want))
+			if math.Abs(float64(got[i]-want)) > tol || viaMatrix[i] != got[i] {
+				if bad++; bad <= 3 {
+					t.Errorf("%s: value %d = %g (matrix row %g), gguf-py %g", typ, i, got[i], viaMatrix[i], want)
+				}
+			}
+		}
+	}
+}

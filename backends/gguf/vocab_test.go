@@ -1,0 +1,120 @@
+package gguf
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// llamaCppSource returns the llama.cpp source tree that the npm package
+// node-llama-cpp bundles, unpacked once by .ci/llama-cpp-bundle.sh into the
+// user cache. Tests that need it skip, saying why, when it cannot be had.
+func llamaCppSource(t testing.TB) string {
+	t.Helper()
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache")
+	}
+	src := filepath.Join(cache, "glossobench", "llama.cpp-3.21.1", "src")
+	if _, err := os.Stat(filepath.Join(src, "CMakeLists.txt")); err == nil {
+		return src
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("llama.cpp's tokenizer vectors come from the npm package node-llama-cpp@3.21.1, and npm is not installed (.ci/run installs it)")
+	}
+	out, err := exec.Command("bash", "../../.ci/llama-cpp-bundle.sh").Output()
+	if err != nil {
+		t.Skipf("cannot unpack llama.cpp from npm package node-llama-cpp@3.21.1 (is the npm registry reachable?): %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
+}
+
+// vocabCase is one test of llama.cpp's models/ggml-vocab-*.gguf.inp/.out.
+type vocabCase struct {
+	text string
+	ids  []int
+}
+
+// readVocabCases reads a .inp/.out pair the way llama.cpp's
+// tests/test-tokenizer-0.cpp does.
+func readVocabCases(t *testing.T, gguf string) []vocabCase {
+	t.Helper()
+	inp, err := os.ReadFile(gguf + ".inp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile(gguf + ".out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sep = "\n__ggml_vocab_test__\n"
+	var texts []string
+	for s := string(inp); s != ""; {
+		i := strings.Index(s, sep)
+		if i < 0 {
+			texts = append(texts, s)
+			break
+		}
+		texts = append(texts, s[:i])
+		s = s[i+len(sep):]
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(texts) {
+		t.Fatalf("%s: %d inputs but %d outputs", gguf, len(texts), len(lines))
+	}
+	cases := make([]vocabCase, len(texts))
+	for i, l := range lines {
+		cases[i].text = texts[i]
+		for _, f := range strings.Fields(l) {
+			id, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("%s.out line %d: %v", gguf, i+1, err)
+			}
+			cases[i].ids = append(cases[i].ids, id)
+		}
+	}
+	return cases
+}
+
+// Every vocabulary of llama.cpp's tokenizer test suite that a supported
+// family uses gives llama.cpp's ids on every case (test-tokenizer-0 runs them
+// with add_special and parse_special off).
+func TestLlamaCppVocabVectors(t *testing.T) {
+	src := llamaCppSource(t)
+	supported := []string{"command-r", "deepseek-coder", "deepseek-llm", "falcon", "gemma-4", "gpt-2", "llama-bpe",
+		"llama-spm", "mpt", "phi-3", "qwen2", "qwen35", "refact", "starcoder"}
+	found, _ := filepath.Glob(filepath.Join(src, "models", "ggml-vocab-*.gguf.inp"))
+	for _, inp := range found {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(inp), "ggml-vocab-"), ".gguf.inp")
+		if !slices.Contains(supported, name) && name != "bert-bge" {
+			t.Errorf("llama.cpp has vectors for vocabulary %s, which this test does not know", name)
+		}
+	}
+	for _, name := range supported {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(src, "models", "ggml-vocab-"+name+".gguf")
+			tk, err := OpenTokenizer(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fails := 0
+			for _, c := range readVocabCases(t, path) {
+				if got := tk.Tokenize(c.text, false, false); !slices.Equal(got, c.ids) {
+					fails++
+					if fails <= 5 {
+						t.Errorf("%q: got %v, llama.cpp %v", c.text, got, c.ids)
+					}
+				}
+			}
+			if fails > 5 {
+				t.Errorf("%d cases differ in all", fails)
+			}
+		})
+	}
+}
