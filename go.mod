@@ -13,9 +13,18 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.10
 	github.com/aws/smithy-go v1.28.9
+	github.com/parquet-go/parquet-go v0.32.0
 	github.com/temporalio/ui-server/v2 v2.54.1
 	go.temporal.io/api v1.63.5
 	go.temporal.io/server v1.32.1
+)
+
+require (
+	github.com/andybalholm/brotli v1.1.1 // indirect
+	github.com/parquet-go/bitpack v1.0.0 // indirect
+	github.com/parquet-go/jsonlite v1.0.0 // indirect
+	github.com/pierrec/lz4/v4 v4.1.21 // indirect
+	github.com/twpayne/go-geom v1.6.1 // indirect
 )
 
 require (

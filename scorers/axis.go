@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/scorers/dataset"
 )
 
 // Scorer types, as printed in the measurement profile.
@@ -198,11 +199,27 @@ type AxisConfig struct {
 
 // DatasetConfig names one dataset file of an axis.
 type DatasetConfig struct {
-	Name   string `yaml:"name" json:"name"`
-	Path   string `yaml:"path" json:"path"`
-	Format string `yaml:"format" json:"format"` // reader name, e.g. global_mmlu, belebele, indonli, ifeval
-	Lang   string `yaml:"lang,omitempty" json:"lang,omitempty"`
-	Limit  int    `yaml:"limit,omitempty" json:"limit,omitempty"` // first N rows (0 = all)
+	Name string `yaml:"name" json:"name"`
+	// Path is a local file (relative to the config's folder), an s3:// object
+	// (store URI query parameters) or hf://datasets/OWNER/NAME@REVISION/PATH;
+	// a .gz, .zst or .zstd suffix is decompressed.
+	Path string `yaml:"path" json:"path"`
+	// Format names a built-in preset (global_mmlu, belebele, indonli,
+	// kalahi, ifeval, ...) or the axis kind (mcq) when Fields declares the
+	// dataset alone.
+	Format string `yaml:"format" json:"format"`
+	// FileFormat is jsonl, csv, tsv or parquet; default from the file name.
+	FileFormat string `yaml:"file_format,omitempty" json:"file_format,omitempty"`
+	// SHA256 pins the file's stored bytes; required for hf:// paths.
+	SHA256 string `yaml:"sha256,omitempty" json:"sha256,omitempty"`
+	// Fields map the file's columns to the item (see package scorers/dataset);
+	// with a preset they replace the preset's entries of the same name.
+	Fields *dataset.Mapping `yaml:"fields,omitempty" json:"fields,omitempty"`
+	// Fewshot puts the first N rows of a second file, answered, before
+	// every prompt (MCQ axes).
+	Fewshot *FewshotConfig `yaml:"fewshot,omitempty" json:"fewshot,omitempty"`
+	Lang    string         `yaml:"lang,omitempty" json:"lang,omitempty"`
+	Limit   int            `yaml:"limit,omitempty" json:"limit,omitempty"` // first N rows (0 = all)
 	// Filter keeps rows whose field equals the value (e.g. cultural_sensitivity_label: CS).
 	Filter  map[string]string `yaml:"filter,omitempty" json:"filter,omitempty"`
 	License string            `yaml:"license,omitempty" json:"license,omitempty"`
@@ -228,4 +245,23 @@ func WarnTruncation(r *AxisResult) {
 	if r.TruncationRate >= TruncationWarnRate {
 		r.Notes = append(r.Notes, fmt.Sprintf("WARNING: truncation_rate %.2f >= %.2f: generations hit max_tokens; a low score may be a cap-hit, not weakness", r.TruncationRate, TruncationWarnRate))
 	}
+}
+
+// FewshotConfig names a dataset's few-shot examples file (read with the
+// dataset's own mapping).
+type FewshotConfig struct {
+	Path       string `yaml:"path" json:"path"`
+	N          int    `yaml:"n" json:"n"`
+	FileFormat string `yaml:"file_format,omitempty" json:"file_format,omitempty"`
+	SHA256     string `yaml:"sha256,omitempty" json:"sha256,omitempty"`
+}
+
+// Source is the dataset's file, relative paths resolving against baseDir.
+func (d DatasetConfig) Source(baseDir string) dataset.Source {
+	return dataset.Source{URI: d.Path, BaseDir: baseDir, Format: d.FileFormat, SHA256: d.SHA256}
+}
+
+// Source is the examples file, relative paths resolving against baseDir.
+func (f FewshotConfig) Source(baseDir string) dataset.Source {
+	return dataset.Source{URI: f.Path, BaseDir: baseDir, Format: f.FileFormat, SHA256: f.SHA256}
 }

@@ -298,8 +298,11 @@ func (c *Config) validate() error {
 			if d.Path == "" {
 				return fmt.Errorf("%s.path: required", df)
 			}
-			if d.Format == "" {
-				return fmt.Errorf("%s.format: required", df)
+			if d.Format == "" && d.Fields == nil {
+				return fmt.Errorf("%s.format: required (a preset, or the axis kind with fields)", df)
+			}
+			if err := validateDatasetSource(df, name, d); err != nil {
+				return err
 			}
 			switch d.Register {
 			case "", "HIGH", "MID", "LOW":

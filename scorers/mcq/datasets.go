@@ -1,36 +1,84 @@
 package mcq
 
 import (
-	"bufio"
-	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/dataset"
 )
 
-// A reader turns one JSON line of a dataset into an item. It returns
-// ok=false for rows the dataset's filter drops.
-type reader func(row map[string]any, d scorers.DatasetConfig) (scorers.Item, error)
-
-// readers are the dataset formats the MCQ axes understand, by config name.
-var readers = map[string]reader{
-	"global_mmlu": readGlobalMMLU,
-	"belebele":    readBelebele,
-	"indonli":     readIndoNLI,
-	"kalahi":      readKalahi,
+// Presets are the built-in dataset formats, as mappings (DatasetConfig.Format
+// names one; DatasetConfig.Fields refines it or, alone, declares a dataset).
+var Presets = map[string]dataset.Mapping{
+	// Global-MMLU (CohereForAI/Global-MMLU): question, A-D, answer letter;
+	// the subject is the pooling source.
+	"global_mmlu": {
+		ID: "sample_id?", Question: "question", Choices: dataset.Choices{Each: []dataset.Expr{"A", "B", "C", "D"}},
+		Answer: "answer", Source: "subject?", Lang: `{{"ms"}}`,
+	},
+	// SEA-HELM's Belebele rows: prompts[0] holds passage, question and choice1-4.
+	"belebele": {
+		ID: "id?", Passage: "prompts.0.text", Question: "prompts.0.question",
+		Choices: dataset.Choices{Each: []dataset.Expr{"prompts.0.choice1", "prompts.0.choice2", "prompts.0.choice3", "prompts.0.choice4"}},
+		Answer:  "label", Lang: "metadata.language?",
+	},
+	// SEA-HELM's IndoNLI rows, with its template's options: A entailment,
+	// B contradiction, C neutral, stated in the item's language.
+	"indonli": {
+		Premise: "prompts.0.sentence1", Hypothesis: "prompts.0.sentence2", Answer: "label",
+		Labels: []string{"entailment", "contradiction", "neutral"},
+		ChoiceTexts: map[string][]string{
+			"id": {"Jika KALIMAT_1 benar, maka KALIMAT_2 juga harus benar.", "KALIMAT_1 bertentangan dengan KALIMAT_2.", "Jika KALIMAT_1 benar, KALIMAT_2 mungkin benar atau mungkin tidak benar."},
+			"ms": {"Jika AYAT_1 benar, maka AYAT_2 juga mesti benar.", "AYAT_1 bercanggah dengan AYAT_2.", "Jika AYAT_1 benar, AYAT_2 mungkin benar atau mungkin tidak benar."},
+			"*":  {"If SENTENCE_1 is true, then SENTENCE_2 must also be true.", "SENTENCE_1 contradicts SENTENCE_2.", "If SENTENCE_1 is true, SENTENCE_2 may or may not be true."},
+		},
+		Lang: `{{or datasetLang (opt . "metadata.language") "id"}}`,
+	},
+	// SEA-HELM's KALAHI rows: the options are lettered lines of prompts[0].mcq.
+	"kalahi": {
+		ID: "id?", Question: "prompts.0.question", ChoicesText: "prompts.0.mcq", Answer: "label", Lang: `{{"tl"}}`,
+	},
 }
 
 // Formats lists the dataset formats the MCQ axes read.
-func Formats() []string { return []string{"belebele", "global_mmlu", "indonli", "kalahi"} }
+func Formats() []string {
+	out := make([]string, 0, len(Presets))
+	for k := range Presets {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
 
-// LoadDataset reads one dataset file (JSONL, optionally gzipped). Every error
-// names the file, the line and the field.
+// MappingFor is the mapping a dataset declares: its format's preset, with
+// its own fields laid over it. Every error names the field.
+func MappingFor(d scorers.DatasetConfig) (dataset.Mapping, error) {
+	var m dataset.Mapping
+	if d.Format != "" && d.Format != "mcq" {
+		p, ok := Presets[d.Format]
+		if !ok {
+			return m, fmt.Errorf("dataset %s: unknown format %q (known: %s, or mcq with fields)", d.Name, d.Format, strings.Join(Formats(), ", "))
+		}
+		m = p
+	} else if d.Fields == nil {
+		return m, fmt.Errorf("dataset %s: format mcq needs fields", d.Name)
+	}
+	if d.Fields != nil {
+		m = dataset.Merge(m, *d.Fields)
+	}
+	if err := m.Check("mcq"); err != nil {
+		return m, fmt.Errorf("dataset %s: %w", d.Name, err)
+	}
+	return m, nil
+}
+
+// LoadDataset reads one dataset file. Every error names the file, the line
+// and the field.
 func LoadDataset(axis string, d scorers.DatasetConfig, baseDir string) ([]scorers.Item, error) {
 	var items []scorers.Item
 	err := EachInDataset(axis, d, baseDir, func(it scorers.Item) error {
@@ -43,64 +91,42 @@ func LoadDataset(axis string, d scorers.DatasetConfig, baseDir string) ([]scorer
 	return items, nil
 }
 
+// errStop ends a read at the dataset's limit.
+var errStop = fmt.Errorf("limit reached")
+
 // EachInDataset reads one dataset file like LoadDataset, a row at a time,
 // calling fn with each item; an error from fn stops the read and is returned
 // as it is.
 func EachInDataset(axis string, d scorers.DatasetConfig, baseDir string, fn func(scorers.Item) error) error {
-	read, ok := readers[d.Format]
-	if !ok {
-		return fmt.Errorf("dataset %s: unknown format %q (known: %s)", d.Name, d.Format, strings.Join(Formats(), ", "))
+	m, err := MappingFor(d)
+	if err != nil {
+		return err
 	}
-	path := d.Path
-	if !filepath.IsAbs(path) && baseDir != "" {
-		path = filepath.Join(baseDir, path)
-	}
-	f, err := os.Open(path)
+	c, err := m.Compile("mcq", dataset.Env{Lang: d.Lang})
 	if err != nil {
 		return fmt.Errorf("dataset %s: %w", d.Name, err)
 	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		gz, err := gzip.NewReader(f)
-		if err != nil {
-			return fmt.Errorf("%s: not gzip: %w", path, err)
-		}
-		defer gz.Close()
-		r = gz
-	}
+	src := d.Source(baseDir)
+	path := src.Path()
 	name := d.Name
 	if name == "" {
-		name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".gz"), ".jsonl")
+		name = src.Name()
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	prefix, err := fewshotPrefix(d, baseDir, c)
+	if err != nil {
+		return err
+	}
+	header := func(cols dataset.Columns) error { return c.CheckColumns(path, cols) }
 	n := 0
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
+	err = dataset.Each(context.Background(), src, header, func(r dataset.Row) error {
+		if !matches(r.Fields, d.Filter) {
+			return nil
 		}
-		var row map[string]any
-		if err := json.Unmarshal([]byte(text), &row); err != nil {
-			return fmt.Errorf("%s:%d: invalid JSON: %v", path, line, err)
-		}
-		if !matches(row, d.Filter) {
-			continue
-		}
-		it, err := read(row, d)
+		it, err := itemFromRow(c, r)
 		if err != nil {
-			return fmt.Errorf("%s:%d: %w", path, line, err)
+			return fmt.Errorf("%s:%d: %w", path, r.Line, err)
 		}
-		if len(it.Choices) < 2 {
-			return fmt.Errorf("%s:%d: fewer than two choices", path, line)
-		}
-		if it.Gold < 0 || it.Gold >= len(it.Choices) {
-			return fmt.Errorf("%s:%d: field label/answer: gold option out of range", path, line)
-		}
-		it.Axis, it.Dataset, it.Line = axis, name, line
+		it.Axis, it.Dataset, it.Line = axis, name, r.Line
 		if it.Lang == "" {
 			it.Lang = d.Lang
 		}
@@ -108,24 +134,73 @@ func EachInDataset(axis string, d scorers.DatasetConfig, baseDir string, fn func
 			it.Source = name
 		}
 		if it.ID == "" {
-			it.ID = strconv.Itoa(line)
+			it.ID = strconv.Itoa(r.Line)
 		}
 		it.ID = name + "/" + it.ID
-		it.Prompt = Render(it)
+		if m.Prompt != "" {
+			if it.Prompt, _, err = c.String("prompt", r); err != nil {
+				return fmt.Errorf("%s:%d: %w", path, r.Line, err)
+			}
+		} else {
+			it.Prompt = Render(it)
+		}
+		it.Prompt = prefix + it.Prompt
 		if err := fn(it); err != nil {
 			return err
 		}
 		if n++; d.Limit > 0 && n == d.Limit {
-			break
+			return errStop
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s:%d: %w", path, line+1, err)
+		return nil
+	})
+	if err != nil && err != errStop {
+		return err
 	}
 	if n == 0 {
 		return fmt.Errorf("dataset %s (%s): no rows", name, path)
 	}
 	return nil
+}
+
+// fewshotPrefix renders the dataset's few-shot examples (the first n rows
+// of the examples file, read with the same mapping), each followed by its
+// answer letter, as the text that goes before every prompt.
+func fewshotPrefix(d scorers.DatasetConfig, baseDir string, c *dataset.Compiled) (string, error) {
+	if d.Fewshot == nil || d.Fewshot.N == 0 {
+		return "", nil
+	}
+	src := d.Fewshot.Source(baseDir)
+	path := src.Path()
+	var b strings.Builder
+	n := 0
+	header := func(cols dataset.Columns) error { return c.CheckColumns(path, cols) }
+	err := dataset.Each(context.Background(), src, header, func(r dataset.Row) error {
+		it, err := itemFromRow(c, r)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w (few-shot example)", path, r.Line, err)
+		}
+		if it.Lang == "" {
+			it.Lang = d.Lang
+		}
+		p := Render(it)
+		if c.Mapping().Prompt != "" {
+			if p, _, err = c.String("prompt", r); err != nil {
+				return fmt.Errorf("%s:%d: %w (few-shot example)", path, r.Line, err)
+			}
+		}
+		fmt.Fprintf(&b, "%s %c\n\n", p, 'A'+it.Gold)
+		if n++; n == d.Fewshot.N {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && err != errStop {
+		return "", err
+	}
+	if n < d.Fewshot.N {
+		return "", fmt.Errorf("%s: %d examples, fewshot.n asks for %d", path, n, d.Fewshot.N)
+	}
+	return b.String(), nil
 }
 
 func matches(row map[string]any, filter map[string]string) bool {
@@ -137,197 +212,166 @@ func matches(row map[string]any, filter map[string]string) bool {
 	return true
 }
 
-func str(row map[string]any, field string) (string, error) {
-	v, ok := row[field]
-	if !ok {
-		return "", fmt.Errorf("field %s: missing", field)
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", fmt.Errorf("field %s: want a string, got %T", field, v)
-	}
-	return s, nil
-}
-
-// letterIndex reads a gold answer given as a letter ("C") or a 0-based number.
-func letterIndex(v any, field string) (int, error) {
-	switch x := v.(type) {
-	case string:
-		x = strings.TrimSpace(x)
-		if len(x) == 1 && x[0] >= 'A' && x[0] <= 'Z' {
-			return int(x[0] - 'A'), nil
-		}
-		if n, err := strconv.Atoi(x); err == nil {
-			return n, nil
-		}
-	case float64:
-		if x == float64(int(x)) {
-			return int(x), nil
-		}
-	}
-	return 0, fmt.Errorf("field %s: want a letter A-Z or an index, got %v", field, v)
-}
-
-// firstPrompt returns prompts[0] of a SEA-HELM row.
-func firstPrompt(row map[string]any) (map[string]any, error) {
-	ps, ok := row["prompts"].([]any)
-	if !ok || len(ps) == 0 {
-		return nil, fmt.Errorf("field prompts: want a non-empty list")
-	}
-	p, ok := ps[0].(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("field prompts[0]: want an object")
-	}
-	return p, nil
-}
-
-func readGlobalMMLU(row map[string]any, d scorers.DatasetConfig) (scorers.Item, error) {
+// itemFromRow reads one row through the mapping: the item's id, source,
+// lang, register, choices, gold option and label, and the texts Render
+// uses (in Extra). Errors name the field.
+func itemFromRow(c *dataset.Compiled, r dataset.Row) (scorers.Item, error) {
+	m := c.Mapping()
 	var it scorers.Item
-	q, err := str(row, "question")
+	var err error
+	read := func(key string, get func(string, dataset.Row) (string, bool, error)) (string, bool) {
+		if err != nil {
+			return "", false
+		}
+		var s string
+		var ok bool
+		s, ok, err = get(key, r)
+		return s, ok
+	}
+	it.ID, _ = read("id", c.String)
+	it.Source, _ = read("source", c.String)
+	it.Lang, _ = read("lang", c.String)
+	it.Register, _ = read("register", c.String)
+	extra := map[string]string{}
+	for _, k := range []struct{ key, name string }{{"passage", "passage"}, {"question", "question"}, {"premise", "sentence1"}, {"hypothesis", "sentence2"}} {
+		if s, ok := read(k.key, c.Text); ok {
+			extra[k.name] = s
+		}
+	}
 	if err != nil {
 		return it, err
 	}
-	for _, k := range []string{"A", "B", "C", "D"} {
-		c, err := str(row, k)
+	answer, _, err := c.Value("answer", r)
+	if err != nil {
+		return it, err
+	}
+	switch it.Register {
+	case "", "HIGH", "MID", "LOW":
+	default:
+		return it, fmt.Errorf("field %s: register must be HIGH, MID or LOW, got %q", m.Register, it.Register)
+	}
+	switch {
+	case len(m.Choices.Each) > 0:
+		for i := range m.Choices.Each {
+			s, _, err := c.Text(fmt.Sprintf("choices[%d]", i), r)
+			if err != nil {
+				return it, err
+			}
+			it.Choices = append(it.Choices, s)
+		}
+		// Sets whose questions have up to five options leave the last
+		// columns empty on questions with fewer.
+		for len(it.Choices) > 0 && it.Choices[len(it.Choices)-1] == "" {
+			it.Choices = it.Choices[:len(it.Choices)-1]
+		}
+	case m.Choices.List != "":
+		if it.Choices, _, err = c.Strings("choices", r); err != nil {
+			return it, err
+		}
+	case m.ChoicesText != "":
+		s, _, err := c.Text("choices_text", r)
 		if err != nil {
 			return it, err
 		}
-		it.Choices = append(it.Choices, c)
+		it.Choices = letteredLines(s)
+	default:
+		texts, ok := m.ChoiceTexts[it.Lang]
+		if !ok {
+			texts = m.ChoiceTexts["*"]
+		}
+		if texts == nil {
+			return it, fmt.Errorf("fields.choice_texts: none for language %q and no \"*\" entry", it.Lang)
+		}
+		it.Choices = slices.Clone(texts)
 	}
-	if it.Gold, err = letterIndex(row["answer"], "answer"); err != nil {
+	if len(it.Choices) < 2 {
+		return it, fmt.Errorf("field %s: fewer than two choices", choicesField(m))
+	}
+	if it.Gold, it.Label, err = gold(m, answer, it.Choices); err != nil {
 		return it, err
 	}
-	it.ID, _ = row["sample_id"].(string)
-	it.Source, _ = row["subject"].(string)
-	it.Label = string(rune('A' + it.Gold))
-	it.Extra = mustJSON(map[string]string{"question": q})
-	if it.Lang == "" {
-		it.Lang = "ms"
-	}
+	it.Extra = mustJSON(extra)
 	return it, nil
 }
 
-func readBelebele(row map[string]any, d scorers.DatasetConfig) (scorers.Item, error) {
-	var it scorers.Item
-	p, err := firstPrompt(row)
-	if err != nil {
-		return it, err
+func choicesField(m dataset.Mapping) string {
+	switch {
+	case m.ChoicesText != "":
+		return string(m.ChoicesText)
+	case m.Choices.List != "":
+		return string(m.Choices.List)
 	}
-	passage, err := str(p, "text")
-	if err != nil {
-		return it, fmt.Errorf("prompts[0].%w", err)
+	return "choices"
+}
+
+// gold reads the gold option from the answer value as the mapping says,
+// and the item's label: the label value with labels, else the letter.
+func gold(m dataset.Mapping, v any, choices []string) (int, string, error) {
+	field := strings.TrimSuffix(string(m.Answer), "?")
+	if m.Answer.IsTemplate() {
+		field = "answer (template)"
 	}
-	q, err := str(p, "question")
-	if err != nil {
-		return it, fmt.Errorf("prompts[0].%w", err)
+	text := strings.TrimSpace(dataset.Text(v))
+	if len(m.Labels) > 0 {
+		i := slices.Index(m.Labels, text)
+		if i < 0 {
+			return 0, "", fmt.Errorf("field %s: %q is not one of %s", field, text, strings.Join(m.Labels, ", "))
+		}
+		if i >= len(choices) {
+			return 0, "", fmt.Errorf("field %s: label %q has no option (%d choices)", field, text, len(choices))
+		}
+		return i, text, nil
 	}
-	for i := 1; i <= 4; i++ {
-		c, err := str(p, "choice"+strconv.Itoa(i))
+	g := -1
+	switch m.AnswerAs {
+	case "text":
+		g = slices.Index(choices, text)
+		if g < 0 {
+			return 0, "", fmt.Errorf("field %s: %q is not the text of any of the %d choices", field, text, len(choices))
+		}
+	case "letter":
+		if len(text) == 1 && text[0] >= 'A' && text[0] <= 'Z' {
+			g = int(text[0] - 'A')
+		} else {
+			return 0, "", fmt.Errorf("field %s: want a letter A-Z, got %q", field, text)
+		}
+	case "index":
+		n, err := strconv.Atoi(text)
 		if err != nil {
-			return it, fmt.Errorf("prompts[0].%w", err)
+			return 0, "", fmt.Errorf("field %s: want a 0-based index, got %q", field, text)
 		}
-		it.Choices = append(it.Choices, c)
+		g = n
+	default: // auto: a letter or a 0-based index
+		switch {
+		case len(text) == 1 && text[0] >= 'A' && text[0] <= 'Z':
+			g = int(text[0] - 'A')
+		default:
+			n, err := strconv.Atoi(text)
+			if err != nil {
+				return 0, "", fmt.Errorf("field %s: want a letter A-Z or an index, got %v", field, v)
+			}
+			g = n
+		}
 	}
-	if it.Gold, err = letterIndex(row["label"], "label"); err != nil {
-		return it, err
+	if g < 0 || g >= len(choices) {
+		return 0, "", fmt.Errorf("field %s: answer %q is outside the %d choices (A-%c)", field, text, len(choices), 'A'+len(choices)-1)
 	}
-	if id, ok := row["id"].(float64); ok {
-		it.ID = strconv.Itoa(int(id))
-	}
-	if m, ok := row["metadata"].(map[string]any); ok {
-		it.Lang, _ = m["language"].(string)
-	}
-	it.Label = string(rune('A' + it.Gold))
-	it.Extra = mustJSON(map[string]string{"passage": passage, "question": q})
-	return it, nil
+	return g, string(rune('A' + g)), nil
 }
 
-// indoNLIChoices follows SEA-HELM's IndoNLI template: A entailment, B contradiction, C neutral.
-var indoNLIChoices = []string{"entailment", "contradiction", "neutral"}
-
-var indoNLIText = map[string][]string{
-	"id": {"Jika KALIMAT_1 benar, maka KALIMAT_2 juga harus benar.", "KALIMAT_1 bertentangan dengan KALIMAT_2.", "Jika KALIMAT_1 benar, KALIMAT_2 mungkin benar atau mungkin tidak benar."},
-	"ms": {"Jika AYAT_1 benar, maka AYAT_2 juga mesti benar.", "AYAT_1 bercanggah dengan AYAT_2.", "Jika AYAT_1 benar, AYAT_2 mungkin benar atau mungkin tidak benar."},
-	"en": {"If SENTENCE_1 is true, then SENTENCE_2 must also be true.", "SENTENCE_1 contradicts SENTENCE_2.", "If SENTENCE_1 is true, SENTENCE_2 may or may not be true."},
-}
-
-func readIndoNLI(row map[string]any, d scorers.DatasetConfig) (scorers.Item, error) {
-	var it scorers.Item
-	p, err := firstPrompt(row)
-	if err != nil {
-		return it, err
-	}
-	s1, err := str(p, "sentence1")
-	if err != nil {
-		return it, fmt.Errorf("prompts[0].%w", err)
-	}
-	s2, err := str(p, "sentence2")
-	if err != nil {
-		return it, fmt.Errorf("prompts[0].%w", err)
-	}
-	label, err := str(row, "label")
-	if err != nil {
-		return it, err
-	}
-	it.Gold = -1
-	for i, c := range indoNLIChoices {
-		if c == label {
-			it.Gold = i
+// letteredLines splits "A: ...\nB: ..." (or "A. ", "A) ") into options; a
+// line that does not start the next letter continues the option above, and
+// text before option A is dropped.
+func letteredLines(s string) []string {
+	var out []string
+	for _, ln := range strings.Split(s, "\n") {
+		if len(ln) >= 3 && ln[0] == byte('A'+len(out)) && (ln[1] == ':' || ln[1] == '.' || ln[1] == ')') {
+			out = append(out, strings.TrimSpace(ln[2:]))
+		} else if n := len(out); n > 0 {
+			out[n-1] += "\n" + ln
 		}
 	}
-	if it.Gold < 0 {
-		return it, fmt.Errorf("field label: %q is not entailment, contradiction or neutral", label)
-	}
-	it.Lang = "id"
-	if m, ok := row["metadata"].(map[string]any); ok {
-		if l, ok := m["language"].(string); ok {
-			it.Lang = l
-		}
-	}
-	if d.Lang != "" {
-		it.Lang = d.Lang
-	}
-	texts, ok := indoNLIText[it.Lang]
-	if !ok {
-		texts = indoNLIText["en"]
-	}
-	it.Choices = append([]string(nil), texts...)
-	it.Label = label
-	it.Extra = mustJSON(map[string]string{"sentence1": s1, "sentence2": s2})
-	return it, nil
-}
-
-func readKalahi(row map[string]any, d scorers.DatasetConfig) (scorers.Item, error) {
-	var it scorers.Item
-	p, err := firstPrompt(row)
-	if err != nil {
-		return it, err
-	}
-	q, err := str(p, "question")
-	if err != nil {
-		return it, fmt.Errorf("prompts[0].%w", err)
-	}
-	opts, err := str(p, "mcq")
-	if err != nil {
-		return it, fmt.Errorf("prompts[0].%w", err)
-	}
-	for _, ln := range strings.Split(opts, "\n") {
-		if len(ln) >= 3 && ln[1] == ':' && ln[0] == byte('A'+len(it.Choices)) {
-			it.Choices = append(it.Choices, strings.TrimSpace(ln[2:]))
-		} else if n := len(it.Choices); n > 0 {
-			it.Choices[n-1] += "\n" + ln
-		}
-	}
-	if it.Gold, err = letterIndex(row["label"], "label"); err != nil {
-		return it, err
-	}
-	if id, ok := row["id"].(float64); ok {
-		it.ID = strconv.FormatInt(int64(id), 10)
-	}
-	it.Lang = "tl"
-	it.Label = string(rune('A' + it.Gold))
-	it.Extra = mustJSON(map[string]string{"question": q})
-	return it, nil
+	return out
 }
 
 func mustJSON(v any) json.RawMessage {

@@ -57,7 +57,7 @@ func TestBadRowsNameFileLineAndField(t *testing.T) {
 		"answer": `{"question": "q", "A": "a", "B": "b", "C": "c", "D": "d", "answer": "Z"}` + "\n",
 		"type":   `{"question": 7, "A": "a", "B": "b", "C": "c", "D": "d", "answer": "A"}` + "\n",
 	}
-	wants := map[string]string{"json": "invalid JSON", "field": "field D", "answer": "gold option out of range", "type": "field question"}
+	wants := map[string]string{"json": "invalid JSON", "field": "field D", "answer": "outside the 4 choices", "type": "field question"}
 	for name, row := range rows {
 		p := filepath.Join(dir, name+".jsonl")
 		good := `{"question": "q", "A": "a", "B": "b", "C": "c", "D": "d", "answer": "A"}` + "\n"

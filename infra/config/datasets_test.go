@@ -1,0 +1,52 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+const mappingBase = `model: {spec: "gguf:m.gguf"}
+axes:
+  knowledge:
+    datasets:
+      - name: malaymmlu
+        path: MalayMMLU.csv
+        format: mcq
+        fields:
+`
+
+// TestMalformedMappingsNameLineAndField: a mapping is checked when the
+// config loads, and each error names the config file, the line and the key.
+func TestMalformedMappingsNameLineAndField(t *testing.T) {
+	cases := []struct{ fields, want string }{
+		{"          questoin: prompt\n          answer: key\n          choices: [A, B]\n", "line 9: fields.questoin: unknown field"},
+		{"          question: '{{.prompt'\n          answer: key\n          choices: [A, B]\n", "line 9: fields.question: template"},
+		{"          question: prompt\n          answer: key\n          choices: [A, B]\n          answer_as: letters\n", "line 12: fields.answer_as: must be auto, letter, index, text or label"},
+		{"          question: prompt\n          choices: [A, B]\n", "fields.answer: required"},
+		{"          question: prompt\n          answer: key\n          choices: [A, B]\n          turns: t\n", "line 12: fields.turns: not read by the mcq axes"},
+		{"          question: prompt\n          answer: key\n          choices: {a: b}\n", "line 11: fields.choices"},
+	}
+	for _, c := range cases {
+		_, err := Parse([]byte(mappingBase+c.fields), "suite.yaml", "", Overrides{})
+		if err == nil || !strings.Contains(err.Error(), "suite.yaml") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("fields\n%s: error %v, want one naming suite.yaml and %q", c.fields, err, c.want)
+		}
+	}
+	good := mappingBase + "          question: prompt\n          answer: key\n          choices: [A, B, C, D, E]\n          source: subject\n"
+	if _, err := Parse([]byte(good), "suite.yaml", "", Overrides{}); err != nil {
+		t.Fatalf("a good mapping is refused: %v", err)
+	}
+}
+
+func TestHFPathsArePinned(t *testing.T) {
+	base := "model: {spec: \"gguf:m.gguf\"}\naxes:\n  knowledge:\n    datasets:\n      - name: g\n        format: global_mmlu\n"
+	if _, err := Parse([]byte(base+"        path: hf://datasets/CohereForAI/Global-MMLU@main/ms/test.parquet\n"), "c.yaml", "", Overrides{}); err == nil || !strings.Contains(err.Error(), "sha256: required") {
+		t.Errorf("unpinned hf:// path: %v", err)
+	}
+	if _, err := Parse([]byte(base+"        path: hf://datasets/CohereForAI/Global-MMLU/ms/test.parquet\n        sha256: "+strings.Repeat("a", 64)+"\n"), "c.yaml", "", Overrides{}); err == nil || !strings.Contains(err.Error(), "revision is required") {
+		t.Errorf("hf:// path without a revision: %v", err)
+	}
+	if _, err := Parse([]byte(base+"        path: hf://datasets/CohereForAI/Global-MMLU@abc/ms/test.parquet\n        sha256: "+strings.Repeat("a", 64)+"\n"), "c.yaml", "", Overrides{}); err != nil {
+		t.Errorf("pinned hf:// path refused: %v", err)
+	}
+}

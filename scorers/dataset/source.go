@@ -1,0 +1,387 @@
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/parquet-go/parquet-go"
+)
+
+// File formats of a dataset (DatasetConfig.FileFormat); "" takes it from the
+// name: .csv, .tsv, .parquet, and anything else JSONL.
+const (
+	FileJSONL   = "jsonl"
+	FileCSV     = "csv"
+	FileTSV     = "tsv"
+	FileParquet = "parquet"
+)
+
+// Source names one dataset file.
+type Source struct {
+	// URI is a local path (relative ones resolve against BaseDir) or
+	// scheme://... for a scheme an infra package registered (s3://, hf://).
+	URI     string
+	BaseDir string
+	Format  string // FileJSONL, FileCSV, FileTSV, FileParquet or "" (from the name)
+	// SHA256 pins the file's bytes as stored (before decompression); a
+	// mismatch is an error. Required for hf:// sources.
+	SHA256 string
+}
+
+// Row is one record of a dataset file.
+type Row struct {
+	// Line is the 1-based line of the record in a JSONL or CSV/TSV file
+	// (where the record starts), or its 1-based row number in a Parquet file.
+	Line   int
+	Fields map[string]any
+}
+
+// Opener opens a remote dataset file. pin is the configured SHA-256 (may
+// be empty); an opener that fetches into a cache verifies it there.
+type Opener func(ctx context.Context, uri, pin string) (io.ReadCloser, error)
+
+var (
+	openersMu sync.RWMutex
+	openers   = map[string]Opener{}
+)
+
+// RegisterScheme makes URIs starting with scheme:// readable through open.
+// The infra packages register s3 and hf; the dataset package itself reads
+// local files only.
+func RegisterScheme(scheme string, open Opener) {
+	openersMu.Lock()
+	defer openersMu.Unlock()
+	openers[scheme] = open
+}
+
+// Path returns the source's location as errors name it.
+func (s Source) Path() string {
+	if strings.Contains(s.URI, "://") || filepath.IsAbs(s.URI) || s.BaseDir == "" {
+		return s.URI
+	}
+	return filepath.Join(s.BaseDir, s.URI)
+}
+
+// Name is the file name without compression and format extensions.
+func (s Source) Name() string {
+	base := filepath.Base(strings.SplitN(s.Path(), "?", 2)[0])
+	base = trimCompression(base)
+	for _, ext := range []string{".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base
+}
+
+func trimCompression(name string) string {
+	for _, ext := range []string{".gz", ".zst", ".zstd"} {
+		name = strings.TrimSuffix(name, ext)
+	}
+	return name
+}
+
+// FileFormat returns the file format, from Format or the name.
+func (s Source) FileFormat() (string, error) {
+	switch s.Format {
+	case FileJSONL, FileCSV, FileTSV, FileParquet:
+		return s.Format, nil
+	case "":
+	default:
+		return "", fmt.Errorf("file_format: %q is not jsonl, csv, tsv or parquet", s.Format)
+	}
+	name := strings.ToLower(trimCompression(strings.SplitN(s.Path(), "?", 2)[0]))
+	switch filepath.Ext(name) {
+	case ".csv":
+		return FileCSV, nil
+	case ".tsv":
+		return FileTSV, nil
+	case ".parquet":
+		return FileParquet, nil
+	}
+	return FileJSONL, nil
+}
+
+func (s Source) open(ctx context.Context) (io.ReadCloser, error) {
+	p := s.Path()
+	if scheme, _, ok := strings.Cut(p, "://"); ok {
+		openersMu.RLock()
+		open := openers[scheme]
+		openersMu.RUnlock()
+		if open == nil {
+			return nil, fmt.Errorf("%s: no reader for %s:// sources in this program", p, scheme)
+		}
+		return open(ctx, p, s.SHA256)
+	}
+	return os.Open(p)
+}
+
+// Each reads the source's records in order, calling fn with each; an error
+// from fn (or header) stops the read and is returned as it is. Every other
+// error names the file (and the line where there is one). For CSV, TSV and
+// Parquet files, header (when not nil) is called first with the columns the
+// file declares.
+func Each(ctx context.Context, s Source, header func(Columns) error, fn func(Row) error) error {
+	if header == nil {
+		header = func(Columns) error { return nil }
+	}
+	format, err := s.FileFormat()
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.Path(), err)
+	}
+	rc, err := s.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	var r io.Reader = rc
+	if s.SHA256 != "" || format == FileParquet {
+		// A pin is checked before the first row is used; Parquet needs
+		// random access. Either way the stored file is read whole.
+		data, err := io.ReadAll(rc)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Path(), err)
+		}
+		if s.SHA256 != "" {
+			if got := SHA256Hex(data); !strings.EqualFold(got, s.SHA256) {
+				return fmt.Errorf("%s: sha256 is %s, the config pins %s: the file changed", s.Path(), got, s.SHA256)
+			}
+		}
+		r = bytes.NewReader(data)
+	}
+	r, closeFn, err := decompress(s.Path(), r)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	switch format {
+	case FileCSV:
+		return eachCSV(s.Path(), r, ',', header, fn)
+	case FileTSV:
+		return eachCSV(s.Path(), r, '\t', header, fn)
+	case FileParquet:
+		return eachParquet(s.Path(), r, header, fn)
+	}
+	return eachJSONL(s.Path(), r, fn)
+}
+
+// SHA256Hex is the lower-case hex SHA-256 of data.
+func SHA256Hex(data []byte) string {
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:])
+}
+
+func decompress(path string, r io.Reader) (io.Reader, func(), error) {
+	name := strings.SplitN(path, "?", 2)[0]
+	switch {
+	case strings.HasSuffix(name, ".gz"):
+		gz, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: not gzip: %w", path, err)
+		}
+		return gz, func() { gz.Close() }, nil
+	case strings.HasSuffix(name, ".zst"), strings.HasSuffix(name, ".zstd"):
+		zr, err := zstd.NewReader(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: not zstd: %w", path, err)
+		}
+		return zr, zr.Close, nil
+	}
+	return r, func() {}, nil
+}
+
+// eachJSONL reads JSON Lines, or a JSON array of records (what pandas'
+// to_json writes) when the file's first non-blank byte is "[".
+func eachJSONL(path string, r io.Reader, fn func(Row) error) error {
+	br := bufio.NewReaderSize(r, 1<<16)
+	skipped := 0 // blank lines before the first record still count
+	for {
+		b, err := br.Peek(1)
+		if err != nil || (b[0] != ' ' && b[0] != '\n' && b[0] != '\r' && b[0] != '\t') {
+			break
+		}
+		if b[0] == '\n' {
+			skipped++
+		}
+		br.ReadByte()
+	}
+	if b, err := br.Peek(1); err == nil && b[0] == '[' {
+		return eachJSONArray(path, br, fn)
+	}
+	sc := bufio.NewScanner(br)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	line := skipped
+	for sc.Scan() {
+		line++
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(text, &m); err != nil {
+			return fmt.Errorf("%s:%d: invalid JSON: %v", path, line, err)
+		}
+		if err := fn(Row{Line: line, Fields: m}); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s:%d: %w", path, line+1, err)
+	}
+	return nil
+}
+
+func eachJSONArray(path string, r io.Reader, fn func(Row) error) error {
+	dec := json.NewDecoder(r)
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("%s: invalid JSON: %v", path, err)
+	}
+	for n := 1; dec.More(); n++ {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			return fmt.Errorf("%s: record %d: invalid JSON: %v", path, n, err)
+		}
+		if err := fn(Row{Line: n, Fields: m}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachCSV reads a CSV or TSV file whose first record names the columns;
+// every value is a string.
+func eachCSV(path string, r io.Reader, comma rune, header func(Columns) error, fn func(Row) error) error {
+	cr := csv.NewReader(r)
+	cr.Comma = comma
+	if comma == '\t' {
+		cr.LazyQuotes = true // TSV files rarely quote; a stray quote is text
+	}
+	names, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s:1: no header row", path)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if len(names) > 0 {
+		names[0] = strings.TrimPrefix(names[0], "\ufeff")
+	}
+	seen := map[string]bool{}
+	for _, h := range names {
+		if h == "" || seen[h] {
+			return fmt.Errorf("%s:1: header: column name %q is empty or repeated", path, h)
+		}
+		seen[h] = true
+	}
+	if err := header(Columns{Names: names, Line: 1}); err != nil {
+		return err
+	}
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		line, _ := cr.FieldPos(0)
+		m := make(map[string]any, len(names))
+		for i, h := range names {
+			m[h] = rec[i]
+		}
+		if err := fn(Row{Line: line, Fields: m}); err != nil {
+			return err
+		}
+	}
+}
+
+func eachParquet(path string, r io.Reader, header func(Columns) error, fn func(Row) error) error {
+	br, ok := r.(*bytes.Reader)
+	if !ok {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		br = bytes.NewReader(data)
+	}
+	f, err := parquet.OpenFile(br, br.Size())
+	if err != nil {
+		return fmt.Errorf("%s: not a Parquet file: %w", path, err)
+	}
+	var names []string
+	for _, fld := range f.Schema().Fields() {
+		names = append(names, fld.Name())
+	}
+	if err := header(Columns{Names: names}); err != nil {
+		return err
+	}
+	rd := parquet.NewGenericReader[any](f)
+	defer rd.Close()
+	buf := make([]any, 256)
+	n := 0
+	for {
+		k, err := rd.Read(buf)
+		for _, v := range buf[:k] {
+			n++
+			m, ok := v.(map[string]any)
+			if !ok {
+				return fmt.Errorf("%s: row %d: not a record", path, n)
+			}
+			if err := fn(Row{Line: n, Fields: normalize(m).(map[string]any)}); err != nil {
+				return err
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: row %d: %w", path, n+1, err)
+		}
+	}
+}
+
+// normalize turns Parquet values into the JSON decoder's types (numbers as
+// float64, byte strings as strings), so one mapping reads both.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normalize(e)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = normalize(e)
+		}
+		return x
+	case []byte:
+		return string(x)
+	case int64:
+		return float64(x)
+	case int32:
+		return float64(x)
+	case int:
+		return float64(x)
+	case float32:
+		return float64(x)
+	}
+	return v
+}
+
+// Columns is what a CSV, TSV or Parquet file declares its columns to be.
+type Columns struct {
+	Names []string
+	Line  int // the header's line (CSV/TSV), 0 for Parquet
+}

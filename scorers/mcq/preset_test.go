@@ -1,0 +1,68 @@
+package mcq
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/glossobench/glossobench/scorers"
+)
+
+// TestPresetsMatchLegacyReaders reads every MCQ file of testdata and of
+// the shared data folder with the presets and with the readers they
+// replaced (legacy_test.go): the items, prompts included, are the same
+// byte for byte.
+func TestPresetsMatchLegacyReaders(t *testing.T) {
+	shared := filepath.Join("..", "..", "..", "shared", "data")
+	cases := []struct {
+		file   string
+		format string
+		lang   string
+		filter map[string]string
+	}{
+		{"../../testdata/data/global_mmlu_ms/global_mmlu_ms_test_subset.jsonl.gz", "global_mmlu", "ms", nil},
+		{"../../testdata/data/global_mmlu_ms/global_mmlu_ms_test_subset.jsonl.gz", "global_mmlu", "ms", map[string]string{"cultural_sensitivity_label": "CS"}},
+		{"../../testdata/data/belebele_ms_en/ms_belebele.jsonl", "belebele", "ms", nil},
+		{"../../testdata/data/belebele_ms_en/en_belebele.jsonl", "belebele", "en", nil},
+		{"../../testdata/data/nli_indonli/id_indonli_lay_1000sample.jsonl", "indonli", "id", nil},
+		{"../../testdata/data/nli_indonli/id_indonli_lay_1000sample.jsonl", "indonli", "", nil},
+		{"../../testdata/data/nli_indonli/id_indonli_lay_1000sample.jsonl", "indonli", "ms", nil},
+		{"../../testdata/data/cultural_kalahi_tl/tl_kalahi_mc.jsonl", "kalahi", "tl", nil},
+		{shared + "/global_mmlu_ms/global_mmlu_ms_test.jsonl.gz", "global_mmlu", "ms", nil},
+		{shared + "/global_mmlu_ms/global_mmlu_ms_test.jsonl.gz", "global_mmlu", "ms", map[string]string{"cultural_sensitivity_label": "CS"}},
+		{shared + "/global_mmlu_ms/global_mmlu_ms_dev.jsonl.gz", "global_mmlu", "ms", nil},
+		{shared + "/belebele_ms_en/ms_belebele.jsonl", "belebele", "ms", nil},
+		{shared + "/belebele_ms_en/en_belebele.jsonl", "belebele", "en", nil},
+		{shared + "/belebele_ms_en/ms_belebele_examples.jsonl", "belebele", "ms", nil},
+		{shared + "/belebele_ms_en/en_belebele_examples.jsonl", "belebele", "en", nil},
+		{shared + "/nli_indonli/id_indonli_lay_1000sample.jsonl", "indonli", "id", nil},
+		{shared + "/cultural_kalahi_tl/tl_kalahi_mc.jsonl", "kalahi", "tl", nil},
+	}
+	for _, c := range cases {
+		if _, err := os.Stat(c.file); err != nil {
+			t.Logf("skip %s: %v", c.file, err)
+			continue
+		}
+		d := scorers.DatasetConfig{Name: "ds", Path: c.file, Format: c.format, Lang: c.lang, Filter: c.filter}
+		want, err := legacyLoadDataset("knowledge", d, "")
+		if err != nil {
+			t.Fatalf("%s: legacy reader: %v", c.file, err)
+		}
+		got, err := LoadDataset("knowledge", d, "")
+		if err != nil {
+			t.Fatalf("%s: preset: %v", c.file, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s (%s): %d items, legacy %d", c.file, c.format, len(got), len(want))
+		}
+		for i := range want {
+			w, _ := json.Marshal(want[i])
+			g, _ := json.Marshal(got[i])
+			if string(w) != string(g) {
+				t.Fatalf("%s (%s) item %d differs:\npreset %s\nlegacy %s", c.file, c.format, i, g, w)
+			}
+		}
+		t.Logf("%s (%s, lang %q, filter %v): %d items identical", filepath.Base(c.file), c.format, c.lang, c.filter, len(got))
+	}
+}
