@@ -192,7 +192,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		return Summary{}, err
 	}
 	out := Summary{
-		ResultKey: ResultKey(in.RunID), MSPublic: s.MSPublic, MSPooled: s.MSPooled, MSExperimental: s.MSExperimental,
+		StoreURI: in.StoreURI, ResultKey: ResultKey(in.RunID), MSPublic: s.MSPublic, MSPooled: s.MSPooled, MSExperimental: s.MSExperimental,
 		MSCI95: s.MSCI95, Axes: map[string]*float64{}, NearChanceAxes: s.NearChanceAxes, Skipped: s.SkippedAxes,
 	}
 	for name, r := range res.Axes {

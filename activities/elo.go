@@ -121,7 +121,7 @@ func (a *Activities) RecomputeElo(ctx context.Context, in EloInput) (EloSummary,
 	slices.Sort(majors)
 	var out EloSummary
 	for _, major := range majors {
-		b, err := recomputeBoard(ctx, st, lang, major)
+		b, err := recomputeBoard(ctx, st, lang, major, a.store)
 		if err != nil {
 			return out, err
 		}
@@ -130,7 +130,10 @@ func (a *Activities) RecomputeElo(ctx context.Context, in EloInput) (EloSummary,
 	return out, nil
 }
 
-func recomputeBoard(ctx context.Context, st store.Store, lang string, major int) (EloBoard, error) {
+// recomputeBoard ranks one leaderboard version. Each row's run is read from
+// the store the row names (open opens it); a row from before rows named their
+// store is looked for in the leaderboard's own store.
+func recomputeBoard(ctx context.Context, st store.Store, lang string, major int, open func(context.Context, string) (store.Store, error)) (EloBoard, error) {
 	board := EloBoard{Dir: leaderboard.Dir(lang, major)}
 	rows, err := leaderboard.Read(ctx, st, lang, major)
 	if err != nil {
@@ -145,13 +148,22 @@ func recomputeBoard(ctx context.Context, st store.Store, lang string, major int)
 	var runs []*elo.Run
 	var ids []string
 	for _, model := range sortedModelIDs(latest) {
-		ref := latest[model].ResultRef
-		run, ok := runFromResultRef(ref)
-		if !ok {
-			board.Notes = append(board.Notes, fmt.Sprintf("model %s: result_ref %q names no run of this store; not ranked", model, ref))
-			continue
+		row := latest[model]
+		from, run := st, row.RunID
+		if row.RunStore != "" && run != "" {
+			var err error
+			if from, err = open(ctx, row.RunStore); err != nil {
+				board.Notes = append(board.Notes, fmt.Sprintf("model %s: run store %s: %v; not ranked", model, row.RunStore, err))
+				continue
+			}
+		} else {
+			var ok bool
+			if run, ok = runFromResultRef(row.ResultRef); !ok {
+				board.Notes = append(board.Notes, fmt.Sprintf("model %s: result_ref %q names no run of this store; not ranked", model, row.ResultRef))
+				continue
+			}
 		}
-		r, err := LoadEloRun(ctx, st, run)
+		r, err := LoadEloRun(ctx, from, run)
 		if err != nil {
 			board.Notes = append(board.Notes, fmt.Sprintf("model %s: %v; not ranked", model, err))
 			continue

@@ -18,7 +18,7 @@ import (
 // LeaderboardRow is the leaderboard row of a run; path names result.json in
 // errors and becomes the row's result_ref.
 func LeaderboardRow(res *Result, path string) (leaderboard.Row, error) {
-	row := leaderboard.Row{ModelID: res.ModelID, BenchVersion: res.BenchVersion, ResultRef: path,
+	row := leaderboard.Row{ModelID: res.ModelID, RunID: res.RunID, BenchVersion: res.BenchVersion, ResultRef: path,
 		Pins: map[string]string{"bench_version": res.BenchVersion, "config_hash": res.ConfigHash}, Scores: map[string]float64{}}
 	for axis, v := range res.PluginVersions {
 		row.Pins["plugin/"+axis] = v
@@ -69,23 +69,35 @@ func BenchMajor(v string) (int, error) {
 	return n, nil
 }
 
-// RefreshInput lists the runs a leaderboard refresh keeps current.
+// RefreshInput lists the runs a leaderboard refresh keeps current. It is the
+// REFRESH.json of `glossobench schedule create`; the README documents it.
 type RefreshInput struct {
 	Lang     string         `json:"lang"`      // default "ms"
-	StoreURI string         `json:"store_uri"` // where the leaderboard lives
+	StoreURI string         `json:"store_uri"` // where the leaderboard lives; runs go to their configs' stores
 	Runs     []PrepareInput `json:"runs"`      // config and model of each leaderboard entry
+	// MaxParallel is how many models are evaluated at once (default 1).
+	MaxParallel int `json:"max_parallel,omitempty"`
 }
 
 // RefreshItem is a run whose pins changed since its last leaderboard row.
 type RefreshItem struct {
-	Input  PrepareInput `json:"input"`
-	Reason string       `json:"reason"`
+	Input   PrepareInput `json:"input"`
+	ModelID string       `json:"model_id"`
+	Reason  string       `json:"reason"`
+}
+
+// RefreshFailure is a model that got no row this refresh, and why.
+type RefreshFailure struct {
+	ModelID string `json:"model_id"`
+	RunID   string `json:"run_id,omitempty"`
+	Reason  string `json:"reason"`
 }
 
 // RefreshPlan says which runs to redo and which are current.
 type RefreshPlan struct {
-	Todo    []RefreshItem `json:"todo"`
-	Current []string      `json:"current"` // model ids whose latest row has the same pins
+	Todo    []RefreshItem    `json:"todo"`
+	Current []string         `json:"current"`          // model ids whose latest row has the same pins
+	Failed  []RefreshFailure `json:"failed,omitempty"` // runs whose config could not be read
 }
 
 // PlanRefresh compares each run's pins (bench version and config hash) with
@@ -95,15 +107,28 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 	if err != nil {
 		return RefreshPlan{}, err
 	}
+	if in.MaxParallel < 0 {
+		return RefreshPlan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("max_parallel %d: want 1 or more (0 or absent means 1)", in.MaxParallel), ErrConfig, nil)
+	}
 	var plan RefreshPlan
 	for i, r := range in.Runs {
+		// A model whose config does not load fails alone; the others go on.
+		fail := func(err error) {
+			id := r.ModelID
+			if id == "" {
+				id = r.ConfigPath
+			}
+			plan.Failed = append(plan.Failed, RefreshFailure{ModelID: id, Reason: fmt.Sprintf("runs[%d]: %v", i, err)})
+		}
 		cfg, err := config.Load(r.ConfigPath, config.Overrides{Model: r.Model, ModelID: r.ModelID})
 		if err != nil {
-			return RefreshPlan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("runs[%d]: %v", i, err), ErrConfig, nil)
+			fail(err)
+			continue
 		}
 		major, err := BenchMajor(cfg.BenchVersion)
 		if err != nil {
-			return RefreshPlan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("runs[%d].bench_version: %v", i, err), ErrConfig, nil)
+			fail(fmt.Errorf("bench_version: %w", err))
+			continue
 		}
 		rows, err := leaderboard.Read(ctx, st, refreshLang(in), major)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -119,7 +144,7 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 		}
 		item := r
 		item.RunID = fmt.Sprintf("%s-%s", unsafeRunChars.ReplaceAllString(cfg.Model.ID, "_"), cfg.Hash()[:12])
-		plan.Todo = append(plan.Todo, RefreshItem{Input: item, Reason: "no leaderboard row with these pins"})
+		plan.Todo = append(plan.Todo, RefreshItem{Input: item, ModelID: cfg.Model.ID, Reason: "no leaderboard row with these pins"})
 	}
 	return plan, nil
 }
@@ -133,36 +158,65 @@ func refreshLang(in RefreshInput) string {
 	return in.Lang
 }
 
-// AppendInput names a finished run and the leaderboard language.
+// AppendInput names a finished run, where it was written, and the
+// leaderboard it joins.
 type AppendInput struct {
-	RunRef
-	Lang string `json:"lang"`
+	RunRef           // the run and the store it wrote to (its config's store)
+	ResultKey string `json:"result_key,omitempty"` // default runs/<run_id>/result.json
+	Lang      string `json:"lang"`
+	// BoardStoreURI is the leaderboard's store; empty means the run's own.
+	BoardStoreURI string `json:"board_store_uri,omitempty"`
 }
 
-// AppendLeaderboard appends a finished run's row to the append-only
-// leaderboard; a row already there (a retried append) counts as done.
+// AppendLeaderboard reads a finished run's result.json from the store the
+// run wrote it to and appends the run's row to the append-only leaderboard
+// in the board's store; a row already there (a retried append) counts as
+// done. A result that is missing or unreadable is not retried: waiting does
+// not make it appear.
 func (a *Activities) AppendLeaderboard(ctx context.Context, in AppendInput) (string, error) {
-	st, err := a.store(ctx, in.StoreURI)
+	if in.StoreURI == "" {
+		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("run %s: no store named for its result.json (the run did not report where it wrote it)", in.RunID), ErrData, nil)
+	}
+	runs, err := a.store(ctx, in.StoreURI)
 	if err != nil {
 		return "", err
 	}
-	var res Result
-	if err := getJSON(ctx, st, ResultKey(in.RunID), &res); err != nil {
+	key := in.ResultKey
+	if key == "" {
+		key = ResultKey(in.RunID)
+	}
+	data, err := runs.Get(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("run %s: no result.json at %s in store %s", in.RunID, key, runs.Describe()), ErrData, nil)
+	}
+	if err != nil {
 		return "", err
 	}
-	row, err := LeaderboardRow(&res, st.Describe()+"/"+ResultKey(in.RunID))
+	ref := runs.Describe() + "/" + key
+	var res Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("run %s: %s: %v", in.RunID, ref, err), ErrData, nil)
+	}
+	row, err := LeaderboardRow(&res, ref)
 	if err != nil {
 		return "", temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
 	}
+	row.RunStore = runs.Describe()
 	major, err := BenchMajor(res.BenchVersion)
 	if err != nil {
-		return "", temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
+		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: field bench_version: %v", ref, err), ErrData, nil)
+	}
+	board := runs
+	if in.BoardStoreURI != "" {
+		if board, err = a.store(ctx, in.BoardStoreURI); err != nil {
+			return "", err
+		}
 	}
 	lang := in.Lang
 	if lang == "" {
 		lang = "ms"
 	}
-	if err := leaderboard.Append(ctx, st, lang, major, row); err != nil && !errors.Is(err, leaderboard.ErrDuplicate) {
+	if err := leaderboard.Append(ctx, board, lang, major, row); err != nil && !errors.Is(err, leaderboard.ErrDuplicate) {
 		return "", err
 	}
 	return leaderboard.JSONLPath(lang, major), nil

@@ -190,6 +190,9 @@ type AggregateInput struct {
 
 // Summary is the run's headline, returned to the workflow; result.json has the rest.
 type Summary struct {
+	// StoreURI and ResultKey say where result.json is, so a parent workflow
+	// (LeaderboardRefresh) reads it from the store the run wrote to.
+	StoreURI       string              `json:"store_uri,omitempty"`
 	ResultKey      string              `json:"result_key"`
 	ResultPath     string              `json:"result_path,omitempty"` // on a local store
 	MSPublic       *float64            `json:"ms_public"`

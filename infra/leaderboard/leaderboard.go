@@ -57,7 +57,12 @@ type Row struct {
 	MSCI95        []float64          `json:"ms_ci95,omitempty"` // [low, high]
 	BenchVersion  string             `json:"bench_version,omitempty"`
 	ResultRef     string             `json:"result_ref,omitempty"` // where result.json lives
-	Notes         []string           `json:"notes,omitempty"`
+	// RunStore (a store URI) and RunID name the run, so views that need its
+	// items (Elo) read them from the store the run was written to, which
+	// need not be the leaderboard's.
+	RunStore string   `json:"run_store,omitempty"`
+	RunID    string   `json:"run_id,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
 	// AppendedAt is set by Append when zero.
 	AppendedAt time.Time `json:"appended_at"`
 }

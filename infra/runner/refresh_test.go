@@ -17,6 +17,7 @@ import (
 	"github.com/glossobench/glossobench/infra/leaderboard"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/infra/store/storetest"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -116,4 +117,69 @@ func TestLeaderboardRefreshSchedule(t *testing.T) {
 	if err := h.Delete(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// refreshAcross runs a LeaderboardRefresh whose leaderboard store differs from
+// the store the model's config writes its runs to, and checks that the row
+// lands on the leaderboard and that its Elo inputs are found in the run store.
+func refreshAcross(t *testing.T, runsURI, boardURI string) {
+	_, c := startServer(t)
+	startWorkers(t, c, runner.All)
+	cfgPath := filepath.Join(t.TempDir(), "run.yaml")
+	model := "gguf:" + filepath.Join(repoRoot(t), "testdata", "models", "tiny-llama", "tiny-llama.gguf")
+	if err := os.WriteFile(cfgPath, []byte(mcqConfig(t, model, runsURI, "cloze", "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := activities.RefreshInput{Lang: "ms", StoreURI: boardURI, Runs: []activities.PrepareInput{{ConfigPath: cfgPath}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	we, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "refresh-across", TaskQueue: workflows.TaskQueue}, workflows.LeaderboardRefreshName, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res workflows.LeaderboardRefreshResult
+	if err := we.Get(ctx, &res); err != nil {
+		t.Fatalf("refresh with runs on %s and the leaderboard on %s: %v", runsURI, boardURI, err)
+	}
+	if len(res.Ran) != 1 || len(res.Appended) != 1 {
+		t.Fatalf("refresh result %+v", res)
+	}
+	board, err := store.Open(ctx, boardURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := leaderboard.Read(ctx, board, "ms", 1)
+	if err != nil || len(rows) != 1 || rows[0].ModelID != "test-model" {
+		t.Fatalf("leaderboard rows %+v, %v", rows, err)
+	}
+	runs, err := store.Open(ctx, runsURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The row says where its run is, and the run is really there.
+	if ok, err := runs.Exists(ctx, activities.ResultKey(res.Ran[0])); !ok || err != nil {
+		t.Fatalf("run %s: result.json not in the run store %s: %v", res.Ran[0], runs.Describe(), err)
+	}
+	if ok, _ := board.Exists(ctx, activities.ResultKey(res.Ran[0])); ok {
+		t.Fatalf("run %s was written to the leaderboard store", res.Ran[0])
+	}
+	if rows[0].ResultRef != runs.Describe()+"/"+activities.ResultKey(res.Ran[0]) {
+		t.Fatalf("row result_ref %q does not name the run store %s", rows[0].ResultRef, runs.Describe())
+	}
+}
+
+// The runs go to the config's store, the leaderboard to the refresh's: both
+// on local disk, in different folders.
+func TestLeaderboardRefreshAcrossLocalStores(t *testing.T) {
+	refreshAcross(t, t.TempDir(), t.TempDir())
+}
+
+// Leaderboard on local disk, runs on a live S3-compatible server.
+func TestLeaderboardRefreshRunsOnS3(t *testing.T) {
+	refreshAcross(t, storetest.S3(t).Describe(), t.TempDir())
+}
+
+// Leaderboard on S3, runs on local disk.
+func TestLeaderboardRefreshBoardOnS3(t *testing.T) {
+	refreshAcross(t, t.TempDir(), storetest.S3(t).Describe())
 }

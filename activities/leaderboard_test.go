@@ -1,0 +1,101 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/glossobench/glossobench/infra/leaderboard"
+	"github.com/glossobench/glossobench/infra/store"
+)
+
+// putResult writes a minimal finished run's result.json into st.
+func putResult(t *testing.T, st store.Store, run, model string, ms float64) {
+	t.Helper()
+	res := Result{BenchVersion: "glossobench-v1", RunID: run, ModelID: model, ConfigHash: "c0ffee" + model,
+		Axes: map[string]AxisReport{}, Store: st.Describe()}
+	res.Summary.MSPublic = &ms
+	if err := putJSON(context.Background(), st, ResultKey(run), res); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func localStore(t *testing.T) *store.Local {
+	t.Helper()
+	st, err := store.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// The run's result.json is read from the store the run wrote it to and the
+// row lands on the leaderboard's store, naming the run's store.
+func TestAppendLeaderboardReadsTheRunStore(t *testing.T) {
+	ctx := context.Background()
+	runs, board := localStore(t), localStore(t)
+	putResult(t, runs, "m-1", "m", 0.5)
+	a := New(zerolog.Nop())
+	path, err := a.AppendLeaderboard(ctx, AppendInput{RunRef: RunRef{RunID: "m-1", StoreURI: runs.Dir()}, Lang: "ms", BoardStoreURI: board.Dir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path != "leaderboard/ms/v1/leaderboard.jsonl" {
+		t.Errorf("path %q", path)
+	}
+	rows, err := leaderboard.Read(ctx, board, "ms", 1)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("board rows %v, %v", rows, err)
+	}
+	if r := rows[0]; r.ModelID != "m" || r.RunID != "m-1" || r.RunStore != runs.Describe() || r.ResultRef != runs.Describe()+"/runs/m-1/result.json" {
+		t.Errorf("row %+v", r)
+	}
+	if got, _ := leaderboard.Read(ctx, runs, "ms", 1); len(got) != 0 {
+		t.Errorf("the run store got a leaderboard row too: %+v", got)
+	}
+}
+
+// A result that is not where the run says is a non-retryable failure naming
+// the run and the store: retrying cannot make it appear.
+func TestAppendLeaderboardMissingResultIsNotRetried(t *testing.T) {
+	runs, board := localStore(t), localStore(t)
+	a := New(zerolog.Nop())
+	for _, in := range []AppendInput{
+		{RunRef: RunRef{RunID: "gone-1", StoreURI: runs.Dir()}, BoardStoreURI: board.Dir()},
+		{RunRef: RunRef{RunID: "gone-1"}, BoardStoreURI: board.Dir()},
+	} {
+		_, err := a.AppendLeaderboard(context.Background(), in)
+		var app *temporal.ApplicationError
+		if !errors.As(err, &app) || !app.NonRetryable() || app.Type() != ErrData {
+			t.Fatalf("input %+v: error %v is not a non-retryable %s", in, err, ErrData)
+		}
+		if !strings.Contains(err.Error(), "gone-1") || (in.StoreURI != "" && !strings.Contains(err.Error(), runs.Describe())) {
+			t.Errorf("error %q does not name the run and its store", err)
+		}
+	}
+}
+
+// Elo reads each row's run from the store the row names, not the board's.
+func TestRecomputeEloReadsRunStores(t *testing.T) {
+	ctx := context.Background()
+	runs, board := localStore(t), localStore(t)
+	putResult(t, runs, "x-1", "x", 0.5)
+	a := New(zerolog.Nop())
+	if _, err := a.AppendLeaderboard(ctx, AppendInput{RunRef: RunRef{RunID: "x-1", StoreURI: runs.Dir()}, BoardStoreURI: board.Dir()}); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := a.RecomputeElo(ctx, EloInput{StoreURI: board.Dir()})
+	if err != nil || len(sum.Boards) != 1 {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	// One model only, so no ranking; but the run must have been found.
+	for _, n := range sum.Boards[0].Notes {
+		if strings.Contains(n, "not ranked") {
+			t.Errorf("note %q: the run was looked for in the wrong store", n)
+		}
+	}
+}
