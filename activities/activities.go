@@ -43,6 +43,9 @@ type Activities struct {
 	Log zerolog.Logger
 	// OpenBackend opens a model; nil means registry.Open. Tests replace it.
 	OpenBackend func(spec string, o registry.Options) (backends.Backend, error)
+	// SearchAttributes lists which of GlossoBench's search attributes a
+	// namespace has; nil means none (the worker wiring sets it).
+	SearchAttributes func(ctx context.Context, namespace string) ([]string, error)
 
 	mu     sync.Mutex
 	stores map[string]store.Store
@@ -244,6 +247,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	}
 	judges, excluded := keptJudges(cfg)
 	plan.ExcludedJudges = excluded
+	plan.SearchAttributes = a.namespaceSearchAttributes(ctx)
 	plan.Skipped, err = EachAxis(cfg, func(name string, ax scorers.Axis, each func(func(scorers.Item) error) error) error {
 		ac := cfg.Axes[name]
 		_, judgeable := ax.(judgedAxis)
@@ -280,6 +284,21 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	}
 	a.Log.Info().Str("run", in.RunID).Int("axes", len(plan.Axes)).Msg("prepared")
 	return plan, nil
+}
+
+// namespaceSearchAttributes is which of GlossoBench's search attributes the
+// run's namespace has. Not knowing is not an error: the run is still found
+// by its memo.
+func (a *Activities) namespaceSearchAttributes(ctx context.Context) []string {
+	if a.SearchAttributes == nil {
+		return nil
+	}
+	have, err := a.SearchAttributes(ctx, activity.GetInfo(ctx).WorkflowNamespace)
+	if err != nil {
+		a.Log.Warn().Err(err).Msg("cannot list the namespace's search attributes; the run sets none")
+		return nil
+	}
+	return have
 }
 
 func hasScheme(uri string) bool {

@@ -37,6 +37,10 @@ type Plan struct {
 	CorpusShards int `json:"corpus_shards,omitempty"`
 	// ExcludedJudges share the evaluated model's family and were dropped (spec §10 #2).
 	ExcludedJudges []string `json:"excluded_judges,omitempty"`
+	// SearchAttributes are those of GlossoBench's search attributes the
+	// run's namespace has; EvalRun sets them on itself. Found once here, so
+	// a replayed workflow decides as the first execution did.
+	SearchAttributes []string `json:"search_attributes,omitempty"`
 }
 
 // AxisPlan is one axis of the plan.

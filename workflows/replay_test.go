@@ -1,24 +1,33 @@
 package workflows
 
 import (
-	"os"
+	"path/filepath"
 	"testing"
 
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 )
 
-// TestReplayRecordedHistory replays a history recorded from a real EvalRun on
+// TestReplayRecordedHistory replays histories recorded from real EvalRuns on
 // the embedded server (infra/runner's TestEvalRunEmbedded with
-// GLOSSOBENCH_RECORD_HISTORY=1). A change to EvalRun that would break running
-// workflows fails here with a non-determinism error.
+// GLOSSOBENCH_RECORD_HISTORY=1 writes evalrun.json). Older recordings stay,
+// named by the commit that recorded them (evalrun-0d1f43b.json: before the
+// search-attribute upsert and the ScreenCorpus child), so a change to
+// EvalRun that would break running workflows of any of those versions fails
+// here with a non-determinism error.
 func TestReplayRecordedHistory(t *testing.T) {
-	const file = "../testdata/histories/evalrun.json"
-	if _, err := os.Stat(file); err != nil {
-		t.Fatalf("recorded history missing: %v", err)
+	files, err := filepath.Glob("../testdata/histories/evalrun*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("recorded histories missing: %v", err)
 	}
-	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(EvalRun, workflowOptions())
-	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, file); err != nil {
-		t.Fatal(err)
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			r := worker.NewWorkflowReplayer()
+			r.RegisterWorkflowWithOptions(EvalRun, workflowOptions())
+			r.RegisterWorkflowWithOptions(ScreenCorpus, workflow.RegisterOptions{Name: ScreenCorpusName})
+			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, file); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -68,174 +69,147 @@ type Progress struct {
 // a is used only to name activity methods; workers register a real value.
 var a *activities.Activities
 
-func cpuOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           TaskQueue,
-		StartToCloseTimeout: 30 * time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        time.Minute,
-			MaximumAttempts:        20,
-			NonRetryableErrorTypes: []string{activities.ErrConfig, activities.ErrData},
-		},
-	})
+// evalRun is one EvalRun execution: what it learned so far and the progress
+// the query reports. Each method is one step of the pipeline.
+type evalRun struct {
+	in       EvalRunInput
+	prog     Progress
+	plan     activities.Plan
+	ref      activities.RunRef
+	wall     time.Duration // the global budget
+	deadline time.Time
+
+	dedup    activities.DedupResult
+	outcomes []activities.AxisOutcome
+	skipped  []activities.Skip
+	notes    []string
 }
 
 // EvalRun scores one model on the configured axes.
 func EvalRun(ctx workflow.Context, in EvalRunInput) (EvalRunResult, error) {
-	runID := in.RunID
-	if runID == "" {
-		runID = workflow.GetInfo(ctx).WorkflowExecution.ID
+	r := &evalRun{in: in}
+	r.prog = Progress{RunID: in.RunID, Stage: StagePrepare}
+	if r.prog.RunID == "" {
+		r.prog.RunID = workflow.GetInfo(ctx).WorkflowExecution.ID
 	}
-	prog := &Progress{RunID: runID, Stage: "prepare"}
-	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (Progress, error) { return *prog, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (Progress, error) { return r.prog, nil }); err != nil {
 		return EvalRunResult{}, err
 	}
 	start := workflow.Now(ctx)
-	cpu := cpuOptions(ctx)
-
-	var plan activities.Plan
-	err := workflow.ExecuteActivity(cpu, a.Prepare, activities.PrepareInput{
-		RunID: runID, ConfigPath: in.ConfigPath, ConfigYAML: in.Config, Model: in.Model, ModelID: in.ModelID,
-		JudgeOverlay: in.JudgeOverlay, ChatTemplate: in.ChatTemplate,
-	}).Get(ctx, &plan)
-	if err != nil {
+	if err := r.prepare(ctx); err != nil {
 		return EvalRunResult{}, err
 	}
-	axisNames := make([]string, len(plan.Axes))
-	for i, ax := range plan.Axes {
-		axisNames[i] = ax.Name
-		prog.Axes = append(prog.Axes, AxisProgress{Axis: ax.Name, Total: ax.Items, Stage: "pending"})
+	r.deadline = start.Add(r.wall)
+	if err := r.screenAndDedup(ctx); err != nil {
+		return EvalRunResult{}, err
 	}
-	for _, s := range plan.Skipped {
-		prog.Axes = append(prog.Axes, AxisProgress{Axis: s.Axis, Stage: "skipped"})
+	for i := range r.plan.Axes {
+		if err := r.runAxis(ctx, i); err != nil {
+			return EvalRunResult{}, err
+		}
+	}
+	return r.aggregate(ctx)
+}
+
+// prepare loads the config and items (Prepare) and publishes what the run
+// is in the progress query, the memo and the search attributes.
+func (r *evalRun) prepare(ctx workflow.Context) error {
+	err := workflow.ExecuteActivity(stage(ctx, cpuPreset(), "prepare"), a.Prepare, activities.PrepareInput{
+		RunID: r.prog.RunID, ConfigPath: r.in.ConfigPath, ConfigYAML: r.in.Config, Model: r.in.Model, ModelID: r.in.ModelID,
+		JudgeOverlay: r.in.JudgeOverlay, ChatTemplate: r.in.ChatTemplate,
+	}).Get(ctx, &r.plan)
+	if err != nil {
+		return err
+	}
+	r.ref = activities.RunRef{RunID: r.prog.RunID, StoreURI: r.plan.StoreURI}
+	r.skipped = append([]activities.Skip(nil), r.plan.Skipped...)
+	r.wall = time.Duration(r.plan.MaxWallSeconds) * time.Second
+	if r.in.MaxWallSeconds > 0 {
+		r.wall = time.Duration(r.in.MaxWallSeconds) * time.Second
+	}
+	axisNames := make([]string, len(r.plan.Axes))
+	for i, ax := range r.plan.Axes {
+		axisNames[i] = ax.Name
+		r.prog.Axes = append(r.prog.Axes, AxisProgress{Axis: ax.Name, Total: ax.Items, Stage: StagePending})
+	}
+	configured := slices.Clone(axisNames)
+	for _, s := range r.plan.Skipped {
+		r.prog.Axes = append(r.prog.Axes, AxisProgress{Axis: s.Axis, Stage: StageSkipped})
+		configured = append(configured, s.Axis)
 	}
 	// The memo lets operators find and read runs in the Temporal UI.
 	if err := workflow.UpsertMemo(ctx, map[string]any{
-		"model_id": plan.ModelID, "bench_version": plan.BenchVersion, "axes": axisNames, "config_hash": plan.ConfigHash,
+		"model_id": r.plan.ModelID, "bench_version": r.plan.BenchVersion, "axes": axisNames, "config_hash": r.plan.ConfigHash,
 	}); err != nil {
-		return EvalRunResult{}, err
+		return err
 	}
+	return r.upsertSearchAttributes(ctx, configured)
+}
 
-	wall := plan.MaxWallSeconds
-	if in.MaxWallSeconds > 0 {
-		wall = in.MaxWallSeconds
+// screenAndDedup screens the corpus, then drops contaminated items and
+// shards what is kept (Dedup).
+func (r *evalRun) screenAndDedup(ctx workflow.Context) error {
+	r.prog.Stage = StageDedup
+	if err := r.screenCorpus(ctx); err != nil {
+		return err
 	}
-	deadline := start.Add(time.Duration(wall) * time.Second)
-	ref := activities.RunRef{RunID: runID, StoreURI: plan.StoreURI}
+	return workflow.ExecuteActivity(stage(ctx, screenPreset(r.wall), "dedup"), a.Dedup, r.ref).Get(ctx, &r.dedup)
+}
 
-	prog.Stage = "dedup"
-	// Screening a large corpus takes long: it may use the whole budget and
-	// heartbeats its shard offsets, so a dead worker is noticed in minutes.
-	dedupCtx := workflow.WithActivityOptions(cpu, workflow.ActivityOptions{
-		TaskQueue:           TaskQueue,
-		StartToCloseTimeout: time.Duration(wall) * time.Second,
-		HeartbeatTimeout:    2 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{NonRetryableErrorTypes: []string{activities.ErrConfig, activities.ErrData}},
-	})
-	if err := screenCorpus(ctx, dedupCtx, ref, plan); err != nil {
-		return EvalRunResult{}, err
-	}
-	var dd activities.DedupResult
-	if err := workflow.ExecuteActivity(dedupCtx, a.Dedup, ref).Get(ctx, &dd); err != nil {
-		return EvalRunResult{}, err
-	}
-	shards := map[string][]int{}
-	for _, ad := range dd.Axes {
-		shards[ad.Axis] = ad.Shards
-	}
-
-	var outcomes []activities.AxisOutcome
-	skipped := append([]activities.Skip(nil), plan.Skipped...)
-	var notes []string
-	for i, ax := range plan.Axes {
-		p := &prog.Axes[i]
-		p.Total, p.Shards = sum(shards[ax.Name]), len(shards[ax.Name])
-		// Each axis gets an equal share of what is left; time an axis does not
-		// use rolls over to the next.
-		left := deadline.Sub(workflow.Now(ctx)) - aggregateReserve
-		budget := left / time.Duration(len(plan.Axes)-i)
-		if budget <= 0 {
-			p.Stage = "skipped"
-			skipped = append(skipped, activities.Skip{Axis: ax.Name, Reason: "budget exhausted before the axis started"})
-			notes = append(notes, fmt.Sprintf("axis %s skipped: the global budget (%ds) ran out before it started; %d items not scored", ax.Name, wall, p.Total))
-			continue
+// shards is the item count of each of an axis's kept shards.
+func (r *evalRun) shards(axis string) []int {
+	for _, ad := range r.dedup.Axes {
+		if ad.Axis == axis {
+			return ad.Shards
 		}
-		prog.Stage = ax.Name
-		out, err := runAxis(ctx, plan, ref, ax, shards[ax.Name], budget, p)
-		if err != nil {
-			return EvalRunResult{}, err
-		}
-		if out.StoppedEarly {
-			notes = append(notes, fmt.Sprintf("axis %s stopped early at its budget of %s: %d of %d kept items not scored", ax.Name, budget.Round(time.Second), out.Dropped, p.Total))
-		}
-		outcomes = append(outcomes, out)
 	}
+	return nil
+}
 
-	prog.Stage = "aggregate"
-	var summary activities.Summary
-	err = workflow.ExecuteActivity(cpu, a.Aggregate, activities.AggregateInput{
-		RunRef: ref, Plan: plan, Dedup: dd, Outcomes: outcomes, Skipped: skipped, Notes: notes,
-	}).Get(ctx, &summary)
+// runAxis runs axis i on its share of what is left of the budget: an equal
+// share, so time an axis does not use rolls over to the next.
+func (r *evalRun) runAxis(ctx workflow.Context, i int) error {
+	ax, p := r.plan.Axes[i], &r.prog.Axes[i]
+	shards := r.shards(ax.Name)
+	p.Total, p.Shards = sum(shards), len(shards)
+	left := r.deadline.Sub(workflow.Now(ctx)) - aggregateReserve
+	budget := left / time.Duration(len(r.plan.Axes)-i)
+	if budget <= 0 {
+		p.Stage = StageSkipped
+		r.skipped = append(r.skipped, activities.Skip{Axis: ax.Name, Reason: "budget exhausted before the axis started"})
+		r.notes = append(r.notes, fmt.Sprintf("axis %s skipped: the global budget (%ds) ran out before it started; %d items not scored", ax.Name, int(r.wall/time.Second), p.Total))
+		return nil
+	}
+	r.prog.Stage = ax.Name
+	expired, err := r.infer(ctx, ax, len(shards), budget, p)
 	if err != nil {
-		return EvalRunResult{}, err
+		return err
 	}
-	prog.Stage = "done"
-	return EvalRunResult{RunID: runID, Summary: summary}, nil
+	out, err := r.score(ctx, ax, len(shards), budget, p)
+	if err != nil {
+		return err
+	}
+	out.StoppedEarly = expired
+	p.Stage = StageDone
+	if expired {
+		p.Stage = StageStopped
+		r.notes = append(r.notes, fmt.Sprintf("axis %s stopped early at its budget of %s: %d of %d kept items not scored", ax.Name, budget.Round(time.Second), out.Dropped, p.Total))
+	}
+	p.Done = p.Total - out.Dropped
+	r.outcomes = append(r.outcomes, out)
+	return nil
 }
 
-// screenCorpus fans the corpus shards out to ScreenShard activities on any
-// number of workers, parallel_shards at a time.
-func screenCorpus(ctx, actx workflow.Context, ref activities.RunRef, plan activities.Plan) error {
-	sel := workflow.NewSelector(ctx)
-	var firstErr error
-	next, inflight := 0, 0
-	for next < plan.CorpusShards || inflight > 0 {
-		for next < plan.CorpusShards && inflight < max(plan.ParallelShards, 1) && firstErr == nil {
-			f := workflow.ExecuteActivity(actx, a.ScreenShard, activities.ShardInput{RunRef: ref, Shard: next})
-			next++
-			inflight++
-			sel.AddFuture(f, func(f workflow.Future) {
-				inflight--
-				if err := f.Get(ctx, nil); err != nil && firstErr == nil {
-					firstErr = err
-				}
-			})
-		}
-		if inflight == 0 {
-			break
-		}
-		sel.Select(ctx)
-	}
-	return firstErr
-}
-
-// runAxis runs one axis: inference over its shards raced against the axis
-// budget, then judging, probes, scoring and the audit. When the budget timer
-// fires the in-flight shards are cancelled; they checkpoint what they answered
-// and the axis is scored on that.
-func runAxis(ctx workflow.Context, plan activities.Plan, ref activities.RunRef, ax activities.AxisPlan, shards []int, budget time.Duration, p *AxisProgress) (activities.AxisOutcome, error) {
-	p.Stage = "inference"
+// infer runs the axis's shards raced against its budget and reports whether
+// the budget ran out. When the budget timer fires the in-flight shards are
+// cancelled; they checkpoint what they answered and the axis is scored on that.
+func (r *evalRun) infer(ctx workflow.Context, ax activities.AxisPlan, shards int, budget time.Duration, p *AxisProgress) (expired bool, err error) {
+	p.Stage = StageInference
 	inferCtx, cancelInfer := workflow.WithCancel(ctx)
 	defer cancelInfer()
-	inferCtx = workflow.WithActivityOptions(inferCtx, workflow.ActivityOptions{
-		TaskQueue:           InferenceTaskQueue,
-		StartToCloseTimeout: budget + time.Minute,
-		HeartbeatTimeout:    time.Duration(max(plan.HeartbeatSecs, 5)) * time.Second,
-		WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        30 * time.Second,
-			NonRetryableErrorTypes: []string{activities.ErrConfig, activities.ErrData},
-		},
-	})
 	timerCtx, cancelTimer := workflow.WithCancel(ctx)
 	defer cancelTimer()
-	timer := workflow.NewTimer(timerCtx, budget)
-
-	expired := false
+	timer := workflow.NewTimerWithOptions(timerCtx, budget, workflow.TimerOptions{Summary: "budget " + ax.Name})
 	sel := workflow.NewSelector(ctx)
 	sel.AddFuture(timer, func(f workflow.Future) {
 		if f.Get(ctx, nil) == nil {
@@ -243,87 +217,79 @@ func runAxis(ctx workflow.Context, plan activities.Plan, ref activities.RunRef, 
 			cancelInfer()
 		}
 	})
-	var firstErr error
-	next, inflight := 0, 0
-	parallel := max(plan.ParallelShards, 1)
-	for next < len(shards) || inflight > 0 {
-		for !expired && next < len(shards) && inflight < parallel {
-			shard := next
-			next++
-			inflight++
-			f := workflow.ExecuteActivity(inferCtx, a.Infer, activities.ShardInput{RunRef: ref, Axis: ax.Name, Shard: shard})
-			sel.AddFuture(f, func(f workflow.Future) {
-				inflight--
-				var r activities.ShardResult
-				if err := f.Get(ctx, &r); err != nil {
-					if !temporal.IsCanceledError(err) && firstErr == nil {
-						firstErr = err
-					}
-					return
-				}
-				p.Done += r.Done
-			})
+	preset := inferPreset(budget, r.plan.HeartbeatSecs)
+	err = fanOut(ctx, sel, shards, r.plan.ParallelShards, func() bool { return expired }, func(shard int) workflow.Future {
+		sctx := stage(inferCtx, preset, "infer %s shard %d/%d", ax.Name, shard+1, shards)
+		return workflow.ExecuteActivity(sctx, a.Infer, activities.ShardInput{RunRef: r.ref, Axis: ax.Name, Shard: shard})
+	}, func(f workflow.Future) error {
+		var res activities.ShardResult
+		if err := f.Get(ctx, &res); err != nil {
+			if temporal.IsCanceledError(err) {
+				return nil
+			}
+			cancelInfer() // one shard failed for good: the axis fails, stop the rest
+			return err
 		}
-		if expired && next < len(shards) {
-			next = len(shards) // never start a shard after the budget ran out
-		}
-		if inflight == 0 {
-			break
-		}
-		sel.Select(ctx)
-		if firstErr != nil && !expired {
-			cancelInfer()
-		}
-	}
+		p.Done += res.Done
+		return nil
+	})
 	cancelTimer()
-	if firstErr != nil && !expired {
-		return activities.AxisOutcome{}, fmt.Errorf("axis %s: inference: %w", ax.Name, firstErr)
+	if err != nil && !expired {
+		return false, fmt.Errorf("axis %s: inference: %w", ax.Name, err)
 	}
+	return expired, nil
+}
 
-	cpu := cpuOptions(ctx)
-	axisRef := activities.AxisInput{RunRef: ref, Axis: ax.Name}
+// score judges, checks the probes, scores and audits an answered axis.
+func (r *evalRun) score(ctx workflow.Context, ax activities.AxisPlan, shards int, budget time.Duration, p *AxisProgress) (activities.AxisOutcome, error) {
+	in := activities.ScoreInput{AxisInput: activities.AxisInput{RunRef: r.ref, Axis: ax.Name}, Shards: shards}
 	var stageNotes []string
-	if ax.Judged {
-		p.Stage = "judging"
+	note := func(st string, preset workflow.ActivityOptions, fn any) error {
+		p.Stage = st
 		var n activities.StageNote
-		judgeCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue:           InferenceTaskQueue,
-			StartToCloseTimeout: max(budget, time.Hour),
-			HeartbeatTimeout:    5 * time.Minute,
-			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrConfig, activities.ErrData}},
-		})
-		if err := workflow.ExecuteActivity(judgeCtx, a.Judge, activities.ScoreInput{AxisInput: axisRef, Shards: len(shards)}).Get(ctx, &n); err != nil {
-			return activities.AxisOutcome{}, err
+		if err := workflow.ExecuteActivity(stage(ctx, preset, "%s %s", st, ax.Name), fn, in).Get(ctx, &n); err != nil {
+			return err
 		}
 		stageNotes = append(stageNotes, n.Note)
+		return nil
+	}
+	if ax.Judged {
+		if err := note(StageJudging, judgePreset(budget), a.Judge); err != nil {
+			return activities.AxisOutcome{}, err
+		}
 	}
 	if len(ax.Probes) > 0 {
-		p.Stage = "probes"
-		var n activities.StageNote
-		if err := workflow.ExecuteActivity(cpu, a.Probes, activities.ScoreInput{AxisInput: axisRef, Shards: len(shards)}).Get(ctx, &n); err != nil {
+		if err := note(StageProbes, cpuPreset(), a.Probes); err != nil {
 			return activities.AxisOutcome{}, err
 		}
-		stageNotes = append(stageNotes, n.Note)
 	}
-	p.Stage = "scoring"
+	p.Stage = StageScoring
 	var out activities.AxisOutcome
-	if err := workflow.ExecuteActivity(cpu, a.Score, activities.ScoreInput{AxisInput: axisRef, Shards: len(shards)}).Get(ctx, &out); err != nil {
+	if err := workflow.ExecuteActivity(stage(ctx, cpuPreset(), "score %s", ax.Name), a.Score, in).Get(ctx, &out); err != nil {
 		return activities.AxisOutcome{}, err
 	}
-	out.StoppedEarly = expired
 	out.StageNotes = stageNotes
-	p.Stage = "audit"
+	p.Stage = StageAudit
 	var au activities.AuditSummary
-	if err := workflow.ExecuteActivity(cpu, a.Audit, axisRef).Get(ctx, &au); err != nil {
+	if err := workflow.ExecuteActivity(stage(ctx, cpuPreset(), "audit %s", ax.Name), a.Audit, in.AxisInput).Get(ctx, &au); err != nil {
 		return activities.AxisOutcome{}, err
 	}
 	out.Audit = &au
-	p.Stage = "done"
-	if expired {
-		p.Stage = "stopped"
-	}
-	p.Done = p.Total - out.Dropped
 	return out, nil
+}
+
+// aggregate computes the mean scores and writes result.json.
+func (r *evalRun) aggregate(ctx workflow.Context) (EvalRunResult, error) {
+	r.prog.Stage = StageAggregate
+	var summary activities.Summary
+	err := workflow.ExecuteActivity(stage(ctx, cpuPreset(), "aggregate"), a.Aggregate, activities.AggregateInput{
+		RunRef: r.ref, Plan: r.plan, Dedup: r.dedup, Outcomes: r.outcomes, Skipped: r.skipped, Notes: r.notes,
+	}).Get(ctx, &summary)
+	if err != nil {
+		return EvalRunResult{}, err
+	}
+	r.prog.Stage = StageDone
+	return EvalRunResult{RunID: r.prog.RunID, Summary: summary}, nil
 }
 
 func sum(x []int) int {
@@ -336,10 +302,12 @@ func sum(x []int) int {
 
 func workflowOptions() workflow.RegisterOptions { return workflow.RegisterOptions{Name: WorkflowName} }
 
-// Register registers EvalRun and LeaderboardRefresh under their public names on a worker.
+// Register registers EvalRun, its ScreenCorpus child and LeaderboardRefresh
+// under their public names on a worker.
 func Register(w interface {
 	RegisterWorkflowWithOptions(any, workflow.RegisterOptions)
 }) {
 	w.RegisterWorkflowWithOptions(EvalRun, workflowOptions())
+	w.RegisterWorkflowWithOptions(ScreenCorpus, workflow.RegisterOptions{Name: ScreenCorpusName})
 	w.RegisterWorkflowWithOptions(LeaderboardRefresh, workflow.RegisterOptions{Name: LeaderboardRefreshName})
 }

@@ -139,9 +139,9 @@ func startRun(ctx context.Context, c client.Client, in workflows.EvalRunInput, c
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		Memo:                     map[string]any{"model_id": cfg.Model.ID, "bench_version": cfg.BenchVersion},
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			temporal.NewSearchAttributeKeyKeyword("GlossoModelID").ValueSet(cfg.Model.ID),
-			temporal.NewSearchAttributeKeyKeyword("GlossoBenchVersion").ValueSet(cfg.BenchVersion),
-			temporal.NewSearchAttributeKeyKeywordList("GlossoAxes").ValueSet(cfg.AxisNames()),
+			workflows.ModelIDAttribute.ValueSet(cfg.Model.ID),
+			workflows.BenchVersionAttribute.ValueSet(cfg.BenchVersion),
+			workflows.AxesAttribute.ValueSet(cfg.AxisNames()),
 		),
 	}
 	we, err := c.ExecuteWorkflow(ctx, opts, workflows.WorkflowName, in)

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +16,9 @@ import (
 	"github.com/rs/zerolog"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/glossobench/glossobench/activities"
@@ -210,5 +214,70 @@ func TestEvalRunEmbedded(t *testing.T) {
 	t.Logf("history events: %d for %d items", n, 20+20+12)
 	if n > 300 {
 		t.Fatalf("history has %d events for 52 items", n)
+	}
+	checkReadableInUI(t, c, "evalrun-e2e-1", "test-model")
+}
+
+// checkReadableInUI checks what an operator sees of a run started without
+// search attributes, as the Temporal CLI or a Schedule starts it: the run is
+// found by its model id, and every activity and timer row says what it is.
+func checkReadableInUI(t *testing.T, c client.Client, wfID, modelID string) {
+	t.Helper()
+	ctx := context.Background()
+	query := fmt.Sprintf("GlossoModelID = %q AND GlossoAxes = 'knowledge'", modelID)
+	var found []string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found = found[:0]
+		for _, e := range resp.GetExecutions() {
+			found = append(found, e.GetExecution().GetWorkflowId())
+		}
+		if slices.Contains(found, wfID) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !slices.Contains(found, wfID) {
+		t.Fatalf("ListWorkflowExecutions %s found %v, not %s", query, found, wfID)
+	}
+
+	summary := func(ev *historypb.HistoryEvent) string {
+		var s string
+		if p := ev.GetUserMetadata().GetSummary(); p != nil {
+			if err := converter.GetDefaultDataConverter().FromPayload(p, &s); err != nil {
+				t.Fatalf("event %d: summary: %v", ev.GetEventId(), err)
+			}
+		}
+		return s
+	}
+	shape := regexp.MustCompile(`^(prepare|dedup|aggregate|infer (knowledge|nlu|cultural) shard \d+/\d+|(probes|score|audit) (knowledge|nlu|cultural))$`)
+	it := c.GetWorkflowHistory(ctx, wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	seen := map[string]bool{}
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			s := summary(ev)
+			if !shape.MatchString(s) {
+				t.Fatalf("activity %s (event %d) has summary %q", ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName(), ev.GetEventId(), s)
+			}
+			seen[s] = true
+		case enumspb.EVENT_TYPE_TIMER_STARTED:
+			s := summary(ev)
+			if !strings.HasPrefix(s, "budget ") {
+				t.Fatalf("timer (event %d) has summary %q", ev.GetEventId(), s)
+			}
+			seen[s] = true
+		}
+	}
+	for _, want := range []string{"prepare", "infer knowledge shard 3/3", "budget nlu", "probes knowledge", "audit cultural", "aggregate"} {
+		if !seen[want] {
+			t.Fatalf("no event with summary %q among %v", want, seen)
+		}
 	}
 }

@@ -13,9 +13,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/rs/zerolog"
-	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -30,11 +31,7 @@ const StateDir = ".glossobench"
 
 // SearchAttributes are registered on the embedded server's namespace so runs
 // can be found by model, bench version and axes in the Temporal UI.
-var SearchAttributes = map[string]enumspb.IndexedValueType{
-	"GlossoModelID":      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	"GlossoBenchVersion": enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	"GlossoAxes":         enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST,
-}
+var SearchAttributes = workflows.SearchAttributes
 
 // Env is the Temporal connection as Temporal's CLI reads it from the environment.
 type Env struct {
@@ -118,6 +115,11 @@ type Workers struct{ ws []worker.Worker }
 
 // StartWorkers registers EvalRun and the activities and starts polling.
 func StartWorkers(c client.Client, acts *activities.Activities, q Queues) (*Workers, error) {
+	if acts.SearchAttributes == nil {
+		acts.SearchAttributes = func(ctx context.Context, namespace string) ([]string, error) {
+			return namespaceSearchAttributes(ctx, c, namespace)
+		}
+	}
 	var ws []worker.Worker
 	if q&CPU != 0 {
 		w := worker.New(c, workflows.TaskQueue, worker.Options{})
@@ -142,6 +144,23 @@ func StartWorkers(c client.Client, acts *activities.Activities, q Queues) (*Work
 		}
 	}
 	return &Workers{ws: ws}, nil
+}
+
+// namespaceSearchAttributes lists which of GlossoBench's search attributes
+// the namespace registers, with the right type.
+func namespaceSearchAttributes(ctx context.Context, c client.Client, namespace string) ([]string, error) {
+	resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return nil, err
+	}
+	var have []string
+	for name, typ := range SearchAttributes {
+		if t, ok := resp.GetCustomAttributes()[name]; ok && t == typ {
+			have = append(have, name)
+		}
+	}
+	sort.Strings(have)
+	return have, nil
 }
 
 // Stop stops the workers, letting running activities finish their checkpoint.
