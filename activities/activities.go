@@ -250,7 +250,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	plan.SearchAttributes = a.namespaceSearchAttributes(ctx)
 	plan.Skipped, err = EachAxis(cfg, func(name string, ax scorers.Axis, each func(func(scorers.Item) error) error) error {
 		ac := cfg.Axes[name]
-		_, judgeable := ax.(judgedAxis)
+		judgeable := judgedBy(ax, ac)
 		sp, err := newSpool()
 		if err != nil {
 			return err
@@ -268,7 +268,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 			return err
 		}
 		plan.Axes = append(plan.Axes, AxisPlan{
-			Name: name, Version: ax.Version(), Items: n, Weight: *ac.Weight, Tier: ac.Tier,
+			Name: name, Version: ax.Version(), Items: n, Weight: ac.WeightValue(), Tier: ac.Tier,
 			ScoringMode: ac.ScoringMode, Judged: (judgeable || overlayOn(cfg, name)) && len(judges) > 0, Probes: ac.Probes,
 		})
 		return nil

@@ -60,6 +60,16 @@ type ResultSummary struct {
 	MSCI95         *[2]float64 `json:"ms_ci95"`
 	MSAxes         []string    `json:"ms_axes"` // the axes the MS is over
 	MSNote         string      `json:"ms_note"`
+	// MSRanking is the ranking mean (spec §4): the weighted mean of the
+	// public axes that discriminate, what every ranking view ranks by;
+	// MSRankingLeftOut are the scored public axes it leaves out as near chance.
+	MSRanking        *float64 `json:"ms_ranking"`
+	MSRankingAxes    []string `json:"ms_ranking_axes"`
+	MSRankingLeftOut []string `json:"ms_ranking_left_out"`
+	MSRankingNote    string   `json:"ms_ranking_note"`
+	// Warnings are the axes' WARNING notes (truncation, spec §10 #9), each
+	// prefixed with its axis, for the run's printed summary.
+	Warnings       []string    `json:"warnings"`
 	SkippedAxes    []Skip      `json:"skipped_axes"`
 	SkippedNoJudge []string    `json:"skipped_no_judge"`
 	NearChanceAxes []string    `json:"near_chance_axes"`
@@ -103,6 +113,8 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 	var pub, exp []stats.AxisSample
 	var pubScores, pubWeights []float64
 	var pooled []float64
+	var ranking []stats.RankingAxis
+	s.Warnings = []string{}
 	for _, o := range in.Outcomes {
 		r := o.Result
 		res.PluginVersions[r.Axis] = r.Version
@@ -126,6 +138,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 			if !rep.Discriminates {
 				s.NearChanceAxes = append(s.NearChanceAxes, r.Axis)
 			}
+			ranking = append(ranking, stats.RankingAxis{Name: r.Axis, Score: *r.Score, Weight: o.Weight, Public: o.Tier != "selfbuilt", Discriminates: rep.Discriminates})
 			if o.Tier == "selfbuilt" {
 				exp = append(exp, stats.AxisSample{Name: r.Axis, Weight: o.Weight, Values: []float64{*r.Score}})
 			} else {
@@ -144,7 +157,26 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		} else {
 			s.SkippedAxes = append(s.SkippedAxes, Skip{Axis: r.Axis, Reason: "no score: " + strings.Join(r.Notes, "; ")})
 		}
+		for _, n := range r.Notes {
+			if strings.HasPrefix(n, "WARNING") {
+				s.Warnings = append(s.Warnings, r.Axis+": "+n)
+			}
+		}
 		res.Axes[r.Axis] = rep
+	}
+	rankWeights, nearChance := stats.RankingWeights(ranking)
+	s.MSRankingAxes, s.MSRankingLeftOut = []string{}, nonNilStrings(nearChance)
+	var rv, rw []float64
+	for _, ra := range ranking {
+		if w, ok := rankWeights[ra.Name]; ok {
+			s.MSRankingAxes = append(s.MSRankingAxes, ra.Name)
+			rv, rw = append(rv, ra.Score), append(rw, w)
+		}
+	}
+	s.MSRanking = weightedMean(rv, rw)
+	s.MSRankingNote = fmt.Sprintf("ms_ranking (what rankings use) is over the public axes that discriminate: %s", orNone(s.MSRankingAxes))
+	if len(nearChance) > 0 {
+		s.MSRankingNote += fmt.Sprintf("; leaves out near-chance axes (chance-normalised score <= %g): %s", cfg.Run.NearChanceEps, strings.Join(nearChance, ", "))
 	}
 	s.MSPublic = weightedMean(pubScores, pubWeights)
 	if len(exp) > 0 {
@@ -185,7 +217,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		s.MSNote += "; not in the denominator: " + strings.Join(leftOut(cfg, append(slices.Clone(in.Plan.Skipped), s.SkippedAxes...), s.MSAxes), ", ")
 	}
 	if len(s.NearChanceAxes) > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("near-chance axes %v carry noise, not signal: exclude them from cross-model ranking", s.NearChanceAxes))
+		s.Notes = append(s.Notes, fmt.Sprintf("near-chance axes %v carry noise, not signal: they are in ms_public but not in ms_ranking, which every ranking view uses", s.NearChanceAxes))
 	}
 
 	if err := putJSON(ctx, st, ResultKey(in.RunID), res); err != nil {
@@ -194,6 +226,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 	out := Summary{
 		StoreURI: in.StoreURI, ResultKey: ResultKey(in.RunID), MSPublic: s.MSPublic, MSPooled: s.MSPooled, MSExperimental: s.MSExperimental,
 		MSCI95: s.MSCI95, Axes: map[string]*float64{}, NearChanceAxes: s.NearChanceAxes, Skipped: s.SkippedAxes,
+		MSRanking: s.MSRanking, MSRankingAxes: s.MSRankingAxes, Warnings: s.Warnings,
 	}
 	for name, r := range res.Axes {
 		out.Axes[name] = r.Score
@@ -235,4 +268,18 @@ func leftOut(cfg *config.Config, skipped []Skip, in []string) []string {
 		out = append(out, axis+" ("+reason+")")
 	}
 	return out
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }

@@ -170,7 +170,7 @@ func EachAxis(cfg *config.Config, fn func(name string, ax scorers.Axis, each fun
 			skipped = append(skipped, Skip{Axis: name, Reason: "axis plugin not available in this build"})
 			continue
 		}
-		if ax.ScorerType() == scorers.ScorerJudge && len(judges) == 0 {
+		if scorers.NeedsJudges(ax.ScorerType(), ac) && len(judges) == 0 {
 			// Judge axes never hard-block a run: they are skipped and listed (spec §4).
 			reason := "skipped_no_judge: no judges configured"
 			if len(excluded) > 0 {

@@ -21,6 +21,13 @@ type judgedAxis interface {
 	JudgeRequests(items []scorers.Item, preds []scorers.Prediction) []judge.Request
 }
 
+// judgedBy reports whether the axis's judges score it (not the axis's
+// explicit scorer: rules).
+func judgedBy(ax scorers.Axis, ac scorers.AxisConfig) bool {
+	_, ok := ax.(judgedAxis)
+	return ok && ac.Scorer != scorers.ScorerRules
+}
+
 // modelFamily is the evaluated model's family: model.meta.family, else the
 // entry for model.id in MB_MODELS_META (a JSON object of model_id → meta).
 func modelFamily(cfg *config.Config) string {
@@ -71,7 +78,7 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 	requests := func(items []scorers.Item, preds []scorers.Prediction) []judge.Request {
 		return ax.(judgedAxis).JudgeRequests(items, preds)
 	}
-	_, judged := ax.(judgedAxis)
+	judged := judgedBy(ax, m.Config.Axes[in.Axis])
 	overlay := !judged && overlayOn(m.Config, in.Axis)
 	if overlay {
 		// Spec §4: a verifiable axis asks the judges for a secondary 0-10
@@ -91,7 +98,8 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 		defer j.Close()
 		js = append(js, j)
 	}
-	ens := &judge.Ensemble{Judges: js, Floor: *m.Config.Run.JudgeFloor}
+	floor, _ := judge.FloorOption(nil, m.Config.Run.JudgeFloor)
+	ens := &judge.Ensemble{Judges: js, Floor: floor}
 	rated, unrequested := 0, 0 // responses sent to the judges; items with no response to rate
 	var counts []judge.JudgeCount
 	for s := 0; s < in.Shards; s++ {

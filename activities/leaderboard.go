@@ -12,6 +12,7 @@ import (
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/leaderboard"
 	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/stats"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -30,11 +31,14 @@ func LeaderboardRow(res *Result, path string) (leaderboard.Row, error) {
 	if ci := res.Summary.MSCI95; ci != nil {
 		row.MSCI95 = []float64{ci[0], ci[1]}
 	}
+	var ranking []stats.RankingAxis
 	for axis, a := range res.Axes {
 		if a.Score != nil {
 			row.Scores[axis] = *a.Score
+			ranking = append(ranking, stats.RankingAxis{Name: axis, Score: *a.Score, Weight: a.Weight, Public: a.Tier != "selfbuilt", Discriminates: a.Discriminates})
 		}
 	}
+	row.RankingWeights, _ = stats.RankingWeights(ranking)
 	if res.ModelMeta != nil {
 		b, err := json.Marshal(res.ModelMeta)
 		if err != nil {

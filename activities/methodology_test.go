@@ -2,7 +2,9 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -13,10 +15,17 @@ import (
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/registry"
+	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers"
 )
 
 // axisExtraFor is what an axis needs in its config section to run without judges.
-func axisExtraFor(axis string) string { return "" }
+func axisExtraFor(axis string) string {
+	if axis == "safety" {
+		return "    scorer: rules\n"
+	}
+	return ""
+}
 
 // judgeServer is an OpenAI-compatible judge that answers every request with reply.
 func judgeServer(t *testing.T, reply string) string {
@@ -180,5 +189,99 @@ func TestTruncationWarnsOnEveryGenerativeAxis(t *testing.T) {
 		if r.out.Result.TruncationRate != 1 || !strings.Contains(notes, "WARNING: truncation_rate 1.00 >= 0.30") {
 			t.Errorf("%s: truncation_rate %v, notes:\n%s", axis, r.out.Result.TruncationRate, notes)
 		}
+	}
+}
+
+// TestAggregatePublishesRankingMean: near-chance axes stay in ms_public but
+// not in the ranking mean, which names what it leaves out; the run's
+// warnings (truncation) reach the summary.
+func TestAggregatePublishesRankingMean(t *testing.T) {
+	env, acts, _ := newActEnv()
+	ref := prepareRun(t, env, acts, "a", testConfig(t, t.TempDir(), ""))
+	score := func(v float64) *float64 { return &v }
+	outcome := func(axis string, s, chance, trunc float64, notes ...string) AxisOutcome {
+		return AxisOutcome{Weight: 1, Tier: "public", Result: scorers.AxisResult{Axis: axis, Score: score(s), Chance: chance, N: 10, TruncationRate: trunc, Notes: notes}}
+	}
+	in := AggregateInput{RunRef: ref, Plan: Plan{ModelID: "m"}, Outcomes: []AxisOutcome{
+		outcome("knowledge", 0.9, 0.25, 0),
+		outcome("nlu", 0.26, 0.25, 0),
+		outcome("if", 0.5, 0, 1, "WARNING: truncation_rate 1.00 >= 0.30: generations hit max_tokens; a low score may be a cap-hit, not weakness"),
+	}}
+	v, err := env.ExecuteActivity(acts.Aggregate, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]any
+	v.Get(&sum)
+	var res struct {
+		Summary map[string]any `json:"summary"`
+	}
+	st, _ := store.Open(context.Background(), ref.StoreURI)
+	data, err := st.Get(context.Background(), ResultKey("a"))
+	if err != nil || json.Unmarshal(data, &res) != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if ms, _ := s["ms_public"].(float64); math.Abs(ms-(0.9+0.26+0.5)/3) > 1e-12 {
+		t.Errorf("ms_public %v", s["ms_public"])
+	}
+	if r, _ := s["ms_ranking"].(float64); math.Abs(r-0.7) > 1e-12 {
+		t.Errorf("ms_ranking %v, want 0.7 (knowledge, if)", s["ms_ranking"])
+	}
+	if fmt.Sprint(s["ms_ranking_axes"], s["ms_ranking_left_out"]) != "[knowledge if] [nlu]" {
+		t.Errorf("ranking axes %v, left out %v", s["ms_ranking_axes"], s["ms_ranking_left_out"])
+	}
+	for _, m := range []map[string]any{s, sum} {
+		if w := fmt.Sprint(m["warnings"]); !strings.Contains(w, "if: WARNING: truncation_rate 1.00") {
+			t.Errorf("warnings %s", w)
+		}
+	}
+}
+
+func safetyConfig(t *testing.T, extra, axisExtra string) string {
+	td, _ := filepath.Abs("../testdata")
+	return fmt.Sprintf("model: {spec: \"openai:http://127.0.0.1:1\", id: m}\nstore: {uri: %s}\n%saxes:\n  safety:\n%s    datasets: [{name: s, path: %s/safety/ms_general_sample.jsonl, format: seahelm_safeguard, limit: 6}]\n",
+		t.TempDir(), extra, axisExtra, td)
+}
+
+// TestSafetyWithoutJudgesSkips: with no judges Safety is skipped and flagged
+// like MT; the rule-based detector runs only when the axis says scorer: rules.
+func TestSafetyWithoutJudgesSkips(t *testing.T) {
+	env, acts, _ := newActEnv()
+	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "s", ConfigYAML: safetyConfig(t, "", "")})
+	if err == nil {
+		var plan Plan
+		v.Get(&plan)
+		if len(plan.Axes) != 0 || len(plan.Skipped) != 1 || !strings.HasPrefix(plan.Skipped[0].Reason, "skipped_no_judge") {
+			t.Errorf("safety without judges: axes %+v, skipped %+v", plan.Axes, plan.Skipped)
+		}
+	} else if !strings.Contains(err.Error(), "no configured axis can run") {
+		t.Fatal(err)
+	}
+
+	url := judgeServer(t, `{"explanation": "x", "label": "Refusal"}`)
+	judges := fmt.Sprintf("judges: [{name: j, family: other, spec: %q}]\n", url)
+	for _, extra := range []string{"", judges} {
+		env, acts, _ := newActEnv()
+		r := runAxisStages(t, env, acts, "s", safetyConfig(t, extra, "    scorer: rules\n"), "safety")
+		notes := strings.Join(r.out.Result.Notes, "\n")
+		if r.plan.Axes[0].Judged || r.out.Result.ScorerType != scorers.ScorerRule || !strings.Contains(notes, "scorer: rules") {
+			t.Errorf("scorer: rules (judges %q): judged %v, scorer_type %s, notes:\n%s", extra, r.plan.Axes[0].Judged, r.out.Result.ScorerType, notes)
+		}
+	}
+}
+
+// TestMTKeepsParseFailures: judges that never answer in the rating schema
+// leave MT without a score, and it says why and how often, not "MT needs at
+// least one judge".
+func TestMTKeepsParseFailures(t *testing.T) {
+	url := judgeServer(t, "I would rather not rate this.")
+	env, acts, _ := newActEnv()
+	r := runAxisStages(t, env, acts, "p", mtConfig(t, url, "", ""), "mt")
+	res := r.out.Result
+	notes := strings.Join(res.Notes, "\n")
+	if res.Score != nil || res.Metric == "skipped_no_judge" || strings.Contains(notes, "needs at least one judge") ||
+		!strings.Contains(notes, "failed to parse") || res.Secondary["parse_fail"] != 12.0 {
+		t.Errorf("metric %s, secondary %v, notes:\n%s", res.Metric, res.Secondary, notes)
 	}
 }

@@ -36,7 +36,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	ac := m.Config.Axes[in.Axis]
 	tally, err := ax.Tally(scorers.ScoreOptions{
 		ScoringMode: ac.ScoringMode, Seed: m.Config.Run.Seed, BootstrapResamples: m.Config.Run.BootstrapResamples, Options: ac.Options,
-		JudgeFloor: m.Config.Run.JudgeFloor,
+		JudgeFloor: m.Config.Run.JudgeFloor, Scorer: ac.Scorer,
 	})
 	if err != nil {
 		return AxisOutcome{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfig, nil)
@@ -49,7 +49,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	regs := registerTally{}
 	deltas := newDeltaScores(ac)
 	var quality *qualityTally
-	if _, judged := ax.(judgedAxis); !judged && overlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0 {
+	if !judgedBy(ax, ac) && overlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0 {
 		quality = &qualityTally{}
 	}
 	scored := 0
@@ -80,7 +80,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	if err != nil {
 		return AxisOutcome{}, err
 	}
-	out := AxisOutcome{Weight: *ac.Weight, Tier: ac.Tier, Dropped: unscored}
+	out := AxisOutcome{Weight: ac.WeightValue(), Tier: ac.Tier, Dropped: unscored}
 	if scored == 0 {
 		out.Result = scorers.AxisResult{Axis: in.Axis, Version: ax.Version(), ScorerType: ax.ScorerType(), Metric: "none",
 			Notes: []string{"no item was scored"}}

@@ -206,4 +206,7 @@ type Summary struct {
 	Axes           map[string]*float64 `json:"axes"`
 	NearChanceAxes []string            `json:"near_chance_axes"`
 	Skipped        []Skip              `json:"skipped"`
+	MSRanking      *float64            `json:"ms_ranking"`
+	MSRankingAxes  []string            `json:"ms_ranking_axes"`
+	Warnings       []string            `json:"warnings,omitempty"` // the axes' WARNING notes, "axis: note"
 }

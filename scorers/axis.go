@@ -74,6 +74,23 @@ type ScoreOptions struct {
 	// JudgeFloor is run.judge_floor, the agreement floor of a judged axis
 	// whose options set none; nil means judge.DefaultFloor.
 	JudgeFloor *float64
+	Scorer     string // axes.<name>.scorer ("" or ScorerRules)
+}
+
+// ScorerRules is the axes.<name>.scorer value that scores a judged axis
+// (Safety) with its rule-based detector instead of judges.
+const ScorerRules = "rules"
+
+// NeedsJudges reports whether an axis of this scorer type, so configured,
+// is scored by judges (and is skipped when there are none).
+func NeedsJudges(scorerType string, cfg AxisConfig) bool {
+	switch scorerType {
+	case ScorerJudge:
+		return true
+	case ScorerClassification:
+		return cfg.Scorer != ScorerRules
+	}
+	return false
 }
 
 // ItemScore is the per-item outcome, written to the store as JSONL and read by
@@ -191,10 +208,23 @@ type AxisConfig struct {
 	MaxTokens    int             `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
 	Probes       []string        `yaml:"probes,omitempty" json:"probes,omitempty"` // shuffle, unanswerable
 	JudgeOverlay bool            `yaml:"judge_overlay,omitempty" json:"judge_overlay,omitempty"`
+	// Scorer chooses a judged axis's scorer: "" is the axis's own (judges),
+	// ScorerRules the rule-based detector (Safety only), chosen explicitly:
+	// without judges a judged axis is skipped, never silently rule-scored.
+	Scorer string `yaml:"scorer,omitempty" json:"scorer,omitempty"`
 	// Options are axis-specific knobs; each axis validates the keys it knows.
 	Options map[string]any `yaml:"options,omitempty" json:"options,omitempty"`
 	// BaseDir resolves relative dataset paths (the config file's folder).
 	BaseDir string `yaml:"-" json:"base_dir,omitempty"`
+}
+
+// WeightValue is the configured weight; config.Load sets the default 1, so
+// nil only appears in a config built in code, where it also means 1.
+func (a AxisConfig) WeightValue() float64 {
+	if a.Weight == nil {
+		return 1
+	}
+	return *a.Weight
 }
 
 // DatasetConfig names one dataset file of an axis.

@@ -147,6 +147,9 @@ func compareBoards(a, b map[string]leaderboard.Row) []modelCompare {
 		}
 		msA, msB := ra.MS, rb.MS
 		c.deltas = append(c.deltas, axisDelta{axis: "MS", a: &msA, b: &msB})
+		// The two rows rank on the axes that discriminate in both (spec §4).
+		means, over, _ := rankRows([]leaderboard.Row{ra, rb})
+		c.deltas = append(c.deltas, axisDelta{axis: "MS_ranking (" + orNone(over) + ")", a: means[0], b: means[1]})
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(x, y modelCompare) int { return strings.Compare(x.model, y.model) })

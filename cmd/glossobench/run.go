@@ -244,8 +244,12 @@ func printSummary(res workflows.EvalRunResult) {
 	if s.MSExperimental != nil {
 		fmt.Printf("  ms_experimental %s (self-built axes; not in the headline)\n", fmtScore(s.MSExperimental))
 	}
+	fmt.Printf("  ms_ranking %s  over %s (what leaderboards, compare, Elo and concord rank by)\n", fmtScore(s.MSRanking), strings.Join(s.MSRankingAxes, ", "))
 	if len(s.NearChanceAxes) > 0 {
-		fmt.Printf("  near chance (exclude from ranking): %s\n", strings.Join(s.NearChanceAxes, ", "))
+		fmt.Printf("  near chance (in ms_public, left out of ms_ranking): %s\n", strings.Join(s.NearChanceAxes, ", "))
+	}
+	for _, w := range s.Warnings {
+		fmt.Printf("  %s\n", w)
 	}
 }
 

@@ -33,6 +33,12 @@ func writeRunMeta(t *testing.T, root, run, model string, meta config.ModelMeta, 
 		rep.Axis = axis
 		rep.Weight = 1
 		rep.N = len(scores)
+		rep.Tier, rep.Discriminates = "public", true
+		mean := 0.0
+		for _, v := range scores {
+			mean += v / float64(len(scores))
+		}
+		rep.Score = &mean
 		rep.ScoresKey = "runs/" + run + "/" + axis + "/scores.jsonl"
 		res.Axes[axis] = rep
 		var b strings.Builder

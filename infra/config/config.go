@@ -288,6 +288,15 @@ func (c *Config) validate() error {
 		if *a.Weight < 0 {
 			return fmt.Errorf("%s.weight: must not be negative, got %g", f, *a.Weight)
 		}
+		switch a.Scorer {
+		case "":
+		case scorers.ScorerRules:
+			if name != "safety" {
+				return fmt.Errorf("%s.scorer: only safety has a rule-based scorer, got %q", f, a.Scorer)
+			}
+		default:
+			return fmt.Errorf("%s.scorer: must be rules or absent (the axis's judges), got %q", f, a.Scorer)
+		}
 		for _, p := range a.Probes {
 			if p != "shuffle" && p != "unanswerable" {
 				return fmt.Errorf("%s.probes: unknown probe %q (shuffle, unanswerable)", f, p)

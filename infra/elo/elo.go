@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/glossobench/glossobench/stats"
 )
@@ -35,6 +36,9 @@ type Run struct {
 	Where   string // the run folder, for messages
 	// Scores holds axis → item id → score for the axes Elo can use.
 	Scores map[string]map[string]float64
+	// NearChance are the run's axes whose score is near chance (result.json
+	// discriminates: false); no run plays a match on them (spec §4).
+	NearChance []string
 }
 
 // ReadFunc reads an object of a run folder by its slash-separated name
@@ -50,7 +54,8 @@ type result struct {
 		Family string `json:"family"`
 	} `json:"model_meta"`
 	Axes map[string]struct {
-		ScorerType string `json:"scorer_type"`
+		ScorerType    string `json:"scorer_type"`
+		Discriminates *bool  `json:"discriminates"` // absent in older results: taken as discriminating
 	} `json:"axes"`
 }
 
@@ -77,6 +82,9 @@ func Load(read ReadFunc, where string) (*Run, error) {
 		r.Player = where
 	}
 	for axis, a := range res.Axes {
+		if a.Discriminates != nil && !*a.Discriminates {
+			r.NearChance = append(r.NearChance, axis)
+		}
 		if a.ScorerType != ruleScorer && !(axis == "mt" && a.ScorerType == judgeScorer) {
 			continue
 		}
@@ -181,9 +189,20 @@ func Matches(runs []*Run, set Settings) (matches []stats.Match, byAxis map[strin
 			}
 		}
 	}
+	nearChance := map[string][]string{} // axis → the players it is near chance for
+	for _, r := range runs {
+		for _, a := range r.NearChance {
+			nearChance[a] = append(nearChance[a], r.Player)
+		}
+	}
 	var axes []string
 	for a, ok := range binary {
 		if len(set.Axes) > 0 && !slices.Contains(set.Axes, a) {
+			continue
+		}
+		if who := nearChance[a]; len(who) > 0 {
+			slices.Sort(who)
+			notes = append(notes, fmt.Sprintf("axis %s: near chance for %s; not used (spec §4: near-chance axes do not rank)", a, strings.Join(who, ", ")))
 			continue
 		}
 		if !ok && a != "mt" {

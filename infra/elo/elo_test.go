@@ -179,3 +179,35 @@ func TestLoadErrors(t *testing.T) {
 		t.Errorf("missing score: %v", err)
 	}
 }
+
+// TestNearChanceAxesPlayNoMatches: an axis near chance for any run is left
+// out of every match (spec §4), and the notes say for whom.
+func TestNearChanceAxesPlayNoMatches(t *testing.T) {
+	load := func(model, nluDiscriminates, knowledge string) *Run {
+		files := map[string]string{
+			"result.json":            `{"model_id":"` + model + `","axes":{"nlu":{"scorer_type":"deterministic-rule","discriminates":` + nluDiscriminates + `},"knowledge":{"scorer_type":"deterministic-rule","discriminates":true}}}`,
+			"nlu/scores.jsonl":       "{\"item_id\":\"a\",\"score\":1}\n{\"item_id\":\"b\",\"score\":0}\n",
+			"knowledge/scores.jsonl": knowledge,
+		}
+		r, err := Load(func(name string) ([]byte, error) {
+			if s, ok := files[name]; ok {
+				return []byte(s), nil
+			}
+			return nil, fs.ErrNotExist
+		}, model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	x := load("x", "false", "{\"item_id\":\"k\",\"score\":1}\n")
+	y := load("y", "true", "{\"item_id\":\"k\",\"score\":0}\n")
+	y.Scores["nlu"] = map[string]float64{"a": 0, "b": 1}
+	rep, err := Rank([]*Run{x, y}, nil, Settings{BT: true, Prior: 1, Seed: 1, Resamples: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ByAxis["nlu"] != 0 || rep.ByAxis["knowledge"] != 1 || !strings.Contains(strings.Join(rep.Notes, "\n"), "axis nlu: near chance for x; not used") {
+		t.Errorf("matches by axis %v, notes %v", rep.ByAxis, rep.Notes)
+	}
+}

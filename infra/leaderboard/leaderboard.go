@@ -54,9 +54,13 @@ type Row struct {
 	ReasoningMode string             `json:"reasoning_mode"`
 	Scores        map[string]float64 `json:"scores"` // per axis
 	MS            float64            `json:"ms"`
-	MSCI95        []float64          `json:"ms_ci95,omitempty"` // [low, high]
-	BenchVersion  string             `json:"bench_version,omitempty"`
-	ResultRef     string             `json:"result_ref,omitempty"` // where result.json lives
+	// RankingWeights are axis → weight of the axes the run ranks on (public
+	// and not near chance, spec §4); views rank rows on the axes every
+	// compared row ranks on (stats.CommonRanking). Absent in older rows.
+	RankingWeights map[string]float64 `json:"ranking_weights,omitempty"`
+	MSCI95         []float64          `json:"ms_ci95,omitempty"` // [low, high]
+	BenchVersion   string             `json:"bench_version,omitempty"`
+	ResultRef      string             `json:"result_ref,omitempty"` // where result.json lives
 	// RunStore (a store URI) and RunID name the run, so views that need its
 	// items (Elo) read them from the store the run was written to, which
 	// need not be the leaderboard's.

@@ -465,8 +465,15 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d items had no valid judge rating and are not scored", t.unrated))
 	}
 	if len(t.scores) == 0 {
-		r.Metric = "skipped_no_judge"
-		r.Notes = append(r.Notes, "no item carries a judge rating: MT needs at least one judge")
+		if t.parseFail+t.dropped == 0 {
+			r.Metric = "skipped_no_judge"
+			r.Notes = append(r.Notes, "no item carries a judge rating: MT needs at least one judge")
+			return r, nil
+		}
+		// Judges were asked and none answered in the rating schema: say so
+		// and keep the counts, so the failure is not read as "no judge".
+		r.Notes = append(r.Notes, fmt.Sprintf("no valid judge rating: every judge reply failed to parse (%d parse_fail) or was dropped (%d) from %s; MT has no score", t.parseFail, t.dropped, strings.Join(sortedKeys(t.judges), ", ")))
+		r.Secondary = map[string]any{"parse_fail": t.parseFail, "judge_dropped": t.dropped, "judges": sortedKeys(t.judges), "agreement_floor": t.floor}
 		return r, nil
 	}
 	mean := meanOf(t.scores)

@@ -322,7 +322,9 @@ func TestGGUFEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Score == nil && r.Metric != "skipped_no_judge" {
+	// The tiny judge mostly fails the rating schema: without a score the
+	// result keeps the parse failures rather than claiming there was no judge.
+	if r.Score == nil && (r.Metric == "skipped_no_judge" || r.Secondary["parse_fail"] == nil) {
 		t.Errorf("result %+v", r)
 	}
 	if len(preds[0].Generations) != 2 || r.TruncationRate < 0 || r.TruncationRate > 1 {

@@ -58,16 +58,16 @@ func WriteRun(storeDir string, o Options) (string, error) {
 			Meta: config.ModelMeta{Family: "fake", ModelClass: o.Class, Params: "7B", ReasoningMode: o.Reason}},
 		Store: config.Store{URI: storeDir},
 		Axes: map[string]scorers.AxisConfig{
-			"knowledge": {ScoringMode: "both", Weight: 1, Datasets: []scorers.DatasetConfig{
+			"knowledge": {ScoringMode: "both", Weight: weight(1), Datasets: []scorers.DatasetConfig{
 				{Name: "global_mmlu_ms", Format: "global_mmlu", Path: "data/global_mmlu_ms_test.jsonl.gz", HumanValidated: true},
 				{Name: "kalahi", Format: "kalahi", Path: "data/tl_kalahi_mc.jsonl", License: "CC-BY-4.0"}}},
-			"nlu": {ScoringMode: "cloze", Weight: 2, Datasets: []scorers.DatasetConfig{
+			"nlu": {ScoringMode: "cloze", Weight: weight(2), Datasets: []scorers.DatasetConfig{
 				{Name: "belebele_ms", Format: "belebele", Path: "data/ms_belebele.jsonl"}}},
-			"nlg": {Weight: 1, Datasets: []scorers.DatasetConfig{
+			"nlg": {Weight: weight(1), Datasets: []scorers.DatasetConfig{
 				{Name: "flores_passages", Format: "flores_passages", Path: "data/flores.jsonl"}}},
-			"if": {Weight: 1, Datasets: []scorers.DatasetConfig{
+			"if": {Weight: weight(1), Datasets: []scorers.DatasetConfig{
 				{Name: "ifeval", Format: "ifeval", Path: "data/input_data.jsonl", HumanValidated: true}}},
-			"cultural": {ScoringMode: "generate", Weight: 1, Tier: "selfbuilt", Datasets: []scorers.DatasetConfig{
+			"cultural": {ScoringMode: "generate", Weight: weight(1), Tier: "selfbuilt", Datasets: []scorers.DatasetConfig{
 				{Name: "ms_cultural_selfbuilt", Format: "kalahi", Path: "data/cultural.jsonl", License: "CC-BY-NC-SA-4.0"}}},
 		},
 	}
@@ -119,10 +119,10 @@ func WriteRun(storeDir string, o Options) (string, error) {
 		if tier == "" {
 			tier = "public"
 		}
-		plan.Axes = append(plan.Axes, activities.AxisPlan{Name: r.name, Version: res.Version, Items: len(r.items), Weight: ac.Weight, Tier: tier, ScoringMode: r.mode})
+		plan.Axes = append(plan.Axes, activities.AxisPlan{Name: r.name, Version: res.Version, Items: len(r.items), Weight: *ac.Weight, Tier: tier, ScoringMode: r.mode})
 		rate := 0.125 * float64(len(r.name)%3)
 		in.Dedup.Axes = append(in.Dedup.Axes, activities.AxisDedup{Axis: r.name, Kept: len(r.items), ContaminationRate: &rate, Shards: []int{len(r.items)}})
-		out := activities.AxisOutcome{Result: res, Weight: ac.Weight, Tier: tier}
+		out := activities.AxisOutcome{Result: res, Weight: *ac.Weight, Tier: tier}
 		if r.name == "knowledge" {
 			h, l := 0.62, 1.1
 			out.Audit = &activities.AuditSummary{Verdict: "no leakage detected", Sources: 2, Headline: &h, L: &l, Line: "L 1.10 <" + "b>bold?</b>"}
@@ -241,3 +241,5 @@ func writeJSON(path string, v any) error {
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
+
+func weight(w float64) *float64 { return &w }
