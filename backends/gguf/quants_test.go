@@ -54,24 +54,32 @@ func TestDequantMatchesGGUFPy(t *testing.T) {
 	}
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(7, 7))
-	for _, typ := range []TensorType{TypeF16, TypeBF16, TypeQ4_0, TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ8_0,
-		TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
-		bs, _, _ := typ.layout()
-		n := 8 * max(bs, 32)
-		raw := randomBlocks(typ, n/bs, 0.02, rng)
-		in, out := filepath.Join(dir, typ.String()+".raw"), filepath.Join(dir, typ.String()+".f32")
-		if err := os.WriteFile(in, raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		script := `import sys, numpy as np
+	types := []TensorType{TypeF16, TypeBF16, TypeQ4_0, TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ8_0,
+		TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K}
+	raws := map[TensorType][]byte{}
+	args := []string{"-c", `import sys, numpy as np
 sys.path.insert(0, sys.argv[1])
 from gguf import quants, GGMLQuantizationType
-d = quants.dequantize(np.fromfile(sys.argv[2], dtype=np.uint8), GGMLQuantizationType(int(sys.argv[3])))
-d.astype(np.float32).tofile(sys.argv[4])`
-		cmd := exec.Command(python, "-c", script, filepath.Join(src, "gguf-py"), in, strconv.Itoa(int(typ)), out)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: gguf-py: %v\n%s", typ, err, b)
+for i in range(2, len(sys.argv), 3):
+    d = quants.dequantize(np.fromfile(sys.argv[i], dtype=np.uint8), GGMLQuantizationType(int(sys.argv[i+1])))
+    d.astype(np.float32).tofile(sys.argv[i+2])`, filepath.Join(src, "gguf-py")}
+	for _, typ := range types {
+		bs, _, _ := typ.layout()
+		raws[typ] = randomBlocks(typ, 8*max(bs, 32)/bs, 0.02, rng)
+		in := filepath.Join(dir, typ.String()+".raw")
+		if err := os.WriteFile(in, raws[typ], 0o644); err != nil {
+			t.Fatal(err)
 		}
+		args = append(args, in, strconv.Itoa(int(typ)), filepath.Join(dir, typ.String()+".f32"))
+	}
+	if b, err := exec.Command(python, args...).CombinedOutput(); err != nil {
+		t.Fatalf("gguf-py: %v\n%s", err, b)
+	}
+	for _, typ := range types {
+		raw := raws[typ]
+		bs, _, _ := typ.layout()
+		n := 8 * max(bs, 32)
+		out := filepath.Join(dir, typ.String()+".f32")
 		ref, err := os.ReadFile(out)
 		if err != nil {
 			t.Fatal(err)
