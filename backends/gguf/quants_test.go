@@ -14,7 +14,7 @@ import (
 // randomBlocks returns nblocks random blocks of typ: random bits, with the
 // f16 scale fields set to finite values of a model's magnitude (f16At
 // offsets as in ggml's block structs).
-func randomBlocks(typ TensorType, nblocks int, rng *rand.Rand) []byte {
+func randomBlocks(typ TensorType, nblocks int, std float64, rng *rand.Rand) []byte {
 	_, nb, _ := typ.layout()
 	raw := make([]byte, nblocks*nb)
 	for i := range raw {
@@ -24,12 +24,12 @@ func randomBlocks(typ TensorType, nblocks int, rng *rand.Rand) []byte {
 		TypeQ2_K: {80, 82}, TypeQ3_K: {108}, TypeQ4_K: {0, 2}, TypeQ5_K: {0, 2}, TypeQ6_K: {208}}[typ]
 	for b := 0; b < nblocks; b++ {
 		for _, off := range scales {
-			binary.LittleEndian.PutUint16(raw[b*nb+off:], f32ToF16(float32(rng.NormFloat64()*0.02)))
+			binary.LittleEndian.PutUint16(raw[b*nb+off:], f32ToF16(float32(rng.NormFloat64()*std)))
 		}
 	}
 	if typ == TypeBF16 || typ == TypeF16 {
 		for i := 0; i < len(raw); i += 2 {
-			v := float32(rng.NormFloat64())
+			v := float32(rng.NormFloat64() * std * 50)
 			h := f32ToF16(v)
 			if typ == TypeBF16 {
 				h = uint16(math.Float32bits(v) >> 16)
@@ -54,24 +54,32 @@ func TestDequantMatchesGGUFPy(t *testing.T) {
 	}
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(7, 7))
-	for _, typ := range []TensorType{TypeF16, TypeBF16, TypeQ4_0, TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ8_0,
-		TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
-		bs, _, _ := typ.layout()
-		n := 8 * max(bs, 32)
-		raw := randomBlocks(typ, n/bs, rng)
-		in, out := filepath.Join(dir, typ.String()+".raw"), filepath.Join(dir, typ.String()+".f32")
-		if err := os.WriteFile(in, raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		script := `import sys, numpy as np
+	types := []TensorType{TypeF16, TypeBF16, TypeQ4_0, TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ8_0,
+		TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K}
+	raws := map[TensorType][]byte{}
+	args := []string{"-c", `import sys, numpy as np
 sys.path.insert(0, sys.argv[1])
 from gguf import quants, GGMLQuantizationType
-d = quants.dequantize(np.fromfile(sys.argv[2], dtype=np.uint8), GGMLQuantizationType(int(sys.argv[3])))
-d.astype(np.float32).tofile(sys.argv[4])`
-		cmd := exec.Command(python, "-c", script, filepath.Join(src, "gguf-py"), in, strconv.Itoa(int(typ)), out)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: gguf-py: %v\n%s", typ, err, b)
+for i in range(2, len(sys.argv), 3):
+    d = quants.dequantize(np.fromfile(sys.argv[i], dtype=np.uint8), GGMLQuantizationType(int(sys.argv[i+1])))
+    d.astype(np.float32).tofile(sys.argv[i+2])`, filepath.Join(src, "gguf-py")}
+	for _, typ := range types {
+		bs, _, _ := typ.layout()
+		raws[typ] = randomBlocks(typ, 8*max(bs, 32)/bs, 0.02, rng)
+		in := filepath.Join(dir, typ.String()+".raw")
+		if err := os.WriteFile(in, raws[typ], 0o644); err != nil {
+			t.Fatal(err)
 		}
+		args = append(args, in, strconv.Itoa(int(typ)), filepath.Join(dir, typ.String()+".f32"))
+	}
+	if b, err := exec.Command(python, args...).CombinedOutput(); err != nil {
+		t.Fatalf("gguf-py: %v\n%s", err, b)
+	}
+	for _, typ := range types {
+		raw := raws[typ]
+		bs, _, _ := typ.layout()
+		n := 8 * max(bs, 32)
+		out := filepath.Join(dir, typ.String()+".f32")
 		ref, err := os.ReadFile(out)
 		if err != nil {
 			t.Fatal(err)
@@ -91,6 +99,58 @@ d.astype(np.float32).tofile(sys.argv[4])`
 				if bad++; bad <= 3 {
 					t.Errorf("%s: value %d = %g (matrix row %g), gguf-py %g", typ, i, got[i], viaMatrix[i], want)
 				}
+			}
+		}
+	}
+}
+
+// A model whose weight matrices are in any quantisation type computes the
+// logits of the F32 model holding the same weights dequantised: the types
+// are wired into loading, batched prompts and one-token decoding alike.
+func TestQuantisedModelEqualsDequantised(t *testing.T) {
+	base := randomModel(t, modelSpec{dim: 256, layers: 1, heads: 4, kvHeads: 2, ffn: 256, ctx: 64, typ: TypeF32, seed: 5})
+	f, err := Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, typ := range []TensorType{TypeBF16, TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
+		bs, _, _ := typ.layout()
+		std := 3e-3
+		if bs == qk {
+			std = 2e-4
+		}
+		quant, deq := map[string]tensorSpec{}, map[string]tensorSpec{}
+		for _, ti := range f.Tensors {
+			if len(ti.Dims) != 2 {
+				continue
+			}
+			n := int(ti.Elements())
+			raw := randomBlocks(typ, n/bs, std, rng)
+			vals := make([]float32, n)
+			dequantRow(typ, raw, vals)
+			quant[ti.Name] = tensorSpec{ti.Name, ti.Dims, typ, raw}
+			deq[ti.Name] = tensorSpec{ti.Name, ti.Dims, TypeF32, encode(vals, TypeF32)}
+		}
+		qdata := replaceTensors(t, base, nil, quant) // (replaceTensors empties the map)
+		q := logitsOf(t, qdata, probe)
+		want := logitsOf(t, replaceTensors(t, base, nil, deq), probe)
+		if d := maxDiff(q, want); d > 1e-4 || math.IsNaN(d) {
+			t.Errorf("%s: logits differ from the dequantised F32 model by %g", typ, d)
+		}
+		qm, err := newModel(qdata, Options{Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		qm.prepare(nil, 0, attnPerBatch)
+		V := qm.cfg.Vocab
+		for i, tk := range probe[:4] {
+			l, err := qm.eval(bg, []int{tk}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := maxDiff(l, want[i*V:(i+1)*V]); d > 1e-3 {
+				t.Errorf("%s position %d: one-token logits differ by %g", typ, i, d)
 			}
 		}
 	}

@@ -522,3 +522,7 @@ func (t *Tokenizer) Decode(ids []int) string {
 
 // IsEOG reports whether id ends generation (EOS or an end-of-turn token).
 func (t *Tokenizer) IsEOG(id int) bool { return t.eog[id] }
+
+// AddsBOS reports whether Tokenize with addSpecial puts BOS first
+// (tokenizer.ggml.add_bos_token, or llama.cpp's default for the model).
+func (t *Tokenizer) AddsBOS() bool { return t.addBOS && t.BOS >= 0 }

@@ -118,3 +118,95 @@ func TestLlamaCppVocabVectors(t *testing.T) {
 		})
 	}
 }
+
+// llamaTokenize returns the path of llama.cpp's llama-tokenize:
+// $GLOSSOBENCH_LLAMA_TOKENIZE, or the build .ci/llama-cpp-bundle.sh
+// llama-tokenize leaves in the cache; the test skips without one.
+func llamaTokenize(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("GLOSSOBENCH_LLAMA_TOKENIZE"); p != "" {
+		return p
+	}
+	p := filepath.Join(llamaCppSource(t), "build", "bin", "llama-tokenize")
+	if _, err := os.Stat(p); err != nil {
+		t.Skip("no llama-tokenize: set GLOSSOBENCH_LLAMA_TOKENIZE or build it with .ci/llama-cpp-bundle.sh llama-tokenize (.ci/run does)")
+	}
+	return p
+}
+
+// On Malay, Jawi, Thai, Vietnamese, Tamil and Chinese text
+// (testdata/gguf/sea_text.jsonl, see make_sea_text.py) every supported
+// vocabulary gives the ids llama.cpp's llama-tokenize gives, with BOS as
+// the model adds it and special tokens parsed.
+func TestTokenizeSEAMatchesLlamaCpp(t *testing.T) {
+	bin := llamaTokenize(t)
+	src := llamaCppSource(t)
+	type seaText struct{ Lang, Source, Text string }
+	texts := readJSONL[seaText](t, "sea_text.jsonl")
+	langs := map[string]bool{}
+	for _, s := range texts {
+		langs[s.Lang] = true
+	}
+	for _, l := range []string{"ms", "jawi", "th", "vi", "ta", "zh"} {
+		if !langs[l] {
+			t.Fatalf("sea_text.jsonl has no %s text", l)
+		}
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"command-r", "deepseek-coder", "deepseek-llm", "falcon", "gemma-4", "gpt-2", "llama-bpe",
+		"llama-spm", "mpt", "phi-3", "qwen2", "qwen35", "refact", "starcoder"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(src, "models", "ggml-vocab-"+name+".gguf")
+			tk, err := OpenTokenizer(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range texts {
+				file := filepath.Join(dir, strconv.Itoa(i)+".txt")
+				if err := os.WriteFile(file, []byte(s.Text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				out, err := exec.Command(bin, "-m", path, "-f", file, "--ids", "--no-escape", "--log-disable").Output()
+				if err != nil {
+					t.Fatalf("llama-tokenize on %s text %d: %v", s.Lang, i, err)
+				}
+				lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+				var want []int
+				for _, f := range strings.FieldsFunc(lines[len(lines)-1], func(r rune) bool { return r == '[' || r == ']' || r == ',' || r == ' ' }) {
+					id, err := strconv.Atoi(f)
+					if err != nil {
+						t.Fatalf("llama-tokenize printed %q", lines[len(lines)-1])
+					}
+					want = append(want, id)
+				}
+				if got := tk.Tokenize(s.Text, tk.AddsBOS(), true); !slices.Equal(got, want) {
+					t.Errorf("%s text %d (%s): got %v, llama-tokenize %v", s.Lang, i, s.Source, got, want)
+				}
+			}
+		})
+	}
+}
+
+// Byte-level BPE loses nothing: every SEA text decodes back from its ids
+// under every supported vocabulary (SentencePiece ones add the prefix space).
+func TestSEATextRoundTrips(t *testing.T) {
+	src := llamaCppSource(t)
+	type seaText struct{ Lang, Source, Text string }
+	texts := readJSONL[seaText](t, "sea_text.jsonl")
+	for _, name := range []string{"command-r", "deepseek-coder", "deepseek-llm", "falcon", "gemma-4", "gpt-2", "llama-bpe",
+		"llama-spm", "mpt", "phi-3", "qwen2", "qwen35", "refact", "starcoder"} {
+		tk, err := OpenTokenizer(filepath.Join(src, "models", "ggml-vocab-"+name+".gguf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range texts {
+			want := s.Text
+			if !tk.bpeModel && tk.addSpacePrefix {
+				want = " " + want
+			}
+			if got := tk.Decode(tk.Tokenize(s.Text, false, false)); got != want {
+				t.Errorf("%s: %s text %d decodes to %q", name, s.Lang, i, got)
+			}
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/glossobench/glossobench/backends/gguf"
+)
+
+func init() {
+	register("tokenize", "print the token ids of a text under a GGUF model's tokenizer, as llama-tokenize --ids does", runTokenize)
+}
+
+// runTokenize prints the ids as a JSON list on one line, the output of
+// llama.cpp's `llama-tokenize -m PATH --ids --no-escape` (the text is taken
+// verbatim: no backslash escapes are processed). Only the tokenizer is read,
+// so vocabulary-only files such as llama.cpp's ggml-vocab-*.gguf work.
+func runTokenize(args []string) int {
+	fs := newFlagSet("tokenize", "glossobench tokenize --model gguf:PATH [--no-bos] [--no-parse-special] [--file F | --prompt TEXT]  (else the text is read from standard input)")
+	model := fs.String("model", "", "GGUF model or vocabulary, gguf:PATH")
+	noBOS := fs.Bool("no-bos", false, "do not add the BOS (and EOS) tokens the model asks for")
+	noSpecial := fs.Bool("no-parse-special", false, "tokenize the texts of control tokens as text")
+	file := fs.String("file", "", "read the text from this file, verbatim")
+	prompt := fs.String("prompt", "", "the text to tokenize")
+	if !parse(fs, args) {
+		return 2
+	}
+	path, ok := strings.CutPrefix(*model, "gguf:")
+	if !ok || path == "" {
+		fmt.Fprintln(os.Stderr, "tokenize: --model gguf:PATH is required")
+		fs.Usage()
+		return 2
+	}
+	path, _, err := gguf.ParseSpec(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tokenize:", err)
+		return 2
+	}
+	if *file != "" && *prompt != "" {
+		fmt.Fprintln(os.Stderr, "tokenize: give --file or --prompt, not both")
+		return 2
+	}
+	text := *prompt
+	switch {
+	case *file != "":
+		b, err := os.ReadFile(*file)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tokenize:", err)
+			return 1
+		}
+		text = string(b)
+	case *prompt == "":
+		b, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tokenize: reading standard input:", err)
+			return 1
+		}
+		text = string(b)
+	}
+	tk, err := gguf.OpenTokenizer(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tokenize:", err)
+		return 1
+	}
+	// llama-tokenize adds the special tokens exactly when the model adds BOS
+	// and --no-bos is not given.
+	ids := tk.Tokenize(text, tk.AddsBOS() && !*noBOS, !*noSpecial)
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(id))
+	}
+	b.WriteString("]\n")
+	if _, err := io.WriteString(os.Stdout, b.String()); err != nil {
+		fmt.Fprintln(os.Stderr, "tokenize:", err)
+		return 1
+	}
+	return 0
+}
