@@ -42,10 +42,18 @@ func validateDatasetSource(df, axis string, d scorers.DatasetConfig) error {
 		}
 	}
 	kind := AxisKind(axis)
-	if d.Fields != nil {
-		if _, ok := dataset.Kinds[kind]; !ok {
-			return fmt.Errorf("%s.fields: the %s axis reads no field mapping", df, axis)
+	if kind != "mcq" {
+		// These axes read their presets' own line formats (through
+		// dataset.Open: any path, compression and pin); field mappings and
+		// other file formats are read by the multiple-choice axes only.
+		if f, _ := src.FileFormat(); f != dataset.FileJSONL {
+			return fmt.Errorf("%s.file_format: the %s axis reads JSONL files only, not %s", df, axis, f)
 		}
+		if d.Fields != nil {
+			return fmt.Errorf("%s.fields: the %s axis reads its formats only; field mappings are read by knowledge, nlu and cultural", df, axis)
+		}
+	}
+	if d.Fields != nil {
 		if kind != "mcq" && d.Format != "" && d.Format != kind {
 			return fmt.Errorf("%s.fields: the %s axis reads a mapping with format %s (or none), not over preset %q", df, axis, kind, d.Format)
 		}

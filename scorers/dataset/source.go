@@ -141,31 +141,12 @@ func Each(ctx context.Context, s Source, header func(Columns) error, fn func(Row
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.Path(), err)
 	}
-	rc, err := s.open(ctx)
+	rc, err := Open(ctx, s)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
 	var r io.Reader = rc
-	if s.SHA256 != "" || format == FileParquet {
-		// A pin is checked before the first row is used; Parquet needs
-		// random access. Either way the stored file is read whole.
-		data, err := io.ReadAll(rc)
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.Path(), err)
-		}
-		if s.SHA256 != "" {
-			if got := SHA256Hex(data); !strings.EqualFold(got, s.SHA256) {
-				return fmt.Errorf("%s: sha256 is %s, the config pins %s: the file changed", s.Path(), got, s.SHA256)
-			}
-		}
-		r = bytes.NewReader(data)
-	}
-	r, closeFn, err := decompress(s.Path(), r)
-	if err != nil {
-		return err
-	}
-	defer closeFn()
 	switch format {
 	case FileCSV:
 		return eachCSV(s.Path(), r, ',', header, fn)
@@ -176,6 +157,42 @@ func Each(ctx context.Context, s Source, header func(Columns) error, fn func(Row
 	}
 	return eachJSONL(s.Path(), r, fn)
 }
+
+// Open opens the source for reading as a stream of its decompressed
+// bytes, its pin (if any) checked before the first byte is returned: for
+// readers of a line format of their own (the IF, NLG, MT and Safety
+// presets).
+func Open(ctx context.Context, s Source) (io.ReadCloser, error) {
+	rc, err := s.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var r io.Reader = rc
+	if s.SHA256 != "" {
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Path(), err)
+		}
+		if got := SHA256Hex(data); !strings.EqualFold(got, s.SHA256) {
+			return nil, fmt.Errorf("%s: sha256 is %s, the config pins %s: the file changed", s.Path(), got, s.SHA256)
+		}
+		r, rc = bytes.NewReader(data), io.NopCloser(nil)
+	}
+	dr, closeFn, err := decompress(s.Path(), r)
+	if err != nil {
+		rc.Close()
+		return nil, err
+	}
+	return readCloser{dr, func() error { closeFn(); return rc.Close() }}, nil
+}
+
+type readCloser struct {
+	io.Reader
+	close func() error
+}
+
+func (r readCloser) Close() error { return r.close() }
 
 // SHA256Hex is the lower-case hex SHA-256 of data.
 func SHA256Hex(data []byte) string {

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sort"
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/dataset"
 	"github.com/glossobench/glossobench/stats"
 )
 
@@ -55,10 +55,7 @@ func (Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 	}
 	var items []scorers.Item
 	for _, ds := range cfg.Datasets {
-		path := ds.Path
-		if !filepath.IsAbs(path) && cfg.BaseDir != "" {
-			path = filepath.Join(cfg.BaseDir, path)
-		}
+		path := ds.Source(cfg.BaseDir).Path()
 		if ds.Name == "" {
 			return nil, fmt.Errorf("if axis: dataset %s: missing name", path)
 		}
@@ -67,7 +64,7 @@ func (Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 				return nil, fmt.Errorf("if axis: dataset %s: unknown filter field %q (only instruction_id)", ds.Name, k)
 			}
 		}
-		prompts, err := ReadPrompts(path, ds.Format, ds.Lang)
+		prompts, err := readPrompts(ds.Source(cfg.BaseDir), ds.Format, ds.Lang)
 		if err != nil {
 			return nil, fmt.Errorf("if axis: dataset %s: %w", ds.Name, err)
 		}
@@ -258,4 +255,19 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d of %d responses hit the token cap", t.truncated, n))
 	}
 	return res, nil
+}
+
+// readPrompts is ReadPrompts on a dataset source (local, s3:// or hf://,
+// plain or compressed, pinned when the config says so).
+func readPrompts(src dataset.Source, dialect, lang string) ([]Prompt, error) {
+	f, err := dataset.Open(context.Background(), src)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ps, err := ParsePrompts(f, dialect, lang)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", src.Path(), err)
+	}
+	return ps, nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/dataset"
 	"github.com/glossobench/glossobench/scorers/judge"
 	"github.com/glossobench/glossobench/stats"
 )
@@ -82,7 +83,7 @@ func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 	}
 	refAns := map[int][]string{}
 	for _, d := range refs {
-		if err := readReferences(resolve(d.Path, cfg.BaseDir), refAns); err != nil {
+		if err := readReferences(resolve(d.Path, cfg.BaseDir), d.SHA256, refAns); err != nil {
 			return nil, err
 		}
 	}
@@ -93,7 +94,7 @@ func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 		if len(refs) == 0 {
 			sib := filepath.Join(filepath.Dir(path), DefaultReferenceFile)
 			if _, err := os.Stat(sib); err == nil {
-				if err := readReferences(sib, refAns); err != nil {
+				if err := readReferences(sib, "", refAns); err != nil {
 					return nil, err
 				}
 			}
@@ -114,15 +115,13 @@ func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 }
 
 func resolve(p, base string) string {
-	if !filepath.IsAbs(p) && base != "" {
-		return filepath.Join(base, p)
-	}
-	return p
+	return dataset.Source{URI: p, BaseDir: base}.Path()
 }
 
-// eachLine calls fn on every non-empty line of a JSONL file, with its number.
-func eachLine(path string, fn func(line int, data []byte) error) error {
-	f, err := os.Open(path)
+// eachLine calls fn on every non-empty line of a JSONL file (local, s3://
+// or hf://, plain or compressed, pinned when pin is set), with its number.
+func eachLine(path, pin string, fn func(line int, data []byte) error) error {
+	f, err := dataset.Open(context.Background(), dataset.Source{URI: path, SHA256: pin})
 	if err != nil {
 		return err
 	}
@@ -146,8 +145,8 @@ func eachLine(path string, fn func(line int, data []byte) error) error {
 	return nil
 }
 
-func readReferences(path string, into map[int][]string) error {
-	return eachLine(path, func(_ int, data []byte) error {
+func readReferences(path, pin string, into map[int][]string) error {
+	return eachLine(path, pin, func(_ int, data []byte) error {
 		var row struct {
 			QuestionID *int `json:"question_id"`
 			Choices    []struct {
@@ -178,7 +177,7 @@ func readQuestions(path string, d scorers.DatasetConfig, refAns map[int][]string
 		lang = "en" // MT-Bench itself is English
 	}
 	var items []scorers.Item
-	err := eachLine(path, func(line int, data []byte) error {
+	err := eachLine(path, d.SHA256, func(line int, data []byte) error {
 		if d.Limit > 0 && len(items) >= d.Limit {
 			return nil
 		}

@@ -3,14 +3,15 @@ package nlg
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/dataset"
 )
 
 // Dataset formats (DatasetConfig.Format).
@@ -122,10 +123,7 @@ func (Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 		if ds.Name == "" {
 			return nil, fmt.Errorf("nlg: dataset %s: missing name (item ids are built from it)", ds.Path)
 		}
-		path := ds.Path
-		if !filepath.IsAbs(path) && cfg.BaseDir != "" {
-			path = filepath.Join(cfg.BaseDir, path)
-		}
+		path := ds.Source(cfg.BaseDir).Path()
 		var its []scorers.Item
 		switch ds.Format {
 		case FormatPassages:
@@ -157,7 +155,7 @@ type row struct {
 
 // readRows reads path's JSONL rows, applying the dataset's filter and limit.
 func readRows(path string, ds scorers.DatasetConfig) ([]row, error) {
-	f, err := os.Open(path)
+	f, err := dataset.Open(context.Background(), dataset.Source{URI: path, SHA256: ds.SHA256})
 	if err != nil {
 		return nil, fmt.Errorf("nlg: dataset %q: %w", ds.Name, err)
 	}

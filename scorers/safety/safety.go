@@ -14,13 +14,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/dataset"
 	"github.com/glossobench/glossobench/scorers/judge"
 )
 
@@ -81,10 +81,7 @@ func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 		if d.Format != FormatSafeguard && d.Format != FormatSafeguardCultural {
 			return nil, fmt.Errorf("axes.safety.datasets[%d] (%s): unknown format %q (known: %s, %s)", i, d.Name, d.Format, FormatSafeguard, FormatSafeguardCultural)
 		}
-		path := d.Path
-		if !filepath.IsAbs(path) && cfg.BaseDir != "" {
-			path = filepath.Join(cfg.BaseDir, path)
-		}
+		path := d.Source(cfg.BaseDir).Path()
 		items, err := readSafeguard(path, d)
 		if err != nil {
 			return nil, err
@@ -101,7 +98,7 @@ func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 }
 
 func readSafeguard(path string, d scorers.DatasetConfig) ([]scorers.Item, error) {
-	f, err := os.Open(path)
+	f, err := dataset.Open(context.Background(), dataset.Source{URI: path, SHA256: d.SHA256})
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", d.Name, err)
 	}

@@ -1,0 +1,125 @@
+package runner_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/rs/zerolog"
+
+	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/registry"
+	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/workflows"
+)
+
+// TestDeclarativeDatasetsThroughEvalRun runs one EvalRun whose Knowledge
+// axis is declared in YAML alone over three sources: a MalayMMLU-shaped
+// CSV, a Parquet file and an hf:// file served by a local stand-in for the
+// Hub (resolve URL, redirect to a CDN host, X-Linked-Etag), pinned by
+// SHA-256 and fetched into a cache.
+func TestDeclarativeDatasetsThroughEvalRun(t *testing.T) {
+	_, c := startServer(t)
+	acts := activities.New(zerolog.Nop())
+	acts.OpenBackend = func(string, registry.Options) (backends.Backend, error) { return instant{}, nil }
+	defer acts.Close()
+	w, err := runner.StartWorkers(c, acts, runner.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	dir := t.TempDir()
+	type rec struct {
+		Soalan  string   `parquet:"soalan"`
+		Pilihan []string `parquet:"pilihan,list"`
+		Jawapan int64    `parquet:"jawapan"`
+		Bidang  string   `parquet:"bidang"`
+	}
+	var recs []rec
+	for i := range 7 {
+		recs = append(recs, rec{Soalan: fmt.Sprintf("Berapakah %d tambah %d?", i, i), Pilihan: []string{fmt.Sprint(2 * i), fmt.Sprint(2*i + 1), fmt.Sprint(2*i + 2)}, Jawapan: 0, Bidang: "matematik"})
+	}
+	var pq bytes.Buffer
+	if err := parquet.Write(&pq, recs); err != nil {
+		t.Fatal(err)
+	}
+	pqPath := filepath.Join(dir, "soalan.parquet")
+	os.WriteFile(pqPath, pq.Bytes(), 0o644)
+
+	hubFile := []byte(`{"qid": "h1", "text": "Ibu negara Malaysia?", "options": ["Kuala Lumpur", "Ipoh"], "gold": "Kuala Lumpur"}` + "\n" +
+		`{"qid": "h2", "text": "Negeri paling luas?", "options": ["Perlis", "Sarawak"], "gold": "Sarawak"}` + "\n")
+	sum := sha256.Sum256(hubFile)
+	pin := hex.EncodeToString(sum[:])
+	hits := 0
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits++
+		switch r.URL.Path {
+		case "/datasets/acme/soalan-ms/resolve/0123abc/data/test.jsonl":
+			_, port, _ := strings.Cut(r.Host, ":")
+			w.Header().Set("X-Linked-Etag", `"`+pin+`"`)
+			http.Redirect(w, r, "http://localhost:"+port+"/cdn/blob", http.StatusFound)
+		case "/cdn/blob":
+			w.Write(hubFile)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer hub.Close()
+	t.Setenv("HF_ENDPOINT", hub.URL)
+	t.Setenv("GLOSSOBENCH_HF_CACHE", filepath.Join(dir, "hf-cache"))
+
+	csvPath := filepath.Join(repoRoot(t), "testdata", "suites", "data", "malaymmlu_sample.csv")
+	cfg := fmt.Sprintf(`model: {spec: "openai:http://instant", id: instant}
+store: {uri: %s}
+run: {shard_size: 5, bootstrap_resamples: 50}
+axes:
+  knowledge:
+    scoring_mode: generate
+    datasets:
+      - name: malaymmlu
+        path: %s
+        format: mcq
+        lang: ms
+        fields: {id: id, question: question, choices: [A, B, C, D, E], answer: key, answer_as: letter, source: subject}
+      - name: parquet_set
+        path: %s
+        format: mcq
+        lang: ms
+        fields: {question: "{{.soalan}} ({{.bidang}})", choices: pilihan, answer: jawapan, answer_as: index}
+      - name: hub_set
+        path: hf://datasets/acme/soalan-ms@0123abc/data/test.jsonl
+        sha256: %s
+        format: mcq
+        lang: ms
+        fields: {id: qid, question: text, choices: options, answer: gold, answer_as: text}
+`, filepath.Join(dir, "store"), csvPath, pqPath, pin)
+
+	res := runEval(t, c, workflows.EvalRunInput{Config: cfg, RunID: "declarative"})
+	r := readResult(t, res.Summary.ResultPath)
+	ax := r.Axes["knowledge"]
+	if ax.N != 12+7+2 || ax.Score == nil {
+		t.Fatalf("knowledge: n %d (want 21), score %v", ax.N, ax.Score)
+	}
+	items, err := os.ReadFile(filepath.Join(dir, "store", "runs", "declarative", "knowledge", "items.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"id":"malaymmlu/2"`, `"id":"parquet_set/3"`, `"id":"hub_set/h2"`, `Berapakah 2 tambah 2? (matematik)`, `"source":"Sejarah"`} {
+		if !bytes.Contains(items, []byte(want)) {
+			t.Errorf("items.jsonl lacks %s", want)
+		}
+	}
+	if hits != 2 {
+		t.Errorf("the hub saw %d requests, want 2 (resolve and redirect, once)", hits)
+	}
+}

@@ -1,0 +1,60 @@
+// Package dataset reads dataset files and maps their rows to items, so a
+// dataset is declared in the run config instead of in Go.
+//
+// # Sources
+//
+// A dataset's path is a local file, s3://bucket/key?endpoint=... (the query
+// of an S3 store URI; registered by infra/datasource) or
+// hf://datasets/OWNER/NAME@REVISION/PATH (a Hugging Face Hub file, fetched
+// once into a local cache and pinned by the config's sha256; registered by
+// infra/datasource). The file is JSON Lines (or one JSON array of records),
+// CSV or TSV (the first record names the columns; every value is text) or
+// Parquet (Hugging Face's on-disk and Hub format), by file_format or by the
+// name (.csv, .tsv, .parquet, anything else JSONL), plain or compressed
+// (.gz, .zst, .zstd). A sha256 pin is checked before any row is used.
+//
+// # Fields
+//
+// A dataset's fields map item fields to values of a row. Each value is
+// either a column or a template:
+//
+//   - A column is a name, or a dotted path into nested records and lists:
+//     prompts.0.text is the text field of the first element of prompts. A
+//     missing column is an error naming the file, the line and the column;
+//     with a trailing "?" (id: sample_id?) it reads as empty instead.
+//   - A template is Go text/template (https://pkg.go.dev/text/template)
+//     over the row, recognised by "{{": {{.question}} is the question
+//     column, {{index .prompts 0 "text"}} a nested one. A column a template
+//     names and the row lacks is an error naming the file, line and column.
+//     Besides the built-in functions (and, or, not, index, len, printf, ...)
+//     templates may call: opt ROW PATH (a column path, "" when missing, e.g.
+//     {{opt . "metadata.language"}}), datasetLang (the dataset's configured
+//     lang), letter I (the option letter of a 0-based index), join SEP LIST,
+//     trim, lower, upper. A constant is a template too: {{"ms"}}.
+//
+// For CSV, TSV and Parquet files the columns every field reads are checked
+// against the header (or schema) before the first row: a missing one names
+// the file, the header line, the field and the column.
+//
+// # Fields by axis kind (Kinds)
+//
+// Multiple choice (knowledge, nlu, cultural): question (or premise and
+// hypothesis for NLI, or prompt for the whole prompt text), passage,
+// choices (a list of columns, trailing empty values dropped, or one column
+// holding a list), or choices_text (one text of lettered lines "A: ...", "A.
+// ..." or "A) ..."), or choice_texts (fixed options by item language, "*"
+// for the others); answer, read as answer_as says: auto (a letter or a
+// 0-based index, the default), letter, index or text (an option's text); or,
+// with labels (the answer values in option order), the label. An answer
+// outside the options is an error naming the file, the line and the field.
+// id (default the line number), source (the leakage audit's pooling tag;
+// default the dataset), lang (default the dataset's lang) and register
+// (HIGH, MID or LOW per row) apply to every kind. The built-in formats
+// (global_mmlu, belebele, indonli, kalahi) are presets of these fields, and
+// a dataset's own fields replace a preset's entries of the same name.
+//
+// Every key is checked when the config loads: an unknown key, a key the
+// axis does not read, a missing required key, a template that does not
+// parse or an unknown answer_as is an error naming the config line and the
+// key.
+package dataset
