@@ -4,6 +4,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 
 	_ "github.com/glossobench/glossobench/backends/metricx" // lets the NLG option metricx: take tei+http(s):// specs
@@ -37,16 +38,70 @@ func usage() {
 	}
 }
 
-func main() {
-	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+func main() { os.Exit(mainCode(os.Args[1:])) }
+
+// subcommands lists the words a group command takes first.
+var subcommands = map[string][]string{
+	"leaderboard": {"append", "show"},
+	"schedule":    {"create", "list", "delete"},
+}
+
+// mainCode runs the command line args (without the program name) and returns the exit code.
+func mainCode(args []string) int {
+	if len(args) == 0 {
 		usage()
-		os.Exit(2)
+		return 2
 	}
-	c, ok := commands[os.Args[1]]
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage()
+		return 0
+	case "help":
+		if len(args) == 1 {
+			usage()
+			return 0
+		}
+		return help(args[1], args[2:])
+	}
+	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "glossobench: unknown command %q\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "glossobench: unknown command %q\n", args[0])
 		usage()
-		os.Exit(2)
+		return 2
 	}
-	os.Exit(c.run(os.Args[2:]))
+	if wantsHelp(args[1:]) {
+		return help(args[0], args[1:])
+	}
+	return c.run(args[1:])
+}
+
+// wantsHelp reports whether args ask for help (-h, -help or --help before any "--").
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// help prints a command's usage (a group's subcommand's, when rest starts
+// with one) by running it with -h alone, so `help CMD` and `CMD --help`
+// print the same text; asking for help is a success.
+func help(name string, rest []string) int {
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "glossobench: unknown command %q\n", name)
+		usage()
+		return 2
+	}
+	args := []string{"-h"}
+	if len(rest) > 0 && slices.Contains(subcommands[name], rest[0]) {
+		args = []string{rest[0], "-h"}
+	}
+	c.run(args)
+	return 0
 }

@@ -21,7 +21,7 @@ func init() {
 }
 
 func runSchedule(args []string) int {
-	if len(args) == 0 {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(os.Stderr, "usage: glossobench schedule create --input REFRESH.json [--id ID] [--cron EXPR] | list | delete [--id ID]")
 		return 2
 	}

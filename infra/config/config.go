@@ -139,7 +139,7 @@ func Parse(data []byte, name, baseDir string, ov Overrides) (*Config, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("config %s: empty document", name)
 		}
-		return nil, fmt.Errorf("config %s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, fmt.Errorf("config %s: %s", name, userError(data, err))
 	}
 	if ov.Model != "" {
 		c.Model.Spec = ov.Model

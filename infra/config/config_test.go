@@ -71,10 +71,10 @@ func TestErrorsNameFileAndField(t *testing.T) {
 		"bad judge floor":   good + "run:\n  judge_floor: 1.5\n",
 	}
 	wants := map[string]string{
-		"unknown key": "field bogus not found", "bad scoring mode": "axes.knowledge.scoring_mode",
+		"unknown key": "bogus is not a known key", "bad scoring mode": "axes.knowledge.scoring_mode",
 		"unknown axis": "axes.telepathy", "missing model": "model.spec", "bad model spec": "model.spec",
 		"missing path": "axes.knowledge.datasets[0].path", "bad probe": "axes.knowledge.probes",
-		"bad chat template": "run.chat_template", "wrong type": "line", "empty": "empty",
+		"bad chat template": "run.chat_template", "wrong type": "line 9: run.seed must be a whole number", "empty": "empty",
 		"bad translation": "axes.knowledge.datasets[0].translation_of",
 		"few resamples":   "run.bootstrap_resamples", "many resamples": "run.bootstrap_resamples",
 		"bad judge floor": "run.judge_floor",
