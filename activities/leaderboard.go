@@ -240,5 +240,10 @@ func (a *Activities) AppendLeaderboard(ctx context.Context, in AppendInput) (str
 	if err := leaderboard.Append(ctx, board, lang, major, row); err != nil && !errors.Is(err, leaderboard.ErrDuplicate) {
 		return "", err
 	}
+	// The derived leaderboard.jsonl a reader of §5 expects, rebuilt from
+	// the rows (a retry rebuilds it again).
+	if err := leaderboard.Publish(ctx, board, lang, major); err != nil {
+		return "", err
+	}
 	return leaderboard.JSONLPath(lang, major), nil
 }
