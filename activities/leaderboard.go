@@ -124,6 +124,10 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 			}
 			plan.Failed = append(plan.Failed, RefreshFailure{ModelID: id, Reason: fmt.Sprintf("runs[%d]: %v", i, err)})
 		}
+		if err := CheckRefreshRun(r); err != nil {
+			fail(err)
+			continue
+		}
 		cfg, err := config.Load(r.ConfigPath, config.Overrides{Model: r.Model, ModelID: r.ModelID})
 		if err != nil {
 			fail(err)
@@ -151,6 +155,23 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 		plan.Todo = append(plan.Todo, RefreshItem{Input: item, ModelID: cfg.Model.ID, Reason: "no leaderboard row with these pins"})
 	}
 	return plan, nil
+}
+
+// CheckRefreshRun rejects the PrepareInput fields a refresh run does not
+// take, so none is silently ignored: the refresh names each run itself, and
+// what changes the numbers belongs in the config, whose hash is the pin.
+func CheckRefreshRun(r PrepareInput) error {
+	switch {
+	case r.ConfigPath == "":
+		return errors.New("config_path: required")
+	case r.RunID != "":
+		return errors.New("run_id: not a refresh field (each run is named after its model and config hash)")
+	case r.ConfigYAML != "":
+		return errors.New("config: not a refresh field (give config_path)")
+	case r.JudgeOverlay || r.ChatTemplate != "":
+		return errors.New("judge_overlay, chat_template: not refresh fields (set run.judge_overlay / run.chat_template in the config, so the pins record them)")
+	}
+	return nil
 }
 
 var unsafeRunChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -221,6 +242,11 @@ func (a *Activities) AppendLeaderboard(ctx context.Context, in AppendInput) (str
 		lang = "ms"
 	}
 	if err := leaderboard.Append(ctx, board, lang, major, row); err != nil && !errors.Is(err, leaderboard.ErrDuplicate) {
+		return "", err
+	}
+	// The derived leaderboard.jsonl a reader of §5 expects, rebuilt from
+	// the rows (a retry rebuilds it again).
+	if err := leaderboard.Publish(ctx, board, lang, major); err != nil {
 		return "", err
 	}
 	return leaderboard.JSONLPath(lang, major), nil

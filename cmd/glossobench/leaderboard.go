@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -34,10 +35,14 @@ func leaderboardMain(args []string, stdout, stderr io.Writer) int {
 	usage := func() {
 		fmt.Fprintln(stderr, "usage: glossobench leaderboard append RUNDIR [--store URI] [--lang ms]")
 		fmt.Fprintln(stderr, "       glossobench leaderboard show [--class base|instruct|...] [--lang ms] [--version v1] [--store URI] [--strict-parity]")
+		fmt.Fprintln(stderr, "       glossobench leaderboard export [--lang ms] [--version v1] [--store URI] [--out FILE | --publish]")
 		fmt.Fprintln(stderr, "\nappend adds the run's row (model_id, pins = bench_version + plugin versions +")
 		fmt.Fprintln(stderr, "config_hash, model_meta, per-axis scores, ms_public) to leaderboard/<lang>/v<MAJOR>,")
 		fmt.Fprintln(stderr, "MAJOR from bench_version; an identical (model_id, pins) is refused.")
 		fmt.Fprintln(stderr, "RUNDIR is <store>/runs/<run_id>; the leaderboard goes to that store unless --store says otherwise.")
+		fmt.Fprintln(stderr, "append also rewrites the store's leaderboard/<lang>/v<MAJOR>/leaderboard.jsonl from the rows.")
+		fmt.Fprintln(stderr, "\nexport verifies every row and writes leaderboard.jsonl (one row per line, append order;")
+		fmt.Fprintln(stderr, "the SHA-256 of a line names its row object) to stdout, to --out, or, with --publish, into the store.")
 	}
 	if len(args) == 0 {
 		usage()
@@ -48,6 +53,8 @@ func leaderboardMain(args []string, stdout, stderr io.Writer) int {
 		return leaderboardAppend(args[1:], stdout, stderr)
 	case "show":
 		return leaderboardShow(args[1:], stdout, stderr)
+	case "export":
+		return leaderboardExport(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		usage()
 		return 0
@@ -108,12 +115,21 @@ func leaderboardAppend(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	row.ResultRef = st.Describe() + " " + activities.ResultKey(res.RunID)
+	// The row names the store the run is in (which Elo reads its items
+	// from) when RUNDIR is <store>/runs/<run_id>.
+	row.ResultRef = filepath.Join(mustAbs(runDir), "result.json")
+	if abs := mustAbs(runDir); filepath.Base(filepath.Dir(abs)) == "runs" && filepath.Base(abs) == res.RunID {
+		runs := "file:" + filepath.Dir(filepath.Dir(abs))
+		row.ResultRef, row.RunStore = runs+"/"+activities.ResultKey(res.RunID), runs
+	}
 	if err := leaderboard.Append(ctx, st, *lang, major, row); err != nil {
 		if errors.Is(err, leaderboard.ErrDuplicate) {
 			fmt.Fprintf(stderr, "glossobench leaderboard append: refused: %v\n", err)
 			return 1
 		}
+		return fail(err)
+	}
+	if err := leaderboard.Publish(ctx, st, *lang, major); err != nil {
 		return fail(err)
 	}
 	fmt.Fprintf(stdout, "appended %s (ms_public %s) to %s on %s\n", row.ModelID, strconv.FormatFloat(row.MS, 'f', 4, 64), leaderboard.Dir(*lang, major), st.Describe())
@@ -301,4 +317,64 @@ func orNone(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
+}
+
+func mustAbs(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+func leaderboardExport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("leaderboard export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	storeURI := fs.String("store", defaultStore, "leaderboard store `URI`")
+	lang := fs.String("lang", "ms", "leaderboard language")
+	version := fs.String("version", "v1", "leaderboard major version")
+	out := fs.String("out", "", "write to `FILE` instead of stdout")
+	publish := fs.Bool("publish", false, "rewrite the store's leaderboard/<lang>/v<MAJOR>/leaderboard.jsonl")
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "glossobench leaderboard export: %v\n", err)
+		return 1
+	}
+	if len(rest) > 0 {
+		return fail(fmt.Errorf("unexpected argument %q", rest[0]))
+	}
+	if *out != "" && *publish {
+		return fail(errors.New("--out and --publish: give one"))
+	}
+	major, err := parseVersion(*version)
+	if err != nil {
+		return fail(err)
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, *storeURI)
+	if err != nil {
+		return fail(err)
+	}
+	switch {
+	case *publish:
+		if err := leaderboard.Publish(ctx, st, *lang, major); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stdout, "wrote %s on %s\n", leaderboard.JSONLPath(*lang, major), st.Describe())
+	case *out != "":
+		var buf bytes.Buffer
+		if err := leaderboard.Export(ctx, st, *lang, major, &buf); err != nil {
+			return fail(err)
+		}
+		if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+			return fail(err)
+		}
+	default:
+		if err := leaderboard.Export(ctx, st, *lang, major, stdout); err != nil {
+			return fail(err)
+		}
+	}
+	return 0
 }

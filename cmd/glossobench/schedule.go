@@ -4,12 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/runner"
@@ -17,20 +23,71 @@ import (
 )
 
 func init() {
-	register("schedule", "create, list or delete the nightly LeaderboardRefresh schedule", runSchedule)
+	register("schedule", "create, list, describe, trigger, pause, unpause or delete LeaderboardRefresh schedules", runSchedule)
 }
 
-func runSchedule(args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(os.Stderr, "usage: glossobench schedule create --input REFRESH.json [--id ID] [--cron EXPR] | list | delete [--id ID]")
+func runSchedule(args []string) int { return scheduleMain(args, os.Stdout, os.Stderr) }
+
+// defaultScheduleID is the schedule a command acts on without --id.
+const defaultScheduleID = "glossobench-leaderboard-refresh"
+
+const scheduleUsage = `usage: glossobench schedule create --input REFRESH.json [--id ID] [--cron EXPR] [--paused]
+       glossobench schedule list
+       glossobench schedule describe [--id ID]
+       glossobench schedule trigger [--id ID] [--wait]
+       glossobench schedule pause|unpause [--id ID] [--note TEXT]
+       glossobench schedule delete [--id ID]
+
+Each schedule starts a LeaderboardRefresh with its REFRESH.json (see the
+README's REFRESH.json reference); several schedules, e.g. one per language,
+live side by side under different --id. TEMPORAL_ADDRESS names the server
+(default 127.0.0.1:7233).`
+
+func scheduleMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || slices.Contains([]string{"-h", "--help", "help"}, args[0]) {
+		fmt.Fprintln(stderr, scheduleUsage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	action := args[0]
+	if !slices.Contains([]string{"create", "list", "describe", "trigger", "pause", "unpause", "delete"}, action) {
+		fmt.Fprintf(stderr, "glossobench schedule: unknown action %q\n%s\n", action, scheduleUsage)
 		return 2
 	}
-	fs := newFlagSet("schedule "+args[0], "glossobench schedule create|list|delete [flags]")
-	id := fs.String("id", "glossobench-leaderboard-refresh", "schedule id")
-	cron := fs.String("cron", "0 2 * * *", "cron expression (UTC); default nightly at 02:00")
-	input := fs.String("input", "", "LeaderboardRefresh input JSON: {\"lang\", \"store_uri\", \"runs\": [{\"config_path\", \"model\", \"model_id\"}]}")
-	if !parse(fs, args[1:]) {
+	fs := flag.NewFlagSet("schedule "+action, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	id := fs.String("id", defaultScheduleID, "schedule `ID`")
+	var cron, input, note *string
+	var paused, wait *bool
+	switch action {
+	case "create":
+		cron = fs.String("cron", "0 2 * * *", "cron `EXPR` (UTC); default nightly at 02:00")
+		input = fs.String("input", "", "LeaderboardRefresh input `REFRESH.json`")
+		paused = fs.Bool("paused", false, "create the schedule paused")
+	case "trigger":
+		wait = fs.Bool("wait", false, "wait for the triggered refresh to finish and print what it did")
+	case "pause", "unpause":
+		note = fs.String("note", "", "why, shown by describe")
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return flagExit(err)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "glossobench schedule %s: unexpected argument %q\n", action, fs.Arg(0))
 		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "glossobench schedule %s: %v\n", action, err)
+		return 1
+	}
+	var in activities.RefreshInput
+	if action == "create" {
+		var err error
+		if in, err = readRefreshInput(*input); err != nil {
+			return fail(err)
+		}
 	}
 	env := runner.FromEnv()
 	if env.Address == "" {
@@ -38,67 +95,233 @@ func runSchedule(args []string) int {
 	}
 	c, err := dial(env.Address, env.Namespace, newLogger())
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return fail(err)
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	sc := c.ScheduleClient()
-	switch args[0] {
+	h := sc.GetHandle(ctx, *id)
+	switch action {
 	case "create":
-		in, err := readRefreshInput(*input)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
 		_, err = sc.Create(ctx, client.ScheduleOptions{
 			ID:   *id,
 			Spec: client.ScheduleSpec{CronExpressions: []string{*cron}},
 			// A refresh still running when the next is due is not stacked.
 			Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+			Paused:  *paused,
+			// The server turns the cron into calendars; the memo keeps it as
+			// written, for describe.
+			Memo: map[string]any{"cron": *cron, "lang": refreshLangOf(in), "store_uri": in.StoreURI},
 			Action: &client.ScheduleWorkflowAction{
-				ID: "leaderboard-refresh", Workflow: workflows.LeaderboardRefreshName,
+				// The server appends the start time, so each refresh and
+				// each schedule's refreshes have ids of their own.
+				ID: *id, Workflow: workflows.LeaderboardRefreshName,
 				TaskQueue: workflows.TaskQueue, Args: []any{in},
 			},
 		})
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "schedule create %s: %v\n", *id, err)
-			return 1
+			return fail(fmt.Errorf("%s: %w", *id, err))
 		}
-		fmt.Printf("created schedule %s (%s, overlap: skip)\n", *id, *cron)
+		state := ""
+		if *paused {
+			state = ", paused"
+		}
+		fmt.Fprintf(stdout, "created schedule %s (%s UTC, lang %s, %d models, overlap: skip%s)\n", *id, *cron, refreshLangOf(in), len(in.Runs), state)
 	case "list":
 		it, err := sc.List(ctx, client.ScheduleListOptions{})
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+			return fail(err)
 		}
 		for it.HasNext() {
 			e, err := it.Next()
 			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 1
+				return fail(err)
 			}
-			fmt.Printf("%s\t%s\n", e.ID, e.WorkflowType.Name)
+			state := "active"
+			if e.Paused {
+				state = "paused"
+			}
+			fmt.Fprintf(stdout, "%s\t%s\t%s\n", e.ID, e.WorkflowType.Name, state)
 		}
-	case "delete":
-		if err := sc.GetHandle(ctx, *id).Delete(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "schedule delete %s: %v\n", *id, err)
+	case "describe":
+		d, err := h.Describe(ctx)
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", *id, err))
+		}
+		describeSchedule(ctx, c, *id, d, stdout)
+	case "trigger":
+		before, err := h.Describe(ctx)
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", *id, err))
+		}
+		if err := h.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
+			return fail(fmt.Errorf("%s: %w", *id, err))
+		}
+		started, err := triggeredRun(ctx, h, before.Info.RecentActions)
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", *id, err))
+		}
+		fmt.Fprintf(stdout, "triggered schedule %s: started %s\n", *id, started.WorkflowID)
+		if !*wait {
+			return 0
+		}
+		// The refresh may take hours: wait without the command's timeout;
+		// Ctrl-C stops waiting, not the refresh.
+		wctx, stop := signalContext()
+		defer stop()
+		var res workflows.LeaderboardRefreshResult
+		if err := c.GetWorkflow(wctx, started.WorkflowID, started.FirstExecutionRunID).Get(wctx, &res); err != nil {
+			return fail(fmt.Errorf("refresh %s: %w", started.WorkflowID, err))
+		}
+		printRefresh(stdout, res)
+		if len(res.Failed) > 0 {
 			return 1
 		}
-		fmt.Printf("deleted schedule %s\n", *id)
-	default:
-		fmt.Fprintf(os.Stderr, "schedule: unknown action %q (create, list, delete)\n", args[0])
-		return 2
+	case "pause", "unpause":
+		if action == "pause" {
+			err = h.Pause(ctx, client.SchedulePauseOptions{Note: *note})
+		} else {
+			err = h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: *note})
+		}
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", *id, err))
+		}
+		fmt.Fprintf(stdout, "%sd schedule %s\n", action, *id)
+	case "delete":
+		if err := h.Delete(ctx); err != nil {
+			return fail(fmt.Errorf("%s: %w", *id, err))
+		}
+		fmt.Fprintf(stdout, "deleted schedule %s\n", *id)
 	}
 	return 0
 }
 
-// readRefreshInput reads and checks the refresh input file.
+// triggeredRun waits for the refresh a trigger started: the action that was
+// not among the schedule's recent actions before. The schedule skips a
+// trigger while its previous refresh still runs (overlap: skip), which is an
+// error here.
+func triggeredRun(ctx context.Context, h client.ScheduleHandle, before []client.ScheduleActionResult) (*client.ScheduleWorkflowExecution, error) {
+	for {
+		d, err := h.Describe(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range d.Info.RecentActions {
+			if a.StartWorkflowResult != nil && !slices.ContainsFunc(before, func(b client.ScheduleActionResult) bool {
+				return b.StartWorkflowResult != nil && b.StartWorkflowResult.FirstExecutionRunID == a.StartWorkflowResult.FirstExecutionRunID
+			}) {
+				return a.StartWorkflowResult, nil
+			}
+		}
+		if d.Info.NumActionsSkippedOverlap > 0 && len(d.Info.RunningWorkflows) > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("no refresh started: refresh %s is still running and the schedule skips overlapping refreshes", d.Info.RunningWorkflows[0].WorkflowID)
+			case <-time.After(200 * time.Millisecond):
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil, errors.New("the triggered refresh did not start within a minute")
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// describeSchedule prints a schedule's state, times and recent refreshes,
+// with what the latest finished refresh did.
+func describeSchedule(ctx context.Context, c client.Client, id string, d *client.ScheduleDescription, w io.Writer) {
+	memo := map[string]string{}
+	if d.Memo != nil {
+		for k, p := range d.Memo.Fields {
+			var v string
+			if converter.GetDefaultDataConverter().FromPayload(p, &v) == nil {
+				memo[k] = v
+			}
+		}
+	}
+	state := "active"
+	if s := d.Schedule.State; s != nil && s.Paused {
+		state = "paused"
+	}
+	if s := d.Schedule.State; s != nil && s.Note != "" {
+		state += " (" + s.Note + ")"
+	}
+	fmt.Fprintf(w, "schedule  %s\nstate     %s\ncron      %s UTC\nlang      %s\nstore     %s\n", id, state, orDash(memo["cron"]), orDash(memo["lang"]), orDash(memo["store_uri"]))
+	if len(d.Info.NextActionTimes) > 0 {
+		fmt.Fprintf(w, "next      %s\n", d.Info.NextActionTimes[0].UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(w, "actions   %d started, %d skipped (overlap)\n", d.Info.NumActions, d.Info.NumActionsSkippedOverlap)
+	for _, r := range d.Info.RunningWorkflows {
+		fmt.Fprintf(w, "running   %s\n", r.WorkflowID)
+	}
+	var last *client.ScheduleWorkflowExecution
+	for _, a := range d.Info.RecentActions {
+		if a.StartWorkflowResult == nil {
+			continue
+		}
+		status := "?"
+		if desc, err := c.DescribeWorkflowExecution(ctx, a.StartWorkflowResult.WorkflowID, a.StartWorkflowResult.FirstExecutionRunID); err == nil {
+			st := desc.GetWorkflowExecutionInfo().GetStatus()
+			status = strings.ToLower(strings.TrimPrefix(st.String(), "WORKFLOW_EXECUTION_STATUS_"))
+			if st == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+				last = a.StartWorkflowResult
+			}
+		}
+		fmt.Fprintf(w, "refresh   %s  %s  %s\n", a.ActualTime.UTC().Format(time.RFC3339), a.StartWorkflowResult.WorkflowID, status)
+	}
+	if last != nil {
+		var res workflows.LeaderboardRefreshResult
+		if err := c.GetWorkflow(ctx, last.WorkflowID, last.FirstExecutionRunID).Get(ctx, &res); err == nil {
+			fmt.Fprintf(w, "latest finished refresh %s:\n", last.WorkflowID)
+			printRefresh(w, res)
+		}
+	}
+}
+
+// printRefresh says what a refresh did, one line per model that failed.
+func printRefresh(w io.Writer, res workflows.LeaderboardRefreshResult) {
+	fmt.Fprintf(w, "  ran %d (%s), current %d (%s), failed %d\n", len(res.Ran), strings.Join(res.Ran, ", "), len(res.Current), strings.Join(res.Current, ", "), len(res.Failed))
+	for _, f := range res.Failed {
+		run := ""
+		if f.RunID != "" {
+			run = " (run " + f.RunID + ")"
+		}
+		fmt.Fprintf(w, "  failed %s%s: %s\n", f.ModelID, run, f.Reason)
+	}
+	if res.Elo != nil {
+		for _, b := range res.Elo.Boards {
+			if b.Key != "" {
+				fmt.Fprintf(w, "  Elo %s: %d models, report %s\n", b.Dir, len(b.Ratings), b.Key)
+			} else {
+				fmt.Fprintf(w, "  Elo %s: %s\n", b.Dir, strings.Join(b.Notes, "; "))
+			}
+		}
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func refreshLangOf(in activities.RefreshInput) string {
+	if in.Lang == "" {
+		return "ms"
+	}
+	return in.Lang
+}
+
+// readRefreshInput reads and checks a REFRESH.json: unknown fields and
+// missing required ones are errors naming the field.
 func readRefreshInput(path string) (activities.RefreshInput, error) {
 	var in activities.RefreshInput
 	if path == "" {
-		return in, fmt.Errorf("schedule create: --input is required")
+		return in, fmt.Errorf("--input REFRESH.json is required")
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -109,12 +332,21 @@ func readRefreshInput(path string) (activities.RefreshInput, error) {
 	if err := dec.Decode(&in); err != nil {
 		return in, fmt.Errorf("%s: %w", path, err)
 	}
-	if in.StoreURI == "" || len(in.Runs) == 0 {
-		return in, fmt.Errorf("%s: fields store_uri and runs are required", path)
+	if in.StoreURI == "" {
+		return in, fmt.Errorf("%s: field store_uri is required (the store the leaderboard lives in)", path)
+	}
+	if len(in.Runs) == 0 {
+		return in, fmt.Errorf("%s: field runs is required: list at least one {\"config_path\": ...}", path)
+	}
+	if in.MaxParallel < 0 {
+		return in, fmt.Errorf("%s: field max_parallel is %d: want 1 or more (absent means 1)", path, in.MaxParallel)
 	}
 	for i, r := range in.Runs {
 		if r.ConfigPath == "" {
 			return in, fmt.Errorf("%s: runs[%d].config_path: required", path, i)
+		}
+		if err := activities.CheckRefreshRun(r); err != nil {
+			return in, fmt.Errorf("%s: runs[%d]: %w", path, i, err)
 		}
 	}
 	return in, nil

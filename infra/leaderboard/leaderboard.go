@@ -2,19 +2,32 @@
 // leaderboard/<lang>/v<MAJOR>/leaderboard.jsonl, one row per scored model,
 // on any store.Store (local disk or S3).
 //
-// Object stores cannot append to an object, so each row is its own
-// create-only object:
+// Object stores cannot append to an object, so each row is two create-only
+// objects:
 //
-//	leaderboard/<lang>/v<MAJOR>/rows/<seq 000000>-<sha8>.json
+//	leaderboard/<lang>/v<MAJOR>/by-hash/<sha256>.json        the row, named after the SHA-256 of its bytes
+//	leaderboard/<lang>/v<MAJOR>/rows/<seq 000000>-<sha8>.json the row's slot: {"row_sha256": "<sha256>"}
 //
-// and leaderboard.jsonl is materialised from them by Read and Export. The
-// sha8 is the first 8 hex digits of the SHA-256 of the previous row object
-// (of a fixed genesis string for row 0). Rows are immutable, so every writer
-// aiming at sequence number N computes the same key: the store's create-only
-// Put then lets exactly one of them take slot N, and the losers re-read and
-// retry at N+1. Slots are therefore dense and a line, once visible, never
-// moves or changes — the materialised file only ever grows at its end. The
-// chain also lets Read detect a row removed, replaced or inserted by hand.
+// The sha8 of a slot is the first 8 hex digits of the SHA-256 of the
+// previous row (of a fixed genesis string for row 0). Rows are immutable, so
+// every writer aiming at sequence number N computes the same slot key: the
+// store's create-only Put then lets exactly one of them take slot N, and the
+// losers re-read and retry at N+1 (a loser's row object stays behind,
+// unreferenced). Slots are therefore dense and a line, once visible, never
+// moves or changes — the materialised file only ever grows at its end.
+//
+// Read verifies every row, the newest included: a row object whose bytes do
+// not hash to its name was edited, and Append refuses to chain onto it. The
+// slot chain also catches a row removed, replaced or inserted by hand.
+//
+// leaderboard.jsonl is derived from the rows: Export writes it anywhere and
+// Publish rewrites it in the store after an append. Each of its lines is a
+// row object's bytes, so the SHA-256 of line i names row i's object.
+//
+// Leaderboards written before rows were named by hash hold the row itself in
+// the slot object. They read as before; such a row is verified by the next
+// slot's chain hash, so only a legacy newest row is unverifiable until the
+// next append (which writes the new form) chains onto it.
 package leaderboard
 
 import (
@@ -92,6 +105,16 @@ func JSONLPath(lang string, major int) string {
 
 func rowsPrefix(lang string, major int) string { return Dir(lang, major) + "/rows/" }
 
+// objectKey is the key of the row whose bytes hash to sum.
+func objectKey(lang string, major int, sum [sha256.Size]byte) string {
+	return Dir(lang, major) + "/by-hash/" + hex.EncodeToString(sum[:]) + ".json"
+}
+
+// slot is the content of a row's slot object.
+type slot struct {
+	RowSHA256 string `json:"row_sha256"`
+}
+
 func rowKey(lang string, major, seq int, prev [sha256.Size]byte) string {
 	return fmt.Sprintf("%s%06d-%s.json", rowsPrefix(lang, major), seq, hex.EncodeToString(prev[:4]))
 }
@@ -151,23 +174,24 @@ func sameIdentity(a, b *Row) bool {
 // board is the verified state of a leaderboard's rows.
 type board struct {
 	rows []Row
-	last [sha256.Size]byte // hash of the last row object, or the genesis
-	keys map[string]bool   // row keys already read
+	raw  [][]byte          // each row's bytes: its object, a line of leaderboard.jsonl
+	last [sha256.Size]byte // hash of the last row, or the genesis
+	keys map[string]bool   // slot keys already read
 }
 
 // load brings b up to date with the store, reading only rows it has not
-// read before, and verifies the hash chain.
+// read before, and verifies every row and the hash chain.
 func (b *board) load(ctx context.Context, st store.Store, lang string, major int) error {
 	prefix := rowsPrefix(lang, major)
 	keys, err := st.List(ctx, prefix)
 	if err != nil {
 		return fmt.Errorf("leaderboard %s: %w", Dir(lang, major), err)
 	}
-	type slot struct {
+	type slotKey struct {
 		seq int
 		key string
 	}
-	var fresh []slot
+	var fresh []slotKey
 	for _, k := range keys {
 		if b.keys[k] {
 			continue
@@ -176,10 +200,10 @@ func (b *board) load(ctx context.Context, st store.Store, lang string, major int
 		if err != nil {
 			return fmt.Errorf("leaderboard %s: object %s: %w", Dir(lang, major), k, err)
 		}
-		fresh = append(fresh, slot{seq, k})
+		fresh = append(fresh, slotKey{seq, k})
 	}
 	// Sort numerically: past row 999999 the names grow a digit.
-	slices.SortFunc(fresh, func(x, y slot) int { return x.seq - y.seq })
+	slices.SortFunc(fresh, func(x, y slotKey) int { return x.seq - y.seq })
 	for _, s := range fresh {
 		if s.seq != len(b.rows) {
 			return fmt.Errorf("leaderboard %s: object %s has sequence number %d where %d was expected (a row is missing or duplicated)", Dir(lang, major), s.key, s.seq, len(b.rows))
@@ -187,13 +211,13 @@ func (b *board) load(ctx context.Context, st store.Store, lang string, major int
 		if want := rowKey(lang, major, s.seq, b.last); s.key != want {
 			return fmt.Errorf("leaderboard %s: object %s does not chain to the previous row (want %s): the rows were altered outside Append", Dir(lang, major), s.key, want)
 		}
-		data, err := st.Get(ctx, s.key)
+		data, err := readRow(ctx, st, lang, major, s.key)
 		if err != nil {
-			return fmt.Errorf("leaderboard %s: %w", Dir(lang, major), err)
+			return err
 		}
 		var r Row
 		if err := json.Unmarshal(data, &r); err != nil {
-			return fmt.Errorf("leaderboard %s: object %s: %w", Dir(lang, major), s.key, err)
+			return fmt.Errorf("leaderboard %s: row %d (%s): %w", Dir(lang, major), s.seq, s.key, err)
 		}
 		if r.Seq != s.seq {
 			return fmt.Errorf("leaderboard %s: object %s holds seq %d", Dir(lang, major), s.key, r.Seq)
@@ -202,10 +226,42 @@ func (b *board) load(ctx context.Context, st store.Store, lang string, major int
 			return fmt.Errorf("leaderboard %s: object %s: %w", Dir(lang, major), s.key, err)
 		}
 		b.rows = append(b.rows, r)
+		b.raw = append(b.raw, data)
 		b.last = sha256.Sum256(data)
 		b.keys[s.key] = true
 	}
 	return nil
+}
+
+// readRow returns the bytes of the row in slot key, checked against the hash
+// its object is named after; a legacy slot holds the row itself.
+func readRow(ctx context.Context, st store.Store, lang string, major int, key string) ([]byte, error) {
+	data, err := st.Get(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("leaderboard %s: %w", Dir(lang, major), err)
+	}
+	var sl slot
+	if json.Unmarshal(data, &sl) != nil || sl.RowSHA256 == "" {
+		return data, nil // legacy: the slot is the row
+	}
+	want, err := hex.DecodeString(sl.RowSHA256)
+	if err != nil || len(want) != sha256.Size {
+		return nil, fmt.Errorf("leaderboard %s: object %s: row_sha256 %q is not a SHA-256", Dir(lang, major), key, sl.RowSHA256)
+	}
+	var sum [sha256.Size]byte
+	copy(sum[:], want)
+	okey := objectKey(lang, major, sum)
+	row, err := st.Get(ctx, okey)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("leaderboard %s: object %s names row %s, which is not there", Dir(lang, major), key, okey)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("leaderboard %s: %w", Dir(lang, major), err)
+	}
+	if sha256.Sum256(row) != sum {
+		return nil, fmt.Errorf("leaderboard %s: row object %s does not hash to its name: the row was edited outside Append", Dir(lang, major), okey)
+	}
+	return row, nil
 }
 
 // parseRowName parses "<seq>-<sha8>.json" and returns seq.
@@ -263,7 +319,14 @@ func Append(ctx context.Context, st store.Store, lang string, major int, row Row
 		if err != nil {
 			return fmt.Errorf("leaderboard %s: row %s: %w", Dir(lang, major), row.ModelID, err)
 		}
-		err = st.Put(ctx, rowKey(lang, major, row.Seq, b.last), data)
+		// The row first, under its hash (a retry finds the same bytes
+		// there), then the slot that puts it in order.
+		sum := sha256.Sum256(data)
+		if err := st.Put(ctx, objectKey(lang, major, sum), data); err != nil && !errors.Is(err, store.ErrExists) {
+			return fmt.Errorf("leaderboard %s: %w", Dir(lang, major), err)
+		}
+		sl, _ := json.Marshal(slot{RowSHA256: hex.EncodeToString(sum[:])})
+		err = st.Put(ctx, rowKey(lang, major, row.Seq, b.last), sl)
 		if err == nil {
 			return nil
 		}
@@ -295,29 +358,50 @@ func Read(ctx context.Context, st store.Store, lang string, major int) ([]Row, e
 	return b.rows, nil
 }
 
-// Export writes the materialised leaderboard.jsonl: one JSON row per line in
-// append order. Since rows are only ever added at the end, an older export is
-// always a prefix of a newer one.
+// Export writes the materialised leaderboard.jsonl: each row's bytes, one
+// per line, in append order, after verifying every row. Since rows are only
+// ever added at the end, an older export is always a prefix of a newer one,
+// and the SHA-256 of line i (without its newline) names row i's object.
 func Export(ctx context.Context, st store.Store, lang string, major int, w io.Writer) error {
-	rows, err := Read(ctx, st, lang, major)
-	if err != nil {
+	if err := checkBoard(lang, major); err != nil {
 		return err
 	}
-	return WriteJSONL(w, rows)
-}
-
-// WriteJSONL writes rows as JSON lines.
-func WriteJSONL(w io.Writer, rows []Row) error {
+	b := newBoard(lang, major)
+	if err := b.load(ctx, st, lang, major); err != nil {
+		return err
+	}
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	for i := range rows {
-		if err := enc.Encode(&rows[i]); err != nil {
-			return fmt.Errorf("leaderboard: row %d (%s): %w", rows[i].Seq, rows[i].ModelID, err)
-		}
+	for _, line := range b.raw {
+		buf.Write(line)
+		buf.WriteByte('\n')
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// replacer is a store that can overwrite a derived object. Rows are never
+// overwritten; only leaderboard.jsonl, which Publish derives from them.
+type replacer interface {
+	Replace(ctx context.Context, key string, data []byte) error
+}
+
+// Publish rewrites the store's leaderboard/<lang>/v<major>/leaderboard.jsonl
+// from the rows, so a reader finds the file the methodology names. The rows
+// stay the record: a publish racing an append may write a file one row
+// short, which the next publish completes (it only ever grows).
+func Publish(ctx context.Context, st store.Store, lang string, major int) error {
+	r, ok := st.(replacer)
+	if !ok {
+		return fmt.Errorf("leaderboard %s: store %s cannot rewrite leaderboard.jsonl; use Export", Dir(lang, major), st.Describe())
+	}
+	var buf bytes.Buffer
+	if err := Export(ctx, st, lang, major, &buf); err != nil {
+		return err
+	}
+	if err := r.Replace(ctx, JSONLPath(lang, major), buf.Bytes()); err != nil {
+		return fmt.Errorf("leaderboard %s: %w", Dir(lang, major), err)
+	}
+	return nil
 }
 
 // ByClass groups rows by model_meta.model_class (empty class as

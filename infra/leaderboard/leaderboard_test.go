@@ -3,9 +3,12 @@ package leaderboard
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -250,6 +253,21 @@ func TestTamperDetected(t *testing.T) {
 		}
 		return m[0]
 	}
+	// rowData is the file holding row seq's fields, wherever the layout
+	// keeps them.
+	rowData := func(t *testing.T, st *store.Local, seq int) string {
+		var found []string
+		filepath.WalkDir(filepath.Join(st.Dir(), "leaderboard/ms/v1"), func(path string, d os.DirEntry, err error) error {
+			if data, _ := os.ReadFile(path); err == nil && !d.IsDir() && bytes.Contains(data, []byte(fmt.Sprintf(`"seq":%d,`, seq))) {
+				found = append(found, path)
+			}
+			return nil
+		})
+		if len(found) != 1 {
+			t.Fatalf("row %d data files: %q", seq, found)
+		}
+		return found[0]
+	}
 	t.Run("removed", func(t *testing.T) {
 		st := setup(t)
 		os.Remove(rowFile(t, st, 1))
@@ -257,13 +275,30 @@ func TestTamperDetected(t *testing.T) {
 			t.Fatalf("Read with row 1 removed = %v, want an error naming row 2's object", err)
 		}
 	})
-	t.Run("edited", func(t *testing.T) {
+	for _, seq := range []int{0, 2} {
+		// Every row is verified on read, the newest (2) included, and
+		// nothing is appended onto an edited row.
+		t.Run(fmt.Sprintf("edited row %d", seq), func(t *testing.T) {
+			st := setup(t)
+			f := rowData(t, st, seq)
+			data, _ := os.ReadFile(f)
+			os.WriteFile(f, bytes.Replace(data, []byte(`"ms":0.5`), []byte(`"ms":0.9`), 1), 0o644)
+			if _, err := Read(ctx, st, "ms", 1); err == nil || !strings.Contains(err.Error(), "edited") {
+				t.Fatalf("Read with row %d edited = %v, want an error saying it was edited", seq, err)
+			}
+			if err := Append(ctx, st, "ms", 1, row("next", pinsA, 0.1)); err == nil {
+				t.Fatalf("Append onto a leaderboard whose row %d was edited succeeded", seq)
+			}
+			if err := Export(ctx, st, "ms", 1, io.Discard); err == nil {
+				t.Fatalf("Export of a leaderboard whose row %d was edited succeeded", seq)
+			}
+		})
+	}
+	t.Run("slot repointed", func(t *testing.T) {
 		st := setup(t)
-		f := rowFile(t, st, 0)
-		data, _ := os.ReadFile(f)
-		os.WriteFile(f, bytes.Replace(data, []byte(`"ms":0.5`), []byte(`"ms":0.9`), 1), 0o644)
-		if _, err := Read(ctx, st, "ms", 1); err == nil || !strings.Contains(err.Error(), "000001-") {
-			t.Fatalf("Read with row 0 edited = %v, want a chain error at row 1", err)
+		os.WriteFile(rowFile(t, st, 2), []byte(`{"row_sha256":"`+strings.Repeat("ab", 32)+`"}`), 0o644)
+		if _, err := Read(ctx, st, "ms", 1); err == nil || !strings.Contains(err.Error(), "not there") {
+			t.Fatalf("Read with slot 2 pointing nowhere = %v", err)
 		}
 	})
 	t.Run("foreign", func(t *testing.T) {
@@ -384,4 +419,76 @@ func FuzzParseRowName(f *testing.F) {
 			t.Fatalf("parseRowName accepted non-canonical %q (canonical %q)", name, got)
 		}
 	})
+}
+
+// Each line of the exported leaderboard.jsonl is a row object's bytes: its
+// SHA-256 names the object, so a reader of the file alone can check a line
+// against the store. Publish keeps the store's leaderboard.jsonl equal to
+// the export, on local disk and S3.
+func TestExportLinesNameTheirRowsAndPublish(t *testing.T) {
+	stores(t, func(t *testing.T, st store.Store) {
+		ctx := context.Background()
+		for i := range 3 {
+			if err := Append(ctx, st, "ms", 1, row(fmt.Sprintf("m<%d>&", i), pinsA, 0.25)); err != nil {
+				t.Fatal(err)
+			}
+			if err := Publish(ctx, st, "ms", 1); err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := Export(ctx, st, "ms", 1, &buf); err != nil {
+				t.Fatal(err)
+			}
+			published, err := st.Get(ctx, JSONLPath("ms", 1))
+			if err != nil || !bytes.Equal(published, buf.Bytes()) {
+				t.Fatalf("after append %d the store's leaderboard.jsonl is\n%s\nwant the export\n%s(%v)", i, published, buf.Bytes(), err)
+			}
+			lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))
+			if len(lines) != i+1 {
+				t.Fatalf("export has %d lines after %d appends", len(lines), i+1)
+			}
+			for j, line := range lines {
+				sum := sha256.Sum256(line)
+				got, err := st.Get(ctx, "leaderboard/ms/v1/by-hash/"+hex.EncodeToString(sum[:])+".json")
+				if err != nil || !bytes.Equal(got, line) {
+					t.Fatalf("line %d does not name its row object: %v", j, err)
+				}
+			}
+		}
+	})
+}
+
+// A leaderboard written before rows were named by their hash (the row in the
+// slot object) still reads; the next append writes the new form onto it and
+// the whole board verifies.
+func TestLegacyRowsRead(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := genesis("ms", 1)
+	for i := range 2 {
+		r := row(fmt.Sprintf("old%d", i), pinsA, 0.5)
+		r.Seq = i
+		data, _ := json.Marshal(&r)
+		if err := st.Put(ctx, rowKey("ms", 1, i, prev), data); err != nil {
+			t.Fatal(err)
+		}
+		prev = sha256.Sum256(data)
+	}
+	if err := Append(ctx, st, "ms", 1, row("new", pinsA, 0.75)); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := Read(ctx, st, "ms", 1)
+	if err != nil || len(rows) != 3 || rows[0].ModelID != "old0" || rows[2].ModelID != "new" || rows[2].Seq != 2 {
+		t.Fatalf("rows %+v, %v", rows, err)
+	}
+	// The legacy row 1 is now covered by row 2's slot hash.
+	f, _ := filepath.Glob(filepath.Join(st.Dir(), "leaderboard/ms/v1/rows/000001-*.json"))
+	data, _ := os.ReadFile(f[0])
+	os.WriteFile(f[0], bytes.Replace(data, []byte(`"ms":0.5`), []byte(`"ms":0.9`), 1), 0o644)
+	if _, err := Read(ctx, st, "ms", 1); err == nil {
+		t.Fatal("an edited legacy row under a newer row went unnoticed")
+	}
 }
