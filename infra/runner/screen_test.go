@@ -1,0 +1,78 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/workflows"
+)
+
+// A run with a training corpus screens it in a ScreenCorpus child workflow
+// on the real server: the parent's history holds the child, not the
+// ScreenShard activities, whose rows in the child say which shard they are.
+func TestEvalRunScreensCorpusInChild(t *testing.T) {
+	_, c := startServer(t)
+	startWorkers(t, c, runner.All)
+	corpus := filepath.Join(t.TempDir(), "corpus.txt")
+	var text strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&text, "paragraph %d of a training corpus that shares nothing with the test items\n\n", i)
+	}
+	if err := os.WriteFile(corpus, []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := "gguf:" + filepath.Join(repoRoot(t), "testdata", "models", "tiny-llama", "tiny-llama.gguf")
+	data := filepath.Join(repoRoot(t), "testdata", "data")
+	cfg := fmt.Sprintf(`model: {spec: %q, id: screen-model}
+store: {uri: %s}
+dedup: {corpus: [%s]}
+run: {shard_size: 8, parallel_shards: 2, bootstrap_resamples: 50}
+axes:
+  knowledge:
+    scoring_mode: cloze
+    datasets:
+      - {name: g, path: %s/global_mmlu_ms/global_mmlu_ms_test_subset.jsonl.gz, format: global_mmlu, limit: 4}
+`, model, t.TempDir(), corpus, data)
+	res := runEval(t, c, workflows.EvalRunInput{Config: cfg, RunID: "screen-1"})
+	r := readResult(t, res.Summary.ResultPath)
+	if !strings.Contains(r.Summary.Dedup.Corpus, "corpus.txt") {
+		t.Fatalf("corpus not screened: %+v", r.Summary.Dedup)
+	}
+
+	ctx := context.Background()
+	count := func(wfID string) map[enumspb.EventType]int {
+		n := map[enumspb.EventType]int{}
+		it := c.GetWorkflowHistory(ctx, wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n[ev.GetEventType()]++
+			if ev.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && wfID != "evalrun-screen-1" {
+				var s string
+				converter.GetDefaultDataConverter().FromPayload(ev.GetUserMetadata().GetSummary(), &s)
+				if !strings.HasPrefix(s, "screen corpus shard ") {
+					t.Fatalf("%s: ScreenShard summary %q", wfID, s)
+				}
+			}
+		}
+		return n
+	}
+	parent := count("evalrun-screen-1")
+	child := count("evalrun-screen-1-screen-1")
+	shards := child[enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED]
+	t.Logf("corpus shards %d; parent: %d child started, %d activities; child: %d activities", shards,
+		parent[enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED], parent[enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED], shards)
+	if parent[enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED] != 1 || shards < 1 {
+		t.Fatalf("parent events %v, child events %v", parent, child)
+	}
+}
