@@ -38,6 +38,8 @@ func concordMain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	scores := fs.String("scores", "", "our scores: a model_id,score `CSV` (header optional), or a directory of runs (their result.json ms_public)")
 	external := fs.String("external", "", "the external leaderboard: a model_id,score `CSV` (header optional)")
+	task := fs.String("task", "", "lm-eval `task` to read from --external ("+externalHelp+")")
+	metric := fs.String("metric", "", "lm-eval `metric,filter` to read (default acc,none)")
 	name := fs.String("name", "", "`name` of the external leaderboard, recorded in the report")
 	out := fs.String("out", "", "write the JSON report to `FILE`")
 	resamples := fs.Int("resamples", 10000, "Monte-Carlo permutations for the p-value")
@@ -69,7 +71,7 @@ func concordMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "glossobench concord: %v\n", err)
 		return 1
 	}
-	ext, err := inputs.ReadScoresCSVFile(*external)
+	ext, err := readExternalScores(*external, *task, *metric)
 	if err != nil {
 		fmt.Fprintf(stderr, "glossobench concord: %v\n", err)
 		return 1

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/glossobench/glossobench/infra/inputs"
+)
+
+// TestExportLMEvalReadsBack exports a run as lm-eval results and reads it
+// with the lm-eval reader correlate and concord use: every scored axis's
+// headline comes back for the run's model.
+func TestExportLMEvalReadsBack(t *testing.T) {
+	run := filepath.Join("..", "..", "testdata", "release", "store", "runs", "fake-run")
+	runs, err := findRunResults(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "out", "model-folder")
+	os.MkdirAll(dir, 0o755)
+	out := filepath.Join(dir, "results_2026-01-01T00-00-00.json")
+	var stderr bytes.Buffer
+	if code := exportMain([]string{"--format", "lm-eval", "--out", out, run}, &bytes.Buffer{}, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	b, err := os.ReadFile(runs[0].path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res exportResult
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Axes) == 0 {
+		t.Fatal("the fixture run has no axes")
+	}
+	for axis, ax := range res.Axes {
+		if ax.Score == nil {
+			continue
+		}
+		metric := ax.Metric
+		for _, path := range []string{out, filepath.Dir(dir)} { // the file, and lm-eval's output folder
+			got, err := inputs.ReadLMEval(path, LMEvalTaskPrefix+axis, metric)
+			if err != nil {
+				t.Fatalf("%s %s: %v", path, axis, err)
+			}
+			if s := got[runs[0].ModelID]; s.Score != *ax.Score || len(got) != 1 {
+				t.Fatalf("%s %s: read %v, want %s: %v", path, axis, got, runs[0].ModelID, *ax.Score)
+			}
+		}
+	}
+	if code := exportMain([]string{"--format", "helm", run}, &bytes.Buffer{}, &stderr); code == 0 || !strings.Contains(stderr.String(), "known: lm-eval") {
+		t.Fatalf("unknown format accepted: %d %s", code, stderr.String())
+	}
+}
+
+// TestConcordAndCorrelateReadLMEval ranks our scores against an lm-eval
+// output folder (one sub-folder per model): the same order is rho 1.
+func TestConcordAndCorrelateReadLMEval(t *testing.T) {
+	dir := t.TempDir()
+	ext := filepath.Join(dir, "lmeval")
+	for i, m := range []string{"m1", "m2", "m3", "m4"} {
+		p := filepath.Join(ext, m, "results_2024-06-01T00-00-00.json")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		body := `{"results": {"belebele_zsm_Latn": {"alias": "belebele_zsm_Latn", "acc,none": 0.` + string(rune('2'+i)) + `}}, "config": {"model": "hf", "model_args": "pretrained=` + m + `"}}`
+		os.WriteFile(p, []byte(body), 0o644)
+	}
+	ours := filepath.Join(dir, "ours.csv")
+	os.WriteFile(ours, []byte("model_id,score\nm1,0.1\nm2,0.2\nm3,0.3\nm4,0.4\n"), 0o644)
+	var o, e bytes.Buffer
+	if code := concordMain([]string{"--scores", ours, "--external", ext, "--task", "belebele_zsm_Latn", "--name", "lm-eval"}, &o, &e); code != 0 {
+		t.Fatalf("concord exit %d: %s", code, e.String())
+	}
+	if !strings.Contains(o.String(), "m4") {
+		t.Fatalf("concord output lacks the models:\n%s", o.String())
+	}
+	oursJSON := filepath.Join(dir, "ours.json")
+	os.WriteFile(oursJSON, []byte(`{"m1": 0.1, "m2": 0.2, "m3": 0.3, "m4": 0.4}`), 0o644)
+	o.Reset()
+	e.Reset()
+	if code := correlateMain([]string{"--ours", oursJSON, "--external", ext, "--task", "belebele_zsm_Latn"}, &o, &e); code != 0 || !strings.Contains(o.String(), "4 shared models") || !strings.Contains(o.String(), "converged") {
+		t.Fatalf("correlate exit %d:\n%s\n%s", code, o.String(), e.String())
+	}
+}
