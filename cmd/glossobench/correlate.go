@@ -43,7 +43,7 @@ func correlateMain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	oursPath := fs.String("ours", "", "our scores: a JSON `FILE`, or a directory of runs (result.json ms_public, scores.jsonl item ids)")
 	extPath := fs.String("external", "", "the external instrument's scores on the same models: a JSON `FILE` (or a directory of runs)")
-	task := fs.String("task", "", "lm-eval `task` to read from --external ("+externalHelp+")")
+	task := fs.String("task", "", "what to read from a peer's --external results: "+externalHelp)
 	metric := fs.String("metric", "", "lm-eval `metric,filter` to read (default acc,none)")
 	overlapFree := fs.Bool("overlap-free", false, "refuse unless the two instruments share no scored item (checked by item-id hashes)")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")

@@ -86,3 +86,23 @@ func TestConcordAndCorrelateReadLMEval(t *testing.T) {
 		t.Fatalf("correlate exit %d:\n%s\n%s", code, o.String(), e.String())
 	}
 }
+
+// TestConcordReadsSEAHELM ranks our scores against a folder of SEA-HELM
+// results files (the model from each file's name).
+func TestConcordReadsSEAHELM(t *testing.T) {
+	dir := t.TempDir()
+	for i, m := range []string{"m1", "m2", "m3"} {
+		p := filepath.Join(dir, "seahelm", m+"-run", m+inputs.SEAHELMSuffix)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(`{"ms": {"nlu": {"total": `+string(rune('1'+i))+`0.5}, "total": 1}, "total": 2}`), 0o644)
+	}
+	ours := filepath.Join(dir, "ours.csv")
+	os.WriteFile(ours, []byte("m1,0.1\nm2,0.2\nm3,0.3\n"), 0o644)
+	var o, e bytes.Buffer
+	if code := concordMain([]string{"--scores", ours, "--external", filepath.Join(dir, "seahelm"), "--task", "ms.nlu.total", "--name", "sea-helm"}, &o, &e); code != 0 {
+		t.Fatalf("concord exit %d: %s", code, e.String())
+	}
+	if !strings.Contains(o.String(), "m3") {
+		t.Fatalf("output:\n%s", o.String())
+	}
+}
