@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/glossobench/glossobench/infra/inputs"
 )
 
 func init() {
-	register("export", "write a finished run's result in another tool's schema (--format lm-eval)", runExport)
+	register("export", "write a finished run's result in another tool's schema (--format lm-eval|every-eval-ever)", runExport)
 }
 
 func runExport(args []string) int { return exportMain(args, os.Stdout, os.Stderr) }
@@ -41,12 +43,15 @@ const LMEvalTaskPrefix = "glossobench_"
 func exportMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	format := fs.String("format", "", "`schema` to write: lm-eval (an lm-evaluation-harness results file)")
+	format := fs.String("format", "", "`schema` to write: lm-eval (an lm-evaluation-harness results file) or every-eval-ever (an Every Eval Ever record, schema "+EEESchemaVersion+")")
+	org := fs.String("org", "GlossoBench", "every-eval-ever: source_organization_name, who ran the evaluation")
+	stamp := fs.Int64("timestamp", 0, "every-eval-ever: retrieved_timestamp in Unix seconds (default now)")
 	out := fs.String("out", "", "write to `FILE` instead of standard output")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: glossobench export --format lm-eval [--out FILE] RUNDIR")
+		fmt.Fprintln(stderr, "usage: glossobench export --format lm-eval|every-eval-ever [--out FILE] RUNDIR")
 		fmt.Fprintln(stderr, "\nlm-eval: one task per scored axis (glossobench_<axis>) with its headline as \"<metric>,none\",")
 		fmt.Fprintln(stderr, "its 95% interval as \"<metric>_ci95,none\", n-samples, versions, and the mean score as task glossobench.")
+		fmt.Fprintln(stderr, "every-eval-ever: one evaluation_results entry per scored axis and one for ms_public, with the bootstrap 95% interval.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -59,8 +64,8 @@ func exportMain(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 1
 	}
-	if *format != "lm-eval" {
-		fmt.Fprintf(stderr, "glossobench export: --format %q: known: lm-eval\n", *format)
+	if *format != "lm-eval" && *format != "every-eval-ever" {
+		fmt.Fprintf(stderr, "glossobench export: --format %q: known: lm-eval, every-eval-ever\n", *format)
 		return 1
 	}
 	runs, err := findRunResults(fs.Arg(0))
@@ -82,7 +87,14 @@ func exportMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "glossobench export: %s: %v\n", runs[0].path, err)
 		return 1
 	}
-	doc := lmEvalDoc(r)
+	var doc any = lmEvalDoc(r)
+	if *format == "every-eval-ever" {
+		ts := *stamp
+		if ts == 0 {
+			ts = time.Now().Unix()
+		}
+		doc = eeeDoc(r, *org, ts)
+	}
 	data, _ := json.MarshalIndent(doc, "", "  ")
 	data = append(data, '\n')
 	if *out == "" {
@@ -127,4 +139,65 @@ func lmEvalDoc(r exportResult) inputs.LMEvalResults {
 		doc.Versions["glossobench"] = r.BenchVersion
 	}
 	return doc
+}
+
+// EEESchemaVersion is the Every Eval Ever schema (evaleval/every_eval_ever
+// eval.schema.json) that eeeDoc writes.
+const EEESchemaVersion = "0.2.1"
+
+// eeeDoc is a run's result as an Every Eval Ever record: the model, the
+// library (glossobench at the bench version), and per scored axis its
+// headline in [0, 1] with the run's bootstrap 95% interval.
+func eeeDoc(r exportResult, org string, ts int64) map[string]any {
+	stamp := strconv.FormatInt(ts, 10)
+	var results []map[string]any
+	add := func(name, desc string, score float64, ci *[2]float64, n int, details map[string]string) {
+		sd := map[string]any{"score": score}
+		unc := map[string]any{}
+		if ci != nil {
+			unc["confidence_interval"] = map[string]any{"lower": ci[0], "upper": ci[1], "confidence_level": 0.95, "method": "bootstrap"}
+		}
+		if n > 0 {
+			unc["num_samples"] = n
+		}
+		if len(unc) > 0 {
+			sd["uncertainty"] = unc
+		}
+		if len(details) > 0 {
+			sd["details"] = details
+		}
+		results = append(results, map[string]any{
+			"evaluation_name": name,
+			"source_data":     map[string]any{"dataset_name": name, "source_type": "other"},
+			"metric_config": map[string]any{"evaluation_description": desc, "lower_is_better": false,
+				"score_type": "continuous", "min_score": 0, "max_score": 1},
+			"score_details": sd,
+		})
+	}
+	axes := make([]string, 0, len(r.Axes))
+	for a := range r.Axes {
+		axes = append(axes, a)
+	}
+	slices.Sort(axes)
+	for _, a := range axes {
+		ax := r.Axes[a]
+		if ax.Score == nil {
+			continue
+		}
+		add(LMEvalTaskPrefix+a, "GlossoBench "+a+" axis: "+ax.Metric, *ax.Score, ax.CI95, ax.N, map[string]string{"metric": ax.Metric, "plugin_version": ax.Version})
+	}
+	if r.Summary.MSPublic != nil {
+		add("glossobench", "GlossoBench mean score over public axes (ms_public)", *r.Summary.MSPublic, nil, 0, nil)
+	}
+	return map[string]any{
+		"schema_version":      EEESchemaVersion,
+		"evaluation_id":       r.BenchVersion + "/" + r.ModelID + "/" + stamp,
+		"retrieved_timestamp": stamp,
+		"source_metadata": map[string]any{"source_name": "GlossoBench", "source_type": "evaluation_run",
+			"source_organization_name": org, "evaluator_relationship": "third_party",
+			"additional_details": map[string]string{"config_hash": r.ConfigHash}},
+		"eval_library":       map[string]any{"name": "glossobench", "version": r.BenchVersion},
+		"model_info":         map[string]any{"name": r.ModelID, "id": r.ModelID},
+		"evaluation_results": results,
+	}
 }

@@ -106,3 +106,72 @@ func TestConcordReadsSEAHELM(t *testing.T) {
 		t.Fatalf("output:\n%s", o.String())
 	}
 }
+
+// TestExportEveryEvalEver checks the record against what eval.schema.json
+// (Every Eval Ever 0.2.1) requires: the top-level required keys and no
+// others, the enums, and per result the required keys, a continuous
+// metric's bounds and string-valued details.
+func TestExportEveryEvalEver(t *testing.T) {
+	run := filepath.Join("..", "..", "testdata", "release", "store", "runs", "fake-run")
+	var o, e bytes.Buffer
+	if code := exportMain([]string{"--format", "every-eval-ever", "--timestamp", "1767225600", run}, &o, &e); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(o.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{"schema_version": true, "evaluation_id": true, "dedupe_identity": true, "evaluation_timestamp": true,
+		"retrieved_timestamp": true, "source_metadata": true, "eval_library": true, "model_info": true, "evaluation_results": true, "detailed_evaluation_results": true}
+	for k := range doc {
+		if !allowed[k] {
+			t.Errorf("key %s is not in the schema (additionalProperties: false)", k)
+		}
+	}
+	for _, k := range []string{"schema_version", "evaluation_id", "retrieved_timestamp", "source_metadata", "model_info", "eval_library", "evaluation_results"} {
+		if doc[k] == nil {
+			t.Errorf("required key %s missing", k)
+		}
+	}
+	sm := doc["source_metadata"].(map[string]any)
+	if sm["source_type"] != "evaluation_run" || sm["evaluator_relationship"] != "third_party" || sm["source_organization_name"] == nil {
+		t.Errorf("source_metadata %v", sm)
+	}
+	for _, v := range sm["additional_details"].(map[string]any) {
+		if _, ok := v.(string); !ok {
+			t.Errorf("additional_details value %v is not a string", v)
+		}
+	}
+	if mi := doc["model_info"].(map[string]any); mi["name"] == "" || mi["id"] == "" {
+		t.Errorf("model_info %v", mi)
+	}
+	if lib := doc["eval_library"].(map[string]any); lib["name"] == nil || lib["version"] == nil {
+		t.Errorf("eval_library %v", lib)
+	}
+	res := doc["evaluation_results"].([]any)
+	if len(res) == 0 {
+		t.Fatal("no evaluation_results")
+	}
+	for _, x := range res {
+		r := x.(map[string]any)
+		for _, k := range []string{"evaluation_name", "source_data", "metric_config", "score_details"} {
+			if r[k] == nil {
+				t.Errorf("result %v lacks %s", r["evaluation_name"], k)
+			}
+		}
+		mc := r["metric_config"].(map[string]any)
+		if _, ok := mc["lower_is_better"].(bool); !ok || mc["score_type"] != "continuous" || mc["min_score"] == nil || mc["max_score"] == nil {
+			t.Errorf("metric_config %v", mc)
+		}
+		sd := r["score_details"].(map[string]any)
+		if s, ok := sd["score"].(float64); !ok || s < 0 || s > 1 {
+			t.Errorf("score %v", sd["score"])
+		}
+		if src := r["source_data"].(map[string]any); src["source_type"] != "other" || src["dataset_name"] == nil {
+			t.Errorf("source_data %v", src)
+		}
+	}
+	if doc["retrieved_timestamp"] != "1767225600" {
+		t.Errorf("retrieved_timestamp %v", doc["retrieved_timestamp"])
+	}
+}
