@@ -39,7 +39,7 @@ func concordMain(args []string, stdout, stderr io.Writer) int {
 	scores := fs.String("scores", "", "our scores: a model_id,score `CSV` (header optional), or a directory of runs (their result.json ms_public)")
 	external := fs.String("external", "", "the external leaderboard: a model_id,score `CSV` (header optional)")
 	task := fs.String("task", "", "what to read from a peer's --external results: "+externalHelp)
-	metric := fs.String("metric", "", "lm-eval `metric,filter` to read (default acc,none)")
+	metric := fs.String("metric", "", "lm-eval: the `metric,filter` to read (default acc,none); HELM: the column")
 	name := fs.String("name", "", "`name` of the external leaderboard, recorded in the report")
 	out := fs.String("out", "", "write the JSON report to `FILE`")
 	resamples := fs.Int("resamples", 10000, "Monte-Carlo permutations for the p-value")

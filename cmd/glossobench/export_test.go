@@ -175,3 +175,19 @@ func TestExportEveryEvalEver(t *testing.T) {
 		t.Errorf("retrieved_timestamp %v", doc["retrieved_timestamp"])
 	}
 }
+
+// TestCorrelateReadsHELMSummary correlates with a helm-summarize groups
+// table (its model names as model ids).
+func TestCorrelateReadsHELMSummary(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "core_scenarios.json")
+	os.WriteFile(p, []byte(`[{"title": "Accuracy", "header": [{"value": "Model/adapter"}, {"value": "Mean win rate"}],
+  "rows": [[{"value": "a"}, {"value": 0.1}], [{"value": "b"}, {"value": 0.2}], [{"value": "c"}, {"value": 0.3}], [{"value": "d"}, {"value": 0.4}]]}]`), 0o644)
+	ours := filepath.Join(dir, "ours.json")
+	os.WriteFile(ours, []byte(`{"a": 0.4, "b": 0.3, "c": 0.2, "d": 0.1}`), 0o644)
+	var o, e bytes.Buffer
+	code := correlateMain([]string{"--ours", ours, "--external", p, "--task", "Accuracy", "--metric", "Mean win rate"}, &o, &e)
+	if code != correlateExitDivergent || !strings.Contains(o.String(), "4 shared models") || !strings.Contains(o.String(), "divergent") {
+		t.Fatalf("exit %d:\n%s\n%s", code, o.String(), e.String())
+	}
+}

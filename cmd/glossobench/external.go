@@ -6,14 +6,17 @@ import (
 
 // externalHelp describes what --external reads beside the native formats.
 const externalHelp = "lm-evaluation-harness results (a results_*.json file, or the --output_path folder with one sub-folder per model): the task, with --metric (default acc,none); " +
-	"SEA-HELM results (<model>_seahelm_results.json files, or a folder of them): the dotted path of the number, e.g. ms.total or ms.nlu.total (default total)"
+	"SEA-HELM results (<model>_seahelm_results.json files, or a folder of them): the dotted path of the number, e.g. ms.total or ms.nlu.total (default total); " +
+	"HELM's summary (a helm-summarize groups/<group>.json file): the table title (default the first), with --metric the column (default the first after the model)"
 
 // externalKind says which peer's results --external names: "lm-eval",
-// "seahelm", or "" for the native formats.
+// "seahelm", "helm", or "" for the native formats.
 func externalKind(path, task string) string {
 	switch {
 	case inputs.IsSEAHELMResults(path):
 		return "seahelm"
+	case inputs.IsHELMGroups(path):
+		return "helm"
 	case inputs.IsLMEvalResults(path), task != "":
 		return "lm-eval"
 	}
@@ -21,8 +24,11 @@ func externalKind(path, task string) string {
 }
 
 func readPeerScores(kind, path, task, metric string) (map[string]inputs.ModelScore, error) {
-	if kind == "seahelm" {
+	switch kind {
+	case "seahelm":
 		return inputs.ReadSEAHELM(path, task)
+	case "helm":
+		return inputs.ReadHELMGroups(path, task, metric)
 	}
 	return inputs.ReadLMEval(path, task, metric)
 }
