@@ -43,6 +43,8 @@ func concordMain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	scores := fs.String("scores", "", "our scores: a model_id,score `CSV` (header optional), or a directory of runs (their result.json ms_public)")
 	external := fs.String("external", "", "the external leaderboard: a model_id,score `CSV` (header optional)")
+	task := fs.String("task", "", "what to read from a peer's --external results: "+externalHelp)
+	metric := fs.String("metric", "", "lm-eval: the `metric,filter` to read (default acc,none); HELM: the column")
 	name := fs.String("name", "", "`name` of the external leaderboard, recorded in the report")
 	out := fs.String("out", "", "write the JSON report to `FILE`")
 	resamples := fs.Int("resamples", 10000, "Monte-Carlo permutations for the p-value")
@@ -77,7 +79,7 @@ func concordMain(args []string, stdout, stderr io.Writer) int {
 	if rankNote != "" {
 		fmt.Fprintln(stdout, rankNote)
 	}
-	ext, err := inputs.ReadScoresCSVFile(*external)
+	ext, err := readExternalScores(*external, *task, *metric)
 	if err != nil {
 		fmt.Fprintf(stderr, "glossobench concord: %v\n", err)
 		return 1

@@ -43,6 +43,8 @@ func correlateMain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	oursPath := fs.String("ours", "", "our scores: a JSON `FILE`, or a directory of runs (result.json ms_public, scores.jsonl item ids)")
 	extPath := fs.String("external", "", "the external instrument's scores on the same models: a JSON `FILE` (or a directory of runs)")
+	task := fs.String("task", "", "what to read from a peer's --external results: "+externalHelp)
+	metric := fs.String("metric", "", "lm-eval: the `metric,filter` to read (default acc,none); HELM: the column")
 	overlapFree := fs.Bool("overlap-free", false, "refuse unless the two instruments share no scored item (checked by item-id hashes)")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")
 	fs.Usage = func() {
@@ -69,7 +71,7 @@ func correlateMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "glossobench correlate: %v\n", err)
 		return correlateExitError
 	}
-	ext, err := readInstrumentArg(*extPath)
+	ext, err := readExternalInstrument(*extPath, *task, *metric)
 	if err != nil {
 		fmt.Fprintf(stderr, "glossobench correlate: %v\n", err)
 		return correlateExitError

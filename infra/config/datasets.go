@@ -42,7 +42,7 @@ func validateDatasetSource(df, axis string, d scorers.DatasetConfig) error {
 		}
 	}
 	kind := AxisKind(axis)
-	if kind != "mcq" {
+	if kind != "mcq" && !(kind == "safety" && d.Fields != nil) {
 		// These axes read their presets' own line formats (through
 		// dataset.Open: any path, compression and pin); field mappings and
 		// other file formats are read by the multiple-choice axes only.
@@ -50,7 +50,7 @@ func validateDatasetSource(df, axis string, d scorers.DatasetConfig) error {
 			return fmt.Errorf("%s.file_format: the %s axis reads JSONL files only, not %s", df, axis, f)
 		}
 		if d.Fields != nil {
-			return fmt.Errorf("%s.fields: the %s axis reads its formats only; field mappings are read by knowledge, nlu and cultural", df, axis)
+			return fmt.Errorf("%s.fields: the %s axis reads its formats only; field mappings are read by knowledge, nlu, cultural and safety", df, axis)
 		}
 	}
 	if d.Fields != nil {

@@ -53,6 +53,13 @@
 // (global_mmlu, belebele, indonli, kalahi) are presets of these fields, and
 // a dataset's own fields replace a preset's entries of the same name.
 //
+// Safety: prompt, label, and the label values meaning harmful and safe
+// (harmful: [Harmful, Berbahaya], safe: [Safe, Selamat]); a label that is
+// neither is an error naming the file, the line and the field. The NLG, IF
+// and MT kinds are declared in Kinds, but their axes read only their
+// presets' files so far (any path, compression and pin); the config refuses
+// fields for them.
+//
 // Every key is checked when the config loads: an unknown key, a key the
 // axis does not read, a missing required key, a template that does not
 // parse or an unknown answer_as is an error naming the config line and the

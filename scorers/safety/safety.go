@@ -13,6 +13,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -78,11 +79,18 @@ func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 	var all []scorers.Item
 	seen := map[string]string{}
 	for i, d := range cfg.Datasets {
-		if d.Format != FormatSafeguard && d.Format != FormatSafeguardCultural {
+		declared := d.Fields != nil && (d.Format == "" || d.Format == "safety")
+		if !declared && d.Format != FormatSafeguard && d.Format != FormatSafeguardCultural {
 			return nil, fmt.Errorf("axes.safety.datasets[%d] (%s): unknown format %q (known: %s, %s)", i, d.Name, d.Format, FormatSafeguard, FormatSafeguardCultural)
 		}
 		path := d.Source(cfg.BaseDir).Path()
-		items, err := readSafeguard(path, d)
+		var items []scorers.Item
+		var err error
+		if declared {
+			items, err = readDeclared(d, cfg.BaseDir)
+		} else {
+			items, err = readSafeguard(path, d)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -324,4 +332,100 @@ func Topics(m map[string]*Cell) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// readDeclared reads a dataset declared by its fields (dataset.Kinds
+// "safety"): prompt, label with the values meaning harmful and safe, and
+// optionally id, source (the pooling tag, default the dataset), lang and
+// register. Any file format the dataset package reads.
+func readDeclared(d scorers.DatasetConfig, baseDir string) ([]scorers.Item, error) {
+	c, err := d.Fields.Compile("safety", dataset.Env{Lang: d.Lang})
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", d.Name, err)
+	}
+	m := c.Mapping()
+	src := d.Source(baseDir)
+	path := src.Path()
+	name := d.Name
+	if name == "" {
+		name = src.Name()
+	}
+	var items []scorers.Item
+	stop := errors.New("limit")
+	header := func(cols dataset.Columns) error { return c.CheckColumns(path, cols) }
+	err = dataset.Each(context.Background(), src, header, func(r dataset.Row) error {
+		for k, want := range d.Filter {
+			if fmt.Sprint(r.Fields[k]) != want {
+				return nil
+			}
+		}
+		it, err := declaredItem(c, m, r, name, d.Lang)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", path, r.Line, err)
+		}
+		items = append(items, it)
+		if d.Limit > 0 && len(items) == d.Limit {
+			return stop
+		}
+		return nil
+	})
+	if err != nil && err != stop {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("%s: no prompts", path)
+	}
+	return items, nil
+}
+
+func declaredItem(c *dataset.Compiled, m dataset.Mapping, r dataset.Row, name, lang string) (scorers.Item, error) {
+	prompt, _, err := c.Text("prompt", r)
+	if err != nil {
+		return scorers.Item{}, err
+	}
+	if strings.TrimSpace(prompt) == "" {
+		return scorers.Item{}, fmt.Errorf("field %s: empty prompt", m.Prompt)
+	}
+	raw, _, err := c.String("label", r)
+	if err != nil {
+		return scorers.Item{}, err
+	}
+	var harmful bool
+	switch {
+	case slices.Contains(m.Harmful, raw):
+		harmful = true
+	case slices.Contains(m.Safe, raw):
+	default:
+		return scorers.Item{}, fmt.Errorf("field %s: %q is neither harmful (%s) nor safe (%s)", m.Label, raw, strings.Join(m.Harmful, ", "), strings.Join(m.Safe, ", "))
+	}
+	it := scorers.Item{Axis: "safety", Dataset: name, Line: r.Line, Prompt: prompt, Gold: -1, Label: "Safe"}
+	if harmful {
+		it.Label = "Harmful"
+	}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"id", &it.ID}, {"source", &it.Source}, {"lang", &it.Lang}, {"register", &it.Register}} {
+		if *f.dst, _, err = c.String(f.key, r); err != nil {
+			return it, err
+		}
+	}
+	switch it.Register {
+	case "", "HIGH", "MID", "LOW":
+	default:
+		return it, fmt.Errorf("field %s: register must be HIGH, MID or LOW, got %q", m.Register, it.Register)
+	}
+	if it.ID == "" {
+		it.ID = fmt.Sprint(r.Line)
+	}
+	it.ID = name + "/" + it.ID
+	topic := it.Source
+	if it.Source == "" {
+		it.Source = name
+	}
+	if it.Lang == "" {
+		it.Lang = lang
+	}
+	it.Extra, _ = json.Marshal(extra{Topic: topic, RawLabel: raw, Harmful: harmful})
+	return it, nil
 }

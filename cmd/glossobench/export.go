@@ -1,0 +1,203 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/glossobench/glossobench/infra/inputs"
+)
+
+func init() {
+	register("export", "write a finished run's result in another tool's schema (--format lm-eval|every-eval-ever)", runExport)
+}
+
+func runExport(args []string) int { return exportMain(args, os.Stdout, os.Stderr) }
+
+// exportResult is the part of result.json an export writes.
+type exportResult struct {
+	ModelID      string `json:"model_id"`
+	BenchVersion string `json:"bench_version"`
+	ConfigHash   string `json:"config_hash"`
+	Axes         map[string]struct {
+		Score   *float64    `json:"score"`
+		Metric  string      `json:"metric"`
+		N       int         `json:"n"`
+		CI95    *[2]float64 `json:"ci95"`
+		Version string      `json:"version"`
+	} `json:"axes"`
+	Summary struct {
+		MSPublic *float64 `json:"ms_public"`
+	} `json:"summary"`
+}
+
+// LMEvalTaskPrefix names GlossoBench's axes as lm-eval tasks
+// (glossobench_knowledge, ...).
+const LMEvalTaskPrefix = "glossobench_"
+
+func exportMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := fs.String("format", "", "`schema` to write: lm-eval (an lm-evaluation-harness results file) or every-eval-ever (an Every Eval Ever record, schema "+EEESchemaVersion+")")
+	org := fs.String("org", "GlossoBench", "every-eval-ever: source_organization_name, who ran the evaluation")
+	stamp := fs.Int64("timestamp", 0, "every-eval-ever: retrieved_timestamp in Unix seconds (default now)")
+	out := fs.String("out", "", "write to `FILE` instead of standard output")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: glossobench export --format lm-eval|every-eval-ever [--out FILE] RUNDIR")
+		fmt.Fprintln(stderr, "\nlm-eval: one task per scored axis (glossobench_<axis>) with its headline as \"<metric>,none\",")
+		fmt.Fprintln(stderr, "its 95% interval as \"<metric>_ci95,none\", n-samples, versions, and the mean score as task glossobench.")
+		fmt.Fprintln(stderr, "every-eval-ever: one evaluation_results entry per scored axis and one for ms_public, with the bootstrap 95% interval.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 1
+	}
+	if fs.NArg() != 1 || *format == "" {
+		fs.Usage()
+		return 1
+	}
+	if *format != "lm-eval" && *format != "every-eval-ever" {
+		fmt.Fprintf(stderr, "glossobench export: --format %q: known: lm-eval, every-eval-ever\n", *format)
+		return 1
+	}
+	runs, err := findRunResults(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "glossobench export: %v\n", err)
+		return 1
+	}
+	if len(runs) != 1 {
+		fmt.Fprintf(stderr, "glossobench export: %s holds %d runs; name one run directory\n", fs.Arg(0), len(runs))
+		return 1
+	}
+	b, err := os.ReadFile(runs[0].path)
+	if err != nil {
+		fmt.Fprintf(stderr, "glossobench export: %v\n", err)
+		return 1
+	}
+	var r exportResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		fmt.Fprintf(stderr, "glossobench export: %s: %v\n", runs[0].path, err)
+		return 1
+	}
+	var doc any = lmEvalDoc(r)
+	if *format == "every-eval-ever" {
+		ts := *stamp
+		if ts == 0 {
+			ts = time.Now().Unix()
+		}
+		doc = eeeDoc(r, *org, ts)
+	}
+	data, _ := json.MarshalIndent(doc, "", "  ")
+	data = append(data, '\n')
+	if *out == "" {
+		stdout.Write(data)
+		return 0
+	}
+	if err := os.WriteFile(*out, data, 0o644); err != nil {
+		fmt.Fprintf(stderr, "glossobench export: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// lmEvalDoc is a run's result as an lm-eval results file.
+func lmEvalDoc(r exportResult) inputs.LMEvalResults {
+	doc := inputs.LMEvalResults{Results: map[string]map[string]any{}, Versions: map[string]any{},
+		NSamples: map[string]any{}, HigherIsOK: map[string]map[string]any{}, ModelName: r.ModelID}
+	doc.Config.Model = "glossobench"
+	doc.Config.ModelArgs = "pretrained=" + r.ModelID
+	axes := make([]string, 0, len(r.Axes))
+	for a := range r.Axes {
+		axes = append(axes, a)
+	}
+	slices.Sort(axes)
+	for _, a := range axes {
+		ax := r.Axes[a]
+		if ax.Score == nil {
+			continue
+		}
+		task := LMEvalTaskPrefix + a
+		res := map[string]any{"alias": task, ax.Metric + ",none": *ax.Score, ax.Metric + "_stderr,none": "N/A"}
+		if ax.CI95 != nil {
+			res[ax.Metric+"_ci95,none"] = []float64{ax.CI95[0], ax.CI95[1]}
+		}
+		doc.Results[task] = res
+		doc.Versions[task] = ax.Version
+		doc.NSamples[task] = map[string]int{"original": ax.N, "effective": ax.N}
+		doc.HigherIsOK[task] = map[string]any{ax.Metric: true}
+	}
+	if r.Summary.MSPublic != nil {
+		doc.Results["glossobench"] = map[string]any{"alias": "glossobench", "ms_public,none": *r.Summary.MSPublic, "ms_public_stderr,none": "N/A"}
+		doc.Versions["glossobench"] = r.BenchVersion
+	}
+	return doc
+}
+
+// EEESchemaVersion is the Every Eval Ever schema (evaleval/every_eval_ever
+// eval.schema.json) that eeeDoc writes.
+const EEESchemaVersion = "0.2.1"
+
+// eeeDoc is a run's result as an Every Eval Ever record: the model, the
+// library (glossobench at the bench version), and per scored axis its
+// headline in [0, 1] with the run's bootstrap 95% interval.
+func eeeDoc(r exportResult, org string, ts int64) map[string]any {
+	stamp := strconv.FormatInt(ts, 10)
+	var results []map[string]any
+	add := func(name, desc string, score float64, ci *[2]float64, n int, details map[string]string) {
+		sd := map[string]any{"score": score}
+		unc := map[string]any{}
+		if ci != nil {
+			unc["confidence_interval"] = map[string]any{"lower": ci[0], "upper": ci[1], "confidence_level": 0.95, "method": "bootstrap"}
+		}
+		if n > 0 {
+			unc["num_samples"] = n
+		}
+		if len(unc) > 0 {
+			sd["uncertainty"] = unc
+		}
+		if len(details) > 0 {
+			sd["details"] = details
+		}
+		results = append(results, map[string]any{
+			"evaluation_name": name,
+			"source_data":     map[string]any{"dataset_name": name, "source_type": "other"},
+			"metric_config": map[string]any{"evaluation_description": desc, "lower_is_better": false,
+				"score_type": "continuous", "min_score": 0, "max_score": 1},
+			"score_details": sd,
+		})
+	}
+	axes := make([]string, 0, len(r.Axes))
+	for a := range r.Axes {
+		axes = append(axes, a)
+	}
+	slices.Sort(axes)
+	for _, a := range axes {
+		ax := r.Axes[a]
+		if ax.Score == nil {
+			continue
+		}
+		add(LMEvalTaskPrefix+a, "GlossoBench "+a+" axis: "+ax.Metric, *ax.Score, ax.CI95, ax.N, map[string]string{"metric": ax.Metric, "plugin_version": ax.Version})
+	}
+	if r.Summary.MSPublic != nil {
+		add("glossobench", "GlossoBench mean score over public axes (ms_public)", *r.Summary.MSPublic, nil, 0, nil)
+	}
+	return map[string]any{
+		"schema_version":      EEESchemaVersion,
+		"evaluation_id":       r.BenchVersion + "/" + r.ModelID + "/" + stamp,
+		"retrieved_timestamp": stamp,
+		"source_metadata": map[string]any{"source_name": "GlossoBench", "source_type": "evaluation_run",
+			"source_organization_name": org, "evaluator_relationship": "third_party",
+			"additional_details": map[string]string{"config_hash": r.ConfigHash}},
+		"eval_library":       map[string]any{"name": "glossobench", "version": r.BenchVersion},
+		"model_info":         map[string]any{"name": r.ModelID, "id": r.ModelID},
+		"evaluation_results": results,
+	}
+}

@@ -1,0 +1,89 @@
+package inputs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// lmEvalSample is shaped like a file lm_eval --output_path writes (v0.4:
+// results keyed "metric,filter" beside "alias" and "*_stderr", groups,
+// configs, the model in model_name and config.model_args).
+const lmEvalSample = `{
+  "results": {
+    "belebele_zsm_Latn": {"alias": "belebele_zsm_Latn", "acc,none": %s, "acc_stderr,none": 0.0166, "acc_norm,none": 0.41, "acc_norm_stderr,none": 0.0164},
+    "gsm8k": {"alias": "gsm8k", "exact_match,strict-match": 0.25, "exact_match_stderr,strict-match": 0.01, "exact_match,flexible-extract": 0.3}
+  },
+  "group_subtasks": {"belebele_zsm_Latn": [], "gsm8k": []},
+  "configs": {"belebele_zsm_Latn": {"task": "belebele_zsm_Latn", "dataset_path": "facebook/belebele"}},
+  "versions": {"belebele_zsm_Latn": 0.0, "gsm8k": 3.0},
+  "n-shot": {"belebele_zsm_Latn": 0, "gsm8k": 5},
+  "higher_is_better": {"belebele_zsm_Latn": {"acc": true, "acc_norm": true}},
+  "n-samples": {"belebele_zsm_Latn": {"original": 900, "effective": 900}},
+  "config": {"model": "hf", "model_args": %s, "batch_size": "auto", "device": "cuda:0"},
+  "git_hash": "abc1234",
+  "date": 1718000000.0,
+  %s
+  "total_evaluation_time_seconds": "123.4"
+}
+`
+
+func writeLMEval(t *testing.T, path, acc, modelArgs, modelName string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	name := ""
+	if modelName != "" {
+		name = `"model_name": "` + modelName + `", "model_name_sanitized": "x",`
+	}
+	body := strings.Replace(strings.Replace(strings.Replace(lmEvalSample, "%s", acc, 1), "%s", modelArgs, 1), "%s", name, 1)
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadLMEval(t *testing.T) {
+	dir := t.TempDir()
+	// One sub-folder per model, as lm-eval lays out --output_path; the
+	// first model was run twice (the newer file counts), the second has no
+	// model_name (older versions) and is named by model_args.
+	writeLMEval(t, filepath.Join(dir, "org__model-a", "results_2024-06-01T10-00-00.json"), "0.40", `"pretrained=org/model-a,dtype=bfloat16"`, "org/model-a")
+	writeLMEval(t, filepath.Join(dir, "org__model-a", "results_2024-06-02T10-00-00.json"), "0.45", `"pretrained=org/model-a,dtype=bfloat16"`, "org/model-a")
+	writeLMEval(t, filepath.Join(dir, "org__model-b", "results_2024-06-01T11-00-00.json"), "0.61", `"pretrained=org/model-b"`, "")
+	writeLMEval(t, filepath.Join(dir, "api", "results_2024-06-01T12-00-00.json"), "0.7", `{"model": "gpt-x", "base_url": "http://h"}`, "")
+	got, err := ReadLMEval(dir, "belebele_zsm_Latn", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"org/model-a": 0.45, "org/model-b": 0.61, "gpt-x": 0.7}
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for m, v := range want {
+		if got[m].Score != v {
+			t.Errorf("%s: %v, want %v", m, got[m].Score, v)
+		}
+	}
+	if !IsLMEvalResults(dir) || IsLMEvalResults(filepath.Join(dir, "nothing")) {
+		t.Error("IsLMEvalResults")
+	}
+	one := filepath.Join(dir, "org__model-b", "results_2024-06-01T11-00-00.json")
+	if g, err := ReadLMEval(one, "gsm8k", "exact_match,flexible-extract"); err != nil || g["org/model-b"].Score != 0.3 {
+		t.Fatalf("gsm8k flexible-extract: %v %v", g, err)
+	}
+	for _, c := range []struct{ task, metric, want string }{
+		{"", "", "need the task"},
+		{"mmlu", "", "results.mmlu: no such task (tasks: belebele_zsm_Latn, gsm8k)"},
+		{"gsm8k", "", `results.gsm8k["acc,none"]: missing or not a number (metrics: exact_match,flexible-extract, exact_match,strict-match)`},
+	} {
+		if _, err := ReadLMEval(one, c.task, c.metric); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("task %q metric %q: %v, want %q", c.task, c.metric, err, c.want)
+		}
+	}
+	bad := filepath.Join(dir, "bad", "results_x.json")
+	os.MkdirAll(filepath.Dir(bad), 0o755)
+	os.WriteFile(bad, []byte("{\n\"results\": {,}\n}"), 0o644)
+	if _, err := ReadLMEval(bad, "t", ""); err == nil || !strings.Contains(err.Error(), bad+":2: invalid JSON") {
+		t.Errorf("bad JSON: %v", err)
+	}
+}
