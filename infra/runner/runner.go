@@ -10,14 +10,12 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 
 	"github.com/rs/zerolog"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/glossobench/glossobench/activities"
@@ -149,14 +147,4 @@ func (w *Workers) Stop() {
 	for _, x := range w.ws {
 		x.Stop()
 	}
-}
-
-// sdkLogger keeps the SDK's own logs to warnings and errors, as JSON on
-// stderr beside zerolog's lines.
-func sdkLogger(z zerolog.Logger) tlog.Logger {
-	lvl := slog.LevelWarn
-	if z.GetLevel() <= zerolog.DebugLevel {
-		lvl = slog.LevelDebug
-	}
-	return tlog.NewStructuredLogger(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})))
 }
