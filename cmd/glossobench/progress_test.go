@@ -60,3 +60,18 @@ func TestProgressIntoPipe(t *testing.T) {
 		t.Errorf("terminal: %d cursor-ups, want %d (one per refresh after the first)", ups, len(run)-1)
 	}
 }
+
+// TestProgressAsJSONLog: with --log-format json the stage changes are log
+// events, one JSON object a line, for log shippers.
+func TestProgressAsJSONLog(t *testing.T) {
+	logFormat = "json"
+	defer func() { logFormat = "console" }()
+	var buf bytes.Buffer
+	v := newProgressView(&buf, false, zerolog.New(&buf))
+	v.show(workflows.Progress{Axes: []workflows.AxisProgress{{Axis: "knowledge", Stage: "inference", Done: 3, Total: 100}}})
+	v.show(workflows.Progress{Axes: []workflows.AxisProgress{{Axis: "knowledge", Stage: "inference", Done: 9, Total: 100}}})
+	want := `{"level":"info","axis":"knowledge","stage":"inference","done":3,"total":100,"message":"axis stage"}` + "\n"
+	if buf.String() != want {
+		t.Errorf("got %q, want %q", buf.String(), want)
+	}
+}

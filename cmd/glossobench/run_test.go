@@ -221,3 +221,38 @@ axes:
 	}
 	noJSONLines(t, out)
 }
+
+// TestQuickStartLog runs the quick start as a newcomer would, output into a
+// file: the log holds no JSON line and one progress line per stage an axis
+// enters, not a redrawn table per refresh.
+func TestQuickStartLog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole quick start")
+	}
+	srv := testCluster(t)
+	src, err := os.ReadFile("../../testdata/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs("../../testdata")
+	cfg := strings.ReplaceAll(string(src), "path: ", "path: "+abs+"/")
+	cfg = strings.ReplaceAll(cfg, "gguf:models/", "gguf:"+abs+"/models/")
+	cfg += "store:\n  uri: " + t.TempDir() + "\n"
+	path := filepath.Join(t.TempDir(), "quickstart.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := runWithWorker(t, srv, "--config", path, "--run-id", "quickstart-log")
+	t.Logf("output:\n%s", out)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	noJSONLines(t, out)
+	// 7 axes, each through at most pending, inference, judging, probes, scoring, audit, done.
+	if n := strings.Count(out, " ETA "); n > 7*7 {
+		t.Errorf("%d progress lines, want at most one per axis and stage (49)", n)
+	}
+	if strings.Contains(out, "\033") {
+		t.Error("terminal escapes in a file's log")
+	}
+}
