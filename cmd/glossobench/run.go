@@ -128,12 +128,15 @@ func runRun(args []string) int {
 		}
 		// The activity's own message, not Temporal's chain of wrappers;
 		// the whole history is in the Temporal UI under the workflow id.
-		fmt.Fprintf(os.Stderr, "run failed: %s\n", runner.Cause(err))
 		ui := "workflow id " + we.GetID() + " (namespace " + ns + ")"
 		if srv != nil && srv.UIURL != "" {
 			ui = srv.UIURL + "/namespaces/" + ns + "/workflows/" + we.GetID()
 		}
-		fmt.Fprintf(os.Stderr, "Temporal UI: %s\n", ui)
+		if logFormat == "json" {
+			log.Error().Str("workflow", we.GetID()).Str("namespace", ns).Msg("run failed: " + runner.Cause(err))
+			return 1
+		}
+		fmt.Fprintf(os.Stderr, "run failed: %s\nTemporal UI: %s\n", runner.Cause(err), ui)
 		return 1
 	}
 	printSummary(res)
