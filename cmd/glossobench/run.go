@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -39,6 +41,8 @@ func runRun(args []string) int {
 	detach := fs.Bool("detach", false, "start the run and return without following it")
 	chatTemplate := fs.String("chat-template", "", "auto (raw prompts, the default) or always (the model's own chat template on the generate path); overrides run.chat_template")
 	overlay := fs.Bool("judge-overlay", false, "judges also rate the verifiable axes' generated responses (secondary judge_quality)")
+	skipPreflight := fs.Bool("skip-preflight", false, "start the run without first checking datasets, model, judges and store from here (for workers that see files or servers this machine does not)")
+	logFormatFlag(fs)
 	if !parse(fs, args) {
 		return 2
 	}
@@ -47,10 +51,22 @@ func runRun(args []string) int {
 		return 2
 	}
 	log := newLogger()
-	cfg, err := config.Load(*cfgPath, config.Overrides{Model: *model, ModelID: *modelID, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate})
+	ov := config.Overrides{Model: *model, ModelID: *modelID, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate}
+	cfg, err := config.Load(*cfgPath, ov)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	if !*skipPreflight {
+		// What a run needs from outside is checked before a workflow exists:
+		// a model that never answered fails here, in seconds, not in retries.
+		if problems := checkRun(context.Background(), *cfgPath, cfg, ov); len(problems) > 0 {
+			for _, p := range problems {
+				fmt.Fprintln(os.Stderr, p)
+			}
+			fmt.Fprintln(os.Stderr, "nothing was started.")
+			return 1
+		}
 	}
 	abs, err := filepath.Abs(*cfgPath)
 	if err != nil {
@@ -68,7 +84,7 @@ func runRun(args []string) int {
 	}
 	if srv != nil {
 		defer srv.Stop()
-		fmt.Fprintf(os.Stderr, "Temporal Web UI: %s (open while the run lasts; `glossobench dev` keeps it up)\n", srv.UIURL)
+		log.Info().Str("url", srv.UIURL).Msg("Temporal Web UI (open while the run lasts; `glossobench dev` keeps it up)")
 	}
 	c, err := dial(addr, ns, log)
 	if err != nil {
@@ -96,12 +112,12 @@ func runRun(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "EvalRun %s (workflow %s, run %s)\n", *runID, we.GetID(), we.GetRunID())
+	log.Info().Str("workflow", we.GetID()).Msgf("EvalRun %s started", *runID)
 	if *detach {
 		return 0
 	}
 	done := make(chan struct{})
-	go follow(ctx, c, we.GetID(), done)
+	go follow(ctx, c, we.GetID(), newProgressView(os.Stderr, isTerminal(os.Stderr), log), done)
 	var res workflows.EvalRunResult
 	err = we.Get(ctx, &res)
 	close(done)
@@ -110,7 +126,17 @@ func runRun(args []string) int {
 			fmt.Fprintf(os.Stderr, "\ninterrupted; the run's state is kept: resume it with --run-id %s\n", *runID)
 			return 130
 		}
-		fmt.Fprintf(os.Stderr, "\nrun failed: %v\n", err)
+		// The activity's own message, not Temporal's chain of wrappers;
+		// the whole history is in the Temporal UI under the workflow id.
+		ui := "workflow id " + we.GetID() + " (namespace " + ns + ")"
+		if srv != nil && srv.UIURL != "" {
+			ui = srv.UIURL + "/namespaces/" + ns + "/workflows/" + we.GetID()
+		}
+		if logFormat == "json" {
+			log.Error().Str("workflow", we.GetID()).Str("namespace", ns).Msg("run failed: " + runner.Cause(err))
+			return 1
+		}
+		fmt.Fprintf(os.Stderr, "run failed: %s\nTemporal UI: %s\n", runner.Cause(err), ui)
 		return 1
 	}
 	printSummary(res)
@@ -156,14 +182,10 @@ func startRun(ctx context.Context, c client.Client, in workflows.EvalRunInput, c
 	return we, nil
 }
 
-// follow draws a progress bar per axis from the progress query.
-func follow(ctx context.Context, c client.Client, wfID string, done <-chan struct{}) {
-	tty := isTerminal(os.Stderr)
-	start := time.Now()
-	lines := 0
+// follow shows the run's progress from the progress query until done.
+func follow(ctx context.Context, c client.Client, wfID string, v *progressView, done <-chan struct{}) {
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
-	last := ""
 	for {
 		select {
 		case <-done:
@@ -173,34 +195,61 @@ func follow(ctx context.Context, c client.Client, wfID string, done <-chan struc
 		case <-t.C:
 		}
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		v, err := c.QueryWorkflow(qctx, wfID, "", workflows.ProgressQuery)
+		val, err := c.QueryWorkflow(qctx, wfID, "", workflows.ProgressQuery)
 		cancel()
 		if err != nil {
 			continue
 		}
 		var p workflows.Progress
-		if v.Get(&p) != nil {
+		if val.Get(&p) != nil {
 			continue
 		}
-		var b strings.Builder
-		for _, ax := range p.Axes {
-			b.WriteString(progressLine(ax, time.Since(start)))
-			b.WriteByte('\n')
-		}
-		text := b.String()
-		if !tty {
-			if text != last && time.Since(start) > 0 {
-				fmt.Fprint(os.Stderr, text)
-				last = text
-			}
-			continue
-		}
-		if lines > 0 {
-			fmt.Fprintf(os.Stderr, "\033[%dA", lines)
-		}
-		fmt.Fprint(os.Stderr, strings.ReplaceAll(text, "\n", "\033[K\n"))
-		lines = len(p.Axes)
+		v.show(p)
 	}
+}
+
+// progressView draws a bar per axis, redrawn in place on a terminal. Into a
+// file or pipe it writes one line each time an axis enters a stage (as a log
+// event with --log-format json), so a saved log reads as a short story.
+type progressView struct {
+	w     io.Writer
+	tty   bool
+	log   zerolog.Logger
+	start time.Time
+	lines int               // lines drawn last time (terminal)
+	stage map[string]string // each axis's stage last reported (file or pipe)
+}
+
+func newProgressView(w io.Writer, tty bool, log zerolog.Logger) *progressView {
+	return &progressView{w: w, tty: tty, log: log, start: time.Now(), stage: map[string]string{}}
+}
+
+func (v *progressView) show(p workflows.Progress) {
+	elapsed := time.Since(v.start)
+	if !v.tty {
+		for _, ax := range p.Axes {
+			if v.stage[ax.Axis] == ax.Stage {
+				continue
+			}
+			v.stage[ax.Axis] = ax.Stage
+			if logFormat == "json" {
+				v.log.Info().Str("axis", ax.Axis).Str("stage", ax.Stage).Int("done", ax.Done).Int("total", ax.Total).Msg("axis stage")
+				continue
+			}
+			fmt.Fprintf(v.w, "%s %s\n", time.Now().Format(time.TimeOnly), progressLine(ax, elapsed))
+		}
+		return
+	}
+	var b strings.Builder
+	for _, ax := range p.Axes {
+		b.WriteString(progressLine(ax, elapsed))
+		b.WriteString("\033[K\n")
+	}
+	if v.lines > 0 {
+		fmt.Fprintf(v.w, "\033[%dA", v.lines)
+	}
+	fmt.Fprint(v.w, b.String())
+	v.lines = len(p.Axes)
 }
 
 func progressLine(ax workflows.AxisProgress, elapsed time.Duration) string {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -22,12 +24,32 @@ func init() {
 	register("worker", "serve an existing Temporal cluster (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS, API key)", runWorker)
 }
 
+// logFormat is --log-format: console (readable lines, the default) or json
+// (one JSON object a line, for log shippers). The Temporal SDK's own lines go
+// through the same logger.
+var logFormat = "console"
+
+// logFormatFlag adds --log-format to a command that logs.
+func logFormatFlag(fs *flag.FlagSet) {
+	fs.Func("log-format", "console (readable lines, the default) or json (one JSON object a line, for log shippers)", func(s string) error {
+		if s != "console" && s != "json" {
+			return fmt.Errorf("want console or json, got %q", s)
+		}
+		logFormat = s
+		return nil
+	})
+}
+
 func newLogger() zerolog.Logger {
 	lvl := zerolog.InfoLevel
 	if os.Getenv("GLOSSOBENCH_DEBUG") != "" {
 		lvl = zerolog.DebugLevel
 	}
-	return zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly}).Level(lvl).With().Timestamp().Logger()
+	var w io.Writer = zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly, NoColor: !isTerminal(os.Stderr)}
+	if logFormat == "json" {
+		w = os.Stderr
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
 }
 
 // signalContext is cancelled by Ctrl-C or SIGTERM.
@@ -40,6 +62,7 @@ func runDev(args []string) int {
 	port := fs.Int("port", 7233, "frontend gRPC port")
 	uiPort := fs.Int("ui-port", 8233, "Web UI port (-1: no UI)")
 	dir := fs.String("dir", runner.StateDir, "folder for the SQLite database and logs")
+	logFormatFlag(fs)
 	if !parse(fs, args) {
 		return 2
 	}
@@ -73,6 +96,7 @@ func runDev(args []string) int {
 func runWorker(args []string) int {
 	fs := newFlagSet("worker", "glossobench worker [--queues all|cpu|inference]")
 	queues := fs.String("queues", "all", "task queues to serve: all, cpu (workflows, scoring) or inference (model calls)")
+	logFormatFlag(fs)
 	if !parse(fs, args) {
 		return 2
 	}
@@ -134,7 +158,7 @@ func dial(addr, namespace string, log zerolog.Logger) (client.Client, error) {
 	defer cancel()
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("temporal %s: %w", addr, err)
+		return nil, fmt.Errorf("no Temporal server answers at %s (%s); start one (glossobench dev) or correct TEMPORAL_ADDRESS", addr, runner.Cause(err))
 	}
 	return c, nil
 }

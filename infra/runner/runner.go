@@ -10,7 +10,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,7 +17,6 @@ import (
 	"github.com/rs/zerolog"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/glossobench/glossobench/activities"
@@ -168,14 +166,4 @@ func (w *Workers) Stop() {
 	for _, x := range w.ws {
 		x.Stop()
 	}
-}
-
-// sdkLogger keeps the SDK's own logs to warnings and errors, as JSON on
-// stderr beside zerolog's lines.
-func sdkLogger(z zerolog.Logger) tlog.Logger {
-	lvl := slog.LevelWarn
-	if z.GetLevel() <= zerolog.DebugLevel {
-		lvl = slog.LevelDebug
-	}
-	return tlog.NewStructuredLogger(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})))
 }

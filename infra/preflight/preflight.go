@@ -1,0 +1,297 @@
+// Package preflight checks, before a run starts, what the run will need from
+// outside itself: every dataset file exists and its first rows parse (read by
+// the axis's own reader), every model and judge answers with the capabilities
+// the config asks of it, the store takes writes, and the Temporal address
+// answers. Each problem is one sentence naming the file, line and field (or
+// the URL) and what to do, so a newcomer's mistake is reported in seconds
+// instead of as a failed or endlessly retried workflow.
+package preflight
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/openai"
+	"github.com/glossobench/glossobench/backends/registry"
+	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/mcq"
+)
+
+// Rows is how many rows of each dataset are read.
+const Rows = 5
+
+// Timeout bounds one request to a model; a model is asked once, not retried.
+const Timeout = 10 * time.Second
+
+// Options say what to check and with what.
+type Options struct {
+	// ConfigPath is the config file as the user named it (for messages and
+	// line numbers); Overrides are the command-line values Load applied.
+	ConfigPath string
+	Overrides  config.Overrides
+	// Axis returns an axis plugin by name (the worker's registry).
+	Axis func(name string) (scorers.Axis, bool)
+	// OpenBackend opens a model; nil means registry.Open.
+	OpenBackend func(spec string, o registry.Options) (backends.Backend, error)
+}
+
+// Check runs every check on cfg and returns the problems found, one sentence each.
+func Check(ctx context.Context, cfg *config.Config, opt Options) []error {
+	c := &checker{opt: opt}
+	if opt.ConfigPath != "" {
+		c.yaml, _ = os.ReadFile(opt.ConfigPath)
+	}
+	c.datasets(cfg)
+	c.models(ctx, cfg)
+	c.store(ctx, cfg.Store.URI)
+	return c.problems
+}
+
+type checker struct {
+	opt      Options
+	yaml     []byte
+	problems []error
+}
+
+// where names a config field as "FILE line N, field".
+func (c *checker) where(field string) string {
+	if c.opt.ConfigPath == "" {
+		return field
+	}
+	if line := config.KeyLine(c.yaml, field); line > 0 {
+		return fmt.Sprintf("%s line %d, %s", c.opt.ConfigPath, line, field)
+	}
+	return fmt.Sprintf("%s, %s", c.opt.ConfigPath, field)
+}
+
+func (c *checker) fail(field, format string, a ...any) {
+	c.problems = append(c.problems, fmt.Errorf("%s: %s", c.where(field), fmt.Sprintf(format, a...)))
+}
+
+// datasets reads the first rows of every dataset with its axis's reader.
+func (c *checker) datasets(cfg *config.Config) {
+	for _, name := range cfg.AxisNames() {
+		ax, ok := c.opt.Axis(name)
+		if !ok {
+			continue // validate has rejected unknown axes already
+		}
+		ac := cfg.Axes[name]
+		for i, d := range ac.Datasets {
+			field := fmt.Sprintf("axes.%s.datasets[%d]", name, i)
+			path := d.Path
+			if !strings.Contains(path, "://") {
+				if !filepath.IsAbs(path) && ac.BaseDir != "" {
+					path = filepath.Join(ac.BaseDir, path)
+				}
+				if _, err := os.Stat(path); err != nil {
+					if errors.Is(err, os.ErrNotExist) {
+						c.fail(field+".path", "no file at %s; correct the path (a relative path is read from the config file's folder).", path)
+					} else {
+						c.fail(field+".path", "cannot read %s (%v); check the file's permissions.", path, err)
+					}
+					continue
+				}
+			}
+			one := ac
+			d.Limit = Rows
+			d.TranslationOf = "" // the original is checked on its own
+			one.Datasets = []scorers.DatasetConfig{d}
+			if _, err := ax.Load(one); err != nil {
+				c.fail(field, "the first %d rows do not read as format %s: %v; fix the file or the format.", Rows, d.Format, err)
+			}
+		}
+	}
+}
+
+// needs says what the configured axes ask of the evaluated model.
+type needs struct {
+	logLik   []string // axes scored by log-likelihood (cloze)
+	generate []string // axes that generate from a raw prompt
+	chat     []string // axes that send chat messages
+}
+
+func modelNeeds(cfg *config.Config, axis func(string) (scorers.Axis, bool)) needs {
+	var n needs
+	for _, name := range cfg.AxisNames() {
+		ax, ok := axis(name)
+		if !ok {
+			continue
+		}
+		ac := cfg.Axes[name]
+		_, isMCQ := ax.(*mcq.Axis)
+		switch {
+		case isMCQ && ac.ScoringMode != "generate":
+			n.logLik = append(n.logLik, name)
+			if ac.ScoringMode == "both" {
+				n.generate = append(n.generate, name)
+			}
+		case name == "mt" || name == "safety" || cfg.Run.ChatTemplate == "always":
+			n.chat = append(n.chat, name)
+		default:
+			n.generate = append(n.generate, name)
+		}
+	}
+	return n
+}
+
+// models asks the evaluated model and every judge for what the run needs.
+func (c *checker) models(ctx context.Context, cfg *config.Config) {
+	field := "model.spec"
+	if c.opt.Overrides.Model != "" {
+		field = "--model"
+	}
+	m := cfg.Model
+	c.model(ctx, field, m.Spec, registry.Options{
+		Name: m.Name, APIKeyEnv: m.APIKeyEnv, Flavor: m.Flavor, ChatFormat: m.ChatFormat, StrictContext: m.StrictContext,
+	}, modelNeeds(cfg, c.opt.Axis))
+	for i, j := range cfg.Judges {
+		name := j.Model
+		if name == "" {
+			name = j.Name
+		}
+		c.model(ctx, fmt.Sprintf("judges[%d].spec", i), j.Spec, registry.Options{Name: name, APIKeyEnv: j.APIKeyEnv, ChatFormat: j.ChatFormat},
+			needs{chat: []string{"judging"}})
+	}
+}
+
+func (c *checker) model(ctx context.Context, field, spec string, o registry.Options, n needs) {
+	open := c.opt.OpenBackend
+	if open == nil {
+		open = registry.Open
+	}
+	o.Timeout, o.MaxRetries = Timeout, -1 // one attempt: a server that never answered is not waited for
+	b, err := open(spec, o)
+	if err != nil {
+		c.fail(field, "cannot open %s: %v; correct the spec.", spec, err)
+		return
+	}
+	defer b.Close()
+	if strings.HasPrefix(spec, "gguf:") {
+		// The embedded model answers whenever its file opens; what it lacks
+		// is a chat template, which only the file or chat_format gives.
+		if len(n.chat) > 0 && !b.Capabilities().Chat {
+			c.fail(field, "%s has no chat template, and %s chat messages; set chat_format (qa, chatml, llama3 or gemma).", spec, sendWho(n.chat))
+		}
+		return
+	}
+	url := strings.TrimPrefix(spec, "openai:")
+	ctx, cancel := context.WithTimeout(ctx, 3*Timeout)
+	defer cancel()
+	if len(n.logLik) > 0 {
+		_, err := b.LogLikelihood(ctx, []backends.LLRequest{{ID: "preflight", Context: "Soalan: 1 + 1 = ?\nJawapan:", Continuation: " 2"}})
+		if errors.Is(err, backends.ErrUnsupported) {
+			c.fail(field, "%s gives no log-likelihoods, which cloze scoring of %s needs; set scoring_mode: generate on those axes or use a server that returns prompt logprobs (vLLM, llama-server).", url, strings.Join(n.logLik, ", "))
+			return
+		}
+		if err != nil {
+			c.fail(field, "%s", unreachable(url, err))
+			return
+		}
+	}
+	if len(n.generate) > 0 {
+		if _, err := b.Generate(ctx, []backends.GenRequest{{ID: "preflight", Prompt: "Soalan: 1 + 1 = ?\nJawapan:", MaxTokens: 1}}); err != nil {
+			c.fail(field, "%s", unreachable(url, err))
+			return
+		}
+	}
+	if len(n.chat) > 0 {
+		if _, err := b.Generate(ctx, []backends.GenRequest{{ID: "preflight", Messages: []backends.Message{{Role: "user", Content: "1 + 1 = ?"}}, MaxTokens: 1}}); err != nil {
+			c.fail(field, "%s (%s chat messages).", strings.TrimSuffix(unreachable(url, err), "."), sendWho(n.chat))
+			return
+		}
+	}
+}
+
+// sendWho is "mt sends" or "mt, safety send".
+func sendWho(axes []string) string {
+	if len(axes) == 1 {
+		return axes[0] + " sends"
+	}
+	return strings.Join(axes, ", ") + " send"
+}
+
+// unreachable says in one sentence why a server did not answer and what to do.
+func unreachable(url string, err error) string {
+	var he *openai.HTTPError
+	msg := err.Error()
+	switch {
+	case errors.As(err, &he) && (he.Status == 401 || he.Status == 403):
+		return fmt.Sprintf("%s refused the request (HTTP %d); set the API key in the environment variable that api_key_env names.", url, he.Status)
+	case errors.As(err, &he) && he.Status == 404:
+		return fmt.Sprintf("%s has no %s (HTTP 404); point the spec at an OpenAI-compatible server (the URL without /v1/... paths) or check model.name.", url, he.Endpoint)
+	case errors.As(err, &he):
+		return fmt.Sprintf("%s answered %s %s with HTTP %d (%s); check the server's log.", url, he.Method, he.Endpoint, he.Status, he.Message)
+	case strings.Contains(msg, "connection refused"):
+		return fmt.Sprintf("nothing answers at %s (connection refused); start the model server or correct the URL.", url)
+	case strings.Contains(msg, "no such host"):
+		return fmt.Sprintf("the host of %s is unknown; correct the URL.", url)
+	case errors.Is(err, context.DeadlineExceeded) || strings.Contains(msg, "timed out"):
+		return fmt.Sprintf("%s did not answer within %v; check that the server is up and reachable from here.", url, Timeout)
+	}
+	return fmt.Sprintf("%s did not answer as an OpenAI-compatible server (%v); check the URL and the server.", url, err)
+}
+
+// store checks that the store takes a write.
+func (c *checker) store(ctx context.Context, uri string) {
+	field := "store.uri"
+	if !strings.Contains(uri, "://") {
+		// A local folder: create it and a file in it, then remove the file.
+		if err := os.MkdirAll(uri, 0o755); err != nil {
+			c.fail(field, "cannot create the store folder %s (%v); choose a folder you can write to.", uri, err)
+			return
+		}
+		f, err := os.CreateTemp(uri, ".preflight-")
+		if err != nil {
+			c.fail(field, "cannot write in the store folder %s (%v); choose a folder you can write to.", uri, err)
+			return
+		}
+		f.Close()
+		os.Remove(f.Name())
+		return
+	}
+	st, err := store.Open(ctx, uri)
+	if err != nil {
+		c.fail(field, "cannot open the store (%v); correct the URI or its credentials.", err)
+		return
+	}
+	key := fmt.Sprintf("preflight/%d", time.Now().UnixNano())
+	if err := st.Put(ctx, key, []byte("preflight write check\n")); err != nil {
+		c.fail(field, "%s does not take writes (%v); check the bucket, its endpoint and the credentials' permissions.", st.Describe(), err)
+	}
+}
+
+// Temporal checks that a Temporal frontend answers at opts.HostPort.
+func Temporal(ctx context.Context, opts client.Options) error {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	c, err := client.DialContext(ctx, opts)
+	if err == nil {
+		_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
+		c.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("TEMPORAL_ADDRESS %s: no Temporal server answers (%v); start one (glossobench dev) or correct TEMPORAL_ADDRESS", opts.HostPort, rootMessage(err))
+	}
+	return nil
+}
+
+// rootMessage is the innermost message of an error chain.
+func rootMessage(err error) string {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err.Error()
+		}
+		err = u
+	}
+}

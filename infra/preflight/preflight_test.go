@@ -1,0 +1,141 @@
+package preflight
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/ifeval"
+	"github.com/glossobench/glossobench/scorers/mcq"
+	"github.com/glossobench/glossobench/scorers/mt"
+)
+
+func axis(name string) (scorers.Axis, bool) {
+	switch name {
+	case "knowledge":
+		return mcq.NewAxis(name), true
+	case "if":
+		return ifeval.NewAxis(), true
+	case "mt":
+		return mt.New(), true
+	}
+	return nil, false
+}
+
+// check writes yaml as run.yaml in a temporary folder (beside a copy of
+// files), loads it and returns the preflight's sentences.
+func check(t *testing.T, yaml string, files map[string]string) (string, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "run.yaml")
+	testdata, err := filepath.Abs("../../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml = strings.ReplaceAll(strings.ReplaceAll(yaml, "TESTDATA", testdata), "DIR", dir)
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path, config.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range Check(context.Background(), cfg, Options{ConfigPath: path, Axis: axis}) {
+		out = append(out, e.Error())
+	}
+	return path, out
+}
+
+func TestPreflightSentences(t *testing.T) {
+	completions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"choices": []map[string]any{{"message": map[string]any{"content": "2"}, "finish_reason": "stop"}}})
+	}))
+	defer completions.Close()
+
+	t.Run("cloze on a chat-only server", func(t *testing.T) {
+		path, got := check(t, `model:
+  spec: `+completions.URL+`
+  flavor: chat-only
+store:
+  uri: DIR/store
+axes:
+  knowledge:
+    datasets:
+      - {name: m, path: TESTDATA/data/global_mmlu_ms/global_mmlu_ms_test_subset.jsonl.gz, format: global_mmlu}
+`, nil)
+		want := path + " line 2, model.spec: " + completions.URL + " gives no log-likelihoods, which cloze scoring of knowledge needs; set scoring_mode: generate on those axes or use a server that returns prompt logprobs (vLLM, llama-server)."
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("got %q\nwant %q", got, want)
+		}
+	})
+	t.Run("raw prompts to a server without /v1/completions", func(t *testing.T) {
+		path, got := check(t, `model:
+  spec: `+completions.URL+`
+  flavor: vllm
+store:
+  uri: DIR/store
+axes:
+  if:
+    datasets:
+      - {name: i, path: TESTDATA/ifeval/input_data.jsonl, format: ifeval}
+`, nil)
+		want := path + " line 2, model.spec: " + completions.URL + " has no /v1/completions (HTTP 404); point the spec at an OpenAI-compatible server (the URL without /v1/... paths) or check model.name."
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("got %q\nwant %q", got, want)
+		}
+	})
+	t.Run("a bad row, an unwritable store", func(t *testing.T) {
+		path, got := check(t, `model:
+  spec: `+completions.URL+`
+  flavor: vllm
+store:
+  uri: /dev/null/store
+axes:
+  knowledge:
+    scoring_mode: generate
+    datasets:
+      - {name: m, path: m.jsonl, format: global_mmlu}
+`, map[string]string{"m.jsonl": "{not json\n"})
+		if len(got) != 3 {
+			t.Fatalf("got %d sentences, want 3 (dataset, model, store): %q", len(got), got)
+		}
+		if !strings.HasPrefix(got[0], path+" line 10, axes.knowledge.datasets[0]: the first 5 rows do not read as format global_mmlu: ") || !strings.HasSuffix(got[0], "; fix the file or the format.") {
+			t.Errorf("dataset: %q", got[0])
+		}
+		if !strings.HasPrefix(got[2], path+" line 5, store.uri: cannot create the store folder /dev/null/store") {
+			t.Errorf("store: %q", got[2])
+		}
+	})
+	t.Run("chat messages to a GGUF without a chat template", func(t *testing.T) {
+		path, got := check(t, `model:
+  spec: gguf:TESTDATA/models/tiny-llama/tiny-llama.gguf
+store:
+  uri: DIR/store
+axes:
+  mt:
+    datasets:
+      - {name: mt_bench, path: TESTDATA/mt/question.jsonl, format: mt_bench, limit: 2}
+`, nil)
+		if len(got) != 1 || !strings.HasPrefix(got[0], path+" line 2, model.spec: gguf:") ||
+			!strings.HasSuffix(got[0], "tiny-llama.gguf has no chat template, and mt sends chat messages; set chat_format (qa, chatml, llama3 or gemma).") {
+			t.Errorf("got %q", got)
+		}
+	})
+}
