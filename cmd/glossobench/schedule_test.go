@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/client"
@@ -99,8 +100,15 @@ func TestScheduleTriggerThenLeaderboardShow(t *testing.T) {
 	id := writeRefresh(t, activities.RefreshInput{Lang: "id", StoreURI: board, Runs: []activities.PrepareInput{{ConfigPath: cfg}}})
 	run(0, "create", "--id", "lb-ms", "--input", ms)
 	run(0, "create", "--id", "lb-id", "--input", id, "--paused")
-	if out := run(0, "list"); !strings.Contains(out, "lb-ms\tLeaderboardRefresh\tactive") || !strings.Contains(out, "lb-id\tLeaderboardRefresh\tpaused") {
-		t.Fatalf("list:\n%s", out)
+	// The server lists schedules from its visibility store, which lags.
+	for start := time.Now(); ; time.Sleep(500 * time.Millisecond) {
+		out := run(0, "list")
+		if strings.Contains(out, "lb-ms\tLeaderboardRefresh\tactive") && strings.Contains(out, "lb-id\tLeaderboardRefresh\tpaused") {
+			break
+		}
+		if time.Since(start) > time.Minute {
+			t.Fatalf("list:\n%s", out)
+		}
 	}
 
 	// One model fails (its config is missing): the command says so and
