@@ -139,6 +139,9 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 			continue
 		}
 		rows, err := leaderboard.Read(ctx, st, refreshLang(in), major)
+		if errors.Is(err, leaderboard.ErrAltered) {
+			return RefreshPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
+		}
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return RefreshPlan{}, err
 		}
@@ -241,7 +244,11 @@ func (a *Activities) AppendLeaderboard(ctx context.Context, in AppendInput) (str
 	if lang == "" {
 		lang = "ms"
 	}
-	if err := leaderboard.Append(ctx, board, lang, major, row); err != nil && !errors.Is(err, leaderboard.ErrDuplicate) {
+	err = leaderboard.Append(ctx, board, lang, major, row)
+	if errors.Is(err, leaderboard.ErrAltered) {
+		return "", temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
+	}
+	if err != nil && !errors.Is(err, leaderboard.ErrDuplicate) {
 		return "", err
 	}
 	// The derived leaderboard.jsonl a reader of §5 expects, rebuilt from

@@ -1,8 +1,11 @@
 package activities
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -97,5 +100,29 @@ func TestRecomputeEloReadsRunStores(t *testing.T) {
 		if strings.Contains(n, "not ranked") {
 			t.Errorf("note %q: the run was looked for in the wrong store", n)
 		}
+	}
+}
+
+// A leaderboard whose rows were altered by hand is a non-retryable failure:
+// no retry mends it, and nothing is appended onto it.
+func TestAppendLeaderboardOntoAlteredBoard(t *testing.T) {
+	ctx := context.Background()
+	runs, board := localStore(t), localStore(t)
+	putResult(t, runs, "p-1", "p", 0.5)
+	putResult(t, runs, "q-1", "q", 0.25)
+	a := New(zerolog.Nop())
+	if _, err := a.AppendLeaderboard(ctx, AppendInput{RunRef: RunRef{RunID: "p-1", StoreURI: runs.Dir()}, BoardStoreURI: board.Dir()}); err != nil {
+		t.Fatal(err)
+	}
+	objs, _ := filepath.Glob(filepath.Join(board.Dir(), "leaderboard/ms/v1/by-hash/*.json"))
+	if len(objs) != 1 {
+		t.Fatalf("row objects %q", objs)
+	}
+	data, _ := os.ReadFile(objs[0])
+	os.WriteFile(objs[0], bytes.Replace(data, []byte(`"ms":0.5`), []byte(`"ms":0.99`), 1), 0o644)
+	_, err := a.AppendLeaderboard(ctx, AppendInput{RunRef: RunRef{RunID: "q-1", StoreURI: runs.Dir()}, BoardStoreURI: board.Dir()})
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || !app.NonRetryable() || !strings.Contains(err.Error(), "edited") {
+		t.Fatalf("append onto an edited board: %v", err)
 	}
 }

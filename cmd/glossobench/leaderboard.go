@@ -23,7 +23,7 @@ import (
 )
 
 func init() {
-	register("leaderboard", "append a run to the append-only leaderboard, or show it by model class", runLeaderboard)
+	register("leaderboard", "append a run to the append-only leaderboard, show it by model class, or export its leaderboard.jsonl", runLeaderboard)
 }
 
 func runLeaderboard(args []string) int { return leaderboardMain(args, os.Stdout, os.Stderr) }

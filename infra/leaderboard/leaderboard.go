@@ -54,6 +54,10 @@ import (
 // leaderboard.
 var ErrDuplicate = errors.New("leaderboard: duplicate (model_id, pins)")
 
+// ErrAltered reports rows changed outside Append: one edited, removed,
+// inserted or out of order. Retrying does not mend it.
+var ErrAltered = errors.New("leaderboard: rows altered outside Append")
+
 // Row is one leaderboard line.
 type Row struct {
 	// Seq is the row's 0-based position; Append assigns it.
@@ -206,10 +210,10 @@ func (b *board) load(ctx context.Context, st store.Store, lang string, major int
 	slices.SortFunc(fresh, func(x, y slotKey) int { return x.seq - y.seq })
 	for _, s := range fresh {
 		if s.seq != len(b.rows) {
-			return fmt.Errorf("leaderboard %s: object %s has sequence number %d where %d was expected (a row is missing or duplicated)", Dir(lang, major), s.key, s.seq, len(b.rows))
+			return fmt.Errorf("leaderboard %s: object %s has sequence number %d where %d was expected (a row is missing or duplicated): %w", Dir(lang, major), s.key, s.seq, len(b.rows), ErrAltered)
 		}
 		if want := rowKey(lang, major, s.seq, b.last); s.key != want {
-			return fmt.Errorf("leaderboard %s: object %s does not chain to the previous row (want %s): the rows were altered outside Append", Dir(lang, major), s.key, want)
+			return fmt.Errorf("leaderboard %s: object %s does not chain to the previous row (want %s): %w", Dir(lang, major), s.key, want, ErrAltered)
 		}
 		data, err := readRow(ctx, st, lang, major, s.key)
 		if err != nil {
@@ -220,7 +224,7 @@ func (b *board) load(ctx context.Context, st store.Store, lang string, major int
 			return fmt.Errorf("leaderboard %s: row %d (%s): %w", Dir(lang, major), s.seq, s.key, err)
 		}
 		if r.Seq != s.seq {
-			return fmt.Errorf("leaderboard %s: object %s holds seq %d", Dir(lang, major), s.key, r.Seq)
+			return fmt.Errorf("leaderboard %s: object %s holds seq %d: %w", Dir(lang, major), s.key, r.Seq, ErrAltered)
 		}
 		if err := r.Validate(); err != nil {
 			return fmt.Errorf("leaderboard %s: object %s: %w", Dir(lang, major), s.key, err)
@@ -246,20 +250,20 @@ func readRow(ctx context.Context, st store.Store, lang string, major int, key st
 	}
 	want, err := hex.DecodeString(sl.RowSHA256)
 	if err != nil || len(want) != sha256.Size {
-		return nil, fmt.Errorf("leaderboard %s: object %s: row_sha256 %q is not a SHA-256", Dir(lang, major), key, sl.RowSHA256)
+		return nil, fmt.Errorf("leaderboard %s: object %s: row_sha256 %q is not a SHA-256: %w", Dir(lang, major), key, sl.RowSHA256, ErrAltered)
 	}
 	var sum [sha256.Size]byte
 	copy(sum[:], want)
 	okey := objectKey(lang, major, sum)
 	row, err := st.Get(ctx, okey)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("leaderboard %s: object %s names row %s, which is not there", Dir(lang, major), key, okey)
+		return nil, fmt.Errorf("leaderboard %s: object %s names row %s, which is not there: %w", Dir(lang, major), key, okey, ErrAltered)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("leaderboard %s: %w", Dir(lang, major), err)
 	}
 	if sha256.Sum256(row) != sum {
-		return nil, fmt.Errorf("leaderboard %s: row object %s does not hash to its name: the row was edited outside Append", Dir(lang, major), okey)
+		return nil, fmt.Errorf("leaderboard %s: row object %s does not hash to its name, so it was edited: %w", Dir(lang, major), okey, ErrAltered)
 	}
 	return row, nil
 }

@@ -283,7 +283,7 @@ func TestTamperDetected(t *testing.T) {
 			f := rowData(t, st, seq)
 			data, _ := os.ReadFile(f)
 			os.WriteFile(f, bytes.Replace(data, []byte(`"ms":0.5`), []byte(`"ms":0.9`), 1), 0o644)
-			if _, err := Read(ctx, st, "ms", 1); err == nil || !strings.Contains(err.Error(), "edited") {
+			if _, err := Read(ctx, st, "ms", 1); err == nil || !strings.Contains(err.Error(), "edited") || !errors.Is(err, ErrAltered) {
 				t.Fatalf("Read with row %d edited = %v, want an error saying it was edited", seq, err)
 			}
 			if err := Append(ctx, st, "ms", 1, row("next", pinsA, 0.1)); err == nil {

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -182,4 +184,138 @@ func TestLeaderboardRefreshRunsOnS3(t *testing.T) {
 // Leaderboard on S3, runs on local disk.
 func TestLeaderboardRefreshBoardOnS3(t *testing.T) {
 	refreshAcross(t, t.TempDir(), storetest.S3(t).Describe())
+}
+
+// triggerAndWait triggers the schedule and returns the result of the refresh
+// the trigger started.
+func triggerAndWait(ctx context.Context, t *testing.T, c client.Client, h client.ScheduleHandle) workflows.LeaderboardRefreshResult {
+	t.Helper()
+	before, err := h.Describe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, a := range before.Info.RecentActions {
+		if a.StartWorkflowResult != nil {
+			seen[a.StartWorkflowResult.FirstExecutionRunID] = true
+		}
+	}
+	if err := h.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		d, err := h.Describe(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range d.Info.RecentActions {
+			if s := a.StartWorkflowResult; s != nil && !seen[s.FirstExecutionRunID] {
+				var res workflows.LeaderboardRefreshResult
+				if err := c.GetWorkflow(ctx, s.WorkflowID, s.FirstExecutionRunID).Get(ctx, &res); err != nil {
+					t.Fatalf("refresh %s: %v", s.WorkflowID, err)
+				}
+				return res
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the trigger started no refresh")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// The production shape on the embedded server: three models, one broken. A
+// triggered refresh appends the two working ones, reports the broken one with
+// its reason and writes an Elo table over the two with rows; once the broken
+// one is mended, the next trigger runs it alone (it has no row yet), appends
+// it and re-ranks; a trigger with unchanged pins then runs nothing.
+func TestLeaderboardRefreshOneBrokenModel(t *testing.T) {
+	_, c := startServer(t)
+	startWorkers(t, c, runner.All)
+	storeDir := t.TempDir()
+	tiny := filepath.Join(repoRoot(t), "testdata", "models", "tiny-llama", "tiny-llama.gguf")
+	// The third model's weights are not there tonight.
+	missing := filepath.Join(t.TempDir(), "late.gguf")
+	fake := httptest.NewServer(&fakeModel{seen: map[string]int{}})
+	defer fake.Close()
+	cfgDir := t.TempDir()
+	good, other, late := filepath.Join(cfgDir, "good.yaml"), filepath.Join(cfgDir, "fake.yaml"), filepath.Join(cfgDir, "late.yaml")
+	for path, body := range map[string]string{
+		good:  mcqConfig(t, "gguf:"+tiny, storeDir, "cloze", ""),
+		other: mcqConfig(t, fake.URL, storeDir, "generate", "  flavor: vllm\n"),
+		late:  mcqConfig(t, "gguf:"+missing, storeDir, "cloze", ""),
+	} {
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := activities.RefreshInput{Lang: "ms", StoreURI: storeDir, Runs: []activities.PrepareInput{
+		{ConfigPath: late, ModelID: "late-model"}, {ConfigPath: good}, {ConfigPath: other, ModelID: "fake-model"},
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	h, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID: "refresh-broken", Spec: client.ScheduleSpec{CronExpressions: []string{"0 2 * * *"}},
+		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+		Action: &client.ScheduleWorkflowAction{ID: "refresh-broken", Workflow: workflows.LeaderboardRefreshName,
+			TaskQueue: workflows.TaskQueue, Args: []any{in}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Delete(context.Background())
+	st, err := store.NewLocal(storeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	res := triggerAndWait(ctx, t, c, h)
+	if len(res.Ran) != 2 || len(res.Failed) != 1 || res.Failed[0].ModelID != "late-model" || !strings.Contains(res.Failed[0].Reason, missing) {
+		t.Fatalf("first refresh: %+v", res)
+	}
+	if strings.Contains(res.Failed[0].Reason, "\n") {
+		t.Errorf("reason %q is more than one line", res.Failed[0].Reason)
+	}
+	rows, err := leaderboard.Read(ctx, st, "ms", 1)
+	if err != nil || len(rows) != 2 || rows[0].ModelID != "test-model" || rows[1].ModelID != "fake-model" {
+		t.Fatalf("rows after the first refresh: %+v, %v", rows, err)
+	}
+	eloOver := func(res workflows.LeaderboardRefreshResult, models ...string) {
+		t.Helper()
+		if res.Elo == nil || len(res.Elo.Boards) != 1 {
+			t.Fatalf("Elo: %+v", res.Elo)
+		}
+		board := res.Elo.Boards[0]
+		if board.Key == "" || len(board.Ratings) != len(models) {
+			t.Fatalf("Elo over %v: %+v", models, board)
+		}
+		for _, m := range models {
+			if board.Ratings[m] == 0 {
+				t.Fatalf("Elo over %v: %+v", models, board)
+			}
+		}
+		if ok, err := st.Exists(ctx, board.Key); !ok || err != nil {
+			t.Fatalf("Elo table %s not written: %v", board.Key, err)
+		}
+	}
+	eloOver(res, "test-model", "fake-model")
+
+	// The weights arrive: the failed model is tried again, alone.
+	data, err := os.ReadFile(tiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(missing, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = triggerAndWait(ctx, t, c, h)
+	if len(res.Ran) != 1 || len(res.Failed) != 0 || !slices.Equal(res.Current, []string{"test-model", "fake-model"}) {
+		t.Fatalf("second refresh: %+v", res)
+	}
+	eloOver(res, "test-model", "fake-model", "late-model")
+
+	res = triggerAndWait(ctx, t, c, h)
+	if len(res.Ran) != 0 || len(res.Failed) != 0 || len(res.Current) != 3 || res.Elo != nil {
+		t.Fatalf("refresh with unchanged pins: %+v", res)
+	}
 }
