@@ -29,10 +29,17 @@ type Config struct {
 	RopeDims                                         int
 	RopeBase, RopeFreqScale                          float32
 	NormEps                                          float32
+	// Arch is general.architecture: llama, qwen2 or qwen3.
+	Arch string
+	// NeoxRope rotates the pairs (x[i], x[i+RopeDims/2]) rather than
+	// adjacent pairs: ggml's NEOX rope, which llama.cpp uses for Qwen.
+	NeoxRope bool
 }
 
 type layer struct {
 	attnNorm, ffnNorm []float32
+	bq, bk, bv        []float32 // optional attention biases (Qwen 2)
+	qNorm, kNorm      []float32 // per-head RMSNorm of queries and keys (Qwen 3)
 	wq, wk, wv, wo    *matrix
 	wGate, wUp, wDown *matrix
 }
@@ -95,10 +102,10 @@ func newModel(data []byte, opt Options) (*Model, error) {
 	if !ok {
 		return nil, fmt.Errorf("metadata general.architecture is missing")
 	}
-	if arch != "llama" {
-		return nil, fmt.Errorf("general.architecture %q is not supported (only \"llama\")", arch)
+	if arch != "llama" && arch != "qwen2" && arch != "qwen3" {
+		return nil, fmt.Errorf("general.architecture %q is not supported (want llama, qwen2 or qwen3)", arch)
 	}
-	cfg, err := readConfig(f)
+	cfg, err := readConfig(f, arch)
 	if err != nil {
 		return nil, err
 	}
@@ -126,14 +133,14 @@ func newModel(data []byte, opt Options) (*Model, error) {
 	return m, nil
 }
 
-func readConfig(f *File) (Config, error) {
-	var c Config
+func readConfig(f *File, arch string) (Config, error) {
+	c := Config{Arch: arch, NeoxRope: arch == "qwen2" || arch == "qwen3"}
 	var err error
 	get := func(dst *int, key string, def int, required bool) {
 		if err != nil {
 			return
 		}
-		*dst, err = f.metaInt("llama."+key, def, required)
+		*dst, err = f.metaInt(arch+"."+key, def, required)
 	}
 	get(&c.Dim, "embedding_length", 0, true)
 	get(&c.Layers, "block_count", 0, true)
@@ -145,7 +152,7 @@ func readConfig(f *File) (Config, error) {
 		return c, err
 	}
 	if c.Dim == 0 || c.Layers == 0 || c.FFN == 0 || c.Heads == 0 || c.ContextLength == 0 {
-		return c, fmt.Errorf("llama.* metadata: zero dimension in embedding_length=%d block_count=%d feed_forward_length=%d head_count=%d context_length=%d",
+		return c, fmt.Errorf(arch+".* metadata: zero dimension in embedding_length=%d block_count=%d feed_forward_length=%d head_count=%d context_length=%d",
 			c.Dim, c.Layers, c.FFN, c.Heads, c.ContextLength)
 	}
 	get(&c.KVHeads, "attention.head_count_kv", c.Heads, false)
@@ -153,38 +160,38 @@ func readConfig(f *File) (Config, error) {
 	if err != nil {
 		return c, err
 	}
-	if v, _ := f.metaInt("llama.attention.value_length", c.HeadDim, false); v != c.HeadDim {
-		return c, fmt.Errorf("llama.attention.value_length %d differs from key_length %d (not supported)", v, c.HeadDim)
+	if v, _ := f.metaInt(arch+".attention.value_length", c.HeadDim, false); v != c.HeadDim {
+		return c, fmt.Errorf(arch+".attention.value_length %d differs from key_length %d (not supported)", v, c.HeadDim)
 	}
 	get(&c.RopeDims, "rope.dimension_count", c.HeadDim, false)
 	if err != nil {
 		return c, err
 	}
 	if c.KVHeads == 0 || c.Heads%c.KVHeads != 0 {
-		return c, fmt.Errorf("llama.attention.head_count %d is not a multiple of head_count_kv %d", c.Heads, c.KVHeads)
+		return c, fmt.Errorf(arch+".attention.head_count %d is not a multiple of head_count_kv %d", c.Heads, c.KVHeads)
 	}
 	if c.HeadDim == 0 || c.HeadDim%2 != 0 || c.RopeDims > c.HeadDim || c.RopeDims%2 != 0 {
-		return c, fmt.Errorf("llama.rope.dimension_count %d / head dim %d: want even and rope <= head", c.RopeDims, c.HeadDim)
+		return c, fmt.Errorf(arch+".rope.dimension_count %d / head dim %d: want even and rope <= head", c.RopeDims, c.HeadDim)
 	}
 	if c.Layers > 1024 || c.ContextLength > 1<<24 {
-		return c, fmt.Errorf("llama.block_count %d or context_length %d is implausibly large", c.Layers, c.ContextLength)
+		return c, fmt.Errorf(arch+".block_count %d or context_length %d is implausibly large", c.Layers, c.ContextLength)
 	}
-	eps, err := f.metaFloat("llama.attention.layer_norm_rms_epsilon", 1e-5)
+	eps, err := f.metaFloat(arch+".attention.layer_norm_rms_epsilon", 1e-5)
 	if err != nil {
 		return c, err
 	}
-	base, err := f.metaFloat("llama.rope.freq_base", 10000)
+	base, err := f.metaFloat(arch+".rope.freq_base", 10000)
 	if err != nil {
 		return c, err
 	}
 	c.NormEps, c.RopeBase, c.RopeFreqScale = float32(eps), float32(base), 1
-	if st, ok, err := f.metaString("llama.rope.scaling.type"); err != nil {
+	if st, ok, err := f.metaString(arch + ".rope.scaling.type"); err != nil {
 		return c, err
 	} else if ok && st != "none" {
 		if st != "linear" {
-			return c, fmt.Errorf("llama.rope.scaling.type %q is not supported (only none and linear)", st)
+			return c, fmt.Errorf(arch+".rope.scaling.type %q is not supported (only none and linear)", st)
 		}
-		factor, err := f.metaFloat("llama.rope.scaling.factor", 1)
+		factor, err := f.metaFloat(arch+".rope.scaling.factor", 1)
 		if err != nil {
 			return c, err
 		}
@@ -275,6 +282,26 @@ func (m *Model) loadWeights() error {
 		}
 		if l.ffnNorm, err = m.vector(p+"ffn_norm.weight", c.Dim); err != nil {
 			return err
+		}
+		for _, b := range []struct {
+			dst  *[]float32
+			name string
+			n    int
+		}{{&l.bq, "attn_q.bias", q}, {&l.bk, "attn_k.bias", kv}, {&l.bv, "attn_v.bias", kv}} {
+			if m.file.Tensor(p+b.name) == nil {
+				continue
+			}
+			if *b.dst, err = m.vector(p+b.name, b.n); err != nil {
+				return err
+			}
+		}
+		if c.Arch == "qwen3" {
+			if l.qNorm, err = m.vector(p+"attn_q_norm.weight", c.HeadDim); err != nil {
+				return err
+			}
+			if l.kNorm, err = m.vector(p+"attn_k_norm.weight", c.HeadDim); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -378,13 +405,28 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 		m.pool.matmul(q, l.wq, xb, n)
 		m.pool.matmul(k, l.wk, xb, n)
 		m.pool.matmul(v, l.wv, xb, n)
+		addBias(q, l.bq)
+		addBias(k, l.bk)
+		addBias(v, l.bv)
+		rot := rope
+		if c.NeoxRope {
+			rot = ropeNeox
+		}
 		for i := 0; i < n; i++ {
 			cs := cosSin[i*c.RopeDims : (i+1)*c.RopeDims]
 			for h := 0; h < c.Heads; h++ {
-				rope(q[i*qDim+h*c.HeadDim:], cs)
+				qh := q[i*qDim+h*c.HeadDim : i*qDim+(h+1)*c.HeadDim]
+				if l.qNorm != nil {
+					rmsNorm(qh, qh, l.qNorm, c.NormEps)
+				}
+				rot(qh, cs)
 			}
 			for h := 0; h < c.KVHeads; h++ {
-				rope(k[i*kvDim+h*c.HeadDim:], cs)
+				kh := k[i*kvDim+h*c.HeadDim : i*kvDim+(h+1)*c.HeadDim]
+				if l.kNorm != nil {
+					rmsNorm(kh, kh, l.kNorm, c.NormEps)
+				}
+				rot(kh, cs)
 			}
 		}
 		// The cache holds f16 values, as llama.cpp's default KV cache does.
@@ -455,6 +497,28 @@ func rope(x, cs []float32) {
 		x0, x1 := x[j], x[j+1]
 		x[j] = x0*c - x1*s
 		x[j+1] = x0*s + x1*c
+	}
+}
+
+// ropeNeox rotates the pairs (x[i], x[i+len(cs)/2]) — ggml's NEOX rope,
+// which llama.cpp uses for Qwen.
+func ropeNeox(x, cs []float32) {
+	half := len(cs) / 2
+	for j := 0; j < half; j++ {
+		c, s := cs[2*j], cs[2*j+1]
+		x0, x1 := x[j], x[j+half]
+		x[j] = x0*c - x1*s
+		x[j+half] = x0*s + x1*c
+	}
+}
+
+// addBias adds b to every row of x (rows of len(b)); nil b adds nothing.
+func addBias(x, b []float32) {
+	if b == nil {
+		return
+	}
+	for i := range x {
+		x[i] += b[i%len(b)]
 	}
 }
 

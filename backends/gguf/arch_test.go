@@ -1,0 +1,132 @@
+package gguf
+
+import (
+	"strings"
+	"testing"
+)
+
+// logits32 is logitsOf with float32 attention, so equivalences hold to
+// float32 rounding rather than the f16 steps of short batches.
+func logits32(t *testing.T, data []byte, tokens []int) []float32 {
+	t.Helper()
+	m, err := newModel(data, Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.prepare(nil, 0, attnF32)
+	l, err := m.eval(bg, tokens, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// asArch rewrites a random llama model as architecture arch: metadata keys
+// renamed, each head's query and key rows reordered from llama's adjacent
+// rope pairs to the NEOX halves (what llama.cpp's converter undoes for
+// llama), zero attention biases added, and scale applied to the query rows
+// of head 0 and the key rows of kv head 1 (1 leaves them).
+func asArch(t *testing.T, data []byte, arch string, headDim int, scale float32, extra map[string]tensorSpec) []byte {
+	t.Helper()
+	f, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := func(m []kv) []kv {
+		for i := range m {
+			if k, ok := strings.CutPrefix(m[i].key, "llama."); ok {
+				m[i].key = arch + "." + k
+			}
+			if m[i].key == "general.architecture" {
+				m[i].val = arch
+			}
+		}
+		return m
+	}
+	repl := map[string]tensorSpec{}
+	for name, s := range extra {
+		repl[name] = s
+	}
+	for _, ti := range f.Tensors {
+		isQ, isK := strings.HasSuffix(ti.Name, ".attn_q.weight"), strings.HasSuffix(ti.Name, ".attn_k.weight")
+		if !isQ && !isK {
+			continue
+		}
+		cols, rows := int(ti.Dims[0]), int(ti.Dims[1])
+		w := bytesToF32(ti.Data)
+		out := make([]float32, len(w))
+		for r := 0; r < rows; r++ {
+			h, p := r/headDim, r%headDim
+			src := h*headDim + 2*p
+			if p >= headDim/2 {
+				src = h*headDim + 2*(p-headDim/2) + 1
+			}
+			k := float32(1)
+			if (isQ && h == 0) || (isK && h == 1) {
+				k = scale
+			}
+			for c := 0; c < cols; c++ {
+				out[r*cols+c] = k * w[src*cols+c]
+			}
+		}
+		repl[ti.Name] = tensorSpec{ti.Name, ti.Dims, TypeF32, encode(out, TypeF32)}
+		bias := strings.TrimSuffix(ti.Name, ".weight") + ".bias"
+		if arch == "qwen2" {
+			repl[bias] = tensorSpec{bias, []uint64{uint64(rows)}, TypeF32, encode(make([]float32, rows), TypeF32)}
+		}
+	}
+	return replaceTensors(t, data, meta, repl)
+}
+
+// Qwen 2 (NEOX rope, attention biases) computes what llama computes when the
+// query and key rows are reordered the way llama.cpp's converter reorders
+// them, and zero biases change nothing.
+func TestQwen2EqualsReorderedLlama(t *testing.T) {
+	spec := modelSpec{dim: 64, layers: 2, heads: 4, kvHeads: 2, ffn: 96, ctx: 64, typ: TypeF32, seed: 11}
+	base := randomModel(t, spec)
+	want := logits32(t, base, probe)
+	got := logits32(t, asArch(t, base, "qwen2", 16, 1, nil), probe)
+	if d := maxDiff(got, want); d > 1e-4 {
+		t.Errorf("qwen2 logits differ from llama's by %g (max logit %g)", d, maxDiff(want, make([]float32, len(want))))
+	}
+	if d := maxDiff(logits32(t, asArch(t, base, "qwen2", 16, 3, nil), probe), want); d < 0.1 {
+		t.Errorf("scaling a head's queries changes qwen2 logits by only %g", d)
+	}
+}
+
+// Qwen 3 normalises each head's queries and keys (RMSNorm with
+// attn_q_norm/attn_k_norm), so scaling one head's query or key rows changes
+// nothing; with unit norm weights and unscaled rows it still differs from
+// Qwen 2, which does not normalise.
+func TestQwen3NormalisesEachHead(t *testing.T) {
+	spec := modelSpec{dim: 64, layers: 2, heads: 4, kvHeads: 2, ffn: 96, ctx: 64, typ: TypeF32, seed: 12}
+	base := randomModel(t, spec)
+	ones := make([]float32, 16)
+	for i := range ones {
+		ones[i] = 1.5
+	}
+	norms := func() map[string]tensorSpec {
+		m := map[string]tensorSpec{}
+		for l := 0; l < spec.layers; l++ {
+			for _, n := range []string{"attn_q_norm", "attn_k_norm"} {
+				name := "blk." + string(rune('0'+l)) + "." + n + ".weight"
+				m[name] = tensorSpec{name, []uint64{16}, TypeF32, encode(ones, TypeF32)}
+			}
+		}
+		return m
+	}
+	// A negligible epsilon makes RMSNorm exactly scale-invariant.
+	tinyEps := setMeta("qwen3.attention.layer_norm_rms_epsilon", float32(1e-20))
+	plain := logits32(t, rewrite(t, asArch(t, base, "qwen3", 16, 1, norms()), tinyEps), probe)
+	scaled := logits32(t, rewrite(t, asArch(t, base, "qwen3", 16, 4, norms()), tinyEps), probe)
+	if d := maxDiff(plain, scaled); d > 1e-4 {
+		t.Errorf("scaling one head's queries and keys changes qwen3 logits by %g", d)
+	}
+	tinyEps2 := setMeta("qwen2.attention.layer_norm_rms_epsilon", float32(1e-20))
+	if d := maxDiff(plain, logits32(t, rewrite(t, asArch(t, base, "qwen2", 16, 1, nil), tinyEps2), probe)); d < 1e-2 {
+		t.Errorf("qwen3 logits equal qwen2's (difference %g): the norms are not applied", d)
+	}
+	if _, err := newModel(asArch(t, base, "qwen3", 16, 1, nil), Options{}); err == nil || !strings.Contains(err.Error(), "attn_q_norm") {
+		t.Errorf("qwen3 without attn_q_norm: error %v", err)
+	}
+}
