@@ -130,3 +130,62 @@ func TestQwen3NormalisesEachHead(t *testing.T) {
 		t.Errorf("qwen3 without attn_q_norm: error %v", err)
 	}
 }
+
+// fusePhi3 stores a model's attn_q/k/v as one attn_qkv and ffn_gate/ffn_up
+// as one ffn_up (gate rows first), as Phi-3 files do.
+func fusePhi3(t *testing.T, data []byte, layers int) []byte {
+	t.Helper()
+	f, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m []kv
+	for _, k := range f.Keys {
+		m = append(m, kv{k, f.Metadata[k]})
+	}
+	var ts []tensorSpec
+	cat := func(name string, parts ...string) tensorSpec {
+		var raw []byte
+		rows := uint64(0)
+		for _, p := range parts {
+			ti := f.Tensor(p)
+			raw = append(raw, ti.Data...)
+			rows += ti.Dims[1]
+		}
+		first := f.Tensor(parts[0])
+		return tensorSpec{name, []uint64{first.Dims[0], rows}, first.Type, raw}
+	}
+	fused := map[string]bool{}
+	for l := 0; l < layers; l++ {
+		p := "blk." + string(rune('0'+l)) + "."
+		ts = append(ts, cat(p+"attn_qkv.weight", p+"attn_q.weight", p+"attn_k.weight", p+"attn_v.weight"),
+			cat(p+"ffn_up.weight", p+"ffn_gate.weight", p+"ffn_up.weight"))
+		for _, n := range []string{"attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up"} {
+			fused[p+n+".weight"] = true
+		}
+	}
+	for _, ti := range f.Tensors {
+		if !fused[ti.Name] && !strings.HasSuffix(ti.Name, ".bias") {
+			ts = append(ts, tensorSpec{ti.Name, ti.Dims, ti.Type, ti.Data})
+		}
+	}
+	return writeGGUF(m, ts)
+}
+
+// Phi-3 (fused attn_qkv and gate-up, NEOX rope, queries scaled before
+// attention) computes what Qwen 2 computes with the parts stored apart, also
+// with partial rotary embeddings (rope.dimension_count < head size).
+func TestPhi3EqualsUnfused(t *testing.T) {
+	for _, ropeDims := range []uint32{16, 8} {
+		spec := modelSpec{dim: 64, layers: 2, heads: 4, kvHeads: 2, ffn: 96, ctx: 64, typ: TypeF32, seed: 13}
+		base := rewrite(t, randomModel(t, spec), setMeta("llama.rope.dimension_count", ropeDims))
+		want := logits32(t, asArch(t, base, "qwen2", 16, 1, nil), probe)
+		phi := fusePhi3(t, asArch(t, base, "phi3", 16, 1, nil), spec.layers)
+		if d := maxDiff(logits32(t, phi, probe), want); d > 1e-4 {
+			t.Errorf("rope dims %d: phi3 logits differ from the unfused model's by %g", ropeDims, d)
+		}
+		if d := maxDiff(logitsOf(t, phi, probe), logitsOf(t, asArch(t, base, "qwen2", 16, 1, nil), probe)); d > 5e-3 {
+			t.Errorf("rope dims %d: with f16 attention, phi3 logits differ by %g", ropeDims, d)
+		}
+	}
+}

@@ -34,6 +34,9 @@ type Config struct {
 	// NeoxRope rotates the pairs (x[i], x[i+RopeDims/2]) rather than
 	// adjacent pairs: ggml's NEOX rope, which llama.cpp uses for Qwen.
 	NeoxRope bool
+	// PreScaleQ multiplies the queries by 1/sqrt(HeadDim) before attention
+	// (llama.cpp's Phi-3 graph), which rounds differently in f16 attention.
+	PreScaleQ bool
 }
 
 type layer struct {
@@ -102,8 +105,8 @@ func newModel(data []byte, opt Options) (*Model, error) {
 	if !ok {
 		return nil, fmt.Errorf("metadata general.architecture is missing")
 	}
-	if arch != "llama" && arch != "qwen2" && arch != "qwen3" {
-		return nil, fmt.Errorf("general.architecture %q is not supported (want llama, qwen2 or qwen3)", arch)
+	if arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "phi3" {
+		return nil, fmt.Errorf("general.architecture %q is not supported (want llama, qwen2, qwen3 or phi3)", arch)
 	}
 	cfg, err := readConfig(f, arch)
 	if err != nil {
@@ -134,7 +137,7 @@ func newModel(data []byte, opt Options) (*Model, error) {
 }
 
 func readConfig(f *File, arch string) (Config, error) {
-	c := Config{Arch: arch, NeoxRope: arch == "qwen2" || arch == "qwen3"}
+	c := Config{Arch: arch, NeoxRope: arch == "qwen2" || arch == "qwen3" || arch == "phi3", PreScaleQ: arch == "phi3"}
 	var err error
 	get := func(dst *int, key string, def int, required bool) {
 		if err != nil {
@@ -254,6 +257,11 @@ func (m *Model) loadWeights() error {
 	} else if m.output, err = m.weight("output.weight", c.Dim, c.Vocab); err != nil {
 		return err
 	}
+	for _, name := range []string{"rope_factors_long.weight", "rope_factors_short.weight"} {
+		if m.file.Tensor(name) != nil || m.file.Tensor("blk.0."+name) != nil {
+			return fmt.Errorf("tensor %s: LongRoPE scaling (Phi-3 128k) is not supported", name)
+		}
+	}
 	if m.file.Tensor("rope_freqs.weight") != nil {
 		if m.ropeFreqs, err = m.vector("rope_freqs.weight", c.RopeDims/2); err != nil {
 			return err
@@ -264,15 +272,33 @@ func (m *Model) loadWeights() error {
 	for i := range m.layers {
 		l := &m.layers[i]
 		p := fmt.Sprintf("blk.%d.", i)
-		for _, w := range []struct {
+		type named struct {
 			dst        **matrix
 			name       string
 			cols, rows int
-		}{
-			{&l.wq, "attn_q", c.Dim, q}, {&l.wk, "attn_k", c.Dim, kv}, {&l.wv, "attn_v", c.Dim, kv},
-			{&l.wo, "attn_output", q, c.Dim}, {&l.wGate, "ffn_gate", c.Dim, c.FFN},
-			{&l.wUp, "ffn_up", c.Dim, c.FFN}, {&l.wDown, "ffn_down", c.FFN, c.Dim},
-		} {
+		}
+		ws := []named{{&l.wo, "attn_output", q, c.Dim}, {&l.wDown, "ffn_down", c.FFN, c.Dim}}
+		// Phi-3 stores Q, K and V as one attn_qkv and gate and up as one
+		// ffn_up of twice the rows; the parts are row ranges of the file.
+		if m.file.Tensor(p+"attn_qkv.weight") != nil {
+			qkv, err := m.weight(p+"attn_qkv.weight", c.Dim, q+2*kv)
+			if err != nil {
+				return err
+			}
+			l.wq, l.wk, l.wv = qkv.rowRange(0, q), qkv.rowRange(q, q+kv), qkv.rowRange(q+kv, q+2*kv)
+		} else {
+			ws = append(ws, named{&l.wq, "attn_q", c.Dim, q}, named{&l.wk, "attn_k", c.Dim, kv}, named{&l.wv, "attn_v", c.Dim, kv})
+		}
+		if c.Arch == "phi3" && m.file.Tensor(p+"ffn_gate.weight") == nil {
+			up, err := m.weight(p+"ffn_up.weight", c.Dim, 2*c.FFN)
+			if err != nil {
+				return err
+			}
+			l.wGate, l.wUp = up.rowRange(0, c.FFN), up.rowRange(c.FFN, 2*c.FFN)
+		} else {
+			ws = append(ws, named{&l.wGate, "ffn_gate", c.Dim, c.FFN}, named{&l.wUp, "ffn_up", c.Dim, c.FFN})
+		}
+		for _, w := range ws {
 			if *w.dst, err = m.weight(p+w.name+".weight", w.cols, w.rows); err != nil {
 				return err
 			}
@@ -420,6 +446,12 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 					rmsNorm(qh, qh, l.qNorm, c.NormEps)
 				}
 				rot(qh, cs)
+				if c.PreScaleQ {
+					scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
+					for d := range qh {
+						qh[d] *= scale
+					}
+				}
 			}
 			for h := 0; h < c.KVHeads; h++ {
 				kh := k[i*kvDim+h*c.HeadDim : i*kvDim+(h+1)*c.HeadDim]
@@ -542,6 +574,9 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n int) {
 	qDim, kvDim, hd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim, c.HeadDim
 	group := c.Heads / c.KVHeads
 	scale := float32(1 / math.Sqrt(float64(hd)))
+	if c.PreScaleQ {
+		scale = 1 // the queries carry it (see Config.PreScaleQ)
+	}
 	f16 := m.cache.mode == attnF16 || (m.cache.mode == attnPerBatch && n < faTileQ)
 	m.pool.parallel(n*c.Heads, func(lo, hi int) {
 		qh := make([]float32, hd)
