@@ -189,3 +189,15 @@ func TestPhi3EqualsUnfused(t *testing.T) {
 		}
 	}
 }
+
+// A tensor the architecture's graph does not read (here Qwen 3's query norm
+// in a llama file, and an output bias) is refused rather than ignored.
+func TestUnusedTensorsRefused(t *testing.T) {
+	base := randomModel(t, modelSpec{dim: 64, layers: 1, heads: 4, kvHeads: 2, ffn: 96, ctx: 64, typ: TypeF32, seed: 14})
+	for _, name := range []string{"blk.0.attn_q_norm.weight", "blk.0.attn_output.bias", "blk.1.attn_q.weight"} {
+		data := replaceTensors(t, base, nil, map[string]tensorSpec{name: {name, []uint64{16}, TypeF32, encode(make([]float32, 16), TypeF32)}})
+		if _, err := newModel(data, Options{}); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: error %v, want one naming it", name, err)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -240,6 +242,36 @@ func (m *Model) vector(name string, n int) ([]float32, error) {
 	return bytesToF32(t.Data), nil
 }
 
+// graphTensors are the tensor names (after "blk.N.") the forward pass of
+// each architecture reads. A file with any other tensor would be computed
+// without it, so it is refused instead.
+var graphTensors = map[string]bool{
+	"attn_norm.weight": true, "attn_q.weight": true, "attn_k.weight": true, "attn_v.weight": true,
+	"attn_qkv.weight": true, "attn_output.weight": true, "ffn_norm.weight": true, "ffn_gate.weight": true,
+	"ffn_up.weight": true, "ffn_down.weight": true, "attn_q.bias": true, "attn_k.bias": true, "attn_v.bias": true,
+}
+
+// checkTensorsUsed refuses tensors the architecture's graph would ignore.
+func (m *Model) checkTensorsUsed() error {
+	for _, t := range m.file.Tensors {
+		switch t.Name {
+		case "token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight":
+			continue
+		}
+		name, ok := strings.CutPrefix(t.Name, "blk.")
+		if i := strings.IndexByte(name, '.'); ok && i > 0 {
+			if n, err := strconv.Atoi(name[:i]); err == nil && n < m.cfg.Layers {
+				part := name[i+1:]
+				if graphTensors[part] || (m.cfg.Arch == "qwen3" && (part == "attn_q_norm.weight" || part == "attn_k_norm.weight")) {
+					continue
+				}
+			}
+		}
+		return fmt.Errorf("tensor %s is not part of the %s graph this backend computes (it would be ignored)", t.Name, m.cfg.Arch)
+	}
+	return nil
+}
+
 func (m *Model) loadWeights() error {
 	c := m.cfg
 	var err error
@@ -330,7 +362,7 @@ func (m *Model) loadWeights() error {
 			}
 		}
 	}
-	return nil
+	return m.checkTensorsUsed()
 }
 
 // Config returns the model's architecture.
