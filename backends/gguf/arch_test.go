@@ -1,8 +1,14 @@
 package gguf
 
 import (
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/glossobench/glossobench/backends"
 )
 
 // logits32 is logitsOf with float32 attention, so equivalences hold to
@@ -198,6 +204,71 @@ func TestUnusedTensorsRefused(t *testing.T) {
 		data := replaceTensors(t, base, nil, map[string]tensorSpec{name: {name, []uint64{16}, TypeF32, encode(make([]float32, 16), TypeF32)}})
 		if _, err := newModel(data, Options{}); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: error %v, want one naming it", name, err)
+		}
+	}
+}
+
+// Models with the vocabularies of the families they come with (Llama 3's
+// byte-level BPE on llama, Qwen 2's on qwen2 and qwen3, Phi-3's SentencePiece
+// on phi3, Gemma 4's on llama) score and generate through the backend: the
+// scored tokens are the tokenizer's, log-probabilities are finite, and
+// generation decodes to text.
+func TestArchitecturesWithTheirVocabularies(t *testing.T) {
+	src := llamaCppSource(t)
+	for _, c := range []struct{ arch, vocab string }{{"llama", "llama-bpe"}, {"qwen2", "qwen2"}, {"qwen3", "qwen35"}, {"phi3", "phi-3"}, {"llama", "gemma-4"}} {
+		vf, err := os.ReadFile(filepath.Join(src, "models", "ggml-vocab-"+c.vocab+".gguf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := Parse(vf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens := v.Metadata["tokenizer.ggml.tokens"].([]string)
+		spec := modelSpec{dim: 64, layers: 1, heads: 4, kvHeads: 2, ffn: 64, ctx: 128, typ: TypeF32, seed: 15, tied: true, vocab: tokens}
+		data := rewrite(t, randomModel(t, spec), func(m []kv) []kv {
+			var out []kv
+			for _, e := range m {
+				if !strings.HasPrefix(e.key, "tokenizer.") {
+					out = append(out, e)
+				}
+			}
+			for _, k := range v.Keys {
+				if strings.HasPrefix(k, "tokenizer.") && k != "tokenizer.chat_template" {
+					out = append(out, kv{k, v.Metadata[k]})
+				}
+			}
+			return out
+		})
+		if c.arch != "llama" {
+			var extra map[string]tensorSpec
+			if c.arch == "qwen3" {
+				extra = map[string]tensorSpec{}
+				for _, n := range []string{"blk.0.attn_q_norm.weight", "blk.0.attn_k_norm.weight"} {
+					extra[n] = tensorSpec{n, []uint64{16}, TypeF32, encode(make([]float32, 16), TypeF32)}
+				}
+			}
+			data = asArch(t, data, c.arch, 16, 1, extra)
+			if c.arch == "phi3" {
+				data = fusePhi3(t, data, 1)
+			}
+		}
+		m, err := newModel(data, Options{Threads: 2})
+		if err != nil {
+			t.Fatalf("%s with %s: %v", c.arch, c.vocab, err)
+		}
+		ctx, cont := "Soalan: Apakah ibu negara Malaysia?\nJawapan:", " Kuala Lumpur"
+		res, err := m.LogLikelihood(bg, []backends.LLRequest{{ID: "x", Context: ctx, Continuation: cont}})
+		if err != nil {
+			t.Fatalf("%s with %s: %v", c.arch, c.vocab, err)
+		}
+		whole, n := m.tok.Encode(ctx+cont, true), len(m.tok.Encode(ctx, true))
+		if !slices.Equal(res[0].Tokens, whole[n:]) || math.IsNaN(res[0].LogProb) || res[0].LogProb >= 0 {
+			t.Errorf("%s with %s: tokens %v (tokenizer %v), logprob %v", c.arch, c.vocab, res[0].Tokens, whole[n:], res[0].LogProb)
+		}
+		g, err := m.Generate(bg, []backends.GenRequest{{Prompt: ctx, MaxTokens: 4}})
+		if err != nil || g[0].Tokens == 0 && g[0].FinishReason != "stop" {
+			t.Errorf("%s with %s: generation %+v, %v", c.arch, c.vocab, g, err)
 		}
 	}
 }
