@@ -1,12 +1,13 @@
-// Package gguf runs small Llama-architecture language models stored as GGUF
-// files in pure Go, so GlossoBench can evaluate and test with a real model and
-// no server.
+// Package gguf runs small language models stored as GGUF files in pure Go,
+// so GlossoBench can evaluate and test with a real model and no server.
 //
-// It reads GGUF v2/v3 (F32, F16, Q8_0 and Q4_0 tensors), tokenizes with the
-// SentencePiece BPE vocabulary stored in the file exactly as llama.cpp does,
-// and computes the llama forward pass (RMSNorm, rotary embeddings in
-// llama.cpp's interleaved-pair layout, grouped-query attention, SwiGLU) with
-// a KV cache. The file is memory-mapped; weights are never copied.
+// It reads GGUF v2/v3 (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and the
+// K-quants Q2_K to Q6_K), tokenizes exactly as llama.cpp does (SentencePiece
+// BPE, byte-level BPE with the pre-tokenizer tokenizer.ggml.pre names, and
+// Gemma 4's tokenizer), and computes the forward pass of the llama, qwen2,
+// qwen3 and phi3 architectures (RMSNorm, rotary embeddings in llama.cpp's
+// normal or NEOX layout, grouped-query attention, SwiGLU) with a KV cache.
+// The file is memory-mapped; weights are never copied.
 //
 // A *Model implements backends.Backend: exact per-token log-likelihoods,
 // greedy or seeded sampling with stop strings, and chat formatting.

@@ -30,6 +30,17 @@ func newMatrix(t *TensorInfo) *matrix {
 	return m
 }
 
+// rowRange is the matrix of rows [r0, r1) of m, sharing its storage.
+func (m *matrix) rowRange(r0, r1 int) *matrix {
+	s := *m
+	s.rows = r1 - r0
+	s.raw = m.raw[r0*m.rowBytes : r1*m.rowBytes]
+	if m.f32 != nil {
+		s.f32 = m.f32[r0*m.cols : r1*m.cols]
+	}
+	return &s
+}
+
 // bytesToF32 views little-endian float32 bytes as a slice without copying
 // when the address allows, and copies otherwise.
 func bytesToF32(b []byte) []float32 {

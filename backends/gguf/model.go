@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -29,10 +31,20 @@ type Config struct {
 	RopeDims                                         int
 	RopeBase, RopeFreqScale                          float32
 	NormEps                                          float32
+	// Arch is general.architecture: llama, qwen2 or qwen3.
+	Arch string
+	// NeoxRope rotates the pairs (x[i], x[i+RopeDims/2]) rather than
+	// adjacent pairs: ggml's NEOX rope, which llama.cpp uses for Qwen.
+	NeoxRope bool
+	// PreScaleQ multiplies the queries by 1/sqrt(HeadDim) before attention
+	// (llama.cpp's Phi-3 graph), which rounds differently in f16 attention.
+	PreScaleQ bool
 }
 
 type layer struct {
 	attnNorm, ffnNorm []float32
+	bq, bk, bv        []float32 // optional attention biases (Qwen 2)
+	qNorm, kNorm      []float32 // per-head RMSNorm of queries and keys (Qwen 3)
 	wq, wk, wv, wo    *matrix
 	wGate, wUp, wDown *matrix
 }
@@ -95,10 +107,10 @@ func newModel(data []byte, opt Options) (*Model, error) {
 	if !ok {
 		return nil, fmt.Errorf("metadata general.architecture is missing")
 	}
-	if arch != "llama" {
-		return nil, fmt.Errorf("general.architecture %q is not supported (only \"llama\")", arch)
+	if arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "phi3" {
+		return nil, fmt.Errorf("general.architecture %q is not supported (want llama, qwen2, qwen3 or phi3)", arch)
 	}
-	cfg, err := readConfig(f)
+	cfg, err := readConfig(f, arch)
 	if err != nil {
 		return nil, err
 	}
@@ -126,14 +138,14 @@ func newModel(data []byte, opt Options) (*Model, error) {
 	return m, nil
 }
 
-func readConfig(f *File) (Config, error) {
-	var c Config
+func readConfig(f *File, arch string) (Config, error) {
+	c := Config{Arch: arch, NeoxRope: arch == "qwen2" || arch == "qwen3" || arch == "phi3", PreScaleQ: arch == "phi3"}
 	var err error
 	get := func(dst *int, key string, def int, required bool) {
 		if err != nil {
 			return
 		}
-		*dst, err = f.metaInt("llama."+key, def, required)
+		*dst, err = f.metaInt(arch+"."+key, def, required)
 	}
 	get(&c.Dim, "embedding_length", 0, true)
 	get(&c.Layers, "block_count", 0, true)
@@ -145,7 +157,7 @@ func readConfig(f *File) (Config, error) {
 		return c, err
 	}
 	if c.Dim == 0 || c.Layers == 0 || c.FFN == 0 || c.Heads == 0 || c.ContextLength == 0 {
-		return c, fmt.Errorf("llama.* metadata: zero dimension in embedding_length=%d block_count=%d feed_forward_length=%d head_count=%d context_length=%d",
+		return c, fmt.Errorf(arch+".* metadata: zero dimension in embedding_length=%d block_count=%d feed_forward_length=%d head_count=%d context_length=%d",
 			c.Dim, c.Layers, c.FFN, c.Heads, c.ContextLength)
 	}
 	get(&c.KVHeads, "attention.head_count_kv", c.Heads, false)
@@ -153,38 +165,38 @@ func readConfig(f *File) (Config, error) {
 	if err != nil {
 		return c, err
 	}
-	if v, _ := f.metaInt("llama.attention.value_length", c.HeadDim, false); v != c.HeadDim {
-		return c, fmt.Errorf("llama.attention.value_length %d differs from key_length %d (not supported)", v, c.HeadDim)
+	if v, _ := f.metaInt(arch+".attention.value_length", c.HeadDim, false); v != c.HeadDim {
+		return c, fmt.Errorf(arch+".attention.value_length %d differs from key_length %d (not supported)", v, c.HeadDim)
 	}
 	get(&c.RopeDims, "rope.dimension_count", c.HeadDim, false)
 	if err != nil {
 		return c, err
 	}
 	if c.KVHeads == 0 || c.Heads%c.KVHeads != 0 {
-		return c, fmt.Errorf("llama.attention.head_count %d is not a multiple of head_count_kv %d", c.Heads, c.KVHeads)
+		return c, fmt.Errorf(arch+".attention.head_count %d is not a multiple of head_count_kv %d", c.Heads, c.KVHeads)
 	}
 	if c.HeadDim == 0 || c.HeadDim%2 != 0 || c.RopeDims > c.HeadDim || c.RopeDims%2 != 0 {
-		return c, fmt.Errorf("llama.rope.dimension_count %d / head dim %d: want even and rope <= head", c.RopeDims, c.HeadDim)
+		return c, fmt.Errorf(arch+".rope.dimension_count %d / head dim %d: want even and rope <= head", c.RopeDims, c.HeadDim)
 	}
 	if c.Layers > 1024 || c.ContextLength > 1<<24 {
-		return c, fmt.Errorf("llama.block_count %d or context_length %d is implausibly large", c.Layers, c.ContextLength)
+		return c, fmt.Errorf(arch+".block_count %d or context_length %d is implausibly large", c.Layers, c.ContextLength)
 	}
-	eps, err := f.metaFloat("llama.attention.layer_norm_rms_epsilon", 1e-5)
+	eps, err := f.metaFloat(arch+".attention.layer_norm_rms_epsilon", 1e-5)
 	if err != nil {
 		return c, err
 	}
-	base, err := f.metaFloat("llama.rope.freq_base", 10000)
+	base, err := f.metaFloat(arch+".rope.freq_base", 10000)
 	if err != nil {
 		return c, err
 	}
 	c.NormEps, c.RopeBase, c.RopeFreqScale = float32(eps), float32(base), 1
-	if st, ok, err := f.metaString("llama.rope.scaling.type"); err != nil {
+	if st, ok, err := f.metaString(arch + ".rope.scaling.type"); err != nil {
 		return c, err
 	} else if ok && st != "none" {
 		if st != "linear" {
-			return c, fmt.Errorf("llama.rope.scaling.type %q is not supported (only none and linear)", st)
+			return c, fmt.Errorf(arch+".rope.scaling.type %q is not supported (only none and linear)", st)
 		}
-		factor, err := f.metaFloat("llama.rope.scaling.factor", 1)
+		factor, err := f.metaFloat(arch+".rope.scaling.factor", 1)
 		if err != nil {
 			return c, err
 		}
@@ -230,6 +242,36 @@ func (m *Model) vector(name string, n int) ([]float32, error) {
 	return bytesToF32(t.Data), nil
 }
 
+// graphTensors are the tensor names (after "blk.N.") the forward pass of
+// each architecture reads. A file with any other tensor would be computed
+// without it, so it is refused instead.
+var graphTensors = map[string]bool{
+	"attn_norm.weight": true, "attn_q.weight": true, "attn_k.weight": true, "attn_v.weight": true,
+	"attn_qkv.weight": true, "attn_output.weight": true, "ffn_norm.weight": true, "ffn_gate.weight": true,
+	"ffn_up.weight": true, "ffn_down.weight": true, "attn_q.bias": true, "attn_k.bias": true, "attn_v.bias": true,
+}
+
+// checkTensorsUsed refuses tensors the architecture's graph would ignore.
+func (m *Model) checkTensorsUsed() error {
+	for _, t := range m.file.Tensors {
+		switch t.Name {
+		case "token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight":
+			continue
+		}
+		name, ok := strings.CutPrefix(t.Name, "blk.")
+		if i := strings.IndexByte(name, '.'); ok && i > 0 {
+			if n, err := strconv.Atoi(name[:i]); err == nil && n < m.cfg.Layers {
+				part := name[i+1:]
+				if graphTensors[part] || (m.cfg.Arch == "qwen3" && (part == "attn_q_norm.weight" || part == "attn_k_norm.weight")) {
+					continue
+				}
+			}
+		}
+		return fmt.Errorf("tensor %s is not part of the %s graph this backend computes (it would be ignored)", t.Name, m.cfg.Arch)
+	}
+	return nil
+}
+
 func (m *Model) loadWeights() error {
 	c := m.cfg
 	var err error
@@ -247,6 +289,11 @@ func (m *Model) loadWeights() error {
 	} else if m.output, err = m.weight("output.weight", c.Dim, c.Vocab); err != nil {
 		return err
 	}
+	for _, name := range []string{"rope_factors_long.weight", "rope_factors_short.weight"} {
+		if m.file.Tensor(name) != nil || m.file.Tensor("blk.0."+name) != nil {
+			return fmt.Errorf("tensor %s: LongRoPE scaling (Phi-3 128k) is not supported", name)
+		}
+	}
 	if m.file.Tensor("rope_freqs.weight") != nil {
 		if m.ropeFreqs, err = m.vector("rope_freqs.weight", c.RopeDims/2); err != nil {
 			return err
@@ -257,15 +304,33 @@ func (m *Model) loadWeights() error {
 	for i := range m.layers {
 		l := &m.layers[i]
 		p := fmt.Sprintf("blk.%d.", i)
-		for _, w := range []struct {
+		type named struct {
 			dst        **matrix
 			name       string
 			cols, rows int
-		}{
-			{&l.wq, "attn_q", c.Dim, q}, {&l.wk, "attn_k", c.Dim, kv}, {&l.wv, "attn_v", c.Dim, kv},
-			{&l.wo, "attn_output", q, c.Dim}, {&l.wGate, "ffn_gate", c.Dim, c.FFN},
-			{&l.wUp, "ffn_up", c.Dim, c.FFN}, {&l.wDown, "ffn_down", c.FFN, c.Dim},
-		} {
+		}
+		ws := []named{{&l.wo, "attn_output", q, c.Dim}, {&l.wDown, "ffn_down", c.FFN, c.Dim}}
+		// Phi-3 stores Q, K and V as one attn_qkv and gate and up as one
+		// ffn_up of twice the rows; the parts are row ranges of the file.
+		if m.file.Tensor(p+"attn_qkv.weight") != nil {
+			qkv, err := m.weight(p+"attn_qkv.weight", c.Dim, q+2*kv)
+			if err != nil {
+				return err
+			}
+			l.wq, l.wk, l.wv = qkv.rowRange(0, q), qkv.rowRange(q, q+kv), qkv.rowRange(q+kv, q+2*kv)
+		} else {
+			ws = append(ws, named{&l.wq, "attn_q", c.Dim, q}, named{&l.wk, "attn_k", c.Dim, kv}, named{&l.wv, "attn_v", c.Dim, kv})
+		}
+		if c.Arch == "phi3" && m.file.Tensor(p+"ffn_gate.weight") == nil {
+			up, err := m.weight(p+"ffn_up.weight", c.Dim, 2*c.FFN)
+			if err != nil {
+				return err
+			}
+			l.wGate, l.wUp = up.rowRange(0, c.FFN), up.rowRange(c.FFN, 2*c.FFN)
+		} else {
+			ws = append(ws, named{&l.wGate, "ffn_gate", c.Dim, c.FFN}, named{&l.wUp, "ffn_up", c.Dim, c.FFN})
+		}
+		for _, w := range ws {
 			if *w.dst, err = m.weight(p+w.name+".weight", w.cols, w.rows); err != nil {
 				return err
 			}
@@ -276,8 +341,28 @@ func (m *Model) loadWeights() error {
 		if l.ffnNorm, err = m.vector(p+"ffn_norm.weight", c.Dim); err != nil {
 			return err
 		}
+		for _, b := range []struct {
+			dst  *[]float32
+			name string
+			n    int
+		}{{&l.bq, "attn_q.bias", q}, {&l.bk, "attn_k.bias", kv}, {&l.bv, "attn_v.bias", kv}} {
+			if m.file.Tensor(p+b.name) == nil {
+				continue
+			}
+			if *b.dst, err = m.vector(p+b.name, b.n); err != nil {
+				return err
+			}
+		}
+		if c.Arch == "qwen3" {
+			if l.qNorm, err = m.vector(p+"attn_q_norm.weight", c.HeadDim); err != nil {
+				return err
+			}
+			if l.kNorm, err = m.vector(p+"attn_k_norm.weight", c.HeadDim); err != nil {
+				return err
+			}
+		}
 	}
-	return nil
+	return m.checkTensorsUsed()
 }
 
 // Config returns the model's architecture.
@@ -378,13 +463,34 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 		m.pool.matmul(q, l.wq, xb, n)
 		m.pool.matmul(k, l.wk, xb, n)
 		m.pool.matmul(v, l.wv, xb, n)
+		addBias(q, l.bq)
+		addBias(k, l.bk)
+		addBias(v, l.bv)
+		rot := rope
+		if c.NeoxRope {
+			rot = ropeNeox
+		}
 		for i := 0; i < n; i++ {
 			cs := cosSin[i*c.RopeDims : (i+1)*c.RopeDims]
 			for h := 0; h < c.Heads; h++ {
-				rope(q[i*qDim+h*c.HeadDim:], cs)
+				qh := q[i*qDim+h*c.HeadDim : i*qDim+(h+1)*c.HeadDim]
+				if l.qNorm != nil {
+					rmsNorm(qh, qh, l.qNorm, c.NormEps)
+				}
+				rot(qh, cs)
+				if c.PreScaleQ {
+					scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
+					for d := range qh {
+						qh[d] *= scale
+					}
+				}
 			}
 			for h := 0; h < c.KVHeads; h++ {
-				rope(k[i*kvDim+h*c.HeadDim:], cs)
+				kh := k[i*kvDim+h*c.HeadDim : i*kvDim+(h+1)*c.HeadDim]
+				if l.kNorm != nil {
+					rmsNorm(kh, kh, l.kNorm, c.NormEps)
+				}
+				rot(kh, cs)
 			}
 		}
 		// The cache holds f16 values, as llama.cpp's default KV cache does.
@@ -458,6 +564,28 @@ func rope(x, cs []float32) {
 	}
 }
 
+// ropeNeox rotates the pairs (x[i], x[i+len(cs)/2]) — ggml's NEOX rope,
+// which llama.cpp uses for Qwen.
+func ropeNeox(x, cs []float32) {
+	half := len(cs) / 2
+	for j := 0; j < half; j++ {
+		c, s := cs[2*j], cs[2*j+1]
+		x0, x1 := x[j], x[j+half]
+		x[j] = x0*c - x1*s
+		x[j+half] = x0*s + x1*c
+	}
+}
+
+// addBias adds b to every row of x (rows of len(b)); nil b adds nothing.
+func addBias(x, b []float32) {
+	if b == nil {
+		return
+	}
+	for i := range x {
+		x[i] += b[i%len(b)]
+	}
+}
+
 // faTileQ is GGML_FA_TILE_Q: from this many query tokens in one batch on,
 // llama.cpp's CPU flash attention switches to its tiled float32 kernel.
 const faTileQ = 64
@@ -478,6 +606,9 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n int) {
 	qDim, kvDim, hd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim, c.HeadDim
 	group := c.Heads / c.KVHeads
 	scale := float32(1 / math.Sqrt(float64(hd)))
+	if c.PreScaleQ {
+		scale = 1 // the queries carry it (see Config.PreScaleQ)
+	}
 	f16 := m.cache.mode == attnF16 || (m.cache.mode == attnPerBatch && n < faTileQ)
 	m.pool.parallel(n*c.Heads, func(lo, hi int) {
 		qh := make([]float32, hd)

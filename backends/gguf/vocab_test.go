@@ -210,3 +210,37 @@ func TestSEATextRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// Every pre-tokenizer cuts any text, valid UTF-8 or not, into non-empty
+// pieces that cover it exactly, and GPT-2's byte map round-trips any bytes.
+func FuzzPreTokenizers(f *testing.F) {
+	for _, s := range []string{"", "Hello world!", "  \n\t 123456 's 'LL", "Selamat pagi \u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35 \u4f60\u597d\u3000 x", "\xff\xc3(\xe2\x82", "\r\n\r\n  \u00a0", "a'b'\u0130ll 1\u0661\u0662"} {
+		f.Add(s)
+	}
+	names := []string{"default", "llama3", "qwen2", "qwen35", "gpt-2", "starcoder", "falcon", "deepseek-llm", "deepseek-coder", "gemma4"}
+	pres := make([]preTokenizer, len(names))
+	for i, n := range names {
+		var err error
+		if pres[i], err = preTokenizerFor(n); err != nil {
+			f.Fatal(err)
+		}
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cps := cptsFromUTF8(s)
+		for i, p := range pres {
+			total := 0
+			for _, n := range p.split(cps) {
+				if n <= 0 {
+					t.Fatalf("%s: empty piece in %q", names[i], s)
+				}
+				total += n
+			}
+			if total != len(cps) {
+				t.Fatalf("%s: pieces cover %d of %d code points of %q", names[i], total, len(cps), s)
+			}
+		}
+		if got := byteDecode(byteEncode([]byte(s))); got != s {
+			t.Fatalf("byte map round trip of %q gives %q", s, got)
+		}
+	})
+}
