@@ -8,12 +8,12 @@ import (
 	"os"
 	"strings"
 
-	"go.temporal.io/sdk/activity"
-
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/judge"
+	"go.temporal.io/sdk/activity"
 )
 
 // judgedAxis is an axis whose responses a judge ensemble rates.
@@ -55,7 +55,7 @@ func overlayOn(cfg *config.Config, axis string) bool {
 }
 
 func ratingsPrefix(run, axis string, shard int) string {
-	return shardPrefix(run, axis, shard) + "rated-"
+	return runfiles.ShardPrefix(run, axis, shard) + "rated-"
 }
 
 // Judge rates an axis's responses with the judge ensemble, shard by shard.
@@ -121,7 +121,7 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 			if _, err := ens.RateInto(ctx, requests(its, ps), ps); err != nil {
 				return StageNote{}, err
 			}
-			data, err := encodeJSONL(ps)
+			data, err := runfiles.EncodeJSONL(ps)
 			if err != nil {
 				return StageNote{}, err
 			}

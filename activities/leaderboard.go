@@ -2,72 +2,16 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
-	"strings"
 
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/leaderboard"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"go.temporal.io/sdk/temporal"
 )
-
-// LeaderboardRow is the leaderboard row of a run; path names result.json in
-// errors and becomes the row's result_ref.
-func LeaderboardRow(res *Result, path string) (leaderboard.Row, error) {
-	row := leaderboard.Row{ModelID: res.ModelID, BenchVersion: res.BenchVersion, ResultRef: path,
-		Pins: map[string]string{"bench_version": res.BenchVersion, "config_hash": res.ConfigHash}, Scores: map[string]float64{}}
-	for axis, v := range res.PluginVersions {
-		row.Pins["plugin/"+axis] = v
-	}
-	if res.Summary.MSPublic == nil {
-		return row, fmt.Errorf("%s: field summary.ms_public is null: a run without a public mean score has no leaderboard row", path)
-	}
-	row.MS = *res.Summary.MSPublic
-	if ci := res.Summary.MSCI95; ci != nil {
-		row.MSCI95 = []float64{ci[0], ci[1]}
-	}
-	for axis, a := range res.Axes {
-		if a.Score != nil {
-			row.Scores[axis] = *a.Score
-		}
-	}
-	if res.ModelMeta != nil {
-		b, err := json.Marshal(res.ModelMeta)
-		if err != nil {
-			return row, fmt.Errorf("%s: field model_meta: %w", path, err)
-		}
-		var m config.ModelMeta
-		if err := json.Unmarshal(b, &m); err != nil {
-			return row, fmt.Errorf("%s: field model_meta: %w", path, err)
-		}
-		row.ModelMeta = leaderboard.ModelMeta{Family: m.Family, ModelClass: m.ModelClass, Params: m.Params}
-		row.ReasoningMode = m.ReasoningMode
-	}
-	if n := res.Summary.NearChanceAxes; len(n) > 0 {
-		row.Notes = append(row.Notes, "near-chance axes: "+strings.Join(n, ", "))
-	}
-	return row, row.Validate()
-}
-
-var majorRE = regexp.MustCompile(`(?:^|[^0-9A-Za-z])v?([0-9]+)(?:\.[0-9]+)*$`)
-
-// BenchMajor reads the major version from a bench_version such as
-// "glossobench-v1" or "glossobench-v2.3".
-func BenchMajor(v string) (int, error) {
-	m := majorRE.FindStringSubmatch(v)
-	if m == nil {
-		return 0, fmt.Errorf("%q has no major version (want e.g. glossobench-v1)", v)
-	}
-	n, err := strconv.Atoi(m[1])
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%q: major version must be at least 1", v)
-	}
-	return n, nil
-}
 
 // RefreshInput lists the runs a leaderboard refresh keeps current.
 type RefreshInput struct {
@@ -101,7 +45,7 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 		if err != nil {
 			return RefreshPlan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("runs[%d]: %v", i, err), ErrConfig, nil)
 		}
-		major, err := BenchMajor(cfg.BenchVersion)
+		major, err := leaderboard.BenchMajor(cfg.BenchVersion)
 		if err != nil {
 			return RefreshPlan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("runs[%d].bench_version: %v", i, err), ErrConfig, nil)
 		}
@@ -146,15 +90,15 @@ func (a *Activities) AppendLeaderboard(ctx context.Context, in AppendInput) (str
 	if err != nil {
 		return "", err
 	}
-	var res Result
-	if err := getJSON(ctx, st, ResultKey(in.RunID), &res); err != nil {
+	var res runfiles.Result
+	if err := getJSON(ctx, st, runfiles.ResultKey(in.RunID), &res); err != nil {
 		return "", err
 	}
-	row, err := LeaderboardRow(&res, st.Describe()+"/"+ResultKey(in.RunID))
+	row, err := leaderboard.RowOf(&res, st.Describe()+"/"+runfiles.ResultKey(in.RunID))
 	if err != nil {
 		return "", temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
 	}
-	major, err := BenchMajor(res.BenchVersion)
+	major, err := leaderboard.BenchMajor(res.BenchVersion)
 	if err != nil {
 		return "", temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
 	}

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -167,7 +166,7 @@ func readSigtestInput(path string) (sigtestInput, error) {
 		sc, err := inputs.ReadItemScoresFile(path)
 		return sigtestInput{scores: sc}, err
 	}
-	r, err := readRunResult(filepath.Join(path, "result.json"))
+	r, err := readRunResult(path)
 	if err != nil {
 		return sigtestInput{}, err
 	}
@@ -176,7 +175,7 @@ func readSigtestInput(path string) (sigtestInput, error) {
 		in.msAxes = []string{}
 	}
 	for axis, ax := range r.Axes {
-		items, err := readRunAxisScores(filepath.Join(path, axis, "scores.jsonl"))
+		items, err := readRunAxisScores(path, axis)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // an axis that scored nothing
 		}
@@ -218,7 +217,7 @@ func reasoningParity(aPath string, a sigtestInput, bPath string, b sigtestInput)
 			return fmt.Errorf("%s is not a run directory, so its reasoning mode is unknown", x.path)
 		}
 	}
-	ma, mb := a.run.ModelMeta.ReasoningMode, b.run.ModelMeta.ReasoningMode
+	ma, mb := reasoningMode(a.run), reasoningMode(b.run)
 	if ma != mb {
 		show := func(m string) string { return cmp.Or(m, "unrecorded") }
 		return fmt.Errorf("refused: reasoning modes differ: %s (%s) is %q, %s (%s) is %q",
@@ -328,6 +327,13 @@ func sigtest(ia, ib sigtestInput, weights map[string]float64, resamples int, see
 		slices.SortFunc(rep.Axes, func(x, y stats.Difference) int { return strings.Compare(x.Name, y.Name) })
 	}
 	return rep, nil
+}
+
+func reasoningMode(r *runResult) string {
+	if r.ModelMeta == nil {
+		return ""
+	}
+	return r.ModelMeta.ReasoningMode
 }
 
 func (rep *sigtestReport) print(w io.Writer) {
