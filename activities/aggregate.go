@@ -94,13 +94,13 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		}
 		res.Axes[r.Axis] = rep
 	}
-	s.MSPublic = weightedMean(pubScores, pubWeights)
+	s.MSPublic = stats.WeightedMean(pubScores, pubWeights)
 	if len(exp) > 0 {
 		var v, w []float64
 		for _, e := range exp {
 			v, w = append(v, e.Values[0]), append(w, e.Weight)
 		}
-		s.MSExperimental = weightedMean(v, w)
+		s.MSExperimental = stats.WeightedMean(v, w)
 	}
 	if len(pooled) > 0 {
 		var t float64
@@ -110,23 +110,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		mean := t / float64(len(pooled))
 		s.MSPooled = &mean
 	}
-	// Spec §3: resample axes with replacement, each keeping its weight.
-	if len(pubScores) > 1 {
-		lo, hi, err := stats.PercentileBootstrap(len(pubScores), cfg.Run.BootstrapResamples, uint64(cfg.Run.Seed), 0.95, func(idx []int) float64 {
-			var num, den float64
-			for _, i := range idx {
-				num += pubWeights[i] * pubScores[i]
-				den += pubWeights[i]
-			}
-			if den == 0 {
-				return 0
-			}
-			return num / den
-		})
-		if err == nil {
-			s.MSCI95 = &[2]float64{lo, hi}
-		}
-	}
+	s.MSCI95 = stats.WeightedMeanCI(pubScores, pubWeights, cfg.Run.BootstrapResamples, uint64(cfg.Run.Seed))
 	total := len(in.Plan.Axes) + len(in.Plan.Skipped)
 	s.MSNote = fmt.Sprintf("ms_public is over %d of %d configured axes (%s)", len(s.MSAxes), total, strings.Join(s.MSAxes, ", "))
 	if len(s.MSAxes) < len(cfg.Axes) {
@@ -150,19 +134,6 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		out.ResultPath = filepath.Join(l.Dir(), filepath.FromSlash(runfiles.ResultKey(in.RunID)))
 	}
 	return out, nil
-}
-
-func weightedMean(v, w []float64) *float64 {
-	var num, den float64
-	for i := range v {
-		num += v[i] * w[i]
-		den += w[i]
-	}
-	if den == 0 {
-		return nil
-	}
-	x := num / den
-	return &x
 }
 
 // leftOut names each configured axis that is not in the mean score, with why.

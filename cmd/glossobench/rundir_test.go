@@ -33,6 +33,15 @@ func writeRunMeta(t *testing.T, root, run, model string, meta config.ModelMeta, 
 		rep.Axis = axis
 		rep.Weight = 1
 		rep.N = len(scores)
+		rep.Metric = "acc_generate"
+		if len(scores) > 0 {
+			var sum float64
+			for _, s := range scores {
+				sum += s
+			}
+			mean := sum / float64(len(scores))
+			rep.Score = &mean
+		}
 		rep.ScoresKey = "runs/" + run + "/" + axis + "/scores.jsonl"
 		res.Axes[axis] = rep
 		var b strings.Builder

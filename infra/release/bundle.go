@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/chrf"
+	"github.com/glossobench/glossobench/scorers/nlg"
 )
 
 // Format names the bundle layout; bump it when a field changes meaning.
@@ -190,6 +192,11 @@ func Build(run *Run, opt Options) (*Manifest, []byte, error) {
 			}
 			if chrfStats != nil {
 				it.ChrFStats = chrfStats[i]
+			}
+			if _, dup := it.Fields[nlg.StatsField]; dup {
+				// The bundle carries them once, as chrf_stats.
+				it.Fields = maps.Clone(it.Fields)
+				delete(it.Fields, nlg.StatsField)
 			}
 			if !opt.IncludeRaw && len(it.Fields) > 0 {
 				it.Fields = withoutRaw(it.Fields)
