@@ -14,13 +14,10 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/rs/zerolog"
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/registry"
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	_ "github.com/glossobench/glossobench/infra/datasource" // s3:// and hf:// dataset paths
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
@@ -30,6 +27,9 @@ import (
 	"github.com/glossobench/glossobench/scorers/nlg"
 	"github.com/glossobench/glossobench/scorers/probes"
 	"github.com/glossobench/glossobench/scorers/safety"
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 )
 
 // Error types the workflow must not retry: the input itself is wrong.
@@ -83,10 +83,6 @@ func (a *Activities) forgetRun(run string) {
 }
 
 // manifest is runs/<run>/manifest.json: the resolved config and the plan.
-type manifest struct {
-	Config *config.Config `json:"config"`
-	Plan   Plan           `json:"plan"`
-}
 
 // Axis returns the plugin of an axis name.
 func Axis(name string) (scorers.Axis, bool) {
@@ -142,13 +138,13 @@ func (a *Activities) loadManifest(ctx context.Context, ref RunRef) (*manifest, s
 		return nil, nil, err
 	}
 	m, err := a.manifests.get(ref.StoreURI+"\x00"+ref.RunID, ref.RunID, func() (*manifest, error) {
-		data, err := st.Get(ctx, manifestKey(ref.RunID))
+		data, err := st.Get(ctx, runfiles.ManifestKey(ref.RunID))
 		if err != nil {
 			return nil, err
 		}
 		m := new(manifest)
 		if err := json.Unmarshal(data, m); err != nil {
-			return nil, fmt.Errorf("%s: %w", manifestKey(ref.RunID), err)
+			return nil, fmt.Errorf("%s: %w", runfiles.ManifestKey(ref.RunID), err)
 		}
 		return m, nil
 	})
@@ -223,7 +219,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		return Plan{}, err
 	}
 	var prev manifest
-	if err := getJSON(ctx, st, manifestKey(in.RunID), &prev); err == nil {
+	if err := getJSON(ctx, st, runfiles.ManifestKey(in.RunID), &prev); err == nil {
 		if prev.Plan.ConfigHash != cfg.Hash() {
 			return Plan{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("run %s already exists in %s with another config; pick another run id", in.RunID, st.Describe()), ErrConfig, nil)
@@ -252,20 +248,20 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	plan.Skipped, err = EachAxis(cfg, func(name string, ax scorers.Axis, each func(func(scorers.Item) error) error) error {
 		ac := cfg.Axes[name]
 		judgeable := judgedBy(ax, ac)
-		sp, err := newSpool()
+		sp, err := runfiles.NewSpool()
 		if err != nil {
 			return err
 		}
-		defer sp.discard()
+		defer sp.Discard()
 		n := 0
 		err = each(func(it scorers.Item) error {
 			n++
-			return sp.add(&it)
+			return sp.Add(&it)
 		})
 		if err != nil {
 			return err
 		}
-		if err := sp.commit(ctx, st, itemsKey(in.RunID, name)); err != nil {
+		if err := sp.Commit(ctx, st, runfiles.ItemsKey(in.RunID, name)); err != nil {
 			return err
 		}
 		plan.Axes = append(plan.Axes, AxisPlan{
@@ -280,7 +276,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	if len(plan.Axes) == 0 {
 		return Plan{}, temporal.NewNonRetryableApplicationError("no configured axis can run here", ErrConfig, nil)
 	}
-	if err := putJSON(ctx, st, manifestKey(in.RunID), manifest{Config: cfg, Plan: plan}); err != nil {
+	if err := putJSON(ctx, st, runfiles.ManifestKey(in.RunID), manifest{Config: cfg, Plan: plan}); err != nil {
 		return Plan{}, err
 	}
 	a.Log.Info().Str("run", in.RunID).Int("axes", len(plan.Axes)).Msg("prepared")

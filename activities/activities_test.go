@@ -11,13 +11,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rs/zerolog"
-	"go.temporal.io/sdk/testsuite"
-
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/registry"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/testsuite"
 )
 
 // countingBackend answers instantly and counts what it was asked per item.
@@ -107,7 +107,7 @@ func TestInferNeverAsksTwice(t *testing.T) {
 	if _, err := env.ExecuteActivity(acts.Infer, in); err != nil {
 		t.Fatal(err)
 	}
-	lost := filepath.Join(dir, filepath.FromSlash(predKey("r", "knowledge", 1, 3)))
+	lost := filepath.Join(dir, filepath.FromSlash(runfiles.PredKey("r", "knowledge", 1, 3)))
 	if err := os.Remove(lost); err != nil {
 		t.Fatal(err)
 	}
@@ -182,11 +182,11 @@ func (a *Activities) loadItemsForTest(t *testing.T, dir string) ([]scorers.Item,
 	if err != nil {
 		return nil, err
 	}
-	data, err := st.Get(context.Background(), itemsKey("peek", "knowledge"))
+	data, err := st.Get(context.Background(), runfiles.ItemsKey("peek", "knowledge"))
 	if err != nil {
 		return nil, err
 	}
-	return decodeJSONL[scorers.Item](data, itemsKey("peek", "knowledge"))
+	return runfiles.DecodeJSONL[scorers.Item](runfiles.ItemsKey("peek", "knowledge"), data)
 }
 
 // failingBackend rejects one item for good and answers the rest.

@@ -10,73 +10,11 @@ import (
 	"strings"
 
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/stats"
 )
-
-// Result is result.json.
-type Result struct {
-	BenchVersion   string                `json:"bench_version"`
-	SchemaVersion  string                `json:"schema_version"`
-	PluginVersions map[string]string     `json:"plugin_versions"`
-	RunID          string                `json:"run_id"`
-	ModelID        string                `json:"model_id"`
-	ModelMeta      any                   `json:"model_meta,omitempty"`
-	ConfigHash     string                `json:"config_hash"`
-	Seed           int64                 `json:"seed"`
-	Axes           map[string]AxisReport `json:"axes"`
-	ExcludedJudges []string              `json:"excluded_judges,omitempty"` // self-judge exclusion (spec §10 #2)
-	Summary        ResultSummary         `json:"summary"`
-	Store          string                `json:"store"`
-}
-
-// AxisReport is one axis in result.json: its score and measurement profile.
-type AxisReport struct {
-	scorers.AxisResult
-	Weight        float64            `json:"weight"`
-	Tier          string             `json:"tier"`
-	Discriminates bool               `json:"discriminates"` // chance-normalised score above near_chance_eps
-	Profile       MeasurementProfile `json:"measurement_profile"`
-	ScoresKey     string             `json:"scores_key"`
-}
-
-// MeasurementProfile is the per-axis profile of spec §0.
-type MeasurementProfile struct {
-	N                 int           `json:"n"`
-	ScorerType        string        `json:"scorer_type"`
-	InterJudgeKappa   *float64      `json:"inter_judge_kappa"`
-	ContaminationRate any           `json:"contamination_rate"` // a rate, or "no corpus"
-	Leakage           *AuditSummary `json:"leakage"`
-	StageNotes        []string      `json:"stage_notes,omitempty"`
-	RegisterMix       any           `json:"register_mix,omitempty"` // share of scored items per register, when the data labels registers
-}
-
-// ResultSummary is the run-level summary of spec §2–3.
-type ResultSummary struct {
-	MSPublic       *float64    `json:"ms_public"`
-	MSPooled       *float64    `json:"ms_pooled"`
-	MSExperimental *float64    `json:"ms_experimental"`
-	MSCI95         *[2]float64 `json:"ms_ci95"`
-	MSAxes         []string    `json:"ms_axes"` // the axes the MS is over
-	MSNote         string      `json:"ms_note"`
-	// MSRanking is the ranking mean (spec §4): the weighted mean of the
-	// public axes that discriminate, what every ranking view ranks by;
-	// MSRankingLeftOut are the scored public axes it leaves out as near chance.
-	MSRanking        *float64 `json:"ms_ranking"`
-	MSRankingAxes    []string `json:"ms_ranking_axes"`
-	MSRankingLeftOut []string `json:"ms_ranking_left_out"`
-	MSRankingNote    string   `json:"ms_ranking_note"`
-	// Warnings are the axes' WARNING notes (truncation, spec §10 #9), each
-	// prefixed with its axis, for the run's printed summary.
-	Warnings       []string    `json:"warnings"`
-	SkippedAxes    []Skip      `json:"skipped_axes"`
-	SkippedNoJudge []string    `json:"skipped_no_judge"`
-	NearChanceAxes []string    `json:"near_chance_axes"`
-	NearChanceEps  float64     `json:"near_chance_eps"`
-	Dedup          DedupResult `json:"dedup"`
-	Notes          []string    `json:"notes"`
-}
 
 // Aggregate computes the mean-score tiers and their CI, flags near-chance
 // axes, writes result.json and returns the summary.
@@ -93,7 +31,8 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		Axes: map[string]AxisReport{}, Store: st.Describe(), ExcludedJudges: in.Plan.ExcludedJudges,
 	}
 	if cfg.Model.Meta != (config.ModelMeta{}) {
-		res.ModelMeta = cfg.Model.Meta
+		meta := cfg.Model.Meta
+		res.ModelMeta = &meta
 	}
 	s := &res.Summary
 	s.Dedup, s.NearChanceEps, s.Notes = in.Dedup, cfg.Run.NearChanceEps, append([]string{}, in.Notes...)
@@ -118,7 +57,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 	for _, o := range in.Outcomes {
 		r := o.Result
 		res.PluginVersions[r.Axis] = r.Version
-		rep := AxisReport{AxisResult: r, Weight: o.Weight, Tier: o.Tier, ScoresKey: scoresKey(in.RunID, r.Axis)}
+		rep := AxisReport{AxisResult: r, Weight: o.Weight, Tier: o.Tier, ScoresKey: runfiles.ScoresKey(in.RunID, r.Axis)}
 		rep.Profile = MeasurementProfile{N: r.N, ScorerType: r.ScorerType, Leakage: o.Audit, StageNotes: o.StageNotes, ContaminationRate: "no corpus"}
 		if c := contamination[r.Axis]; c != nil {
 			rep.Profile.ContaminationRate = *c
@@ -146,7 +85,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 				pubScores = append(pubScores, *r.Score)
 				pubWeights = append(pubWeights, o.Weight)
 				s.MSAxes = append(s.MSAxes, r.Axis)
-				err := eachJSONL(ctx, st, scoresKey(in.RunID, r.Axis), func(s scorers.ItemScore) error {
+				err := runfiles.EachJSONL(ctx, st, runfiles.ScoresKey(in.RunID, r.Axis), func(s scorers.ItemScore) error {
 					pooled = append(pooled, s.Score)
 					return nil
 				})
@@ -173,18 +112,18 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 			rv, rw = append(rv, ra.Score), append(rw, w)
 		}
 	}
-	s.MSRanking = weightedMean(rv, rw)
+	s.MSRanking = stats.WeightedMean(rv, rw)
 	s.MSRankingNote = fmt.Sprintf("ms_ranking (what rankings use) is over the public axes that discriminate: %s", orNone(s.MSRankingAxes))
 	if len(nearChance) > 0 {
 		s.MSRankingNote += fmt.Sprintf("; leaves out near-chance axes (chance-normalised score <= %g): %s", cfg.Run.NearChanceEps, strings.Join(nearChance, ", "))
 	}
-	s.MSPublic = weightedMean(pubScores, pubWeights)
+	s.MSPublic = stats.WeightedMean(pubScores, pubWeights)
 	if len(exp) > 0 {
 		var v, w []float64
 		for _, e := range exp {
 			v, w = append(v, e.Values[0]), append(w, e.Weight)
 		}
-		s.MSExperimental = weightedMean(v, w)
+		s.MSExperimental = stats.WeightedMean(v, w)
 	}
 	if len(pooled) > 0 {
 		var t float64
@@ -194,23 +133,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		mean := t / float64(len(pooled))
 		s.MSPooled = &mean
 	}
-	// Spec §3: resample axes with replacement, each keeping its weight.
-	if len(pubScores) > 1 {
-		lo, hi, err := stats.PercentileBootstrap(len(pubScores), cfg.Run.BootstrapResamples, uint64(cfg.Run.Seed), 0.95, func(idx []int) float64 {
-			var num, den float64
-			for _, i := range idx {
-				num += pubWeights[i] * pubScores[i]
-				den += pubWeights[i]
-			}
-			if den == 0 {
-				return 0
-			}
-			return num / den
-		})
-		if err == nil {
-			s.MSCI95 = &[2]float64{lo, hi}
-		}
-	}
+	s.MSCI95 = stats.WeightedMeanCI(pubScores, pubWeights, cfg.Run.BootstrapResamples, uint64(cfg.Run.Seed))
 	total := len(in.Plan.Axes) + len(in.Plan.Skipped)
 	s.MSNote = fmt.Sprintf("ms_public is over %d of %d configured axes (%s)", len(s.MSAxes), total, strings.Join(s.MSAxes, ", "))
 	if len(s.MSAxes) < len(cfg.Axes) {
@@ -220,11 +143,11 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		s.Notes = append(s.Notes, fmt.Sprintf("near-chance axes %v carry noise, not signal: they are in ms_public but not in ms_ranking, which every ranking view uses", s.NearChanceAxes))
 	}
 
-	if err := putJSON(ctx, st, ResultKey(in.RunID), res); err != nil {
+	if err := putJSON(ctx, st, runfiles.ResultKey(in.RunID), res); err != nil {
 		return Summary{}, err
 	}
 	out := Summary{
-		StoreURI: in.StoreURI, ResultKey: ResultKey(in.RunID), MSPublic: s.MSPublic, MSPooled: s.MSPooled, MSExperimental: s.MSExperimental,
+		StoreURI: in.StoreURI, ResultKey: runfiles.ResultKey(in.RunID), MSPublic: s.MSPublic, MSPooled: s.MSPooled, MSExperimental: s.MSExperimental,
 		MSCI95: s.MSCI95, Axes: map[string]*float64{}, NearChanceAxes: s.NearChanceAxes, Skipped: s.SkippedAxes,
 		MSRanking: s.MSRanking, MSRankingAxes: s.MSRankingAxes, Warnings: s.Warnings,
 	}
@@ -232,22 +155,9 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		out.Axes[name] = r.Score
 	}
 	if l, ok := st.(*store.Local); ok {
-		out.ResultPath = filepath.Join(l.Dir(), filepath.FromSlash(ResultKey(in.RunID)))
+		out.ResultPath = filepath.Join(l.Dir(), filepath.FromSlash(runfiles.ResultKey(in.RunID)))
 	}
 	return out, nil
-}
-
-func weightedMean(v, w []float64) *float64 {
-	var num, den float64
-	for i := range v {
-		num += v[i] * w[i]
-		den += w[i]
-	}
-	if den == 0 {
-		return nil
-	}
-	x := num / den
-	return &x
 }
 
 // leftOut names each configured axis that is not in the mean score, with why.

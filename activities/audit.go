@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/audit"
@@ -31,7 +32,7 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 	sources := map[string]bool{}
 	var rows []audit.Row
 	var ids []string
-	err = eachJSONL(ctx, st, scoresKey(in.RunID, in.Axis), func(s scorers.ItemScore) error {
+	err = runfiles.EachJSONL(ctx, st, runfiles.ScoresKey(in.RunID, in.Axis), func(s scorers.ItemScore) error {
 		sources[s.Source] = true
 		rows = append(rows, audit.Row{Label: s.Label, Source: s.Source, Measurements: []float64{s.Rating}})
 		ids = append(ids, s.ItemID)
@@ -40,7 +41,7 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 	if err != nil {
 		return AuditSummary{}, err
 	}
-	sum, err := a.auditPool(ctx, st, auditPrefix(in.RunID, in.Axis, ""), "source", rows, len(sources), seed)
+	sum, err := a.auditPool(ctx, st, runfiles.AuditPrefix(in.RunID, in.Axis, ""), "source", rows, len(sources), seed)
 	if err != nil {
 		return AuditSummary{}, err
 	}
@@ -51,7 +52,7 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 		return AuditSummary{}, err
 	}
 	if judges >= 2 {
-		byJudge, err := a.auditPool(ctx, st, auditPrefix(in.RunID, in.Axis, "judges"), "judge", judgeRows, judges, seed)
+		byJudge, err := a.auditPool(ctx, st, runfiles.AuditPrefix(in.RunID, in.Axis, "judges"), "judge", judgeRows, judges, seed)
 		if err != nil {
 			return AuditSummary{}, err
 		}
@@ -59,7 +60,7 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 	}
 	// Registers pool an axis too when the data labels them.
 	register := map[string]string{}
-	err = eachJSONL(ctx, st, itemsKey(in.RunID, in.Axis), func(it scorers.Item) error {
+	err = runfiles.EachJSONL(ctx, st, runfiles.ItemsKey(in.RunID, in.Axis), func(it scorers.Item) error {
 		if it.Register != "" {
 			register[it.ID] = it.Register
 		}
@@ -77,7 +78,7 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 		}
 	}
 	if len(regs) >= 2 {
-		byReg, err := a.auditPool(ctx, st, auditPrefix(in.RunID, in.Axis, "registers"), "register", regRows, len(regs), seed)
+		byReg, err := a.auditPool(ctx, st, runfiles.AuditPrefix(in.RunID, in.Axis, "registers"), "register", regRows, len(regs), seed)
 		if err != nil {
 			return AuditSummary{}, err
 		}
@@ -243,7 +244,7 @@ func (a *Activities) judgeRows(ctx context.Context, st store.Store, run, axis st
 			return nil, 0, err
 		}
 		if parts == 0 {
-			if ok, err := st.Exists(ctx, shardItemsKey(run, axis, shard)); err != nil || !ok {
+			if ok, err := st.Exists(ctx, runfiles.ShardItemsKey(run, axis, shard)); err != nil || !ok {
 				return rows, len(judges), err
 			}
 			continue

@@ -8,13 +8,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"go.temporal.io/sdk/testsuite"
-
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/audit"
 	"github.com/glossobench/glossobench/scorers/judge"
+	"go.temporal.io/sdk/testsuite"
 )
 
 // pooledAxis is a made-up knowledge axis of 900 scored items from three
@@ -51,10 +51,10 @@ func writeScoredRun(t *testing.T, dir, run string, seed int64) {
 	}
 	items, scores := pooledAxis()
 	m := manifest{Config: &config.Config{Run: config.Run{Seed: seed}}}
-	if err := putJSON(ctx, st, manifestKey(run), m); err != nil {
+	if err := putJSON(ctx, st, runfiles.ManifestKey(run), m); err != nil {
 		t.Fatal(err)
 	}
-	for key, v := range map[string]any{itemsKey(run, "knowledge"): items, scoresKey(run, "knowledge"): scores} {
+	for key, v := range map[string]any{runfiles.ItemsKey(run, "knowledge"): items, runfiles.ScoresKey(run, "knowledge"): scores} {
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
 		switch x := v.(type) {
@@ -92,7 +92,7 @@ func writeScoredRun(t *testing.T, dir, run string, seed int64) {
 		}
 		json.NewEncoder(part).Encode(scorers.Prediction{ItemID: it.ID, Variants: map[string]json.RawMessage{judge.VariantKey: raw}})
 	}
-	for key, b := range map[string][]byte{shardItemsKey(run, "knowledge", 0): shard.Bytes(),
+	for key, b := range map[string][]byte{runfiles.ShardItemsKey(run, "knowledge", 0): shard.Bytes(),
 		ratingsPrefix(run, "knowledge", 0) + "00000.jsonl": part0.Bytes(), ratingsPrefix(run, "knowledge", 0) + "00001.jsonl": part1.Bytes()} {
 		if err := st.Put(ctx, key, b); err != nil {
 			t.Fatal(err)

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"strings"
 
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/dedup"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 )
 
 // Dedup drops contaminated items before anything is scored (spec §6), publishes
@@ -24,7 +24,7 @@ func (a *Activities) Dedup(ctx context.Context, ref RunRef) (DedupResult, error)
 		return DedupResult{}, err
 	}
 	var prev DedupResult
-	if err := getJSON(ctx, st, dedupKey(ref.RunID), &prev); err == nil {
+	if err := getJSON(ctx, st, runfiles.DedupKey(ref.RunID), &prev); err == nil {
 		return prev, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return DedupResult{}, err
@@ -46,18 +46,18 @@ func (a *Activities) Dedup(ctx context.Context, ref RunRef) (DedupResult, error)
 		ad := AxisDedup{Axis: ax.Name}
 		var shard []scorers.Item
 		flush := func() error {
-			data, err := encodeJSONL(shard)
+			data, err := runfiles.EncodeJSONL(shard)
 			if err != nil {
 				return err
 			}
-			if err := putOnce(ctx, st, shardItemsKey(ref.RunID, ax.Name, len(ad.Shards)), data); err != nil {
+			if err := putOnce(ctx, st, runfiles.ShardItemsKey(ref.RunID, ax.Name, len(ad.Shards)), data); err != nil {
 				return err
 			}
 			ad.Shards = append(ad.Shards, len(shard))
 			shard = shard[:0]
 			return nil
 		}
-		err := eachJSONL(ctx, st, itemsKey(ref.RunID, ax.Name), func(it scorers.Item) error {
+		err := runfiles.EachJSONL(ctx, st, runfiles.ItemsKey(ref.RunID, ax.Name), func(it scorers.Item) error {
 			if dropped[it.ID] {
 				ad.Dropped++
 				return nil
@@ -80,7 +80,7 @@ func (a *Activities) Dedup(ctx context.Context, ref RunRef) (DedupResult, error)
 		res.Axes = append(res.Axes, ad)
 	}
 	res.KeptSHA256 = dedup.KeptSHA256(kept)
-	if err := putJSON(ctx, st, dedupKey(ref.RunID), res); err != nil {
+	if err := putJSON(ctx, st, runfiles.DedupKey(ref.RunID), res); err != nil {
 		return DedupResult{}, err
 	}
 	return res, nil
@@ -241,7 +241,7 @@ func (a *Activities) corpus(ctx context.Context, m *manifest, st store.Store, ru
 		// Of each item only what screening reads is kept: the id, axis and task
 		// for the report, and the prompt until the index holds its normal form.
 		for _, ax := range m.Plan.Axes {
-			err := eachJSONL(ctx, st, itemsKey(run, ax.Name), func(it scorers.Item) error {
+			err := runfiles.EachJSONL(ctx, st, runfiles.ItemsKey(run, ax.Name), func(it scorers.Item) error {
 				c.items = append(c.items, scorers.Item{ID: it.ID, Axis: it.Axis, TaskID: it.TaskID, Prompt: it.Prompt})
 				return nil
 			})

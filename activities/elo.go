@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/glossobench/glossobench/infra/elo"
 	"github.com/glossobench/glossobench/infra/leaderboard"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/mt"
@@ -21,28 +21,21 @@ import (
 
 // LoadEloRun reads a run's result.json and per-item scores from the store.
 func LoadEloRun(ctx context.Context, st store.Store, run string) (*elo.Run, error) {
-	prefix := "runs/" + run + "/"
-	return elo.Load(func(name string) ([]byte, error) {
-		b, err := st.Get(ctx, prefix+name)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("%w: %v", fs.ErrNotExist, err)
-		}
-		return b, err
-	}, st.Describe()+"/"+strings.TrimSuffix(prefix, "/"))
+	return elo.Load(runfiles.InStore(ctx, st, run))
 }
 
 // MTTurns reads a run's MT conversations as the judge requests of each turn,
 // for pairwise judge matches (elo.PairMatches). A run without an MT axis has
 // none.
 func MTTurns(ctx context.Context, st store.Store, run string) (elo.Turns, error) {
-	data, err := st.Get(ctx, itemsKey(run, "mt"))
+	data, err := st.Get(ctx, runfiles.ItemsKey(run, "mt"))
 	if errors.Is(err, store.ErrNotFound) {
 		return elo.Turns{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	items, err := decodeJSONL[scorers.Item](data, itemsKey(run, "mt"))
+	items, err := runfiles.DecodeJSONL[scorers.Item](runfiles.ItemsKey(run, "mt"), data)
 	if err != nil {
 		return nil, err
 	}

@@ -8,12 +8,12 @@ import (
 	"os"
 	"strings"
 
-	"go.temporal.io/sdk/activity"
-
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/judge"
+	"go.temporal.io/sdk/activity"
 )
 
 // judgedAxis is an axis whose responses a judge ensemble rates.
@@ -62,7 +62,7 @@ func overlayOn(cfg *config.Config, axis string) bool {
 }
 
 func ratingsPrefix(run, axis string, shard int) string {
-	return shardPrefix(run, axis, shard) + "rated-"
+	return runfiles.ShardPrefix(run, axis, shard) + "rated-"
 }
 
 // Judge rates an axis's responses with the judge ensemble, shard by shard.
@@ -135,7 +135,7 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 			counts = addCounts(counts, c)
 			rated += len(reqs)
 			unrequested += len(ps) - distinctItems(reqs)
-			data, err := encodeJSONL(ps)
+			data, err := runfiles.EncodeJSONL(ps)
 			if err != nil {
 				return StageNote{}, err
 			}

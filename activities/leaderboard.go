@@ -2,76 +2,16 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
-	"strings"
 
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/leaderboard"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
-	"github.com/glossobench/glossobench/stats"
 	"go.temporal.io/sdk/temporal"
 )
-
-// LeaderboardRow is the leaderboard row of a run; path names result.json in
-// errors and becomes the row's result_ref.
-func LeaderboardRow(res *Result, path string) (leaderboard.Row, error) {
-	row := leaderboard.Row{ModelID: res.ModelID, RunID: res.RunID, BenchVersion: res.BenchVersion, ResultRef: path,
-		Pins: map[string]string{"bench_version": res.BenchVersion, "config_hash": res.ConfigHash}, Scores: map[string]float64{}}
-	for axis, v := range res.PluginVersions {
-		row.Pins["plugin/"+axis] = v
-	}
-	if res.Summary.MSPublic == nil {
-		return row, fmt.Errorf("%s: field summary.ms_public is null: a run without a public mean score has no leaderboard row", path)
-	}
-	row.MS = *res.Summary.MSPublic
-	if ci := res.Summary.MSCI95; ci != nil {
-		row.MSCI95 = []float64{ci[0], ci[1]}
-	}
-	var ranking []stats.RankingAxis
-	for axis, a := range res.Axes {
-		if a.Score != nil {
-			row.Scores[axis] = *a.Score
-			ranking = append(ranking, stats.RankingAxis{Name: axis, Score: *a.Score, Weight: a.Weight, Public: a.Tier != "selfbuilt", Discriminates: a.Discriminates})
-		}
-	}
-	row.RankingWeights, _ = stats.RankingWeights(ranking)
-	if res.ModelMeta != nil {
-		b, err := json.Marshal(res.ModelMeta)
-		if err != nil {
-			return row, fmt.Errorf("%s: field model_meta: %w", path, err)
-		}
-		var m config.ModelMeta
-		if err := json.Unmarshal(b, &m); err != nil {
-			return row, fmt.Errorf("%s: field model_meta: %w", path, err)
-		}
-		row.ModelMeta = leaderboard.ModelMeta{Family: m.Family, ModelClass: m.ModelClass, Params: m.Params}
-		row.ReasoningMode = m.ReasoningMode
-	}
-	if n := res.Summary.NearChanceAxes; len(n) > 0 {
-		row.Notes = append(row.Notes, "near-chance axes: "+strings.Join(n, ", "))
-	}
-	return row, row.Validate()
-}
-
-var majorRE = regexp.MustCompile(`(?:^|[^0-9A-Za-z])v?([0-9]+)(?:\.[0-9]+)*$`)
-
-// BenchMajor reads the major version from a bench_version such as
-// "glossobench-v1" or "glossobench-v2.3".
-func BenchMajor(v string) (int, error) {
-	m := majorRE.FindStringSubmatch(v)
-	if m == nil {
-		return 0, fmt.Errorf("%q has no major version (want e.g. glossobench-v1)", v)
-	}
-	n, err := strconv.Atoi(m[1])
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%q: major version must be at least 1", v)
-	}
-	return n, nil
-}
 
 // RefreshInput lists the runs a leaderboard refresh keeps current. It is the
 // REFRESH.json of `glossobench schedule create`; the README documents it.
@@ -133,7 +73,7 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 			fail(err)
 			continue
 		}
-		major, err := BenchMajor(cfg.BenchVersion)
+		major, err := leaderboard.BenchMajor(cfg.BenchVersion)
 		if err != nil {
 			fail(fmt.Errorf("bench_version: %w", err))
 			continue
@@ -211,7 +151,7 @@ func (a *Activities) AppendLeaderboard(ctx context.Context, in AppendInput) (str
 	}
 	key := in.ResultKey
 	if key == "" {
-		key = ResultKey(in.RunID)
+		key = runfiles.ResultKey(in.RunID)
 	}
 	data, err := runs.Get(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
@@ -221,16 +161,16 @@ func (a *Activities) AppendLeaderboard(ctx context.Context, in AppendInput) (str
 		return "", err
 	}
 	ref := runs.Describe() + "/" + key
-	var res Result
-	if err := json.Unmarshal(data, &res); err != nil {
+	var res runfiles.Result
+	if err := runfiles.DecodeJSON(ref, data, &res); err != nil {
 		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("run %s: %s: %v", in.RunID, ref, err), ErrData, nil)
 	}
-	row, err := LeaderboardRow(&res, ref)
+	row, err := leaderboard.RowOf(&res, ref)
 	if err != nil {
 		return "", temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
 	}
 	row.RunStore = runs.Describe()
-	major, err := BenchMajor(res.BenchVersion)
+	major, err := leaderboard.BenchMajor(res.BenchVersion)
 	if err != nil {
 		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: field bench_version: %v", ref, err), ErrData, nil)
 	}

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"bytes"
 	"context"
 	"errors"
@@ -22,7 +23,7 @@ func putResult(t *testing.T, st store.Store, run, model string, ms float64) {
 	res := Result{BenchVersion: "glossobench-v1", RunID: run, ModelID: model, ConfigHash: "c0ffee" + model,
 		Axes: map[string]AxisReport{}, Store: st.Describe()}
 	res.Summary.MSPublic = &ms
-	if err := putJSON(context.Background(), st, ResultKey(run), res); err != nil {
+	if err := putJSON(context.Background(), st, runfiles.ResultKey(run), res); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -217,7 +218,7 @@ func TestAggregatePublishesRankingMean(t *testing.T) {
 		Summary map[string]any `json:"summary"`
 	}
 	st, _ := store.Open(context.Background(), ref.StoreURI)
-	data, err := st.Get(context.Background(), ResultKey("a"))
+	data, err := st.Get(context.Background(), runfiles.ResultKey("a"))
 	if err != nil || json.Unmarshal(data, &res) != nil {
 		t.Fatal(err)
 	}

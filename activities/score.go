@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"strings"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/judge"
+	"go.temporal.io/sdk/temporal"
 )
 
 // ScoreInput names an axis to score and how many shards it has.
@@ -41,11 +41,11 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	if err != nil {
 		return AxisOutcome{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfig, nil)
 	}
-	sp, err := newSpool()
+	sp, err := runfiles.NewSpool()
 	if err != nil {
 		return AxisOutcome{}, err
 	}
-	defer sp.discard()
+	defer sp.Discard()
 	regs := registerTally{}
 	deltas := newDeltaScores(ac)
 	var quality *qualityTally
@@ -71,7 +71,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 			if quality != nil {
 				quality.add(s, preds[k])
 			}
-			if err := sp.add(s); err != nil {
+			if err := sp.Add(s); err != nil {
 				return err
 			}
 		}
@@ -99,10 +99,10 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	if unscored > 0 {
 		out.Result.Notes = append(out.Result.Notes, fmt.Sprintf("%d kept items were not scored: the axis budget ran out before they were answered", unscored))
 	}
-	if err := sp.commit(ctx, st, scoresKey(in.RunID, in.Axis)); err != nil {
+	if err := sp.Commit(ctx, st, runfiles.ScoresKey(in.RunID, in.Axis)); err != nil {
 		return AxisOutcome{}, err
 	}
-	if err := putJSON(ctx, st, axisResultKey(in.RunID, in.Axis), out); err != nil {
+	if err := putJSON(ctx, st, runfiles.AxisResultKey(in.RunID, in.Axis), out); err != nil {
 		return AxisOutcome{}, err
 	}
 	return out, nil

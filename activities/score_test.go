@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -39,7 +40,7 @@ axes:
 			t.Fatal(err)
 		}
 		var dd DedupResult
-		if err := getJSON(t.Context(), st, dedupKey("s"), &dd); err != nil {
+		if err := getJSON(t.Context(), st, runfiles.DedupKey("s"), &dd); err != nil {
 			t.Fatal(err)
 		}
 		shards = len(dd.Axes[0].Shards)
@@ -57,7 +58,7 @@ axes:
 		if outcome, err = json.Marshal(out); err != nil {
 			t.Fatal(err)
 		}
-		if scores, err = st.Get(t.Context(), scoresKey("s", "nlu")); err != nil {
+		if scores, err = st.Get(t.Context(), runfiles.ScoresKey("s", "nlu")); err != nil {
 			t.Fatal(err)
 		}
 		return outcome, scores, shards
@@ -110,7 +111,7 @@ axes:
 		t.Fatalf("err = %v; want a non-retryable error naming axes.knowledge and %s:31", err, p)
 	}
 	st, _ := acts.store(t.Context(), storeDir)
-	if ok, err := st.Exists(t.Context(), itemsKey("bad", "knowledge")); ok || err != nil {
+	if ok, err := st.Exists(t.Context(), runfiles.ItemsKey("bad", "knowledge")); ok || err != nil {
 		t.Fatalf("items object stored after a failed Prepare: %v, %v", ok, err)
 	}
 }

@@ -11,27 +11,27 @@ import (
 	"syscall"
 	"time"
 
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
-
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/mcq"
 	"github.com/glossobench/glossobench/scorers/probes"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 )
 
 func (a *Activities) shardItems(ctx context.Context, st store.Store, run, axis string, shard int) ([]scorers.Item, error) {
-	key := shardItemsKey(run, axis, shard)
+	key := runfiles.ShardItemsKey(run, axis, shard)
 	data, err := st.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	return decodeJSONL[scorers.Item](data, key)
+	return runfiles.DecodeJSONL[scorers.Item](key, data)
 }
 
 // shardPredictions reads every prediction checkpoint object of a shard.
 func shardPredictions(ctx context.Context, st store.Store, run, axis string, shard int) (map[string]scorers.Prediction, int, error) {
-	return readPredictions(ctx, st, predPrefix(run, axis, shard), "")
+	return readPredictions(ctx, st, runfiles.PredPrefix(run, axis, shard), "")
 }
 
 // readPredictions reads the checkpoint objects under prefix (those whose key
@@ -49,7 +49,7 @@ func readPredictions(ctx context.Context, st store.Store, prefix, infix string) 
 		if err != nil {
 			return nil, 0, err
 		}
-		rows, err := decodeJSONL[scorers.Prediction](data, k)
+		rows, err := runfiles.DecodeJSONL[scorers.Prediction](k, data)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -194,11 +194,11 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 			}
 		}
 		if len(ok) > 0 {
-			data, err := encodeJSONL(ok)
+			data, err := runfiles.EncodeJSONL(ok)
 			if err != nil {
 				return res, err
 			}
-			err = saveCheckpoint(ctx, st, predKey(in.RunID, in.Axis, in.Shard, parts), data, func(why string) {
+			err = saveCheckpoint(ctx, st, runfiles.PredKey(in.RunID, in.Axis, in.Shard, parts), data, func(why string) {
 				mu.Lock()
 				waiting = why
 				mu.Unlock()
@@ -271,7 +271,7 @@ func transient(err error) bool {
 func (a *Activities) probePool(ctx context.Context, st store.Store, run, axis string) (*probes.Pool, error) {
 	return a.pools.get(run+"/"+axis, run, func() (*probes.Pool, error) {
 		pool := &probes.Pool{}
-		err := eachJSONL(ctx, st, itemsKey(run, axis), func(it scorers.Item) error {
+		err := runfiles.EachJSONL(ctx, st, runfiles.ItemsKey(run, axis), func(it scorers.Item) error {
 			pool.Add(it)
 			return nil
 		})

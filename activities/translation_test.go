@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/scorers"
 )
 
@@ -34,7 +35,7 @@ axes:
 	d := out.Result.TranslationDelta[0]
 	var en, ms float64
 	st, _ := acts.store(t.Context(), ref.StoreURI)
-	rows, _ := st.Get(t.Context(), scoresKey("tr", "nlu"))
+	rows, _ := st.Get(t.Context(), runfiles.ScoresKey("tr", "nlu"))
 	for _, line := range strings.Split(strings.TrimSpace(string(rows)), "\n") {
 		var it scorers.ItemScore
 		if err := json.Unmarshal([]byte(line), &it); err != nil {

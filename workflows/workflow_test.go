@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/scorers"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/glossobench/glossobench/activities"
-	"github.com/glossobench/glossobench/scorers"
 )
 
 func plan(axes ...string) activities.Plan {
@@ -70,7 +70,7 @@ func TestEvalRunFansOutShardsAndAggregates(t *testing.T) {
 	var got activities.AggregateInput
 	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AggregateInput) (activities.Summary, error) {
 		got = in
-		return activities.Summary{ResultKey: activities.ResultKey(in.RunID), MSPublic: score(0.5)}, nil
+		return activities.Summary{ResultKey: runfiles.ResultKey(in.RunID), MSPublic: score(0.5)}, nil
 	})
 
 	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})

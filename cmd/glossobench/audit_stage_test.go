@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rs/zerolog"
-
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/audit"
+	"github.com/rs/zerolog"
 )
 
 // TestAuditStageCommand runs EvalRun's audit stage on a pooled axis, then
@@ -52,7 +52,7 @@ func TestAuditStageCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := append([]activities.AuditSummary{sum}, sum.Trained...)
+	all := append([]runfiles.AuditSummary{sum}, sum.Trained...)
 	if len(all) != 3 {
 		t.Fatalf("want the half-and-half rating and two trained detectors, got %d audits: %+v", len(all), sum)
 	}

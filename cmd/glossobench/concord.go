@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/glossobench/glossobench/infra/inputs"
+	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/stats"
 )
 
@@ -140,77 +138,42 @@ func readScoresArg(path string) (map[string]inputs.ModelScore, string, error) {
 	return runRankingScores(runs)
 }
 
-// runResult is the part of a run's result.json (activities.Result) that
-// the comparison tools read.
+// runResult is a run folder's result.json, as the comparison tools read it.
 type runResult struct {
-	path      string // the result.json file
-	dir       string // the run directory: <store>/runs/<run>
-	ModelID   string `json:"model_id"`
-	ModelMeta struct {
-		ModelClass    string `json:"model_class"`
-		ReasoningMode string `json:"reasoning_mode"`
-	} `json:"model_meta"`
-	Axes map[string]struct {
-		Score         *float64 `json:"score"`
-		Weight        float64  `json:"weight"`
-		Tier          string   `json:"tier"`
-		Discriminates bool     `json:"discriminates"`
-	} `json:"axes"`
-	Summary struct {
-		MSPublic *float64 `json:"ms_public"`
-		MSAxes   []string `json:"ms_axes"`
-	} `json:"summary"`
+	dir string // the run directory: <store>/runs/<run>
+	*runfiles.Result
 }
 
-// findRunResults returns the runs at or under dir: every result.json found,
-// in path order. Shard directories are not searched.
+func (r runResult) path() string { return filepath.Join(r.dir, runfiles.ResultName) }
+
+// findRunResults returns the runs at or under dir, in path order.
 func findRunResults(dir string) ([]runResult, error) {
-	var runs []runResult
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && d.Name() == "shards" {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || d.Name() != "result.json" {
-			return nil
-		}
-		r, err := readRunResult(p)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, r)
-		return nil
-	})
+	dirs, err := runfiles.FindRuns(dir)
 	if err != nil {
 		return nil, err
 	}
-	if len(runs) == 0 {
-		return nil, fmt.Errorf("%s: no result.json at or under this directory", dir)
+	runs := make([]runResult, len(dirs))
+	for i, d := range dirs {
+		if runs[i], err = readRunResult(d); err != nil {
+			return nil, err
+		}
 	}
 	return runs, nil
 }
 
-func readRunResult(path string) (runResult, error) {
-	r := runResult{path: path, dir: filepath.Dir(path)}
-	b, err := os.ReadFile(path)
+// readRunResult reads the result.json of the run folder dir.
+func readRunResult(dir string) (runResult, error) {
+	r := runResult{dir: dir}
+	f, err := runfiles.Dir(dir)
 	if err != nil {
 		return r, err
 	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se):
-			return r, fmt.Errorf("%s:%d: invalid JSON: %v", path, inputs.LineAt(b, se.Offset), se)
-		case errors.As(err, &te):
-			return r, fmt.Errorf("%s:%d: field %s: want %s, got %s", path, inputs.LineAt(b, te.Offset), te.Field, te.Type, te.Value)
-		}
-		return r, fmt.Errorf("%s: %v", path, err)
+	defer f.Close()
+	if r.Result, err = f.Result(); err != nil {
+		return r, err
 	}
 	if r.ModelID == "" {
-		return r, fmt.Errorf("%s: field model_id is missing or empty", path)
+		return r, fmt.Errorf("%s: field model_id is missing or empty", r.path())
 	}
 	return r, nil
 }
@@ -224,9 +187,9 @@ func runRankingScores(runs []runResult) (scores map[string]inputs.ModelScore, no
 	entries := make([]stats.RankingEntry, len(runs))
 	for i, r := range runs {
 		if prev, dup := from[r.ModelID]; dup {
-			return nil, "", fmt.Errorf("model_id %q has two runs: %s and %s; keep one", r.ModelID, prev, r.path)
+			return nil, "", fmt.Errorf("model_id %q has two runs: %s and %s; keep one", r.ModelID, prev, r.path())
 		}
-		from[r.ModelID] = r.path
+		from[r.ModelID] = r.path()
 		var axes []stats.RankingAxis
 		for name, a := range r.Axes {
 			if a.Score != nil {
@@ -243,7 +206,7 @@ func runRankingScores(runs []runResult) (scores map[string]inputs.ModelScore, no
 	means, over, leftOut := stats.CommonRanking(entries)
 	for i, r := range runs {
 		if means[i] == nil {
-			return nil, "", fmt.Errorf("%s: no axis discriminates for every run (%s), so there is no ranking mean; left out: %s", r.path, orNone(over), orNone(leftOut))
+			return nil, "", fmt.Errorf("%s: no axis discriminates for every run (%s), so there is no ranking mean; left out: %s", r.path(), orNone(over), orNone(leftOut))
 		}
 		scores[r.ModelID] = inputs.ModelScore{Score: *means[i], Line: 1}
 	}
@@ -254,44 +217,20 @@ func runRankingScores(runs []runResult) (scores map[string]inputs.ModelScore, no
 	return scores, note, nil
 }
 
-// readRunAxisScores reads a run's <axis>/scores.jsonl (scorers.ItemScore
-// lines): item_id → score.
-func readRunAxisScores(path string) (map[string]float64, error) {
-	f, err := os.Open(path)
+// readRunAxisScores reads the item scores of one axis of the run folder
+// dir: item_id → score.
+func readRunAxisScores(dir, axis string) (map[string]float64, error) {
+	f, err := runfiles.Dir(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	out := map[string]float64{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
-	for line := 1; sc.Scan(); line++ {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		var it struct {
-			ItemID string   `json:"item_id"`
-			Score  *float64 `json:"score"`
-		}
-		if err := json.Unmarshal(text, &it); err != nil {
-			return nil, fmt.Errorf("%s:%d: %s", path, line, strings.TrimPrefix(err.Error(), "json: "))
-		}
-		if it.ItemID == "" {
-			return nil, fmt.Errorf("%s:%d: field item_id is missing or empty", path, line)
-		}
-		if it.Score == nil {
-			return nil, fmt.Errorf("%s:%d: field score is missing or null", path, line)
-		}
-		if _, dup := out[it.ItemID]; dup {
-			return nil, fmt.Errorf("%s:%d: item %q scored twice", path, line, it.ItemID)
-		}
-		out[it.ItemID] = *it.Score
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	return out, nil
+	err = f.EachScore(axis, func(s scorers.ItemScore) error {
+		out[s.ItemID] = s.Score
+		return nil
+	})
+	return out, err
 }
 
 // rankRow is one model in the rank table. Rank 1 is the highest score;

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/glossobench/glossobench/infra/inputs"
@@ -168,7 +167,7 @@ func readRunsInstrument(dir string) (*inputs.Instrument, error) {
 	in := &inputs.Instrument{Name: "glossobench (" + note + ")", Path: dir, Scores: scores, Items: map[string]string{}}
 	for _, r := range runs {
 		for axis := range r.Axes {
-			items, err := readRunAxisScores(filepath.Join(r.dir, axis, "scores.jsonl"))
+			items, err := readRunAxisScores(r.dir, axis)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // an axis that scored nothing
 			}

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-	"go.temporal.io/sdk/testsuite"
-
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers/dedup"
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/testsuite"
 )
 
 func captureStdout(t *testing.T, f func() int) (string, int) {
@@ -99,7 +99,7 @@ func TestDedupCommand(t *testing.T) {
 // dedupRun prepares and dedups a run of cfgPath through the activities, as
 // EvalRun does, and returns what the run publishes. between, if any, runs
 // after Prepare.
-func dedupRun(t *testing.T, cfgPath, runID string, between ...func()) activities.DedupResult {
+func dedupRun(t *testing.T, cfgPath, runID string, between ...func()) runfiles.DedupResult {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
@@ -118,7 +118,7 @@ func dedupRun(t *testing.T, cfgPath, runID string, between ...func()) activities
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dd activities.DedupResult
+	var dd runfiles.DedupResult
 	v.Get(&dd)
 	return dd
 }
@@ -180,7 +180,7 @@ axes:
 		}
 		return rep
 	}
-	check := func(t *testing.T, name string, rep dedup.Report, run activities.DedupResult) {
+	check := func(t *testing.T, name string, rep dedup.Report, run runfiles.DedupResult) {
 		t.Helper()
 		if rep.KeptSHA256 != run.KeptSHA256 || rep.KeptSHA256 == dedup.KeptSHA256(nil) {
 			t.Errorf("%s: kept sha %s, the run published %s", name, rep.KeptSHA256, run.KeptSHA256)

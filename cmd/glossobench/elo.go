@@ -15,6 +15,7 @@ import (
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/elo"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers/judge"
 	"github.com/glossobench/glossobench/stats"
@@ -140,7 +141,12 @@ func loadEloRuns(arg string) ([]*elo.Run, error) {
 	}
 	var out []*elo.Run
 	for _, dir := range dirs {
-		r, err := elo.Load(func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, filepath.FromSlash(name))) }, dir)
+		f, err := runfiles.Dir(dir)
+		if err != nil {
+			return nil, err
+		}
+		r, err := elo.Load(f)
+		f.Close()
 		if err != nil {
 			return nil, err
 		}

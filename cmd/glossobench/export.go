@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/glossobench/glossobench/infra/inputs"
+	"github.com/glossobench/glossobench/infra/runfiles"
 )
 
 func init() {
@@ -18,23 +19,6 @@ func init() {
 }
 
 func runExport(args []string) int { return exportMain(args, os.Stdout, os.Stderr) }
-
-// exportResult is the part of result.json an export writes.
-type exportResult struct {
-	ModelID      string `json:"model_id"`
-	BenchVersion string `json:"bench_version"`
-	ConfigHash   string `json:"config_hash"`
-	Axes         map[string]struct {
-		Score   *float64    `json:"score"`
-		Metric  string      `json:"metric"`
-		N       int         `json:"n"`
-		CI95    *[2]float64 `json:"ci95"`
-		Version string      `json:"version"`
-	} `json:"axes"`
-	Summary struct {
-		MSPublic *float64 `json:"ms_public"`
-	} `json:"summary"`
-}
 
 // LMEvalTaskPrefix names GlossoBench's axes as lm-eval tasks
 // (glossobench_knowledge, ...).
@@ -77,16 +61,7 @@ func exportMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "glossobench export: %s holds %d runs; name one run directory\n", fs.Arg(0), len(runs))
 		return 1
 	}
-	b, err := os.ReadFile(runs[0].path)
-	if err != nil {
-		fmt.Fprintf(stderr, "glossobench export: %v\n", err)
-		return 1
-	}
-	var r exportResult
-	if err := json.Unmarshal(b, &r); err != nil {
-		fmt.Fprintf(stderr, "glossobench export: %s: %v\n", runs[0].path, err)
-		return 1
-	}
+	r := runs[0].Result
 	var doc any = lmEvalDoc(r)
 	if *format == "every-eval-ever" {
 		ts := *stamp
@@ -109,7 +84,7 @@ func exportMain(args []string, stdout, stderr io.Writer) int {
 }
 
 // lmEvalDoc is a run's result as an lm-eval results file.
-func lmEvalDoc(r exportResult) inputs.LMEvalResults {
+func lmEvalDoc(r *runfiles.Result) inputs.LMEvalResults {
 	doc := inputs.LMEvalResults{Results: map[string]map[string]any{}, Versions: map[string]any{},
 		NSamples: map[string]any{}, HigherIsOK: map[string]map[string]any{}, ModelName: r.ModelID}
 	doc.Config.Model = "glossobench"
@@ -148,7 +123,7 @@ const EEESchemaVersion = "0.2.1"
 // eeeDoc is a run's result as an Every Eval Ever record: the model, the
 // library (glossobench at the bench version), and per scored axis its
 // headline in [0, 1] with the run's bootstrap 95% interval.
-func eeeDoc(r exportResult, org string, ts int64) map[string]any {
+func eeeDoc(r *runfiles.Result, org string, ts int64) map[string]any {
 	stamp := strconv.FormatInt(ts, 10)
 	var results []map[string]any
 	add := func(name, desc string, score float64, ci *[2]float64, n int, details map[string]string) {

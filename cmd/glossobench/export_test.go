@@ -27,14 +27,7 @@ func TestExportLMEvalReadsBack(t *testing.T) {
 	if code := exportMain([]string{"--format", "lm-eval", "--out", out, run}, &bytes.Buffer{}, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	b, err := os.ReadFile(runs[0].path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res exportResult
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := runs[0].Result
 	if len(res.Axes) == 0 {
 		t.Fatal("the fixture run has no axes")
 	}

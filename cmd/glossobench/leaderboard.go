@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,10 +16,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/leaderboard"
-	"github.com/glossobench/glossobench/infra/release"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/stats"
 )
@@ -86,11 +87,11 @@ func leaderboardAppend(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	row, err := activities.LeaderboardRow(res, filepath.Join(runDir, "result.json"))
+	row, err := leaderboard.RowOf(res, filepath.Join(runDir, runfiles.ResultName))
 	if err != nil {
 		return fail(err)
 	}
-	major, err := activities.BenchMajor(res.BenchVersion)
+	major, err := leaderboard.BenchMajor(res.BenchVersion)
 	if err != nil {
 		return fail(fmt.Errorf("%s: field bench_version: %w", filepath.Join(runDir, "result.json"), err))
 	}
@@ -120,7 +121,7 @@ func leaderboardAppend(args []string, stdout, stderr io.Writer) int {
 	row.ResultRef = filepath.Join(mustAbs(runDir), "result.json")
 	if abs := mustAbs(runDir); filepath.Base(filepath.Dir(abs)) == "runs" && filepath.Base(abs) == res.RunID {
 		runs := "file:" + filepath.Dir(filepath.Dir(abs))
-		row.ResultRef, row.RunStore = runs+"/"+activities.ResultKey(res.RunID), runs
+		row.ResultRef, row.RunStore = runs+"/"+runfiles.ResultKey(res.RunID), runs
 	}
 	if err := leaderboard.Append(ctx, st, *lang, major, row); err != nil {
 		if errors.Is(err, leaderboard.ErrDuplicate) {
@@ -137,27 +138,22 @@ func leaderboardAppend(args []string, stdout, stderr io.Writer) int {
 }
 
 // readResult reads RUNDIR/result.json and, when present, the run config.
-func readResult(runDir string) (*activities.Result, *config.Config, error) {
-	path := filepath.Join(runDir, "result.json")
-	data, err := os.ReadFile(path)
+func readResult(runDir string) (*runfiles.Result, *config.Config, error) {
+	f, err := runfiles.Dir(runDir)
 	if err != nil {
 		return nil, nil, err
 	}
-	res := new(activities.Result)
-	if err := release.DecodeJSON(path, data, res); err != nil {
+	defer f.Close()
+	res, err := f.Result()
+	if err != nil {
 		return nil, nil, err
 	}
 	if res.ModelID == "" {
-		return nil, nil, fmt.Errorf("%s: field model_id is missing or empty", path)
+		return nil, nil, fmt.Errorf("%s: field model_id is missing or empty", f.Path(runfiles.ResultName))
 	}
-	var man struct {
-		Config *config.Config `json:"config"`
-	}
-	mp := filepath.Join(runDir, "manifest.json")
-	if data, err := os.ReadFile(mp); err == nil {
-		if err := release.DecodeJSON(mp, data, &man); err != nil {
-			return nil, nil, err
-		}
+	var man runfiles.Manifest[json.RawMessage]
+	if err := f.Manifest(&man); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, err
 	}
 	return res, man.Config, nil
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/glossobench/glossobench/activities"
 	"os"
 	"path/filepath"
 	"strings"
@@ -198,12 +197,12 @@ func TestLeaderboardAppendShowCompare(t *testing.T) {
 
 func TestBenchMajor(t *testing.T) {
 	for v, want := range map[string]int{"glossobench-v1": 1, "glossobench-v2.3": 2, "v7": 7, "12": 12} {
-		if got, err := activities.BenchMajor(v); err != nil || got != want {
+		if got, err := leaderboard.BenchMajor(v); err != nil || got != want {
 			t.Errorf("BenchMajor(%q) = %d, %v; want %d", v, got, err, want)
 		}
 	}
 	for _, v := range []string{"", "glossobench", "glossobench-v0"} {
-		if _, err := activities.BenchMajor(v); err == nil {
+		if _, err := leaderboard.BenchMajor(v); err == nil {
 			t.Errorf("BenchMajor(%q) accepted", v)
 		}
 	}

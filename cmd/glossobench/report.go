@@ -8,9 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/glossobench/glossobench/activities"
-	"github.com/glossobench/glossobench/infra/release"
 	"github.com/glossobench/glossobench/infra/report"
+	"github.com/glossobench/glossobench/infra/runfiles"
 )
 
 func init() {
@@ -37,19 +36,13 @@ func reportMain(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 1
 	}
-	path := filepath.Join(rest[0], "result.json")
-	data, err := os.ReadFile(path)
+	res, err := readRunFolderResult(rest[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "glossobench report: %v\n", err)
 		return 1
 	}
-	var res activities.Result
-	if err := release.DecodeJSON(path, data, &res); err != nil {
-		fmt.Fprintf(stderr, "glossobench report: %v\n", err)
-		return 1
-	}
 	var b bytes.Buffer
-	if err := report.Write(&b, &res); err != nil {
+	if err := report.Write(&b, res); err != nil {
 		fmt.Fprintf(stderr, "glossobench report: %v\n", err)
 		return 1
 	}
@@ -62,4 +55,14 @@ func reportMain(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
 	return 0
+}
+
+// readRunFolderResult reads the result.json of the run folder dir.
+func readRunFolderResult(dir string) (*runfiles.Result, error) {
+	f, err := runfiles.Dir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Result()
 }

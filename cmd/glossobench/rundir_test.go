@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/scorers"
 )
 
@@ -22,14 +22,14 @@ func writeRun(t *testing.T, root, run, model string, ms float64, msAxes []string
 func writeRunMeta(t *testing.T, root, run, model string, meta config.ModelMeta, ms float64, msAxes []string, axes map[string][]float64) string {
 	t.Helper()
 	dir := filepath.Join(root, "runs", run)
-	res := activities.Result{RunID: run, ModelID: model, Axes: map[string]activities.AxisReport{}}
+	res := runfiles.Result{RunID: run, ModelID: model, Axes: map[string]runfiles.AxisReport{}}
 	if meta != (config.ModelMeta{}) {
-		res.ModelMeta = meta
+		res.ModelMeta = &meta
 	}
 	res.Summary.MSPublic = &ms
 	res.Summary.MSAxes = msAxes
 	for axis, scores := range axes {
-		var rep activities.AxisReport
+		var rep runfiles.AxisReport
 		rep.Axis = axis
 		rep.Weight = 1
 		rep.N = len(scores)

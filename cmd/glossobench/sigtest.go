@@ -9,12 +9,13 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/glossobench/glossobench/infra/inputs"
+	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/stats"
 )
 
@@ -147,48 +148,77 @@ func parseWeights(s string) (map[string]float64, error) {
 	return w, nil
 }
 
-// sigtestInput is one system's per-item scores, with the axis weights and
-// MS axes when they come from a run.
+// sigtestInput is one system's item records per axis and the statistic
+// each axis publishes, with the axis weights and MS axes when they come
+// from a run.
 type sigtestInput struct {
-	run     *runResult // nil for JSONL input
-	scores  inputs.ItemScores
-	weights map[string]float64 // from result.json; nil for JSONL input
-	msAxes  []string           // the run's ms_public axes; nil for JSONL input
+	run     *runResult                              // nil for JSONL input
+	records map[string]map[string]scorers.ItemScore // axis → item id → record
+	stat    map[string]scorers.Statistic            // axis → its headline statistic
+	weights map[string]float64                      // from result.json; nil for JSONL input
+	msAxes  []string                                // the run's ms_public axes; nil for JSONL input
 }
 
+// meanItemScore is the statistic of JSONL input, which carries scores only.
+var meanItemScore = scorers.MeanStatistic("mean item score")
+
 // readSigtestInput reads a JSONL file, or a run directory holding
-// result.json and <axis>/scores.jsonl.
+// result.json and <axis>/scores.jsonl: then every axis is compared on the
+// statistic it publishes (scorers.StatisticOf its metric).
 func readSigtestInput(path string) (sigtestInput, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return sigtestInput{}, err
 	}
+	in := sigtestInput{records: map[string]map[string]scorers.ItemScore{}, stat: map[string]scorers.Statistic{}}
 	if !st.IsDir() {
 		sc, err := inputs.ReadItemScoresFile(path)
-		return sigtestInput{scores: sc}, err
+		for axis, items := range sc {
+			in.records[axis] = map[string]scorers.ItemScore{}
+			in.stat[axis] = meanItemScore
+			for id, v := range items {
+				in.records[axis][id] = scorers.ItemScore{ItemID: id, Score: v}
+			}
+		}
+		return in, err
 	}
-	r, err := readRunResult(filepath.Join(path, "result.json"))
+	r, err := readRunResult(path)
 	if err != nil {
 		return sigtestInput{}, err
 	}
-	in := sigtestInput{run: &r, scores: inputs.ItemScores{}, weights: map[string]float64{}, msAxes: r.Summary.MSAxes}
+	in.run, in.weights, in.msAxes = &r, map[string]float64{}, r.Summary.MSAxes
 	if in.msAxes == nil {
 		in.msAxes = []string{}
 	}
+	f, err := runfiles.Dir(path)
+	if err != nil {
+		return sigtestInput{}, err
+	}
+	defer f.Close()
 	for axis, ax := range r.Axes {
-		items, err := readRunAxisScores(filepath.Join(path, axis, "scores.jsonl"))
+		if ax.Score == nil {
+			continue // an axis that published no headline
+		}
+		stat, ok := scorers.StatisticOf(ax.Metric)
+		if !ok {
+			return sigtestInput{}, fmt.Errorf("%s: axes.%s.metric %q has no known statistic", r.path(), axis, ax.Metric)
+		}
+		recs := map[string]scorers.ItemScore{}
+		err := f.EachScore(axis, func(s scorers.ItemScore) error {
+			recs[s.ItemID] = s
+			return nil
+		})
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // an axis that scored nothing
 		}
 		if err != nil {
 			return sigtestInput{}, err
 		}
-		if len(items) > 0 {
-			in.scores[axis] = items
-			in.weights[axis] = ax.Weight
+		if len(recs) > 0 {
+			in.records[axis], in.stat[axis], in.weights[axis] = recs, stat, ax.Weight
 		}
 	}
-	if len(in.scores) == 0 {
+	if len(in.records) == 0 {
 		return sigtestInput{}, fmt.Errorf("%s: the run has no per-item scores", path)
 	}
 	return in, nil
@@ -204,7 +234,10 @@ type sigtestReport struct {
 	MS        stats.Difference   `json:"ms"`
 	OnlyA     map[string]int     `json:"only_a"` // per axis: items only A scored
 	OnlyB     map[string]int     `json:"only_b"`
-	Notes     []string           `json:"notes,omitempty"`
+	// Statistic names, per axis, what A and B are: the axis's published
+	// headline metric for runs, the mean item score for JSONL input.
+	Statistic map[string]string `json:"statistic"`
+	Notes     []string          `json:"notes,omitempty"`
 }
 
 // reasoningParity refuses a comparison of runs whose reasoning modes
@@ -218,7 +251,7 @@ func reasoningParity(aPath string, a sigtestInput, bPath string, b sigtestInput)
 			return fmt.Errorf("%s is not a run directory, so its reasoning mode is unknown", x.path)
 		}
 	}
-	ma, mb := a.run.ModelMeta.ReasoningMode, b.run.ModelMeta.ReasoningMode
+	ma, mb := reasoningMode(a.run), reasoningMode(b.run)
 	if ma != mb {
 		show := func(m string) string { return cmp.Or(m, "unrecorded") }
 		return fmt.Errorf("refused: reasoning modes differ: %s (%s) is %q, %s (%s) is %q",
@@ -231,8 +264,8 @@ func reasoningParity(aPath string, a sigtestInput, bPath string, b sigtestInput)
 // command line win over those of the runs. When both inputs are runs, MS is
 // over the axes both counted in ms_public; otherwise over every shared axis.
 func sigtest(ia, ib sigtestInput, weights map[string]float64, resamples int, seed uint64, level float64) (*sigtestReport, error) {
-	a, b := ia.scores, ib.scores
-	rep := &sigtestReport{Resamples: resamples, Seed: seed, Level: level, OnlyA: map[string]int{}, OnlyB: map[string]int{}}
+	a, b := ia.records, ib.records
+	rep := &sigtestReport{Resamples: resamples, Seed: seed, Level: level, OnlyA: map[string]int{}, OnlyB: map[string]int{}, Statistic: map[string]string{}}
 	var axes []string
 	for ax := range a {
 		if _, ok := b[ax]; ok {
@@ -253,8 +286,12 @@ func sigtest(ia, ib sigtestInput, weights map[string]float64, resamples int, see
 			return nil, fmt.Errorf("--weights names axis %q, which the two files do not share", ax)
 		}
 	}
-	var paired []stats.PairedAxis
+	var paired []stats.PairedTerms
 	for _, ax := range axes {
+		st := ia.stat[ax]
+		if st.Metric != ib.stat[ax].Metric {
+			return nil, fmt.Errorf("axis %s: A publishes %s and B %s; they cannot be compared", ax, st.Metric, ib.stat[ax].Metric)
+		}
 		var ids []string
 		for id := range a[ax] {
 			if _, ok := b[ax][id]; ok {
@@ -282,18 +319,26 @@ func sigtest(ia, ib sigtestInput, weights map[string]float64, resamples int, see
 			}
 			w = cmp.Or(wa, wb)
 		}
-		pa := stats.PairedAxis{Name: ax, Weight: w}
+		pa := stats.PairedTerms{Name: ax, Weight: w, Value: st.Value}
+		var ra, rb []scorers.ItemScore
 		for _, id := range ids {
-			pa.A = append(pa.A, a[ax][id])
-			pa.B = append(pa.B, b[ax][id])
+			ra, rb = append(ra, a[ax][id]), append(rb, b[ax][id])
 		}
+		var err error
+		if pa.A, err = st.TermsOf(ra); err != nil {
+			return nil, fmt.Errorf("A: axis %s: %w", ax, err)
+		}
+		if pa.B, err = st.TermsOf(rb); err != nil {
+			return nil, fmt.Errorf("B: axis %s: %w", ax, err)
+		}
+		rep.Statistic[ax] = st.Metric
 		paired = append(paired, pa)
 	}
 	if len(paired) == 0 {
 		return nil, errors.New("the two inputs share no scored item")
 	}
 	// Split off the axes MS leaves out (self-built tiers of a run).
-	msPaired, rest := paired, []stats.PairedAxis(nil)
+	msPaired, rest := paired, []stats.PairedTerms(nil)
 	if ia.msAxes != nil && ib.msAxes != nil {
 		msPaired = nil
 		for _, pa := range paired {
@@ -315,12 +360,12 @@ func sigtest(ia, ib sigtestInput, weights map[string]float64, resamples int, see
 		}
 	}
 	var err error
-	rep.Axes, rep.MS, err = stats.CompareAxes(msPaired, resamples, seed, level)
+	rep.Axes, rep.MS, err = stats.CompareStatistics(msPaired, resamples, seed, level)
 	if err != nil {
 		return nil, err
 	}
 	if len(rest) > 0 {
-		more, _, err := stats.CompareAxes(rest, resamples, seed, level)
+		more, _, err := stats.CompareStatistics(rest, resamples, seed, level)
 		if err != nil {
 			return nil, err
 		}
@@ -328,6 +373,13 @@ func sigtest(ia, ib sigtestInput, weights map[string]float64, resamples int, see
 		slices.SortFunc(rep.Axes, func(x, y stats.Difference) int { return strings.Compare(x.Name, y.Name) })
 	}
 	return rep, nil
+}
+
+func reasoningMode(r *runResult) string {
+	if r.ModelMeta == nil {
+		return ""
+	}
+	return r.ModelMeta.ReasoningMode
 }
 
 func (rep *sigtestReport) print(w io.Writer) {
@@ -345,6 +397,10 @@ func (rep *sigtestReport) print(w io.Writer) {
 		row(d)
 	}
 	row(rep.MS)
+	for _, d := range rep.Axes {
+		fmt.Fprintf(w, "axis %s: A and B are %s on the shared items\n", d.Name, rep.Statistic[d.Name])
+	}
+	fmt.Fprintln(w, "MS: the weighted mean of those axis statistics")
 	for _, ax := range sortedAxisKeys(rep.OnlyA) {
 		fmt.Fprintf(w, "axis %s: %d item(s) only A scored, left out\n", ax, rep.OnlyA[ax])
 	}

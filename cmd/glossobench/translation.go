@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/scorers"
 )
 
@@ -33,8 +34,7 @@ func runTranslationDelta(args []string) int {
 		fmt.Fprintln(os.Stderr, "translation-delta: --original and --translated are required")
 		return 2
 	}
-	path := filepath.Join(dir, *axis, "scores.jsonl")
-	d, err := translationDeltaOf(path, *axis, *orig, *trans, *seed)
+	d, err := translationDeltaOf(dir, *axis, *orig, *trans, *seed)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -51,14 +51,14 @@ func runTranslationDelta(args []string) int {
 }
 
 // translationDeltaOf pairs "<orig>/<row>" with "<trans>/<row>" item scores.
-func translationDeltaOf(path, axis, orig, trans string, seed uint64) (scorers.TranslationDelta, error) {
-	scores, err := readRunAxisScores(path)
+func translationDeltaOf(dir, axis, orig, trans string, seed uint64) (scorers.TranslationDelta, error) {
+	scores, err := readRunAxisScores(dir, axis)
 	if err != nil {
 		return scorers.TranslationDelta{}, err
 	}
 	d, err := scorers.DeltaOf(scores, axis, orig, trans, 2000, seed)
 	if err != nil {
-		return d, fmt.Errorf("%s: %w", path, err)
+		return d, fmt.Errorf("%s: %w", filepath.Join(dir, runfiles.ScoresName(axis)), err)
 	}
 	return d, nil
 }

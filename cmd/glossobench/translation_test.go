@@ -23,7 +23,7 @@ func TestTranslationDelta(t *testing.T) {
 	}
 	b.WriteString(`{"item_id":"belebele_ms/99","score":1}` + "\n")
 	os.WriteFile(filepath.Join(dir, "nlu", "scores.jsonl"), []byte(b.String()), 0o644)
-	d, err := translationDeltaOf(filepath.Join(dir, "nlu", "scores.jsonl"), "nlu", "belebele_en", "belebele_ms", 1)
+	d, err := translationDeltaOf(dir, "nlu", "belebele_en", "belebele_ms", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestTranslationDelta(t *testing.T) {
 		t.Fatalf("CI %v should bracket -0.25 and exclude 0", d.CI95)
 	}
 	os.WriteFile(filepath.Join(dir, "nlu", "scores.jsonl"), []byte(`{"item_id": 3`+"\n"), 0o644)
-	if _, err := translationDeltaOf(filepath.Join(dir, "nlu", "scores.jsonl"), "nlu", "a", "b", 1); err == nil || !strings.Contains(err.Error(), "scores.jsonl:1") {
+	if _, err := translationDeltaOf(dir, "nlu", "a", "b", 1); err == nil || !strings.Contains(err.Error(), "scores.jsonl:1") {
 		t.Fatalf("malformed line: %v", err)
 	}
 }

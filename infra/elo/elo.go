@@ -5,23 +5,16 @@
 package elo
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"slices"
 	"strings"
 
+	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/stats"
-)
-
-// Scorer types (scorers.ScorerRule, scorers.ScorerJudge) as result.json prints them.
-const (
-	ruleScorer  = "deterministic-rule"
-	judgeScorer = "llm-judge"
 )
 
 // PairAxis names the matches judges decided by comparing two answers.
@@ -41,101 +34,42 @@ type Run struct {
 	NearChance []string
 }
 
-// ReadFunc reads an object of a run folder by its slash-separated name
-// relative to the folder ("result.json", "nlu/scores.jsonl"). A missing
-// object is an error wrapping fs.ErrNotExist.
-type ReadFunc func(name string) ([]byte, error)
-
-// result is the part of result.json (activities.Result) Elo reads.
-type result struct {
-	RunID     string `json:"run_id"`
-	ModelID   string `json:"model_id"`
-	ModelMeta struct {
-		Family string `json:"family"`
-	} `json:"model_meta"`
-	Axes map[string]struct {
-		ScorerType    string `json:"scorer_type"`
-		Discriminates *bool  `json:"discriminates"` // absent in older results: taken as discriminating
-	} `json:"axes"`
-}
-
 // Load reads a run folder: result.json and the per-item scores of every
 // exact-match axis and of a judged MT axis.
-func Load(read ReadFunc, where string) (*Run, error) {
-	data, err := read("result.json")
+func Load(f *runfiles.Folder) (*Run, error) {
+	res, err := f.Result()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
-	var res result
-	if err := json.Unmarshal(data, &res); err != nil {
-		return nil, fmt.Errorf("%s/result.json: %v", where, err)
+		return nil, err
 	}
 	if res.Axes == nil {
-		return nil, fmt.Errorf("%s/result.json: field axes: missing", where)
+		return nil, fmt.Errorf("%s: field axes: missing", f.Path(runfiles.ResultName))
 	}
-	r := &Run{RunID: res.RunID, ModelID: res.ModelID, Family: res.ModelMeta.Family, Where: where, Scores: map[string]map[string]float64{}}
-	r.Player = r.ModelID
-	if r.Player == "" {
-		r.Player = r.RunID
+	r := &Run{RunID: res.RunID, ModelID: res.ModelID, Where: f.Where(), Scores: map[string]map[string]float64{}}
+	if res.ModelMeta != nil {
+		r.Family = res.ModelMeta.Family
 	}
-	if r.Player == "" {
-		r.Player = where
-	}
+	r.Player = cmp.Or(r.ModelID, r.RunID, r.Where)
 	for axis, a := range res.Axes {
-		if a.Discriminates != nil && !*a.Discriminates {
+		if !a.Discriminates {
 			r.NearChance = append(r.NearChance, axis)
 		}
-		if a.ScorerType != ruleScorer && !(axis == "mt" && a.ScorerType == judgeScorer) {
+		if a.ScorerType != scorers.ScorerRule && !(axis == "mt" && a.ScorerType == scorers.ScorerJudge) {
 			continue
 		}
-		name := axis + "/scores.jsonl"
-		data, err := read(name)
+		items := map[string]float64{}
+		err := f.EachScore(axis, func(s scorers.ItemScore) error {
+			items[s.ItemID] = s.Score
+			return nil
+		})
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // the axis produced no per-item scores
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s/%s: %w", where, name, err)
-		}
-		items, err := parseScores(data, where+"/"+name)
 		if err != nil {
 			return nil, err
 		}
 		r.Scores[axis] = items
 	}
 	return r, nil
-}
-
-// parseScores reads a scores.jsonl (scorers.ItemScore rows).
-func parseScores(data []byte, path string) (map[string]float64, error) {
-	out := map[string]float64{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		var it struct {
-			ItemID string   `json:"item_id"`
-			Score  *float64 `json:"score"`
-		}
-		if err := json.Unmarshal(b, &it); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", path, line, err)
-		}
-		if it.ItemID == "" {
-			return nil, fmt.Errorf("%s:%d: field item_id: missing", path, line)
-		}
-		if it.Score == nil || math.IsNaN(*it.Score) {
-			return nil, fmt.Errorf("%s:%d: field score: missing", path, line)
-		}
-		if _, dup := out[it.ItemID]; dup {
-			return nil, fmt.Errorf("%s:%d: item %q scored twice", path, line, it.ItemID)
-		}
-		out[it.ItemID] = *it.Score
-	}
-	return out, sc.Err()
 }
 
 // Settings choose the rating method and the matches.

@@ -3,12 +3,13 @@ package elo
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"math"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/scorers/judge"
 	"github.com/glossobench/glossobench/stats"
 )
@@ -157,13 +158,14 @@ func TestLoadErrors(t *testing.T) {
 		"nlu/scores.jsonl": "{\"item_id\":\"a\",\"score\":1}\n\n{\"item_id\":\"b\",\"score\":0}\n",
 		"mt/scores.jsonl":  "{\"item_id\":\"q\",\"score\":0.7}\n",
 	}
-	read := func(name string) ([]byte, error) {
-		if s, ok := files[name]; ok {
-			return []byte(s), nil
+	read := func() *runfiles.Folder {
+		m := fstest.MapFS{}
+		for name, s := range files {
+			m[name] = &fstest.MapFile{Data: []byte(s)}
 		}
-		return nil, fs.ErrNotExist
+		return runfiles.FS(m, "runs/r")
 	}
-	r, err := Load(read, "runs/r")
+	r, err := Load(read())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,11 +173,11 @@ func TestLoadErrors(t *testing.T) {
 		t.Errorf("loaded %+v", r)
 	}
 	files["nlu/scores.jsonl"] = "{\"item_id\":\"a\",\"score\":1}\n{\"item_id\":\"a\",\"score\":1}\n"
-	if _, err := Load(read, "runs/r"); err == nil || !strings.Contains(err.Error(), `runs/r/nlu/scores.jsonl:2: item "a" scored twice`) {
+	if _, err := Load(read()); err == nil || !strings.Contains(err.Error(), `runs/r/nlu/scores.jsonl:2: item "a" scored twice`) {
 		t.Errorf("duplicate item: %v", err)
 	}
 	files["nlu/scores.jsonl"] = "{\"item_id\":\"a\"}\n"
-	if _, err := Load(read, "runs/r"); err == nil || !strings.Contains(err.Error(), "runs/r/nlu/scores.jsonl:1: field score: missing") {
+	if _, err := Load(read()); err == nil || !strings.Contains(err.Error(), "runs/r/nlu/scores.jsonl:1: field score is missing") {
 		t.Errorf("missing score: %v", err)
 	}
 }
@@ -189,12 +191,11 @@ func TestNearChanceAxesPlayNoMatches(t *testing.T) {
 			"nlu/scores.jsonl":       "{\"item_id\":\"a\",\"score\":1}\n{\"item_id\":\"b\",\"score\":0}\n",
 			"knowledge/scores.jsonl": knowledge,
 		}
-		r, err := Load(func(name string) ([]byte, error) {
-			if s, ok := files[name]; ok {
-				return []byte(s), nil
-			}
-			return nil, fs.ErrNotExist
-		}, model)
+		m := fstest.MapFS{}
+		for name, s := range files {
+			m[name] = &fstest.MapFile{Data: []byte(s)}
+		}
+		r, err := Load(runfiles.FS(m, model))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,14 +1,11 @@
 package inputs
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
+
+	"github.com/glossobench/glossobench/infra/runfiles"
 )
 
 // ItemScores maps axis → item_id → score.
@@ -35,34 +32,15 @@ func ReadItemScores(name string, r io.Reader) (ItemScores, error) {
 		Score  *float64 `json:"score"`
 	}
 	out := ItemScores{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	n := 0
-	for line := 1; sc.Scan(); line++ {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		var rw row
-		dec := json.NewDecoder(bytes.NewReader(text))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&rw); err != nil {
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) {
-				return nil, fmt.Errorf("%s:%d: field %s: want %s, got %s", name, line, te.Field, te.Type, te.Value)
-			}
-			return nil, fmt.Errorf("%s:%d: %s", name, line, strings.TrimPrefix(err.Error(), "json: "))
-		}
-		if dec.More() {
-			return nil, fmt.Errorf("%s:%d: more than one JSON value on the line", name, line)
-		}
+	err := runfiles.ScanStrictJSONL(r, name, func(line int, rw row) error {
 		switch {
 		case rw.Axis == nil || *rw.Axis == "":
-			return nil, fmt.Errorf("%s:%d: field axis is missing or empty", name, line)
+			return fmt.Errorf("%s:%d: field axis is missing or empty", name, line)
 		case rw.ItemID == nil || *rw.ItemID == "":
-			return nil, fmt.Errorf("%s:%d: field item_id is missing or empty", name, line)
+			return fmt.Errorf("%s:%d: field item_id is missing or empty", name, line)
 		case rw.Score == nil:
-			return nil, fmt.Errorf("%s:%d: field score is missing or null", name, line)
+			return fmt.Errorf("%s:%d: field score is missing or null", name, line)
 		}
 		axis := out[*rw.Axis]
 		if axis == nil {
@@ -70,13 +48,14 @@ func ReadItemScores(name string, r io.Reader) (ItemScores, error) {
 			out[*rw.Axis] = axis
 		}
 		if _, dup := axis[*rw.ItemID]; dup {
-			return nil, fmt.Errorf("%s:%d: item %q of axis %q scored twice", name, line, *rw.ItemID, *rw.Axis)
+			return fmt.Errorf("%s:%d: item %q of axis %q scored twice", name, line, *rw.ItemID, *rw.Axis)
 		}
 		axis[*rw.ItemID] = *rw.Score
 		n++
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("%s: no scored items", name)

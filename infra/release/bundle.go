@@ -8,13 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/chrf"
+	"github.com/glossobench/glossobench/scorers/nlg"
 )
 
 // Format names the bundle layout; bump it when a field changes meaning.
@@ -190,6 +193,11 @@ func Build(run *Run, opt Options) (*Manifest, []byte, error) {
 			if chrfStats != nil {
 				it.ChrFStats = chrfStats[i]
 			}
+			if _, dup := it.Fields[nlg.StatsField]; dup {
+				// The bundle carries them once, as chrf_stats.
+				it.Fields = maps.Clone(it.Fields)
+				delete(it.Fields, nlg.StatsField)
+			}
 			if !opt.IncludeRaw && len(it.Fields) > 0 {
 				it.Fields = withoutRaw(it.Fields)
 			}
@@ -328,24 +336,23 @@ func datasetList(run *Run, fromItems map[[2]string]bool) []Dataset {
 // readPredictions reads an axis's checkpointed predictions, by item id,
 // through an os.Root of the run folder like LoadRun.
 func readPredictions(runDir, axis string) (map[string]json.RawMessage, error) {
-	root, err := os.OpenRoot(runDir)
+	run, err := runfiles.Dir(runDir)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	names, err := fs.Glob(root.FS(), axis+"/shards/*/pred-*.jsonl")
+	defer run.Close()
+	names, err := run.Glob(axis + "/shards/*/pred-*.jsonl")
 	if err != nil {
 		return nil, err
 	}
-	slices.Sort(names)
 	out := map[string]json.RawMessage{}
 	for _, name := range names {
-		f := filepath.Join(runDir, filepath.FromSlash(name))
-		data, err := readIn(root, name)
+		f := run.Path(name)
+		data, err := run.ReadFile(name)
 		if err != nil {
 			return nil, err
 		}
-		rows, err := DecodeJSONL[json.RawMessage](f, data)
+		rows, err := runfiles.DecodeJSONL[json.RawMessage](f, data)
 		if err != nil {
 			return nil, err
 		}
@@ -412,7 +419,7 @@ func Read(dir string) (*Manifest, []Item, error) {
 		return nil, nil, err
 	}
 	m := new(Manifest)
-	if err := DecodeJSON(manPath, data, m); err != nil {
+	if err := runfiles.DecodeJSON(manPath, data, m); err != nil {
 		return nil, nil, err
 	}
 	if m.Format != Format {
@@ -441,25 +448,15 @@ func Read(dir string) (*Manifest, []Item, error) {
 
 func decodeItems(name string, data []byte) ([]Item, error) {
 	var out []Item
-	line := 0
-	for raw := range bytes.SplitSeq(data, []byte("\n")) {
-		line++
-		if len(bytes.TrimSpace(raw)) == 0 {
-			continue
-		}
-		var it Item
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&it); err != nil {
-			return nil, jsonError(name, raw, line, dec, err)
-		}
+	err := runfiles.ScanStrictJSONL(bytes.NewReader(data), name, func(line int, it Item) error {
 		if it.Axis == "" {
-			return nil, fmt.Errorf("%s:%d: field axis is missing or empty", name, line)
+			return fmt.Errorf("%s:%d: field axis is missing or empty", name, line)
 		}
 		if it.ItemID == "" {
-			return nil, fmt.Errorf("%s:%d: field item_id is missing or empty", name, line)
+			return fmt.Errorf("%s:%d: field item_id is missing or empty", name, line)
 		}
 		out = append(out, it)
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }

@@ -26,13 +26,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/scorers/audit"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-
-	"github.com/glossobench/glossobench/activities"
-	"github.com/glossobench/glossobench/scorers/audit"
 )
 
 // Num is one number on the page.
@@ -71,7 +70,7 @@ type axisRow struct {
 }
 
 type page struct {
-	R                    *activities.Result
+	R                    *runfiles.Result
 	Plot                 template.URL
 	PlotErr              string
 	MSPublic, MSLo, MSHi Num
@@ -86,7 +85,7 @@ func num(field string, v *float64) Num { return Num{Field: field, Value: v} }
 func f64(v float64) *float64 { return &v }
 
 // Write renders res as an HTML page.
-func Write(w io.Writer, res *activities.Result) error {
+func Write(w io.Writer, res *runfiles.Result) error {
 	p := page{R: res}
 	s := res.Summary
 	p.MSPublic, p.MSPooled, p.MSExp = num("summary.ms_public", s.MSPublic), num("summary.ms_pooled", s.MSPooled), num("summary.ms_experimental", s.MSExperimental)
@@ -243,7 +242,7 @@ type auditView struct {
 	ChartErr                                                    string
 }
 
-func auditSection(axis string, l *activities.AuditSummary) axisAudit {
+func auditSection(axis string, l *runfiles.AuditSummary) axisAudit {
 	out := axisAudit{Axis: axis}
 	if l == nil {
 		out.Text = "not audited"
@@ -260,7 +259,7 @@ func auditSection(axis string, l *activities.AuditSummary) axisAudit {
 	return out
 }
 
-func pool(title, column, field string, l *activities.AuditSummary) auditPool {
+func pool(title, column, field string, l *runfiles.AuditSummary) auditPool {
 	p := auditPool{Title: title, Column: column, Field: field, Verdict: l.Verdict, Sources: l.Sources, TrainedNote: l.TrainedNote,
 		Pooled: l.Headline != nil, Fingerprint: num(field+".fingerprint.macro_ovr_auc", nil)}
 	if f := l.Fingerprint; f != nil {
@@ -276,7 +275,7 @@ func pool(title, column, field string, l *activities.AuditSummary) auditPool {
 	return p
 }
 
-func view(column, field string, l *activities.AuditSummary) auditView {
+func view(column, field string, l *runfiles.AuditSummary) auditView {
 	v := auditView{Field: field, Detector: l.Detector, Verdict: l.Verdict, Line: l.Line, Command: l.Command, Warnings: l.Warnings,
 		Headline: num(field+".headline", l.Headline), Lo: num(field+".headline_ci95.0", nil), Hi: num(field+".headline_ci95.1", nil),
 		MeasOnly: num(field+".measurements_only", l.MeasurementsOnly), SourceOnly: num(field+".source_only", l.SourceOnly),
@@ -325,7 +324,7 @@ func view(column, field string, l *activities.AuditSummary) auditView {
 // chartMarks are the chart's numbers from a stored summary. Summaries from
 // before the rule was stored were read with the authors' defaults, so the
 // floor check is redone with them.
-func chartMarks(column string, l *activities.AuditSummary) (audit.Marks, bool) {
+func chartMarks(column string, l *runfiles.AuditSummary) (audit.Marks, bool) {
 	if l.Headline == nil || l.MeasurementsOnly == nil || l.SourceOnly == nil || l.L == nil || l.LMin == nil {
 		return audit.Marks{}, false
 	}

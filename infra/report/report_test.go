@@ -20,20 +20,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/release/releasetest"
 	"github.com/glossobench/glossobench/infra/report"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/audit"
+	"github.com/rs/zerolog"
 )
 
 // render writes the fake run's report and returns it with result.json as
 // both the typed and the generic value.
-func render(t *testing.T) (string, *activities.Result, map[string]any) {
+func render(t *testing.T) (string, *runfiles.Result, map[string]any) {
 	t.Helper()
 	storeDir := t.TempDir()
 	dir, err := releasetest.WriteRun(storeDir, releasetest.Options{})
@@ -41,7 +41,7 @@ func render(t *testing.T) (string, *activities.Result, map[string]any) {
 		t.Fatal(err)
 	}
 	data := auditedResult(t, storeDir, filepath.Join(dir, "result.json"))
-	var res activities.Result
+	var res runfiles.Result
 	var generic map[string]any
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func checkNumbers(t *testing.T, doc string, generic map[string]any) map[string]b
 	return seen
 }
 
-func wantFields(res *activities.Result) []string {
+func wantFields(res *runfiles.Result) []string {
 	f := []string{"summary.ms_public", "summary.ms_ci95.0", "summary.ms_ci95.1", "summary.ms_pooled", "summary.ms_experimental"}
 	for name := range res.Axes {
 		for _, k := range []string{"score", "ci95.0", "ci95.1", "weight", "measurement_profile.n", "measurement_profile.contamination_rate"} {

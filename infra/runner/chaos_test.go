@@ -19,13 +19,12 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
-
-	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/workflows"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 )
 
 // mcqItems is how many items mcqConfig's three axes hold (20 + 20 + 12).
@@ -70,22 +69,22 @@ func awaitRun(t testing.TB, c client.Client, wfID string, timeout time.Duration)
 }
 
 // readStoredResult reads a run's result.json from any store.
-func readStoredResult(t testing.TB, st store.Store, run string) activities.Result {
+func readStoredResult(t testing.TB, st store.Store, run string) runfiles.Result {
 	t.Helper()
-	data, err := st.Get(context.Background(), activities.ResultKey(run))
+	data, err := st.Get(context.Background(), runfiles.ResultKey(run))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r activities.Result
+	var r runfiles.Result
 	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatalf("%s: %v", activities.ResultKey(run), err)
+		t.Fatalf("%s: %v", runfiles.ResultKey(run), err)
 	}
 	return r
 }
 
 // sameScores fails unless got has want's axes with the same score, n and CI
 // and the same ms_public.
-func sameScores(t testing.TB, label string, got, want activities.Result) {
+func sameScores(t testing.TB, label string, got, want runfiles.Result) {
 	t.Helper()
 	if len(got.Axes) != len(want.Axes) {
 		t.Fatalf("%s: axes %d, undisturbed run has %d", label, len(got.Axes), len(want.Axes))
@@ -102,7 +101,7 @@ func sameScores(t testing.TB, label string, got, want activities.Result) {
 }
 
 // scoredItems is the number of items scored over all axes.
-func scoredItems(r activities.Result) int {
+func scoredItems(r runfiles.Result) int {
 	n := 0
 	for _, ax := range r.Axes {
 		n += ax.N
@@ -236,7 +235,7 @@ func unscoredInNotes(t testing.TB, notes []string) map[string]int {
 }
 
 // axisNames lists a result's axes in order, for messages.
-func axisNames(r activities.Result) string {
+func axisNames(r runfiles.Result) string {
 	var names []string
 	for a, ax := range r.Axes {
 		names = append(names, fmt.Sprintf("%s n=%d", a, ax.N))

@@ -13,6 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/devserver"
+	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/workflows"
 	"github.com/rs/zerolog"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -20,11 +25,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/encoding/protojson"
-
-	"github.com/glossobench/glossobench/activities"
-	"github.com/glossobench/glossobench/infra/devserver"
-	"github.com/glossobench/glossobench/infra/runner"
-	"github.com/glossobench/glossobench/workflows"
 )
 
 // repoRoot is the module root, found from this file's path.
@@ -109,13 +109,13 @@ func runEval(t testing.TB, c client.Client, in workflows.EvalRunInput) workflows
 	return res
 }
 
-func readResult(t testing.TB, path string) activities.Result {
+func readResult(t testing.TB, path string) runfiles.Result {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r activities.Result
+	var r runfiles.Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}

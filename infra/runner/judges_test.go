@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/workflows"
@@ -135,7 +135,7 @@ func TestEvalRunWithZeroOneThreeJudges(t *testing.T) {
 		judges = append(judges, s)
 	}
 
-	results, roots := map[int]activities.Result{}, map[int]string{}
+	results, roots := map[int]runfiles.Result{}, map[int]string{}
 	for _, n := range []int{0, 1, 3} {
 		var urls []string
 		for _, j := range judges[:n] {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/workflows"
@@ -45,7 +45,7 @@ func TestEvalRunLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r activities.Result
+	var r runfiles.Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}

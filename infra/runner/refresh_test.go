@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/elo"
 	"github.com/glossobench/glossobench/infra/leaderboard"
 	"github.com/glossobench/glossobench/infra/runner"
@@ -159,13 +160,13 @@ func refreshAcross(t *testing.T, runsURI, boardURI string) {
 		t.Fatal(err)
 	}
 	// The row says where its run is, and the run is really there.
-	if ok, err := runs.Exists(ctx, activities.ResultKey(res.Ran[0])); !ok || err != nil {
+	if ok, err := runs.Exists(ctx, runfiles.ResultKey(res.Ran[0])); !ok || err != nil {
 		t.Fatalf("run %s: result.json not in the run store %s: %v", res.Ran[0], runs.Describe(), err)
 	}
-	if ok, _ := board.Exists(ctx, activities.ResultKey(res.Ran[0])); ok {
+	if ok, _ := board.Exists(ctx, runfiles.ResultKey(res.Ran[0])); ok {
 		t.Fatalf("run %s was written to the leaderboard store", res.Ran[0])
 	}
-	if rows[0].ResultRef != runs.Describe()+"/"+activities.ResultKey(res.Ran[0]) {
+	if rows[0].ResultRef != runs.Describe()+"/"+runfiles.ResultKey(res.Ran[0]) {
 		t.Fatalf("row result_ref %q does not name the run store %s", rows[0].ResultRef, runs.Describe())
 	}
 }

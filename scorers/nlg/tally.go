@@ -175,6 +175,7 @@ func (t *tally) Add(items []scorers.Item, preds []scorers.Prediction) ([]scorers
 				"hypothesis":  hyps[i],
 				"label_found": labelled[i],
 				"label_rule":  fmt.Sprintf("sentence chrF++ >= %.2f", LabelThreshold),
+				StatsField:    segs[i],
 			},
 		}
 	}

@@ -179,7 +179,37 @@ func CheckSplits(t testing.TB, ax scorers.Axis, opt scorers.ScoreOptions, items 
 			t.Errorf("%s: split %s: later shards changed the result taken after the first:\n%s\nwas\n%s", ax.Name(), sp.Name, g, earlyJSON)
 		}
 	}
+	CheckStatistic(t, ax.Name(), whole)
 	return whole
+}
+
+// CheckStatistic requires the statistic registered for res.Metric, computed
+// from res.Items as scores.jsonl gives them back (through JSON), to be
+// res.Score to the last bit: the published headline is a function of the
+// item records, so everything that re-derives it gets the same number.
+func CheckStatistic(t testing.TB, what string, res scorers.AxisResult) {
+	t.Helper()
+	if res.Score == nil {
+		return
+	}
+	st, ok := scorers.StatisticOf(res.Metric)
+	if !ok {
+		t.Errorf("%s: metric %q has no registered statistic (scorers.RegisterStatistic)", what, res.Metric)
+		return
+	}
+	var items []scorers.ItemScore
+	if err := json.Unmarshal([]byte(JSON(t, res.Items)), &items); err != nil {
+		t.Fatalf("%s: item scores do not read back: %v", what, err)
+	}
+	got, err := st.Of(items)
+	switch {
+	case err != nil:
+		t.Errorf("%s: statistic %s over the item scores: %v", what, res.Metric, err)
+	case got == nil:
+		t.Errorf("%s: statistic %s over the item scores is undefined; the result publishes %v", what, res.Metric, *res.Score)
+	case *got != *res.Score:
+		t.Errorf("%s: statistic %s over the item scores is %v; the result publishes %v", what, res.Metric, *got, *res.Score)
+	}
 }
 
 // CheckEmpty requires a tally given nothing, and one given only an empty

@@ -75,6 +75,8 @@ func (t *countTally) Add(items []scorers.Item, preds []scorers.Prediction) ([]sc
 	return out, nil
 }
 
+func init() { scorers.RegisterStatistic(scorers.MeanStatistic("acc")) }
+
 func (t *countTally) Result() (scorers.AxisResult, error) {
 	r := scorers.AxisResult{Axis: "count", Version: "1", Metric: "acc", N: t.scored, ScorerType: scorers.ScorerRule,
 		Secondary: map[string]any{"by_lang": maps.Clone(t.byLang)}}

@@ -11,15 +11,15 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/rs/zerolog"
-
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/ifeval"
 	"github.com/glossobench/glossobench/scorers/mcq"
 	"github.com/glossobench/glossobench/scorers/nlg"
+	"github.com/rs/zerolog"
 )
 
 // ScriptNote is a note planted in the fake run to check that reports show
@@ -94,11 +94,11 @@ func WriteRun(storeDir string, o Options) (string, error) {
 	}
 	in := activities.AggregateInput{
 		RunRef: activities.RunRef{RunID: o.RunID, StoreURI: storeDir},
-		Dedup: activities.DedupResult{Corpus: "1 file, 3 documents",
+		Dedup: runfiles.DedupResult{Corpus: "1 file, 3 documents",
 			KeptSHA256: "9c56cc51b374c3ba189210d5b6d4bf57790d351c96c47c02190ecf1e430635ab"},
 		Notes: []string{ScriptNote},
 	}
-	in.Skipped = []activities.Skip{{Axis: "safety", Reason: "skipped_no_judge: no judge configured"}}
+	in.Skipped = []runfiles.Skip{{Axis: "safety", Reason: "skipped_no_judge: no judge configured"}}
 	plan.Skipped = in.Skipped
 	for _, r := range runs {
 		ac := cfg.Axes[r.name]
@@ -121,11 +121,11 @@ func WriteRun(storeDir string, o Options) (string, error) {
 		}
 		plan.Axes = append(plan.Axes, activities.AxisPlan{Name: r.name, Version: res.Version, Items: len(r.items), Weight: *ac.Weight, Tier: tier, ScoringMode: r.mode})
 		rate := 0.125 * float64(len(r.name)%3)
-		in.Dedup.Axes = append(in.Dedup.Axes, activities.AxisDedup{Axis: r.name, Kept: len(r.items), ContaminationRate: &rate, Shards: []int{len(r.items)}})
+		in.Dedup.Axes = append(in.Dedup.Axes, runfiles.AxisDedup{Axis: r.name, Kept: len(r.items), ContaminationRate: &rate, Shards: []int{len(r.items)}})
 		out := activities.AxisOutcome{Result: res, Weight: *ac.Weight, Tier: tier}
 		if r.name == "knowledge" {
 			h, l := 0.62, 1.1
-			out.Audit = &activities.AuditSummary{Verdict: "no leakage detected", Sources: 2, Headline: &h, L: &l, Line: "L 1.10 <" + "b>bold?</b>"}
+			out.Audit = &runfiles.AuditSummary{Verdict: "no leakage detected", Sources: 2, Headline: &h, L: &l, Line: "L 1.10 <" + "b>bold?</b>"}
 		}
 		in.Outcomes = append(in.Outcomes, out)
 	}

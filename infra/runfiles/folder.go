@@ -1,0 +1,224 @@
+package runfiles
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers"
+)
+
+// Folder is one run's folder, runs/<run>: a directory on disk (a local
+// store's, or a copy) or a run in a store. Every reader of a finished run
+// reads it through a Folder. A file that is not there is an error wrapping
+// fs.ErrNotExist.
+type Folder struct {
+	where string
+	local bool  // where is a directory path
+	fsys  fs.FS // nil for a run in a store
+	open  func(name string) (io.ReadCloser, error)
+	close func() error
+}
+
+// Dir opens the run folder at path. Files are read through an os.Root: a
+// symlink inside the folder that points out of it is an error, so nothing
+// from elsewhere on the machine is read as part of the run.
+func Dir(path string) (*Folder, error) {
+	root, err := os.OpenRoot(path)
+	if err != nil {
+		return nil, err
+	}
+	f := FS(root.FS(), path)
+	f.local, f.close = true, root.Close
+	return f, nil
+}
+
+// FS is the run folder held by fsys (a test's fstest.MapFS, say); where
+// names it in messages.
+func FS(fsys fs.FS, where string) *Folder {
+	open := func(name string) (io.ReadCloser, error) {
+		r, err := fsys.Open(name)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			pe.Path = where + "/" + name
+		}
+		return r, err
+	}
+	return &Folder{where: where, fsys: fsys, open: open, close: func() error { return nil }}
+}
+
+// Glob returns the names of the folder's files matching pattern (fs.Glob's
+// syntax), sorted.
+func (f *Folder) Glob(pattern string) ([]string, error) {
+	if f.fsys == nil {
+		return nil, fmt.Errorf("%s: listing a run in a store is not supported here", f.where)
+	}
+	return fs.Glob(f.fsys, pattern)
+}
+
+// InStore is the folder of run in st.
+func InStore(ctx context.Context, st store.Store, run string) *Folder {
+	prefix := RunPrefix(run)
+	open := func(name string) (io.ReadCloser, error) {
+		r, err := st.Open(ctx, prefix+name)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %w", fs.ErrNotExist, err)
+		}
+		return r, err
+	}
+	return &Folder{where: st.Describe() + "/" + prefix[:len(prefix)-1], open: open, close: func() error { return nil }}
+}
+
+// Close releases the folder.
+func (f *Folder) Close() error { return f.close() }
+
+// Where names the folder in messages.
+func (f *Folder) Where() string { return f.where }
+
+// Path names one file of the folder in messages.
+func (f *Folder) Path(name string) string {
+	if f.local {
+		return filepath.Join(f.where, filepath.FromSlash(name))
+	}
+	return f.where + "/" + name
+}
+
+// Open opens one file of the folder by its slash-separated name.
+func (f *Folder) Open(name string) (io.ReadCloser, error) { return f.open(name) }
+
+// ReadFile reads one file of the folder whole.
+func (f *Folder) ReadFile(name string) ([]byte, error) {
+	r, err := f.open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(r); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Path(name), err)
+	}
+	return b.Bytes(), nil
+}
+
+// Has reports whether the folder holds the named file.
+func (f *Folder) Has(name string) bool {
+	r, err := f.open(name)
+	if err != nil {
+		return false
+	}
+	r.Close()
+	return true
+}
+
+// Result reads result.json; errors name the file, line and field.
+func (f *Folder) Result() (*Result, error) {
+	data, err := f.ReadFile(ResultName)
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := DecodeJSON(f.Path(ResultName), data, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Manifest reads manifest.json.
+func (f *Folder) Manifest(into any) error {
+	data, err := f.ReadFile(ManifestName)
+	if err != nil {
+		return err
+	}
+	return DecodeJSON(f.Path(ManifestName), data, into)
+}
+
+// EachScore calls fn with every item score of an axis, a line at a time,
+// after checking that each has an item id and that no item is scored twice.
+func (f *Folder) EachScore(axis string, fn func(scorers.ItemScore) error) error {
+	name := ScoresName(axis)
+	r, err := f.open(name)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	path := f.Path(name)
+	seen := map[string]int{}
+	// The outer Score shadows the embedded one, so a line without a score
+	// is told from a score of 0.
+	type scoreLine struct {
+		scorers.ItemScore
+		Score *float64 `json:"score"`
+	}
+	return ScanJSONL(r, path, func(line int, l scoreLine) error {
+		s := l.ItemScore
+		if l.Score == nil {
+			return fmt.Errorf("%s:%d: field score is missing or null", path, line)
+		}
+		s.Score = *l.Score
+		if s.ItemID == "" {
+			return fmt.Errorf("%s:%d: field item_id is missing or empty", path, line)
+		}
+		if prev, dup := seen[s.ItemID]; dup {
+			return fmt.Errorf("%s:%d: item %q scored twice (first on line %d)", path, line, s.ItemID, prev)
+		}
+		seen[s.ItemID] = line
+		return fn(s)
+	})
+}
+
+// Scores reads every item score of an axis (see EachScore).
+func (f *Folder) Scores(axis string) ([]scorers.ItemScore, error) {
+	var out []scorers.ItemScore
+	err := f.EachScore(axis, func(s scorers.ItemScore) error {
+		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
+
+// Items reads every loaded item of an axis.
+func (f *Folder) Items(axis string) ([]scorers.Item, error) {
+	name := ItemsName(axis)
+	r, err := f.open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []scorers.Item
+	err = ScanJSONL(r, f.Path(name), func(_ int, it scorers.Item) error {
+		out = append(out, it)
+		return nil
+	})
+	return out, err
+}
+
+// FindRuns returns the run folders at or under dir, in path order: every
+// folder holding a result.json. Shard folders are not searched.
+func FindRuns(dir string) ([]string, error) {
+	var runs []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "shards" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && d.Name() == ResultName {
+			runs = append(runs, filepath.Dir(p))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("%s: no %s at or under this directory", dir, ResultName)
+	}
+	return runs, nil
+}

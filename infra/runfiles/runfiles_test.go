@@ -1,0 +1,125 @@
+package runfiles
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers"
+)
+
+func TestJSONLErrorsNameFileLineAndField(t *testing.T) {
+	type row struct {
+		ID    string  `json:"id"`
+		Score float64 `json:"score"`
+	}
+	for _, c := range []struct{ name, data, want string }{
+		{"type", "{\"id\":\"a\",\"score\":1}\n\n{\"id\":\"b\",\"score\":\"x\"}\n", "f.jsonl:3: field score: want float64, got string"},
+		{"syntax", "{\"id\":\"a\"\n", "f.jsonl:1: "},
+		{"two values", "{\"id\":\"a\"} {\"id\":\"b\"}\n", "f.jsonl:1: more than one JSON value on the line"},
+	} {
+		_, err := DecodeJSONL[row]("f.jsonl", []byte(c.data))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	err := ScanStrictJSONL(strings.NewReader("{\"id\":\"a\",\"extra\":1}\n"), "f.jsonl", func(int, row) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), `f.jsonl:1: unknown field "extra"`) {
+		t.Errorf("strict: %v", err)
+	}
+	rows := []row{{"a", 1}, {"<b>", 0.5}}
+	data, err := EncodeJSONL(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeJSONL[row]("f.jsonl", data)
+	if err != nil || len(back) != 2 || back[1] != rows[1] || !strings.Contains(string(data), "<b>") {
+		t.Errorf("round trip %q: %v %v", data, back, err)
+	}
+}
+
+func TestFolderScores(t *testing.T) {
+	files := fstest.MapFS{
+		"result.json":      {Data: []byte(`{"run_id":"r","model_id":"m","axes":{"nlu":{"score":0.5}}}`)},
+		"nlu/scores.jsonl": {Data: []byte("{\"item_id\":\"a\",\"score\":1}\n{\"item_id\":\"b\",\"score\":0}\n")},
+	}
+	f := FS(files, "runs/r")
+	res, err := f.Result()
+	if err != nil || res.ModelID != "m" || *res.Axes["nlu"].Score != 0.5 {
+		t.Fatalf("result %+v %v", res, err)
+	}
+	s, err := f.Scores("nlu")
+	if err != nil || len(s) != 2 || s[0].Score != 1 {
+		t.Fatalf("scores %v %v", s, err)
+	}
+	if _, err := f.Scores("mt"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing axis: %v", err)
+	}
+	for data, want := range map[string]string{
+		"{\"item_id\":\"a\"}\n": "runs/r/nlu/scores.jsonl:1: field score is missing",
+		"{\"item_id\":\"a\",\"score\":1}\n{\"item_id\":\"a\",\"score\":0}\n": `runs/r/nlu/scores.jsonl:2: item "a" scored twice`,
+		"{\"score\":1}\n": "runs/r/nlu/scores.jsonl:1: field item_id is missing",
+	} {
+		files["nlu/scores.jsonl"] = &fstest.MapFile{Data: []byte(data)}
+		if _, err := f.Scores("nlu"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", data, err, want)
+		}
+	}
+}
+
+func TestFolderInStoreAndOnDiskAgree(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	data, _ := EncodeJSONL([]scorers.ItemScore{{ItemID: "x", Score: 0.25}})
+	if err := st.Put(ctx, ScoresKey("r1", "if"), data); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(ctx, ResultKey("r1"), []byte(`{"run_id":"r1","axes":{}}`)); err != nil {
+		t.Fatal(err)
+	}
+	disk, err := Dir(filepath.Join(dir, "runs", "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer disk.Close()
+	for _, f := range []*Folder{InStore(ctx, st, "r1"), disk} {
+		s, err := f.Scores("if")
+		if err != nil || len(s) != 1 || s[0].Score != 0.25 {
+			t.Errorf("%s: %v %v", f.Where(), s, err)
+		}
+		if _, err := f.Scores("nlu"); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: missing axis: %v", f.Where(), err)
+		}
+	}
+	runs, err := FindRuns(dir)
+	if err != nil || len(runs) != 1 || filepath.Base(runs[0]) != "r1" {
+		t.Errorf("FindRuns: %v %v", runs, err)
+	}
+}
+
+func TestDirRefusesALinkOutOfTheFolder(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret.json")
+	os.WriteFile(outside, []byte(`{}`), 0o644)
+	dir := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, "result.json")); err != nil {
+		t.Skip(err)
+	}
+	f, err := Dir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Result(); err == nil {
+		t.Error("read result.json through a link out of the folder")
+	}
+}

@@ -1,0 +1,123 @@
+package scorers
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+)
+
+// Statistic is an axis's published headline as a function of a set of item
+// records (the ItemScore lines of scores.jsonl). Every headline is a
+// function of summed per-item terms: a mean has terms (score, 1), a share
+// (hit, eligible), corpus chrF++ the n-gram statistics of each segment. So
+// a bootstrap resamples records and sums their terms, a paired test swaps
+// two systems' records item by item, and a rescore sums them all — each
+// computing the published statistic, not a proxy for it.
+type Statistic struct {
+	// Metric is the AxisResult.Metric this statistic computes.
+	Metric string
+	// Width is the number of terms per record.
+	Width int
+	// Terms writes a record's Width terms into t (zeroed by the caller);
+	// an error names what the record lacks.
+	Terms func(s ItemScore, t []float64) error
+	// Value is the headline of records whose terms sum to sum; false when
+	// it is undefined (no eligible record).
+	Value func(sum []float64) (float64, bool)
+}
+
+var statistics = struct {
+	sync.Mutex
+	m map[string]Statistic
+}{m: map[string]Statistic{}}
+
+// RegisterStatistic makes st the statistic of its metric; axis plugins call
+// it from init. Registering a metric twice panics.
+func RegisterStatistic(st Statistic) {
+	statistics.Lock()
+	defer statistics.Unlock()
+	if _, dup := statistics.m[st.Metric]; dup {
+		panic("scorers: statistic " + st.Metric + " registered twice")
+	}
+	statistics.m[st.Metric] = st
+}
+
+// StatisticOf returns the registered statistic of a metric.
+func StatisticOf(metric string) (Statistic, bool) {
+	statistics.Lock()
+	defer statistics.Unlock()
+	st, ok := statistics.m[metric]
+	return st, ok
+}
+
+// Metrics lists the metrics with a registered statistic, sorted.
+func Metrics() []string {
+	statistics.Lock()
+	defer statistics.Unlock()
+	var out []string
+	for m := range statistics.m {
+		out = append(out, m)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TermsOf returns every record's terms, one row per record, in order.
+func (st Statistic) TermsOf(items []ItemScore) ([][]float64, error) {
+	flat := make([]float64, len(items)*st.Width)
+	rows := make([][]float64, len(items))
+	for i, s := range items {
+		rows[i] = flat[i*st.Width : (i+1)*st.Width : (i+1)*st.Width]
+		if err := st.Terms(s, rows[i]); err != nil {
+			return nil, fmt.Errorf("item %s: %w", s.ItemID, err)
+		}
+	}
+	return rows, nil
+}
+
+// Of is the headline of items, summed in their order; nil when undefined
+// (no items, or none the statistic counts).
+func (st Statistic) Of(items []ItemScore) (*float64, error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
+	rows, err := st.TermsOf(items)
+	if err != nil {
+		return nil, err
+	}
+	sum := make([]float64, st.Width)
+	for _, r := range rows {
+		for k, x := range r {
+			sum[k] += x
+		}
+	}
+	v, ok := st.Value(sum)
+	if !ok {
+		return nil, nil
+	}
+	return &v, nil
+}
+
+// MeanStatistic is the mean of the item scores, the headline of axes whose
+// item score is the item's contribution (exact match, rule, judge score).
+func MeanStatistic(metric string) Statistic {
+	return Statistic{Metric: metric, Width: 2,
+		Terms: func(s ItemScore, t []float64) error {
+			if math.IsNaN(s.Score) || math.IsInf(s.Score, 0) {
+				return fmt.Errorf("score %v", s.Score)
+			}
+			t[0], t[1] = s.Score, 1
+			return nil
+		},
+		Value: Ratio,
+	}
+}
+
+// Ratio is sum[0]/sum[1], undefined when sum[1] is 0.
+func Ratio(sum []float64) (float64, bool) {
+	if sum[1] == 0 {
+		return 0, false
+	}
+	return sum[0] / sum[1], true
+}
