@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/config"
 )
 
 // Task queues: inference activities run next to the GPUs, everything else
@@ -27,8 +28,9 @@ const (
 )
 
 // aggregateReserve is kept back from the global budget so the scoring,
-// audit and aggregate stages always run after the last axis stops.
-const aggregateReserve = 2 * time.Minute
+// audit and aggregate stages always run after the last axis stops; a budget
+// at or below it is refused (config.AggregateReserveSeconds).
+const aggregateReserve = config.AggregateReserveSeconds * time.Second
 
 // EvalRunInput is the workflow input: a small JSON document that the CLI and
 // `temporal workflow start --input` both send.
@@ -122,6 +124,10 @@ func EvalRun(ctx workflow.Context, in EvalRunInput) (EvalRunResult, error) {
 	if in.MaxWallSeconds > 0 {
 		wall = in.MaxWallSeconds
 	}
+	if time.Duration(wall)*time.Second <= aggregateReserve {
+		return EvalRunResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"max_wall_seconds %d is at or below the %d s kept back for scoring and aggregation: no axis would get any time", wall, config.AggregateReserveSeconds), activities.ErrConfig, nil)
+	}
 	deadline := start.Add(time.Duration(wall) * time.Second)
 	ref := activities.RunRef{RunID: runID, StoreURI: plan.StoreURI}
 
@@ -163,7 +169,7 @@ func EvalRun(ctx workflow.Context, in EvalRunInput) (EvalRunResult, error) {
 			continue
 		}
 		prog.Stage = ax.Name
-		out, err := runAxis(ctx, plan, ref, ax, shards[ax.Name], budget, p)
+		out, err := runAxis(ctx, plan, ref, ax, shards[ax.Name], budget, deadline, p)
 		if err != nil {
 			return EvalRunResult{}, err
 		}
@@ -215,7 +221,7 @@ func screenCorpus(ctx, actx workflow.Context, ref activities.RunRef, plan activi
 // budget, then judging, probes, scoring and the audit. When the budget timer
 // fires the in-flight shards are cancelled; they checkpoint what they answered
 // and the axis is scored on that.
-func runAxis(ctx workflow.Context, plan activities.Plan, ref activities.RunRef, ax activities.AxisPlan, shards []int, budget time.Duration, p *AxisProgress) (activities.AxisOutcome, error) {
+func runAxis(ctx workflow.Context, plan activities.Plan, ref activities.RunRef, ax activities.AxisPlan, shards []int, budget time.Duration, deadline time.Time, p *AxisProgress) (activities.AxisOutcome, error) {
 	p.Stage = "inference"
 	inferCtx, cancelInfer := workflow.WithCancel(ctx)
 	defer cancelInfer()
@@ -285,17 +291,11 @@ func runAxis(ctx workflow.Context, plan activities.Plan, ref activities.RunRef, 
 	var stageNotes []string
 	if ax.Judged {
 		p.Stage = "judging"
-		var n activities.StageNote
-		judgeCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue:           InferenceTaskQueue,
-			StartToCloseTimeout: max(budget, time.Hour),
-			HeartbeatTimeout:    5 * time.Minute,
-			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrConfig, activities.ErrData}},
-		})
-		if err := workflow.ExecuteActivity(judgeCtx, a.Judge, activities.ScoreInput{AxisInput: axisRef, Shards: len(shards)}).Get(ctx, &n); err != nil {
+		note, err := judge(ctx, axisRef, len(shards), budget, deadline)
+		if err != nil {
 			return activities.AxisOutcome{}, err
 		}
-		stageNotes = append(stageNotes, n.Note)
+		stageNotes = append(stageNotes, note)
 	}
 	if len(ax.Probes) > 0 {
 		p.Stage = "probes"
@@ -310,7 +310,9 @@ func runAxis(ctx workflow.Context, plan activities.Plan, ref activities.RunRef, 
 	if err := workflow.ExecuteActivity(cpu, a.Score, activities.ScoreInput{AxisInput: axisRef, Shards: len(shards)}).Get(ctx, &out); err != nil {
 		return activities.AxisOutcome{}, err
 	}
-	out.StoppedEarly = expired
+	// Only a real stop is a stop: the timer may fire as the last shard
+	// finishes, leaving every kept item scored.
+	out.StoppedEarly = expired && out.Dropped > 0
 	out.StageNotes = stageNotes
 	p.Stage = "audit"
 	var au activities.AuditSummary
@@ -319,11 +321,59 @@ func runAxis(ctx workflow.Context, plan activities.Plan, ref activities.RunRef, 
 	}
 	out.Audit = &au
 	p.Stage = "done"
-	if expired {
+	if out.StoppedEarly {
 		p.Stage = "stopped"
 	}
 	p.Done = p.Total - out.Dropped
 	return out, nil
+}
+
+// judgeDeadlineVersion marks the change that bounds judging by the global
+// deadline; histories recorded before it replay the unbounded judging.
+const judgeDeadlineVersion = "judge-bounded-by-deadline"
+
+// judge rates an axis's responses. Judging is bounded by the global deadline
+// (less the aggregate reserve): at the deadline it is cancelled, the chunks
+// already rated stay checkpointed, and the axis is scored on them.
+func judge(ctx workflow.Context, axisRef activities.AxisInput, shards int, budget time.Duration, deadline time.Time) (string, error) {
+	in := activities.ScoreInput{AxisInput: axisRef, Shards: shards}
+	retry := &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrConfig, activities.ErrData}}
+	var n activities.StageNote
+	if workflow.GetVersion(ctx, judgeDeadlineVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		judgeCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			TaskQueue: InferenceTaskQueue, StartToCloseTimeout: max(budget, time.Hour), HeartbeatTimeout: 5 * time.Minute, RetryPolicy: retry,
+		})
+		err := workflow.ExecuteActivity(judgeCtx, a.Judge, in).Get(ctx, &n)
+		return n.Note, err
+	}
+	left := deadline.Sub(workflow.Now(ctx)) - aggregateReserve
+	if left <= 0 {
+		return "judge: not run: the global budget ran out before judging; the axis is scored on no rating", nil
+	}
+	jctx, cancelJudge := workflow.WithCancel(ctx)
+	defer cancelJudge()
+	jctx = workflow.WithActivityOptions(jctx, workflow.ActivityOptions{
+		TaskQueue: InferenceTaskQueue, StartToCloseTimeout: left + time.Minute, HeartbeatTimeout: 5 * time.Minute,
+		WaitForCancellation: true, RetryPolicy: retry,
+	})
+	f := workflow.ExecuteActivity(jctx, a.Judge, in)
+	tctx, cancelTimer := workflow.WithCancel(ctx)
+	defer cancelTimer()
+	stopped := false
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(f, func(workflow.Future) {})
+	sel.AddFuture(workflow.NewTimer(tctx, left), func(t workflow.Future) {
+		if t.Get(ctx, nil) == nil {
+			stopped = true
+			cancelJudge()
+		}
+	})
+	sel.Select(ctx)
+	err := f.Get(ctx, &n)
+	if stopped && (err == nil || temporal.IsCanceledError(err)) {
+		return fmt.Sprintf("judge: judging stopped at the global deadline (%s left for it): the ratings checkpointed so far are kept and scored, the rest of the responses are unrated", left.Round(time.Second)), nil
+	}
+	return n.Note, err
 }
 
 func sum(x []int) int {

@@ -110,6 +110,10 @@ type Dedup struct {
 	Jaccard   float64  `yaml:"jaccard,omitempty" json:"jaccard,omitempty"`
 }
 
+// AggregateReserveSeconds of the global budget are kept back for scoring,
+// the audit and aggregation after the last axis; max_wall_seconds must exceed it.
+const AggregateReserveSeconds = 120
+
 // Axes lists the seven axes in their canonical order.
 var Axes = []string{"knowledge", "nlu", "if", "nlg", "mt", "safety", "cultural"}
 
@@ -245,8 +249,8 @@ func (c *Config) validate() error {
 	if !ValidModelSpec(c.Model.Spec) {
 		return fmt.Errorf("model.spec: %q is not gguf:PATH, openai:URL or an http(s) URL", c.Model.Spec)
 	}
-	if c.Run.MaxWallSeconds < 0 {
-		return fmt.Errorf("run.max_wall_seconds: must be positive, got %d", c.Run.MaxWallSeconds)
+	if c.Run.MaxWallSeconds <= AggregateReserveSeconds {
+		return fmt.Errorf("run.max_wall_seconds: must exceed the %d s kept back for scoring and aggregation, got %d", AggregateReserveSeconds, c.Run.MaxWallSeconds)
 	}
 	if c.Run.ShardSize < 1 || c.Run.CheckpointEvery < 1 || c.Run.ParallelShards < 1 {
 		return errors.New("run.shard_size, run.checkpoint_every, run.parallel_shards: must be at least 1")

@@ -69,6 +69,8 @@ func TestErrorsNameFileAndField(t *testing.T) {
 		"few resamples":     good + "run:\n  bootstrap_resamples: 29\n",
 		"many resamples":    good + "run:\n  bootstrap_resamples: 2001\n",
 		"bad judge floor":   good + "run:\n  judge_floor: 1.5\n",
+		"wall at reserve":   good + "run:\n  max_wall_seconds: 120\n",
+		"rules not safety":  strings.Replace(good, "knowledge:\n", "knowledge:\n    scorer: rules\n", 1),
 	}
 	wants := map[string]string{
 		"unknown key": "field bogus not found", "bad scoring mode": "axes.knowledge.scoring_mode",
@@ -77,7 +79,8 @@ func TestErrorsNameFileAndField(t *testing.T) {
 		"bad chat template": "run.chat_template", "wrong type": "line", "empty": "empty",
 		"bad translation": "axes.knowledge.datasets[0].translation_of",
 		"few resamples":   "run.bootstrap_resamples", "many resamples": "run.bootstrap_resamples",
-		"bad judge floor": "run.judge_floor",
+		"bad judge floor": "run.judge_floor", "wall at reserve": "run.max_wall_seconds: must exceed the 120 s",
+		"rules not safety": "axes.knowledge.scorer",
 	}
 	for name, doc := range cases {
 		_, err := Parse([]byte(doc), "my.yaml", "", Overrides{})
