@@ -70,6 +70,10 @@ func (a *Activities) Close() {
 type manifest struct {
 	Config *config.Config `json:"config"`
 	Plan   Plan           `json:"plan"`
+	// ModelMeta is the evaluated model's meta as Prepare resolved it
+	// (model.meta, else MB_MODELS_META's entry for model.id, read once
+	// there): later stages on any worker read it here, never the environment.
+	ModelMeta config.ModelMeta `json:"model_meta"`
 }
 
 // Axis returns the plugin of an axis name.
@@ -224,9 +228,13 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	if err != nil {
 		return Plan{}, err
 	}
+	configHash, err := cfg.ContentHash()
+	if err != nil {
+		return Plan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("config: %v", err), ErrConfig, nil)
+	}
 	var prev manifest
 	if err := getJSON(ctx, st, manifestKey(in.RunID), &prev); err == nil {
-		if prev.Plan.ConfigHash != cfg.Hash() {
+		if prev.Plan.ConfigHash != configHash {
 			return Plan{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("run %s already exists in %s with another config; pick another run id", in.RunID, st.Describe()), ErrConfig, nil)
 		}
@@ -237,7 +245,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 
 	plan := Plan{
 		RunID: in.RunID, StoreURI: uri, BenchVersion: cfg.BenchVersion, SchemaVersion: config.SchemaVersion,
-		ConfigHash: cfg.Hash(), ModelID: cfg.Model.ID, ModelSpec: cfg.Model.Spec,
+		ConfigHash: configHash, ModelID: cfg.Model.ID, ModelSpec: cfg.Model.Spec,
 		MaxWallSeconds: cfg.Run.MaxWallSeconds, ParallelShards: cfg.Run.ParallelShards, HeartbeatSecs: cfg.Run.HeartbeatSeconds,
 	}
 	if len(cfg.Dedup.Corpus) > 0 {
@@ -248,7 +256,11 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		}
 		plan.CorpusShards = len(shards)
 	}
-	judges, excluded := keptJudges(cfg)
+	meta := modelMeta(cfg)
+	if plan.ModelIdentity, err = modelIdentity(ctx, cfg.Model); err != nil {
+		return Plan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model.spec: %v", err), ErrConfig, nil)
+	}
+	judges, excluded := keptJudges(cfg, meta)
 	plan.ExcludedJudges = excluded
 	plan.Skipped, err = EachAxis(cfg, func(name string, ax scorers.Axis, each func(func(scorers.Item) error) error) error {
 		ac := cfg.Axes[name]
@@ -281,7 +293,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	if len(plan.Axes) == 0 {
 		return Plan{}, temporal.NewNonRetryableApplicationError("no configured axis can run here", ErrConfig, nil)
 	}
-	if err := putJSON(ctx, st, manifestKey(in.RunID), manifest{Config: cfg, Plan: plan}); err != nil {
+	if err := putJSON(ctx, st, manifestKey(in.RunID), manifest{Config: cfg, Plan: plan, ModelMeta: meta}); err != nil {
 		return Plan{}, err
 	}
 	a.Log.Info().Str("run", in.RunID).Int("axes", len(plan.Axes)).Msg("prepared")

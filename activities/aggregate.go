@@ -23,6 +23,7 @@ type Result struct {
 	RunID          string                `json:"run_id"`
 	ModelID        string                `json:"model_id"`
 	ModelMeta      any                   `json:"model_meta,omitempty"`
+	ModelIdentity  *ModelIdentity        `json:"model_identity,omitempty"` // the weights measured (spec §5)
 	ConfigHash     string                `json:"config_hash"`
 	Seed           int64                 `json:"seed"`
 	Axes           map[string]AxisReport `json:"axes"`
@@ -91,8 +92,12 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		RunID: in.RunID, ModelID: in.Plan.ModelID, ConfigHash: in.Plan.ConfigHash, Seed: cfg.Run.Seed,
 		Axes: map[string]AxisReport{}, Store: st.Describe(), ExcludedJudges: in.Plan.ExcludedJudges,
 	}
-	if cfg.Model.Meta != (config.ModelMeta{}) {
-		res.ModelMeta = cfg.Model.Meta
+	// model_meta as Prepare resolved it (model.meta wins over MB_MODELS_META).
+	if m.ModelMeta != (config.ModelMeta{}) {
+		res.ModelMeta = m.ModelMeta
+	}
+	if id := m.Plan.ModelIdentity; id != (ModelIdentity{}) {
+		res.ModelIdentity = &id
 	}
 	s := &res.Summary
 	s.Dedup, s.NearChanceEps, s.Notes = in.Dedup, cfg.Run.NearChanceEps, append([]string{}, in.Notes...)

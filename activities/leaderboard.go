@@ -24,6 +24,13 @@ func LeaderboardRow(res *Result, path string) (leaderboard.Row, error) {
 	for axis, v := range res.PluginVersions {
 		row.Pins["plugin/"+axis] = v
 	}
+	if id := res.ModelIdentity; id != nil {
+		for k, v := range map[string]string{"model_sha256": id.SHA256, "server_model": id.ServerModel, "model_revision": id.Revision} {
+			if v != "" {
+				row.Pins[k] = v
+			}
+		}
+	}
 	if res.Summary.MSPublic == nil {
 		return row, fmt.Errorf("%s: field summary.ms_public is null: a run without a public mean score has no leaderboard row", path)
 	}
@@ -113,16 +120,29 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return RefreshPlan{}, err
 		}
+		hash, err := cfg.ContentHash()
+		if err != nil {
+			return RefreshPlan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("runs[%d]: %v", i, err), ErrConfig, nil)
+		}
+		// Only a GGUF file's SHA-256 is known without running: swapped
+		// weights behind the same path are a new row.
+		var sum string
+		if p, ok := strings.CutPrefix(cfg.Model.Spec, "gguf:"); ok {
+			if sum, err = config.FileSHA256(p); err != nil {
+				return RefreshPlan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("runs[%d].model: %v", i, err), ErrConfig, nil)
+			}
+		}
 		current := false
 		for _, row := range rows {
-			current = current || (row.ModelID == cfg.Model.ID && row.Pins["config_hash"] == cfg.Hash() && row.Pins["bench_version"] == cfg.BenchVersion)
+			current = current || (row.ModelID == cfg.Model.ID && row.Pins["config_hash"] == hash && row.Pins["bench_version"] == cfg.BenchVersion &&
+				row.Pins["model_sha256"] == sum && row.Pins["model_revision"] == cfg.Model.Revision)
 		}
 		if current {
 			plan.Current = append(plan.Current, cfg.Model.ID)
 			continue
 		}
 		item := r
-		item.RunID = fmt.Sprintf("%s-%s", unsafeRunChars.ReplaceAllString(cfg.Model.ID, "_"), cfg.Hash()[:12])
+		item.RunID = fmt.Sprintf("%s-%s", unsafeRunChars.ReplaceAllString(cfg.Model.ID, "_"), hash[:12])
 		plan.Todo = append(plan.Todo, RefreshItem{Input: item, Reason: "no leaderboard row with these pins"})
 	}
 	return plan, nil

@@ -37,6 +37,19 @@ type Plan struct {
 	CorpusShards int `json:"corpus_shards,omitempty"`
 	// ExcludedJudges share the evaluated model's family and were dropped (spec §10 #2).
 	ExcludedJudges []string `json:"excluded_judges,omitempty"`
+	// ModelIdentity is what was measured: the GGUF file's SHA-256, or the
+	// model name a server reports and the configured revision (spec §5, §8).
+	ModelIdentity ModelIdentity `json:"model_identity"`
+}
+
+// ModelIdentity identifies the evaluated weights beyond the configured label.
+type ModelIdentity struct {
+	Backend     string `json:"backend"`                // gguf | openai | http | https
+	File        string `json:"file,omitempty"`         // a GGUF file's name
+	SHA256      string `json:"sha256,omitempty"`       // a GGUF file's content
+	ServerModel string `json:"server_model,omitempty"` // the model a server reports serving (/v1/models)
+	Revision    string `json:"revision,omitempty"`     // model.revision
+	Note        string `json:"note,omitempty"`         // why a server's model name is missing
 }
 
 // AxisPlan is one axis of the plan.

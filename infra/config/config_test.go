@@ -167,3 +167,35 @@ func TestChatTemplateOverride(t *testing.T) {
 		t.Fatalf("bad --chat-template accepted: %v", err)
 	}
 }
+
+// TestHashIsContentNotLocation: the same YAML and data in two folders give
+// one config hash; another dataset content gives another.
+func TestHashIsContentNotLocation(t *testing.T) {
+	doc := good + "store:\n  uri: out\n"
+	load := func(dir, data string) *Config {
+		t.Helper()
+		os.WriteFile(filepath.Join(dir, "d.jsonl"), []byte(data), 0o644)
+		c, err := Parse([]byte(doc), "c.yaml", dir, Overrides{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, b := load(t.TempDir(), "{\"row\": 1}\n"), load(t.TempDir(), "{\"row\": 1}\n")
+	if a.Hash() != b.Hash() {
+		t.Error("config hash depends on the config's folder")
+	}
+	ha, err := a.ContentHash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, _ := b.ContentHash()
+	hc, _ := load(t.TempDir(), "{\"row\": 2}\n").ContentHash()
+	if ha != hb || ha == hc {
+		t.Errorf("content hashes %s %s %s: same data must match, other data must not", ha, hb, hc)
+	}
+	os.Remove(filepath.Join(a.Axes["knowledge"].BaseDir, "d.jsonl"))
+	if _, err := a.ContentHash(); err == nil || !strings.Contains(err.Error(), "axes.knowledge.datasets[0].path") {
+		t.Errorf("missing dataset: %v", err)
+	}
+}
