@@ -51,6 +51,9 @@ type MeasurementProfile struct {
 	Leakage           *AuditSummary `json:"leakage"`
 	StageNotes        []string      `json:"stage_notes,omitempty"`
 	RegisterMix       any           `json:"register_mix,omitempty"` // share of scored items per register, when the data labels registers
+	// Register names the registers the scored items state (spec §0,
+	// principle 4), or "unstated" when the data labels none.
+	Register string `json:"register"`
 }
 
 // ResultSummary is the run-level summary of spec §2–3.
@@ -128,6 +131,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 			rep.Profile.ContaminationRate = *c
 		}
 		rep.Profile.RegisterMix = r.Secondary["register_mix"]
+		rep.Profile.Register = registersStated(rep.Profile.RegisterMix)
 		if k, ok := r.Secondary["inter_judge_kappa"].(*float64); ok {
 			rep.Profile.InterJudgeKappa = k
 		} else if k, ok := r.Secondary["inter_judge_kappa"].(float64); ok {
@@ -286,4 +290,20 @@ func orNone(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
+}
+
+// registersStated names the registers in a register mix, sorted, or
+// "unstated" when the data labels none.
+func registersStated(mix any) string {
+	var names []string
+	switch m := mix.(type) {
+	case map[string]float64:
+		names = slices.Sorted(maps.Keys(m))
+	case map[string]any:
+		names = slices.Sorted(maps.Keys(m))
+	}
+	if len(names) == 0 {
+		return "unstated"
+	}
+	return strings.Join(names, ", ")
 }

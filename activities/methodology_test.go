@@ -369,3 +369,28 @@ func TestModelsMetaReadOnceAtPrepare(t *testing.T) {
 		t.Errorf("config meta does not win: %s", meta)
 	}
 }
+
+// TestRegisterUnstatedInProfile: an axis whose data labels no register says
+// so in its measurement profile instead of printing nothing.
+func TestRegisterUnstatedInProfile(t *testing.T) {
+	env, acts, _ := newActEnv()
+	ref := prepareRun(t, env, acts, "reg", testConfig(t, t.TempDir(), ""))
+	one := 0.5
+	in := AggregateInput{RunRef: ref, Plan: Plan{ModelID: "m"}, Outcomes: []AxisOutcome{
+		{Weight: 1, Tier: "public", Result: scorers.AxisResult{Axis: "knowledge", Score: &one, N: 1}},
+		{Weight: 1, Tier: "public", Result: scorers.AxisResult{Axis: "nlu", Score: &one, N: 1, Secondary: map[string]any{"register_mix": map[string]float64{"HIGH": 1}}}},
+	}}
+	if _, err := env.ExecuteActivity(acts.Aggregate, in); err != nil {
+		t.Fatal(err)
+	}
+	axes := resultJSON(t, ref)["axes"].(map[string]any)
+	profile := func(axis string) map[string]any {
+		return axes[axis].(map[string]any)["measurement_profile"].(map[string]any)
+	}
+	if r := profile("knowledge")["register"]; r != "unstated" {
+		t.Errorf("knowledge register %v, want unstated", r)
+	}
+	if r := profile("nlu")["register"]; r != "HIGH" {
+		t.Errorf("nlu register %v, want HIGH", r)
+	}
+}
