@@ -24,19 +24,22 @@ func TestClozeScoresTheFirstToken(t *testing.T) {
 	items := []scorers.Item{
 		{ID: "d/1", Choices: []string{"x", "y"}, Gold: 0},
 		{ID: "d/2", Choices: []string{"x", "y"}, Gold: 1},
+		{ID: "d/3", Choices: []string{"x", "y"}, Gold: 1},
 	}
 	preds := []scorers.Prediction{
-		// Sum picks B (-2 > -6); the first token picks A (-1 > -2).
-		{ItemID: "d/1", LogLiks: []backends.LLResult{ll([]float64{-1, -5}, []int{10, 11}), ll([]float64{-2}, []int{12})}},
+		// Sum picks B (-2.5 > -6); the first token picks A (-1 > -2).
+		{ItemID: "d/1", LogLiks: []backends.LLResult{ll([]float64{-1, -5}, []int{10, 11}), ll([]float64{-2, -0.5}, []int{12, 13})}},
 		// Both continuations begin with token 7: the sums decide (B).
 		{ItemID: "d/2", LogLiks: []backends.LLResult{ll([]float64{-1, -3}, []int{7, 1}), ll([]float64{-1, -2}, []int{7, 2})}},
+		// Cut unlike (one token against a space and a letter): the sums decide (B).
+		{ItemID: "d/3", LogLiks: []backends.LLResult{ll([]float64{-3}, []int{5}), ll([]float64{-0.5, -2}, []int{6, 9})}},
 	}
 	r, err := NewAxis("knowledge").Score(items, preds, scorers.ScoreOptions{ScoringMode: "cloze"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	notes := strings.Join(r.Notes, "\n")
-	if r.Score == nil || *r.Score != 1 || !strings.Contains(notes, "first token") || !strings.Contains(notes, "1 items' choice continuations do not begin with distinct tokens") {
+	if r.Score == nil || *r.Score != 1 || !strings.Contains(notes, "first token") || !strings.Contains(notes, "2 items' choice continuations do not begin with distinct tokens, cut alike") {
 		t.Fatalf("score %v, notes:\n%s", r.Score, notes)
 	}
 }

@@ -246,16 +246,19 @@ func (a *Axis) Tally(opt scorers.ScoreOptions) (scorers.Tally, error) {
 }
 
 // firstTokenLogLiks is spec §1's cloze reading: each choice's
-// log-probability of the first token of its continuation. When the
-// continuations do not begin with distinct tokens (or a backend gives no
-// per-token values), the first token cannot tell them apart and the sum over
-// the whole continuation decides instead; distinct says which rule was used.
+// log-probability of the first token of its continuation. The first token
+// carries the choice only when the continuations begin with distinct tokens
+// and are cut alike (as many tokens each: tiny-llama cuts " D" into a space
+// and a letter but " A" into one token, and a bare space's log-probability
+// says nothing about D); otherwise, or when a backend gives no per-token
+// values, the sum over the whole continuation decides instead. distinct
+// says which rule was used.
 func firstTokenLogLiks(res []backends.LLResult) (ll []float64, distinct bool) {
 	ll = make([]float64, len(res))
 	seen := map[int]bool{}
 	distinct = true
 	for _, r := range res {
-		if len(r.TokenLogProbs) == 0 || len(r.Tokens) == 0 || seen[r.Tokens[0]] {
+		if len(r.TokenLogProbs) == 0 || len(r.Tokens) == 0 || len(r.Tokens) != len(res[0].Tokens) || seen[r.Tokens[0]] {
 			distinct = false
 			break
 		}
@@ -493,7 +496,7 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 			r.Notes = append(r.Notes, "cloze: each choice ranked by the log-probability of the first token of its letter continuation (' A', ' B', ...), spec §1")
 		}
 		if t.sharedFirst > 0 {
-			r.Notes = append(r.Notes, fmt.Sprintf("%d items' choice continuations do not begin with distinct tokens (or the backend gave no per-token log-probabilities): they are ranked by the sum over the whole continuation instead", t.sharedFirst))
+			r.Notes = append(r.Notes, fmt.Sprintf("%d items' choice continuations do not begin with distinct tokens, cut alike (or the backend gave no per-token log-probabilities): they are ranked by the sum over the whole continuation instead", t.sharedFirst))
 		}
 	}
 	if t.errored > 0 {
