@@ -95,9 +95,14 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		RunID: in.RunID, ModelID: in.Plan.ModelID, ConfigHash: in.Plan.ConfigHash, Seed: cfg.Run.Seed,
 		Axes: map[string]AxisReport{}, Store: st.Describe(), ExcludedJudges: in.Plan.ExcludedJudges,
 	}
-	// model_meta as Prepare resolved it (model.meta wins over MB_MODELS_META).
-	if m.ModelMeta != (config.ModelMeta{}) {
-		res.ModelMeta = m.ModelMeta
+	// model_meta as Prepare resolved it; the config's model.meta wins (also
+	// in a manifest written without the resolved meta).
+	meta := m.ModelMeta
+	if cfg.Model.Meta != (config.ModelMeta{}) {
+		meta = cfg.Model.Meta
+	}
+	if meta != (config.ModelMeta{}) {
+		res.ModelMeta = meta
 	}
 	if id := m.Plan.ModelIdentity; id != (ModelIdentity{}) {
 		res.ModelIdentity = &id
