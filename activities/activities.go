@@ -17,8 +17,8 @@ import (
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/registry"
 	"github.com/glossobench/glossobench/infra/config"
-	"github.com/glossobench/glossobench/infra/runfiles"
 	_ "github.com/glossobench/glossobench/infra/datasource" // s3:// and hf:// dataset paths
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/ifeval"
@@ -218,9 +218,13 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	if err != nil {
 		return Plan{}, err
 	}
+	configHash, err := cfg.ContentHash()
+	if err != nil {
+		return Plan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("config: %v", err), ErrConfig, nil)
+	}
 	var prev manifest
 	if err := getJSON(ctx, st, runfiles.ManifestKey(in.RunID), &prev); err == nil {
-		if prev.Plan.ConfigHash != cfg.Hash() {
+		if prev.Plan.ConfigHash != configHash {
 			return Plan{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("run %s already exists in %s with another config; pick another run id", in.RunID, st.Describe()), ErrConfig, nil)
 		}
@@ -231,7 +235,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 
 	plan := Plan{
 		RunID: in.RunID, StoreURI: uri, BenchVersion: cfg.BenchVersion, SchemaVersion: config.SchemaVersion,
-		ConfigHash: cfg.Hash(), ModelID: cfg.Model.ID, ModelSpec: cfg.Model.Spec,
+		ConfigHash: configHash, ModelID: cfg.Model.ID, ModelSpec: cfg.Model.Spec,
 		MaxWallSeconds: cfg.Run.MaxWallSeconds, ParallelShards: cfg.Run.ParallelShards, HeartbeatSecs: cfg.Run.HeartbeatSeconds,
 	}
 	if len(cfg.Dedup.Corpus) > 0 {
@@ -242,7 +246,11 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		}
 		plan.CorpusShards = len(shards)
 	}
-	judges, excluded := keptJudges(cfg)
+	meta := modelMeta(cfg)
+	if plan.ModelIdentity, err = modelIdentity(ctx, cfg.Model); err != nil {
+		return Plan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model.spec: %v", err), ErrConfig, nil)
+	}
+	judges, excluded := keptJudges(cfg, meta)
 	plan.ExcludedJudges = excluded
 	plan.SearchAttributes = a.namespaceSearchAttributes(ctx)
 	plan.Skipped, err = EachAxis(cfg, func(name string, ax scorers.Axis, each func(func(scorers.Item) error) error) error {
@@ -276,7 +284,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	if len(plan.Axes) == 0 {
 		return Plan{}, temporal.NewNonRetryableApplicationError("no configured axis can run here", ErrConfig, nil)
 	}
-	if err := putJSON(ctx, st, runfiles.ManifestKey(in.RunID), manifest{Config: cfg, Plan: plan}); err != nil {
+	if err := putJSON(ctx, st, runfiles.ManifestKey(in.RunID), manifest{Config: cfg, Plan: plan, ModelMeta: meta}); err != nil {
 		return Plan{}, err
 	}
 	a.Log.Info().Str("run", in.RunID).Int("axes", len(plan.Axes)).Msg("prepared")

@@ -30,9 +30,17 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		RunID: in.RunID, ModelID: in.Plan.ModelID, ConfigHash: in.Plan.ConfigHash, Seed: cfg.Run.Seed,
 		Axes: map[string]AxisReport{}, Store: st.Describe(), ExcludedJudges: in.Plan.ExcludedJudges,
 	}
+	// model_meta as Prepare resolved it; the config's model.meta wins (also
+	// in a manifest written without the resolved meta).
+	meta := m.ModelMeta
 	if cfg.Model.Meta != (config.ModelMeta{}) {
-		meta := cfg.Model.Meta
+		meta = cfg.Model.Meta
+	}
+	if meta != (config.ModelMeta{}) {
 		res.ModelMeta = &meta
+	}
+	if id := m.Plan.ModelIdentity; id != (ModelIdentity{}) {
+		res.ModelIdentity = &id
 	}
 	s := &res.Summary
 	s.Dedup, s.NearChanceEps, s.Notes = in.Dedup, cfg.Run.NearChanceEps, append([]string{}, in.Notes...)
@@ -63,6 +71,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 			rep.Profile.ContaminationRate = *c
 		}
 		rep.Profile.RegisterMix = r.Secondary["register_mix"]
+		rep.Profile.Register = registersStated(rep.Profile.RegisterMix)
 		if k, ok := r.Secondary["inter_judge_kappa"].(*float64); ok {
 			rep.Profile.InterJudgeKappa = k
 		} else if k, ok := r.Secondary["inter_judge_kappa"].(float64); ok {
@@ -192,4 +201,20 @@ func orNone(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
+}
+
+// registersStated names the registers in a register mix, sorted, or
+// "unstated" when the data labels none.
+func registersStated(mix any) string {
+	var names []string
+	switch m := mix.(type) {
+	case map[string]float64:
+		names = slices.Sorted(maps.Keys(m))
+	case map[string]any:
+		names = slices.Sorted(maps.Keys(m))
+	}
+	if len(names) == 0 {
+		return "unstated"
+	}
+	return strings.Join(names, ", ")
 }

@@ -161,7 +161,7 @@ func LoadAxes(cfg *config.Config) ([]AxisItems, []Skip, error) {
 // plugin can (scorers.Streamer), so an axis of any size is never loaded
 // whole; others are loaded whole and handed out one by one.
 func EachAxis(cfg *config.Config, fn func(name string, ax scorers.Axis, each func(func(scorers.Item) error) error) error) ([]Skip, error) {
-	judges, excluded := keptJudges(cfg)
+	judges, excluded := keptJudges(cfg, modelMeta(cfg))
 	var skipped []Skip
 	for _, name := range cfg.AxisNames() {
 		ac := cfg.Axes[name]

@@ -28,17 +28,19 @@ func judgedBy(ax scorers.Axis, ac scorers.AxisConfig) bool {
 	return ok && ac.Scorer != scorers.ScorerRules
 }
 
-// modelFamily is the evaluated model's family: model.meta.family, else the
-// entry for model.id in MB_MODELS_META (a JSON object of model_id → meta).
-func modelFamily(cfg *config.Config) string {
-	if cfg.Model.Meta.Family != "" {
-		return cfg.Model.Meta.Family
+// modelMeta is the evaluated model's meta (spec §10 #2, #3, #11): the
+// config's model.meta when it sets any field, else the entry for model.id in
+// MB_MODELS_META (a JSON object of model_id → meta). Only Prepare (and
+// offline commands) read the environment; the run's stages read the manifest.
+func modelMeta(cfg *config.Config) config.ModelMeta {
+	if cfg.Model.Meta != (config.ModelMeta{}) {
+		return cfg.Model.Meta
 	}
 	var meta map[string]config.ModelMeta
 	if json.Unmarshal([]byte(os.Getenv("MB_MODELS_META")), &meta) == nil {
-		return meta[cfg.Model.ID].Family
+		return meta[cfg.Model.ID]
 	}
-	return ""
+	return config.ModelMeta{}
 }
 
 // JudgeConfigs returns the config's judges as the judge package takes them.
@@ -51,9 +53,10 @@ func JudgeConfigs(cfg *config.Config) []judge.Config {
 	return all
 }
 
-// keptJudges applies self-judge exclusion (symmetric family match).
-func keptJudges(cfg *config.Config) ([]judge.Config, []string) {
-	return judge.SelfExclude(JudgeConfigs(cfg), modelFamily(cfg))
+// keptJudges applies self-judge exclusion (symmetric family match) for a
+// model of the given meta.
+func keptJudges(cfg *config.Config, meta config.ModelMeta) ([]judge.Config, []string) {
+	return judge.SelfExclude(JudgeConfigs(cfg), meta.Family)
 }
 
 // overlayOn reports whether the judge overlay is on for an axis.
@@ -85,7 +88,7 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 		// judge_quality of each generated response; its score stays the headline.
 		requests = judge.OverlayRequests
 	}
-	cfgs, excluded := keptJudges(m.Config)
+	cfgs, excluded := keptJudges(m.Config, m.ModelMeta)
 	if (!judged && !overlay) || len(cfgs) == 0 {
 		return StageNote{Note: "judge: no judges configured"}, nil
 	}

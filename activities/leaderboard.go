@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/leaderboard"
@@ -85,16 +86,29 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return RefreshPlan{}, err
 		}
+		hash, err := cfg.ContentHash()
+		if err != nil {
+			return RefreshPlan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("runs[%d]: %v", i, err), ErrConfig, nil)
+		}
+		// Only a GGUF file's SHA-256 is known without running: swapped
+		// weights behind the same path are a new row.
+		var sum string
+		if p, ok := strings.CutPrefix(cfg.Model.Spec, "gguf:"); ok {
+			if sum, err = config.FileSHA256(p); err != nil {
+				return RefreshPlan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("runs[%d].model: %v", i, err), ErrConfig, nil)
+			}
+		}
 		current := false
 		for _, row := range rows {
-			current = current || (row.ModelID == cfg.Model.ID && row.Pins["config_hash"] == cfg.Hash() && row.Pins["bench_version"] == cfg.BenchVersion)
+			current = current || (row.ModelID == cfg.Model.ID && row.Pins["config_hash"] == hash && row.Pins["bench_version"] == cfg.BenchVersion &&
+				row.Pins["model_sha256"] == sum && row.Pins["model_revision"] == cfg.Model.Revision)
 		}
 		if current {
 			plan.Current = append(plan.Current, cfg.Model.ID)
 			continue
 		}
 		item := r
-		item.RunID = fmt.Sprintf("%s-%s", unsafeRunChars.ReplaceAllString(cfg.Model.ID, "_"), cfg.Hash()[:12])
+		item.RunID = fmt.Sprintf("%s-%s", unsafeRunChars.ReplaceAllString(cfg.Model.ID, "_"), hash[:12])
 		plan.Todo = append(plan.Todo, RefreshItem{Input: item, ModelID: cfg.Model.ID, Reason: "no leaderboard row with these pins"})
 	}
 	return plan, nil

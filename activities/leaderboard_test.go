@@ -1,10 +1,10 @@
 package activities
 
 import (
-	"github.com/glossobench/glossobench/infra/runfiles"
 	"bytes"
 	"context"
 	"errors"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"os"
 	"path/filepath"
 	"strings"

@@ -1,13 +1,16 @@
 package activities
 
 import (
-	"github.com/glossobench/glossobench/infra/runfiles"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -284,5 +287,111 @@ func TestMTKeepsParseFailures(t *testing.T) {
 	if res.Score != nil || res.Metric == "skipped_no_judge" || strings.Contains(notes, "needs at least one judge") ||
 		!strings.Contains(notes, "failed to parse") || res.Secondary["parse_fail"] != 12.0 {
 		t.Errorf("metric %s, secondary %v, notes:\n%s", res.Metric, res.Secondary, notes)
+	}
+}
+
+// resultJSON reads a run's result.json as a generic document.
+func resultJSON(t *testing.T, ref RunRef) map[string]any {
+	t.Helper()
+	st, _ := store.Open(context.Background(), ref.StoreURI)
+	data, err := st.Get(context.Background(), runfiles.ResultKey(ref.RunID))
+	var doc map[string]any
+	if err != nil || json.Unmarshal(data, &doc) != nil {
+		t.Fatalf("result.json: %v", err)
+	}
+	return doc
+}
+
+// TestModelIdentityPinsTheWeights: the GGUF file's SHA-256 is in result.json
+// and the leaderboard pins, so other weights behind the same path are another row.
+func TestModelIdentityPinsTheWeights(t *testing.T) {
+	weights := filepath.Join(t.TempDir(), "m.gguf")
+	var pins []string
+	for i, content := range []string{"weights one", "weights two"} {
+		os.WriteFile(weights, []byte(content), 0o644)
+		env, acts, _ := newActEnv()
+		cfg := strings.Replace(testConfig(t, t.TempDir(), ""), `spec: "openai:http://127.0.0.1:1"`, `spec: "gguf:`+weights+`", revision: r1`, 1)
+		run := fmt.Sprintf("id%d", i)
+		ref := prepareRun(t, env, acts, run, cfg)
+		if _, err := env.ExecuteActivity(acts.Aggregate, AggregateInput{RunRef: ref, Plan: Plan{ModelID: "m", BenchVersion: "glossobench-v1"}}); err != nil {
+			t.Fatal(err)
+		}
+		id, _ := resultJSON(t, ref)["model_identity"].(map[string]any)
+		sum := sha256.Sum256([]byte(content))
+		if id["sha256"] != hex.EncodeToString(sum[:]) || id["file"] != "m.gguf" || id["revision"] != "r1" {
+			t.Fatalf("model_identity %v", id)
+		}
+		pins = append(pins, fmt.Sprint(id["sha256"]))
+	}
+	if pins[0] == pins[1] {
+		t.Fatal("swapped weights kept the pin")
+	}
+}
+
+// TestModelsMetaReadOnceAtPrepare: MB_MODELS_META as Prepare saw it decides
+// self-judge exclusion at Judge time (on whatever worker) and is stamped as
+// model_meta; a config's model.meta wins.
+func TestModelsMetaReadOnceAtPrepare(t *testing.T) {
+	url := judgeServer(t, `{"explanation": "fine", "rating": 7}`)
+	cfg := mtConfig(t, url, "", "")
+	cfg = strings.Replace(cfg, "family: other", "family: fam", 1)
+	env, acts, _ := newActEnv()
+	t.Setenv("MB_MODELS_META", `{"m": {"family": "fam", "model_class": "instruct", "params": "1B"}}`)
+	ref := prepareRun(t, env, acts, "meta", cfg)
+	os.Unsetenv("MB_MODELS_META") // another worker, another environment
+	for s := 0; s < 1; s++ {
+		if _, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: "mt", Shard: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := env.ExecuteActivity(acts.Judge, ScoreInput{AxisInput: AxisInput{RunRef: ref, Axis: "mt"}, Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n StageNote
+	v.Get(&n)
+	if !strings.Contains(n.Note, "rated by k") || !strings.Contains(n.Note, "self-judge excluded (same family as the model): j") {
+		t.Errorf("judge note %q", n.Note)
+	}
+	if _, err := env.ExecuteActivity(acts.Aggregate, AggregateInput{RunRef: ref, Plan: Plan{ModelID: "m"}}); err != nil {
+		t.Fatal(err)
+	}
+	if meta := fmt.Sprint(resultJSON(t, ref)["model_meta"]); meta != "map[family:fam model_class:instruct params:1B]" {
+		t.Errorf("model_meta %s", meta)
+	}
+
+	t.Setenv("MB_MODELS_META", `{"m": {"family": "fam"}}`)
+	env, acts, _ = newActEnv()
+	ref = prepareRun(t, env, acts, "meta2", strings.Replace(cfg, "id: m}", "id: m, meta: {family: own, model_class: base}}", 1))
+	if _, err := env.ExecuteActivity(acts.Aggregate, AggregateInput{RunRef: ref, Plan: Plan{ModelID: "m"}}); err != nil {
+		t.Fatal(err)
+	}
+	if meta := fmt.Sprint(resultJSON(t, ref)["model_meta"]); meta != "map[family:own model_class:base]" {
+		t.Errorf("config meta does not win: %s", meta)
+	}
+}
+
+// TestRegisterUnstatedInProfile: an axis whose data labels no register says
+// so in its measurement profile instead of printing nothing.
+func TestRegisterUnstatedInProfile(t *testing.T) {
+	env, acts, _ := newActEnv()
+	ref := prepareRun(t, env, acts, "reg", testConfig(t, t.TempDir(), ""))
+	one := 0.5
+	in := AggregateInput{RunRef: ref, Plan: Plan{ModelID: "m"}, Outcomes: []AxisOutcome{
+		{Weight: 1, Tier: "public", Result: scorers.AxisResult{Axis: "knowledge", Score: &one, N: 1}},
+		{Weight: 1, Tier: "public", Result: scorers.AxisResult{Axis: "nlu", Score: &one, N: 1, Secondary: map[string]any{"register_mix": map[string]float64{"HIGH": 1}}}},
+	}}
+	if _, err := env.ExecuteActivity(acts.Aggregate, in); err != nil {
+		t.Fatal(err)
+	}
+	axes := resultJSON(t, ref)["axes"].(map[string]any)
+	profile := func(axis string) map[string]any {
+		return axes[axis].(map[string]any)["measurement_profile"].(map[string]any)
+	}
+	if r := profile("knowledge")["register"]; r != "unstated" {
+		t.Errorf("knowledge register %v, want unstated", r)
+	}
+	if r := profile("nlu")["register"]; r != "HIGH" {
+		t.Errorf("nlu register %v, want HIGH", r)
 	}
 }

@@ -14,5 +14,6 @@ type (
 	AxisDedup          = runfiles.AxisDedup
 	AuditSummary       = runfiles.AuditSummary
 	AuditSensitivity   = runfiles.AuditSensitivity
+	ModelIdentity      = runfiles.ModelIdentity
 	manifest           = runfiles.Manifest[Plan]
 )

@@ -40,6 +40,9 @@ type Plan struct {
 	// run's namespace has; EvalRun sets them on itself. Found once here, so
 	// a replayed workflow decides as the first execution did.
 	SearchAttributes []string `json:"search_attributes,omitempty"`
+	// ModelIdentity is what was measured: the GGUF file's SHA-256, or the
+	// model name a server reports and the configured revision (spec §5, §8).
+	ModelIdentity ModelIdentity `json:"model_identity"`
 }
 
 // AxisPlan is one axis of the plan.

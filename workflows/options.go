@@ -81,6 +81,15 @@ func judgePreset(budget time.Duration) workflow.ActivityOptions {
 	}
 }
 
+// judgeUntilPreset: judging bounded by the time left to the global deadline;
+// cancelled at the deadline and waited for while it checkpoints.
+func judgeUntilPreset(left time.Duration) workflow.ActivityOptions {
+	o := judgePreset(0)
+	o.StartToCloseTimeout = left + time.Minute
+	o.WaitForCancellation = true
+	return o
+}
+
 // stage is ctx with the preset and a summary the Temporal UI shows on the
 // activity's row ("infer knowledge shard 3/8").
 func stage(ctx workflow.Context, preset workflow.ActivityOptions, summary string, args ...any) workflow.Context {

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/config"
 )
 
 // Task queues: inference activities run next to the GPUs, everything else
@@ -29,7 +30,7 @@ const (
 
 // aggregateReserve is kept back from the global budget so the scoring,
 // audit and aggregate stages always run after the last axis stops.
-const aggregateReserve = 2 * time.Minute
+const aggregateReserve = config.AggregateReserveSeconds * time.Second
 
 // EvalRunInput is the workflow input: a small JSON document that the CLI and
 // `temporal workflow start --input` both send.
@@ -127,6 +128,10 @@ func (r *evalRun) prepare(ctx workflow.Context) error {
 	if r.in.MaxWallSeconds > 0 {
 		r.wall = time.Duration(r.in.MaxWallSeconds) * time.Second
 	}
+	if r.wall <= aggregateReserve {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"max_wall_seconds %d is at or below the %d s kept back for scoring and aggregation: no axis would get any time", int(r.wall/time.Second), config.AggregateReserveSeconds), activities.ErrConfig, nil)
+	}
 	axisNames := make([]string, len(r.plan.Axes))
 	for i, ax := range r.plan.Axes {
 		axisNames[i] = ax.Name
@@ -189,9 +194,11 @@ func (r *evalRun) runAxis(ctx workflow.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	out.StoppedEarly = expired
+	// Only a real stop is a stop: the timer may fire as the last shard
+	// finishes, leaving every kept item scored.
+	out.StoppedEarly = expired && out.Dropped > 0
 	p.Stage = StageDone
-	if expired {
+	if out.StoppedEarly {
 		p.Stage = StageStopped
 		r.notes = append(r.notes, fmt.Sprintf("axis %s stopped early at its budget of %s: %d of %d kept items not scored", ax.Name, budget.Round(time.Second), out.Dropped, p.Total))
 	}
@@ -254,9 +261,12 @@ func (r *evalRun) score(ctx workflow.Context, ax activities.AxisPlan, shards int
 		return nil
 	}
 	if ax.Judged {
-		if err := note(StageJudging, judgePreset(budget), a.Judge); err != nil {
+		p.Stage = StageJudging
+		n, err := r.judge(ctx, in, ax.Name, budget)
+		if err != nil {
 			return activities.AxisOutcome{}, err
 		}
+		stageNotes = append(stageNotes, n)
 	}
 	if len(ax.Probes) > 0 {
 		if err := note(StageProbes, cpuPreset(), a.Probes); err != nil {
@@ -276,6 +286,45 @@ func (r *evalRun) score(ctx workflow.Context, ax activities.AxisPlan, shards int
 	}
 	out.Audit = &au
 	return out, nil
+}
+
+// judgeDeadlineVersion marks the change that bounds judging by the global
+// deadline; histories recorded before it replay the unbounded judging.
+const judgeDeadlineVersion = "judge-bounded-by-deadline"
+
+// judge rates an axis's responses. Judging is bounded by the global deadline
+// (less the aggregate reserve): at the deadline it is cancelled, the chunks
+// already rated stay checkpointed, and the axis is scored on them.
+func (r *evalRun) judge(ctx workflow.Context, in activities.ScoreInput, axis string, budget time.Duration) (string, error) {
+	var n activities.StageNote
+	if workflow.GetVersion(ctx, judgeDeadlineVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		err := workflow.ExecuteActivity(stage(ctx, judgePreset(budget), "%s %s", StageJudging, axis), a.Judge, in).Get(ctx, &n)
+		return n.Note, err
+	}
+	left := r.deadline.Sub(workflow.Now(ctx)) - aggregateReserve
+	if left <= 0 {
+		return "judge: not run: the global budget ran out before judging; the axis is scored on no rating", nil
+	}
+	jctx, cancelJudge := workflow.WithCancel(ctx)
+	defer cancelJudge()
+	f := workflow.ExecuteActivity(stage(jctx, judgeUntilPreset(left), "%s %s", StageJudging, axis), a.Judge, in)
+	tctx, cancelTimer := workflow.WithCancel(ctx)
+	defer cancelTimer()
+	stopped := false
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(f, func(workflow.Future) {})
+	sel.AddFuture(workflow.NewTimerWithOptions(tctx, left, workflow.TimerOptions{Summary: "deadline judging " + axis}), func(t workflow.Future) {
+		if t.Get(ctx, nil) == nil {
+			stopped = true
+			cancelJudge()
+		}
+	})
+	sel.Select(ctx)
+	err := f.Get(ctx, &n)
+	if stopped && (err == nil || temporal.IsCanceledError(err)) {
+		return fmt.Sprintf("judge: judging stopped at the global deadline (%s left for it): the ratings checkpointed so far are kept and scored, the rest of the responses are unrated", left.Round(time.Second)), nil
+	}
+	return n.Note, err
 }
 
 // aggregate computes the mean scores and writes result.json.

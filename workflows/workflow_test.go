@@ -150,14 +150,45 @@ func TestEvalRunBudgetStopsAxisAndKeepsScoredRows(t *testing.T) {
 	}
 }
 
-// A global budget smaller than the aggregate reserve leaves no time for any
-// axis: every axis is listed as skipped, and the run still aggregates.
-func TestEvalRunBudgetExhaustedSkipsAxes(t *testing.T) {
+// A global budget at or below the aggregate reserve leaves no time for any
+// axis: the run is refused with the reserve named, not run with every axis
+// silently skipped.
+func TestEvalRunBudgetAtReserveIsAnError(t *testing.T) {
+	for _, in := range []struct{ plan, input int }{{60, 0}, {3600, 120}} {
+		env := newEnv(t)
+		p := plan("knowledge", "nlu")
+		p.MaxWallSeconds = in.plan
+		env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
+		env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
+		env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(activities.Summary{}, nil)
+		env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1", MaxWallSeconds: in.input})
+		err := env.GetWorkflowError()
+		if err == nil || !strings.Contains(err.Error(), "max_wall_seconds") || !strings.Contains(err.Error(), "120 s") {
+			t.Errorf("budget %+v: error %v", in, err)
+		}
+	}
+}
+
+// The budget timer fires as the last shard finishes: every kept item was
+// scored, so the axis did not stop early and no note says it did.
+func TestEvalRunFinishedAxisIsNotStopped(t *testing.T) {
 	env := newEnv(t)
-	p := plan("knowledge", "nlu")
-	p.MaxWallSeconds = 60
+	p := plan("knowledge")
+	p.MaxWallSeconds = 2*60 + 120
+	p.ParallelShards = 3
 	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
-	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
+	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("knowledge"), nil)
+	env.OnActivity("Infer", mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.ShardInput) (activities.ShardResult, error) {
+		n := []int{4, 4, 2}[in.Shard]
+		if in.Shard < 2 {
+			return activities.ShardResult{Total: n, Done: n}, nil
+		}
+		<-ctx.Done() // answered everything, cancelled while saving
+		return activities.ShardResult{Total: n, Done: n}, ctx.Err()
+	}).After(time.Hour)
+	env.OnActivity("Score", mock.Anything, mock.Anything).Return(activities.AxisOutcome{
+		Result: scorers.AxisResult{Axis: "knowledge", Score: score(0.5), N: 10}, Weight: 1, Tier: "public"}, nil)
+	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{Verdict: "not pooled"}, nil)
 	var got activities.AggregateInput
 	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AggregateInput) (activities.Summary, error) {
 		got = in
@@ -167,11 +198,51 @@ func TestEvalRunBudgetExhaustedSkipsAxes(t *testing.T) {
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Outcomes) != 0 || len(got.Skipped) != 2 {
-		t.Fatalf("outcomes %+v skipped %+v", got.Outcomes, got.Skipped)
+	if len(got.Outcomes) != 1 || got.Outcomes[0].StoppedEarly || strings.Contains(strings.Join(got.Notes, "\n"), "stopped early") {
+		t.Fatalf("outcomes %+v notes %v", got.Outcomes, got.Notes)
 	}
-	if notes := strings.Join(got.Notes, "\n"); !strings.Contains(notes, "axis nlu skipped") || !strings.Contains(notes, "10 items not scored") {
-		t.Fatalf("notes: %s", notes)
+}
+
+// Judging that outlasts the global budget is stopped at the deadline, keeps
+// what was rated and the axis is still scored; the run does not fail.
+func TestEvalRunJudgingBoundedByDeadline(t *testing.T) {
+	env := newEnv(t)
+	p := plan("mt")
+	p.Axes[0].Judged = true
+	p.MaxWallSeconds = 30*60 + 120
+	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
+	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("mt"), nil)
+	env.OnActivity("Infer", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ShardInput) (activities.ShardResult, error) {
+		n := []int{4, 4, 2}[in.Shard]
+		return activities.ShardResult{Total: n, Done: n}, nil
+	})
+	env.OnActivity("Judge", mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.ScoreInput) (activities.StageNote, error) {
+		for {
+			select {
+			case <-ctx.Done():
+				return activities.StageNote{}, ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+				activity.RecordHeartbeat(ctx, nil)
+			}
+		}
+	}).After(10 * time.Hour)
+	scored := false
+	env.OnActivity("Score", mock.Anything, mock.Anything).Return(func(context.Context, activities.ScoreInput) (activities.AxisOutcome, error) {
+		scored = true
+		return activities.AxisOutcome{Result: scorers.AxisResult{Axis: "mt", Score: score(0.5), N: 4}, Weight: 1, Tier: "public"}, nil
+	})
+	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{Verdict: "not pooled"}, nil)
+	var got activities.AggregateInput
+	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AggregateInput) (activities.Summary, error) {
+		got = in
+		return activities.Summary{}, nil
+	})
+	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if !scored || len(got.Outcomes) != 1 || !strings.Contains(strings.Join(got.Outcomes[0].StageNotes, "\n"), "judging stopped at the global deadline") {
+		t.Fatalf("scored %v, outcomes %+v", scored, got.Outcomes)
 	}
 }
 

@@ -50,6 +50,10 @@ func runRun(args []string) int {
 		fmt.Fprintln(os.Stderr, "run: --config is required")
 		return 2
 	}
+	if *maxWall != 0 && *maxWall <= config.AggregateReserveSeconds {
+		fmt.Fprintf(os.Stderr, "run: --max-wall-seconds %d is at or below the %d s kept back for scoring and aggregation: no axis would get any time\n", *maxWall, config.AggregateReserveSeconds)
+		return 2
+	}
 	log := newLogger()
 	ov := config.Overrides{Model: *model, ModelID: *modelID, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate}
 	cfg, err := config.Load(*cfgPath, ov)

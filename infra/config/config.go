@@ -74,6 +74,9 @@ type Model struct {
 	// error; by default it is left-truncated (as lm-evaluation-harness does) and counted.
 	StrictContext bool      `yaml:"strict_context,omitempty" json:"strict_context,omitempty"`
 	Meta          ModelMeta `yaml:"meta,omitempty" json:"meta"`
+	// Revision names the weights a server serves (a commit, tag or date),
+	// recorded in the model identity and the leaderboard pins.
+	Revision string `yaml:"revision,omitempty" json:"revision,omitempty"`
 }
 
 // ModelMeta is the model_meta of spec §10 (#2, #3, #11).
@@ -109,6 +112,10 @@ type Dedup struct {
 	MinChars  int      `yaml:"min_chars,omitempty" json:"min_chars,omitempty"`
 	Jaccard   float64  `yaml:"jaccard,omitempty" json:"jaccard,omitempty"`
 }
+
+// AggregateReserveSeconds of the global budget are kept back for scoring,
+// the audit and aggregation after the last axis; max_wall_seconds must exceed it.
+const AggregateReserveSeconds = 120
 
 // Axes lists the seven axes in their canonical order.
 var Axes = []string{"knowledge", "nlu", "if", "nlg", "mt", "safety", "cultural"}
@@ -245,8 +252,8 @@ func (c *Config) validate() error {
 	if !ValidModelSpec(c.Model.Spec) {
 		return fmt.Errorf("model.spec: %q is not gguf:PATH, openai:URL or an http(s) URL", c.Model.Spec)
 	}
-	if c.Run.MaxWallSeconds < 0 {
-		return fmt.Errorf("run.max_wall_seconds: must be positive, got %d", c.Run.MaxWallSeconds)
+	if c.Run.MaxWallSeconds <= AggregateReserveSeconds {
+		return fmt.Errorf("run.max_wall_seconds: must exceed the %d s kept back for scoring and aggregation, got %d", AggregateReserveSeconds, c.Run.MaxWallSeconds)
 	}
 	if c.Run.ShardSize < 1 || c.Run.CheckpointEvery < 1 || c.Run.ParallelShards < 1 {
 		return errors.New("run.shard_size, run.checkpoint_every, run.parallel_shards: must be at least 1")
@@ -381,10 +388,80 @@ func (c *Config) AxisNames() []string {
 	return names
 }
 
-// Hash is the SHA-256 of the config's canonical YAML (after defaults), so two
-// runs with the same effective config share it.
+// Hash is the SHA-256 of the config's canonical YAML (after defaults) with
+// every location left out: the store, the model and judge specs' paths or
+// URLs (the model's identity is pinned apart, see ModelIdentity) and the
+// dedup corpus's folders. It is the config part of ContentHash.
 func (c *Config) Hash() string {
-	b, _ := yaml.Marshal(c)
+	k := *c
+	k.Store = Store{}
+	k.Model.Spec = specKind(c.Model.Spec)
+	k.Judges = slices.Clone(c.Judges)
+	for i := range k.Judges {
+		k.Judges[i].Spec = specKind(c.Judges[i].Spec)
+	}
+	k.Dedup.Corpus = slices.Clone(c.Dedup.Corpus)
+	for i, p := range k.Dedup.Corpus {
+		if !strings.Contains(p, "://") {
+			k.Dedup.Corpus[i] = filepath.Base(p)
+		}
+	}
+	b, _ := yaml.Marshal(&k)
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
+}
+
+// ContentHash is the published config_hash: what determines the numbers,
+// not where it lies — the config's content (Hash) and the SHA-256 of every
+// dataset file it reads, and of every GGUF judge. The same YAML and data in
+// two folders or on two machines give the same hash; an edited dataset row
+// gives another.
+func (c *Config) ContentHash() (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "config %s\n", c.Hash())
+	for _, name := range c.AxisNames() {
+		a := c.Axes[name]
+		for i, d := range a.Datasets {
+			p := d.Path
+			if !filepath.IsAbs(p) && a.BaseDir != "" {
+				p = filepath.Join(a.BaseDir, p)
+			}
+			sum, err := FileSHA256(p)
+			if err != nil {
+				return "", fmt.Errorf("axes.%s.datasets[%d].path: %w", name, i, err)
+			}
+			fmt.Fprintf(h, "data %s %d %s\n", name, i, sum)
+		}
+	}
+	for i, j := range c.Judges {
+		if p, ok := strings.CutPrefix(j.Spec, "gguf:"); ok {
+			sum, err := FileSHA256(p)
+			if err != nil {
+				return "", fmt.Errorf("judges[%d].spec: %w", i, err)
+			}
+			fmt.Fprintf(h, "judge %d %s\n", i, sum)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// FileSHA256 is the hex SHA-256 of a file's content.
+func FileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// specKind is a model spec without its location: the backend kind and, for
+// a server, nothing more (its model name and revision are config fields).
+func specKind(spec string) string {
+	kind, _, _ := strings.Cut(spec, ":")
+	return kind
 }

@@ -69,6 +69,8 @@ func TestErrorsNameFileAndField(t *testing.T) {
 		"few resamples":     good + "run:\n  bootstrap_resamples: 29\n",
 		"many resamples":    good + "run:\n  bootstrap_resamples: 2001\n",
 		"bad judge floor":   good + "run:\n  judge_floor: 1.5\n",
+		"wall at reserve":   good + "run:\n  max_wall_seconds: 120\n",
+		"rules not safety":  strings.Replace(good, "knowledge:\n", "knowledge:\n    scorer: rules\n", 1),
 	}
 	wants := map[string]string{
 		"unknown key": "bogus is not a known key", "bad scoring mode": "axes.knowledge.scoring_mode",
@@ -77,7 +79,8 @@ func TestErrorsNameFileAndField(t *testing.T) {
 		"bad chat template": "run.chat_template", "wrong type": "line 9: run.seed must be a whole number", "empty": "empty",
 		"bad translation": "axes.knowledge.datasets[0].translation_of",
 		"few resamples":   "run.bootstrap_resamples", "many resamples": "run.bootstrap_resamples",
-		"bad judge floor": "run.judge_floor",
+		"bad judge floor": "run.judge_floor", "wall at reserve": "run.max_wall_seconds: must exceed the 120 s",
+		"rules not safety": "axes.knowledge.scorer",
 	}
 	for name, doc := range cases {
 		_, err := Parse([]byte(doc), "my.yaml", "", Overrides{})
@@ -162,5 +165,37 @@ func TestChatTemplateOverride(t *testing.T) {
 	}
 	if _, err := Parse([]byte(good), "c.yaml", "", Overrides{ChatTemplate: "never"}); err == nil || !strings.Contains(err.Error(), "run.chat_template") {
 		t.Fatalf("bad --chat-template accepted: %v", err)
+	}
+}
+
+// TestHashIsContentNotLocation: the same YAML and data in two folders give
+// one config hash; another dataset content gives another.
+func TestHashIsContentNotLocation(t *testing.T) {
+	doc := good + "store:\n  uri: out\n"
+	load := func(dir, data string) *Config {
+		t.Helper()
+		os.WriteFile(filepath.Join(dir, "d.jsonl"), []byte(data), 0o644)
+		c, err := Parse([]byte(doc), "c.yaml", dir, Overrides{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, b := load(t.TempDir(), "{\"row\": 1}\n"), load(t.TempDir(), "{\"row\": 1}\n")
+	if a.Hash() != b.Hash() {
+		t.Error("config hash depends on the config's folder")
+	}
+	ha, err := a.ContentHash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, _ := b.ContentHash()
+	hc, _ := load(t.TempDir(), "{\"row\": 2}\n").ContentHash()
+	if ha != hb || ha == hc {
+		t.Errorf("content hashes %s %s %s: same data must match, other data must not", ha, hb, hc)
+	}
+	os.Remove(filepath.Join(a.Axes["knowledge"].BaseDir, "d.jsonl"))
+	if _, err := a.ContentHash(); err == nil || !strings.Contains(err.Error(), "axes.knowledge.datasets[0].path") {
+		t.Errorf("missing dataset: %v", err)
 	}
 }

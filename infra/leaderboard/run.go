@@ -18,6 +18,13 @@ func RowOf(res *runfiles.Result, path string) (Row, error) {
 	for axis, v := range res.PluginVersions {
 		row.Pins["plugin/"+axis] = v
 	}
+	if id := res.ModelIdentity; id != nil {
+		for k, v := range map[string]string{"model_sha256": id.SHA256, "server_model": id.ServerModel, "model_revision": id.Revision} {
+			if v != "" {
+				row.Pins[k] = v
+			}
+		}
+	}
 	if res.Summary.MSPublic == nil {
 		return row, fmt.Errorf("%s: field summary.ms_public is null: a run without a public mean score has no leaderboard row", path)
 	}

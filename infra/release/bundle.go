@@ -56,15 +56,18 @@ type Item struct {
 
 // Manifest is the bundle's manifest.json.
 type Manifest struct {
-	Format         string            `json:"format"`
-	BenchVersion   string            `json:"bench_version"`
-	SchemaVersion  string            `json:"schema_version"`
-	RunID          string            `json:"run_id"`
-	ModelID        string            `json:"model_id"`
-	ConfigHash     string            `json:"config_hash"`
-	Seed           int64             `json:"seed"`
-	PluginVersions map[string]string `json:"plugin_versions"`
-	Datasets       []Dataset         `json:"datasets"`
+	Format        string `json:"format"`
+	BenchVersion  string `json:"bench_version"`
+	SchemaVersion string `json:"schema_version"`
+	RunID         string `json:"run_id"`
+	ModelID       string `json:"model_id"`
+	// ModelIdentity is the run's measured weights (GGUF SHA-256, or server
+	// model name and revision), from result.json.
+	ModelIdentity  *runfiles.ModelIdentity `json:"model_identity,omitempty"`
+	ConfigHash     string                  `json:"config_hash"`
+	Seed           int64                   `json:"seed"`
+	PluginVersions map[string]string       `json:"plugin_versions"`
+	Datasets       []Dataset               `json:"datasets"`
 	// Licenses are the distinct dataset licences, most restrictive first.
 	Licenses               []string                `json:"licenses"`
 	MostRestrictiveLicense string                  `json:"most_restrictive_license"`
@@ -143,7 +146,7 @@ func Build(run *Run, opt Options) (*Manifest, []byte, error) {
 	res := &run.Result
 	m := &Manifest{
 		Format: Format, BenchVersion: res.BenchVersion, SchemaVersion: res.SchemaVersion,
-		RunID: res.RunID, ModelID: res.ModelID, ConfigHash: res.ConfigHash, Seed: res.Seed,
+		RunID: res.RunID, ModelID: res.ModelID, ModelIdentity: res.ModelIdentity, ConfigHash: res.ConfigHash, Seed: res.Seed,
 		PluginVersions: res.PluginVersions, DedupKeptSHA256: res.Summary.Dedup.KeptSHA256,
 		IncludeRaw: opt.IncludeRaw, ItemsFile: ItemsFile, Axes: map[string]AxisHeadline{},
 		MSPublic: res.Summary.MSPublic, MSPooled: res.Summary.MSPooled, MSExperimental: res.Summary.MSExperimental,

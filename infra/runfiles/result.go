@@ -9,9 +9,23 @@ import (
 // Manifest is runs/<run>/manifest.json: the resolved config and the plan.
 // The plan's type belongs to the stages that write it (P); a reader that
 // needs only the config reads Manifest[json.RawMessage].
+// ModelIdentity identifies the evaluated weights beyond the configured label.
+type ModelIdentity struct {
+	Backend     string `json:"backend"`                // gguf | openai | http | https
+	File        string `json:"file,omitempty"`         // a GGUF file's name
+	SHA256      string `json:"sha256,omitempty"`       // a GGUF file's content
+	ServerModel string `json:"server_model,omitempty"` // the model a server reports serving (/v1/models)
+	Revision    string `json:"revision,omitempty"`     // model.revision
+	Note        string `json:"note,omitempty"`         // why a server's model name is missing
+}
+
 type Manifest[P any] struct {
 	Config *config.Config `json:"config"`
 	Plan   P              `json:"plan"`
+	// ModelMeta is the evaluated model's meta as Prepare resolved it
+	// (model.meta, else MB_MODELS_META's entry for model.id, read once
+	// there): later stages on any worker read it here, never the environment.
+	ModelMeta config.ModelMeta `json:"model_meta"`
 }
 
 // Skip is an axis that did not run, with the reason.
@@ -107,6 +121,7 @@ type Result struct {
 	RunID          string                `json:"run_id"`
 	ModelID        string                `json:"model_id"`
 	ModelMeta      *config.ModelMeta     `json:"model_meta,omitempty"`
+	ModelIdentity  *ModelIdentity        `json:"model_identity,omitempty"` // the weights measured (spec §5)
 	ConfigHash     string                `json:"config_hash"`
 	Seed           int64                 `json:"seed"`
 	Axes           map[string]AxisReport `json:"axes"`
@@ -134,6 +149,9 @@ type MeasurementProfile struct {
 	Leakage           *AuditSummary `json:"leakage"`
 	StageNotes        []string      `json:"stage_notes,omitempty"`
 	RegisterMix       any           `json:"register_mix,omitempty"` // share of scored items per register, when the data labels registers
+	// Register names the registers the scored items state (spec §0,
+	// principle 4), or "unstated" when the data labels none.
+	Register string `json:"register"`
 }
 
 // ResultSummary is the run-level summary of spec §2–3.

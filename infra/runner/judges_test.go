@@ -148,11 +148,12 @@ func TestEvalRunWithZeroOneThreeJudges(t *testing.T) {
 	}
 
 	none := results[0]
-	if _, ok := none.Axes["mt"]; ok || strings.Join(none.Summary.SkippedNoJudge, ",") != "mt" {
-		t.Errorf("0 judges: mt must be skipped and listed, got axes %v skipped_no_judge %v", keys(none.Axes), none.Summary.SkippedNoJudge)
-	}
-	if s := none.Axes["safety"]; s.Score == nil || s.Profile.ScorerType != "deterministic-rule" {
-		t.Errorf("0 judges: safety must fall back to the rule detector: %+v", s.Profile)
+	// Without judges both judged axes are skipped and listed; Safety's rule
+	// detector runs only when the axis says scorer: rules (activities tests).
+	_, mtRan := none.Axes["mt"]
+	_, safetyRan := none.Axes["safety"]
+	if mtRan || safetyRan || strings.Join(none.Summary.SkippedNoJudge, ",") != "mt,safety" {
+		t.Errorf("0 judges: mt and safety must be skipped and listed, got axes %v skipped_no_judge %v", keys(none.Axes), none.Summary.SkippedNoJudge)
 	}
 	if !strings.Contains(none.Summary.MSNote, "mt (") || strings.Contains(strings.Join(none.Summary.MSAxes, ","), "mt") {
 		t.Errorf("0 judges: MS axes %v note %q must say mt is left out", none.Summary.MSAxes, none.Summary.MSNote)

@@ -15,9 +15,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/glossobench/glossobench/activities"
-	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/elo"
 	"github.com/glossobench/glossobench/infra/leaderboard"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/infra/store/storetest"

@@ -12,6 +12,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
@@ -234,10 +235,42 @@ func (a *Axis) Score(items []scorers.Item, preds []scorers.Prediction, opt score
 	return scorers.ScoreAll(t, items, preds)
 }
 
-// Tally starts scoring the axis one shard at a time. No MCQ option changes
-// scoring, so it never fails.
+// Tally starts scoring the axis one shard at a time; a bad option is an
+// error naming it.
 func (a *Axis) Tally(opt scorers.ScoreOptions) (scorers.Tally, error) {
-	return &tally{axis: a.name, scorerType: a.ScorerType(), mode: opt.ScoringMode, resamples: opt.BootstrapResamples, seed: opt.Seed}, nil
+	target, err := clozeTarget(opt.Options)
+	if err != nil {
+		return nil, err
+	}
+	return &tally{axis: a.name, scorerType: a.ScorerType(), mode: opt.ScoringMode, target: target, resamples: opt.BootstrapResamples, seed: opt.Seed}, nil
+}
+
+// firstTokenLogLiks is spec §1's cloze reading: each choice's
+// log-probability of the first token of its continuation. The first token
+// carries the choice only when the continuations begin with distinct tokens
+// and are cut alike (as many tokens each: tiny-llama cuts " D" into a space
+// and a letter but " A" into one token, and a bare space's log-probability
+// says nothing about D); otherwise, or when a backend gives no per-token
+// values, the sum over the whole continuation decides instead. distinct
+// says which rule was used.
+func firstTokenLogLiks(res []backends.LLResult) (ll []float64, distinct bool) {
+	ll = make([]float64, len(res))
+	seen := map[int]bool{}
+	distinct = true
+	for _, r := range res {
+		if len(r.TokenLogProbs) == 0 || len(r.Tokens) == 0 || len(r.Tokens) != len(res[0].Tokens) || seen[r.Tokens[0]] {
+			distinct = false
+			break
+		}
+		seen[r.Tokens[0]] = true
+	}
+	for j, r := range res {
+		ll[j] = r.LogProb
+		if distinct {
+			ll[j] = r.TokenLogProbs[0]
+		}
+	}
+	return ll, distinct
 }
 
 // tally accumulates an MCQ axis over shards. Every metric is a ratio of
@@ -245,6 +278,8 @@ func (a *Axis) Tally(opt scorers.ScoreOptions) (scorers.Tally, error) {
 // in order; that is all it keeps per item.
 type tally struct {
 	axis, scorerType, mode string
+	target                 string // cloze_target: letter (first token, the default) | text (lm-eval's acc)
+	sharedFirst            int    // cloze items whose continuations share a first token (ranked by their sums)
 	resamples              int
 	seed                   int64
 
@@ -316,9 +351,9 @@ func (t *tally) add(it scorers.Item, p scorers.Prediction) (s scorers.ItemScore,
 	if p.Unsupported {
 		t.unsupported++
 	} else if len(p.LogLiks) == len(it.Choices) {
-		ll := make([]float64, len(p.LogLiks))
-		for j, l := range p.LogLiks {
-			ll[j] = l.LogProb
+		ll, distinct := firstTokenLogLiks(p.LogLiks)
+		if !distinct {
+			t.sharedFirst++
 		}
 		best, margin := argmax(ll)
 		ok := best == it.Gold
@@ -340,13 +375,18 @@ func (t *tally) add(it scorers.Item, p scorers.Prediction) (s scorers.ItemScore,
 				norm := make([]float64, len(full))
 				for j, l := range full {
 					plain[j] = l.LogProb
-					norm[j] = l.LogProb / float64(len(" "+it.Choices[j]))
+					// lm-eval's acc_norm: per character of the choice (Python len), not byte.
+					norm[j] = l.LogProb / float64(max(utf8.RuneCountInString(it.Choices[j]), 1))
 				}
 				b1, _ := argmax(plain)
 				b2, _ := argmax(norm)
 				t.textN++
 				if b1 == it.Gold {
 					t.textOK++
+				}
+				if t.target == "text" {
+					ok := b1 == it.Gold
+					clozeCorrect = &ok
 				}
 				if b2 == it.Gold {
 					t.textNormOK++
@@ -407,16 +447,23 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 		v := k / float64(n)
 		return &v
 	}
+	clozeOK, clozeN := t.clozeOK, t.clozeN
+	if t.target == "text" {
+		clozeOK, clozeN = t.textOK, t.textN
+	}
 	switch t.mode {
 	case "cloze":
 		r.Metric = "acc_cloze"
-		r.Score = frac(t.clozeOK, t.clozeN)
+		if t.target == "text" {
+			r.Metric = "acc_cloze_text"
+		}
+		r.Score = frac(clozeOK, clozeN)
 	default:
 		r.Metric = "acc_generate"
 		r.Score = frac(t.genOK, t.genN)
 	}
 	if t.mode == "both" {
-		bs := &scorers.ByScoring{Cloze: frac(t.clozeOK, t.clozeN), Generate: frac(t.genOK, t.genN), ParseFail: t.parseFail}
+		bs := &scorers.ByScoring{Cloze: frac(clozeOK, clozeN), Generate: frac(t.genOK, t.genN), ParseFail: t.parseFail}
 		if bs.Cloze != nil && bs.Generate != nil {
 			gap := *bs.Cloze - *bs.Generate
 			bs.Gap = &gap
@@ -440,6 +487,17 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 	if t.textN > 0 {
 		r.Secondary["acc"] = t.textOK / float64(t.textN)
 		r.Secondary["acc_norm"] = t.textNormOK / float64(t.textN)
+		r.Secondary["acc_first_token_letter"] = t.clozeOK / float64(max(t.clozeN, 1))
+	}
+	if t.clozeN > 0 {
+		if t.target == "text" {
+			r.Notes = append(r.Notes, "cloze headline: cloze_target text, the choice texts' full log-likelihood (lm-eval acc); acc_norm divides it by the choice's characters; acc_first_token_letter is the spec §1 reading")
+		} else {
+			r.Notes = append(r.Notes, "cloze: each choice ranked by the log-probability of the first token of its letter continuation (' A', ' B', ...), spec §1")
+		}
+		if t.sharedFirst > 0 {
+			r.Notes = append(r.Notes, fmt.Sprintf("%d items' choice continuations do not begin with distinct tokens, cut alike (or the backend gave no per-token log-probabilities): they are ranked by the sum over the whole continuation instead", t.sharedFirst))
+		}
 	}
 	if t.errored > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d items could not be answered by the model (first error: %s)", t.errored, t.firstErr))

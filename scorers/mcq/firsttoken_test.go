@@ -1,0 +1,65 @@
+package mcq
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/scorers"
+)
+
+func ll(logprobs []float64, tokens []int) backends.LLResult {
+	r := backends.LLResult{TokenLogProbs: logprobs, Tokens: tokens}
+	for _, v := range logprobs {
+		r.LogProb += v
+	}
+	return r
+}
+
+// TestClozeScoresTheFirstToken: spec §1, the first token's log-probability
+// over each choice picks the answer, not the continuation's sum; choices
+// whose continuations share a first token are said to, with the rule used.
+func TestClozeScoresTheFirstToken(t *testing.T) {
+	items := []scorers.Item{
+		{ID: "d/1", Choices: []string{"x", "y"}, Gold: 0},
+		{ID: "d/2", Choices: []string{"x", "y"}, Gold: 1},
+		{ID: "d/3", Choices: []string{"x", "y"}, Gold: 1},
+	}
+	preds := []scorers.Prediction{
+		// Sum picks B (-2.5 > -6); the first token picks A (-1 > -2).
+		{ItemID: "d/1", LogLiks: []backends.LLResult{ll([]float64{-1, -5}, []int{10, 11}), ll([]float64{-2, -0.5}, []int{12, 13})}},
+		// Both continuations begin with token 7: the sums decide (B).
+		{ItemID: "d/2", LogLiks: []backends.LLResult{ll([]float64{-1, -3}, []int{7, 1}), ll([]float64{-1, -2}, []int{7, 2})}},
+		// Cut unlike (one token against a space and a letter): the sums decide (B).
+		{ItemID: "d/3", LogLiks: []backends.LLResult{ll([]float64{-3}, []int{5}), ll([]float64{-0.5, -2}, []int{6, 9})}},
+	}
+	r, err := NewAxis("knowledge").Score(items, preds, scorers.ScoreOptions{ScoringMode: "cloze"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(r.Notes, "\n")
+	if r.Score == nil || *r.Score != 1 || !strings.Contains(notes, "first token") || !strings.Contains(notes, "2 items' choice continuations do not begin with distinct tokens, cut alike") {
+		t.Fatalf("score %v, notes:\n%s", r.Score, notes)
+	}
+}
+
+// TestClozeTargetTextIsTheHeadline: cloze_target: text makes the full-text
+// log-likelihood (lm-eval's acc) the headline; acc_norm divides by the
+// choice's characters, as lm-eval does, not its bytes.
+func TestClozeTargetTextIsTheHeadline(t *testing.T) {
+	items := []scorers.Item{{ID: "d/1", Choices: []string{"éé", "bbb"}, Gold: 1}}
+	full, _ := json.Marshal([]backends.LLResult{{LogProb: -3}, {LogProb: -3.5}})
+	// Letters pick B (right); full text sums pick A (-3 > -3.5); per character B (-1.1667 > -1.5),
+	// per byte of " éé" (5) and " bbb" (4) A (-0.6 > -0.875).
+	preds := []scorers.Prediction{{ItemID: "d/1",
+		LogLiks:  []backends.LLResult{ll([]float64{-2}, []int{1}), ll([]float64{-1}, []int{2})},
+		Variants: map[string]json.RawMessage{variantClozeText: full}}}
+	r, err := NewAxis("knowledge").Score(items, preds, scorers.ScoreOptions{ScoringMode: "cloze", Options: map[string]any{"cloze_target": "text"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Metric != "acc_cloze_text" || r.Score == nil || *r.Score != 0 || r.Secondary["acc"] != 0.0 || r.Secondary["acc_norm"] != 1.0 {
+		t.Fatalf("metric %s score %v acc %v acc_norm %v", r.Metric, r.Score, r.Secondary["acc"], r.Secondary["acc_norm"])
+	}
+}
