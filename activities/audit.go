@@ -55,6 +55,10 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 	}
 	list := pools.Sorted(order)
 	if len(list) == 0 {
+		_, audited := ax.(scorers.Audited)
+		if audited || (overlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0) {
+			return AuditSummary{Verdict: "not audited: no item has a rating by the axis's detectors (" + strings.Join(order, ", ") + ")"}, nil
+		}
 		return AuditSummary{Verdict: scorers.NotAuditable}, nil
 	}
 	var all []AuditSummary

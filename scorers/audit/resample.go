@@ -204,7 +204,7 @@ func (d *data) shuffle(rep *Report, opt Options, folds []int) *Shuffle {
 }
 
 // FingerprintRows is the most rows the source fingerprint is measured on.
-const FingerprintRows = 50_000
+const FingerprintRows = 20_000
 
 // fingerprint measures how well the measurements alone predict the source:
 // an out-of-fold multi-class random forest, scored by the macro one-vs-rest

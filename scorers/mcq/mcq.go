@@ -395,21 +395,22 @@ func (t *tally) add(it scorers.Item, p scorers.Prediction) (s scorers.ItemScore,
 		s.Rating = s.Score
 	}
 	// The audit's detector is the model's confidence in the answer it
-	// chose on the headline's path, its label whether that answer is right:
-	// the probability of the chosen option is not a function of which
-	// option is gold. A generated answer's probability is its option's
-	// share of the options' likelihoods; without them, or without a parsed
-	// answer, the item has no confidence to audit.
-	chosen, detector := cloze, DetectorClozeConfidence
-	if t.mode != "cloze" {
-		chosen, detector = gen, DetectorGenerateConfidence
-	}
-	if ll != nil && chosen >= 0 {
+	// chose, its label whether that answer is right: the probability of the
+	// chosen option is not a function of which option is gold. Cloze's
+	// choice is its most likely option; a generated answer's probability is
+	// its option's share of the options' likelihoods. Without them, or
+	// without a parsed answer, a path has no confidence to audit.
+	if ll != nil {
 		tags := map[string]string{"source": it.Source}
 		if it.Register != "" {
 			tags["register"] = it.Register
 		}
-		s.Audit = append(s.Audit, scorers.AuditRow{Detector: detector, Rating: softmaxAt(ll, chosen), Label: *head, Tags: tags})
+		if cloze >= 0 {
+			s.Audit = append(s.Audit, scorers.AuditRow{Detector: DetectorClozeConfidence, Rating: softmaxAt(ll, cloze), Label: *clozeCorrect, Tags: tags})
+		}
+		if gen >= 0 {
+			s.Audit = append(s.Audit, scorers.AuditRow{Detector: DetectorGenerateConfidence, Rating: softmaxAt(ll, gen), Label: *genCorrect, Tags: tags})
+		}
 	}
 	return s, true
 }
