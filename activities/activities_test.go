@@ -11,13 +11,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/testsuite"
+
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/registry"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
-	"github.com/rs/zerolog"
-	"go.temporal.io/sdk/testsuite"
+	"github.com/glossobench/glossobench/scorers/judge"
+	"github.com/glossobench/glossobench/scorers/mcq"
 )
 
 // countingBackend answers instantly and counts what it was asked per item.
@@ -281,14 +284,20 @@ func TestJudgeOverlayAddsSecondaryQuality(t *testing.T) {
 		}
 		var au AuditSummary
 		v.Get(&au)
-		if overlay {
-			// Two judges grade the same answers: the judge pool is audited, and the
-			// judge tag carries nothing (both rate every item alike).
-			if au.ByJudge == nil || au.ByJudge.Sources != 2 || au.ByJudge.SourceOnly == nil || *au.ByJudge.SourceOnly != 0.5 {
-				t.Fatalf("judge-pool audit %+v", au.ByJudge)
+		var byJudge *AuditSummary
+		for _, p := range append([]AuditSummary{au}, au.Pools...) {
+			if p.Design != nil && p.Design.Source == "judge" {
+				byJudge = &p
 			}
-		} else if au.ByJudge != nil {
-			t.Fatalf("no judges rated, yet a judge-pool audit: %+v", au.ByJudge)
+		}
+		if overlay {
+			// Two judges grade the same answers: their ratings are audited
+			// against the verifiable outcome, pooled by judge.
+			if byJudge == nil || byJudge.Sources != 2 || byJudge.Design.Detector != judge.DetectorOverlay || byJudge.Design.Label != "correct" {
+				t.Fatalf("judge-pool audit %+v", byJudge)
+			}
+		} else if byJudge != nil {
+			t.Fatalf("no judges rated, yet a judge-pool audit: %+v", byJudge)
 		}
 		return out
 	}
@@ -328,8 +337,14 @@ axes:
 	}
 	var au AuditSummary
 	v.Get(&au)
-	if au.ByRegister == nil || au.ByRegister.Sources != 2 {
-		t.Fatalf("register-pool audit %+v", au.ByRegister)
+	var byRegister *AuditSummary
+	for _, p := range append([]AuditSummary{au}, au.Pools...) {
+		if p.Design != nil && p.Design.Source == "register" {
+			byRegister = &p
+		}
+	}
+	if byRegister == nil || byRegister.Sources != 2 || byRegister.Design.Detector != mcq.DetectorClozeConfidence {
+		t.Fatalf("register-pool audit %+v", byRegister)
 	}
 }
 

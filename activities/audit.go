@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
@@ -15,76 +18,91 @@ import (
 	"github.com/glossobench/glossobench/scorers/judge"
 )
 
-// Audit runs the source-identity leakage audit (spec 003) on an axis whose
-// items pool several sources: the scorer's per-item rating is the
-// measurement, correctness (or the gold label) the label. Every pool is
-// audited with the paper's fixed half-and-half rating and with trained
-// out-of-fold detectors (see auditPool); the full reports and the audited
-// rows go to the store, the result keeps the summary numbers.
+// Audit runs the source-identity leakage audit (spec 003) on an axis. The
+// paper audits a detector, something that rates rows, against a label it
+// did not produce, pooled over sources; the axis plugins state those rows
+// per item (scorers.AuditRow: a model's confidence in its own answer against
+// its correctness, a judge's harm rating of a response against the prompt's
+// gold label, the overlay judges' quality rating against the verifiable
+// outcome). Every (detector, pooling column) pair is one pool, audited with
+// the paper's fixed half-and-half rating and with trained out-of-fold
+// detectors (see auditPool); an axis whose items carry no such rows (MT,
+// NLG, IF without an overlay: the rating is the score) is "not auditable".
+// The full reports and the audited rows go to the store, the result keeps
+// the summary numbers.
 func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, error) {
 	m, st, err := a.loadManifest(ctx, in.RunRef)
 	if err != nil {
 		return AuditSummary{}, err
 	}
 	seed := uint64(m.Config.Run.Seed)
-	// Only what the audit reads is kept of each item score: the rows are
-	// compact, the item scores (with their per-item details) are not.
-	sources := map[string]bool{}
-	var rows []audit.Row
-	var ids []string
-	err = runfiles.EachJSONL(ctx, st, runfiles.ScoresKey(in.RunID, in.Axis), func(s scorers.ItemScore) error {
-		sources[s.Source] = true
-		rows = append(rows, audit.Row{Label: s.Label, Source: s.Source, Measurements: []float64{s.Rating}})
-		ids = append(ids, s.ItemID)
-		return nil
-	})
-	if err != nil {
-		return AuditSummary{}, err
+	ax, _ := Axis(in.Axis)
+	designs, order := auditDesigns(ax)
+	var pools audit.Pools
+	type audited struct {
+		Audit []scorers.AuditRow `json:"audit"`
 	}
-	sum, err := a.auditPool(ctx, st, runfiles.AuditPrefix(in.RunID, in.Axis, ""), "source", rows, len(sources), seed)
-	if err != nil {
-		return AuditSummary{}, err
-	}
-	// Judges are a pool too: every judge grades the same answers, so the
-	// judge tag should carry nothing (the paper's source-carries-nothing design).
-	judgeRows, judges, err := a.judgeRows(ctx, st, in.RunID, in.Axis, ids, rows)
-	if err != nil {
-		return AuditSummary{}, err
-	}
-	if judges >= 2 {
-		byJudge, err := a.auditPool(ctx, st, runfiles.AuditPrefix(in.RunID, in.Axis, "judges"), "judge", judgeRows, judges, seed)
-		if err != nil {
-			return AuditSummary{}, err
-		}
-		sum.ByJudge = &byJudge
-	}
-	// Registers pool an axis too when the data labels them.
-	register := map[string]string{}
-	err = runfiles.EachJSONL(ctx, st, runfiles.ItemsKey(in.RunID, in.Axis), func(it scorers.Item) error {
-		if it.Register != "" {
-			register[it.ID] = it.Register
+	err = runfiles.EachJSONL(ctx, st, runfiles.ScoresKey(in.RunID, in.Axis), func(s audited) error {
+		for _, r := range s.Audit {
+			if _, known := designs[r.Detector]; !known {
+				return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: audit row of unknown detector %q", runfiles.ScoresKey(in.RunID, in.Axis), r.Detector), ErrData, nil)
+			}
+			pools.Add(r)
 		}
 		return nil
 	})
 	if err != nil {
 		return AuditSummary{}, err
 	}
-	var regRows []audit.Row
-	regs := map[string]bool{}
-	for i, id := range ids {
-		if g := register[id]; g != "" {
-			regs[g] = true
-			regRows = append(regRows, audit.Row{Label: rows[i].Label, Source: g, Measurements: rows[i].Measurements})
+	list := pools.Sorted(order)
+	if len(list) == 0 {
+		_, audited := ax.(scorers.Audited)
+		if audited || (overlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0) {
+			return AuditSummary{Verdict: "not audited: no item has a rating by the axis's detectors (" + strings.Join(order, ", ") + ")"}, nil
 		}
+		return AuditSummary{Verdict: scorers.NotAuditable}, nil
 	}
-	if len(regs) >= 2 {
-		byReg, err := a.auditPool(ctx, st, runfiles.AuditPrefix(in.RunID, in.Axis, "registers"), "register", regRows, len(regs), seed)
+	var all []AuditSummary
+	for _, p := range list {
+		d := designs[p.Detector]
+		d.Source = p.Column
+		sum, err := a.auditPool(ctx, st, runfiles.AuditPrefix(in.RunID, in.Axis, p.Detector+"-"+p.Column), d, p.Rows, p.Sources, seed)
 		if err != nil {
 			return AuditSummary{}, err
 		}
-		sum.ByRegister = &byReg
+		all = append(all, sum)
 	}
-	return sum, nil
+	// The summary itself is the first pool that could be audited; the
+	// others follow in Pools in their order.
+	first := 0
+	for i, s := range all {
+		if s.Headline != nil {
+			first = i
+			break
+		}
+	}
+	top := all[first]
+	top.Pools = append(slices.Clone(all[:first]), all[first+1:]...)
+	return top, nil
+}
+
+// auditDesigns are the detectors an axis's audit rows may name: the axis's
+// own and the judge overlay's, whose label is the axis's verifiable outcome.
+func auditDesigns(ax scorers.Axis) (map[string]scorers.AuditDesign, []string) {
+	out := map[string]scorers.AuditDesign{}
+	var order []string
+	if au, ok := ax.(scorers.Audited); ok {
+		for _, d := range au.AuditDesigns() {
+			out[d.Detector] = d
+			order = append(order, d.Detector)
+		}
+	}
+	col, is := "label", "the axis's verifiable outcome for the item"
+	if v, ok := ax.(scorers.Verifiable); ok {
+		col, is = v.VerifiableLabel()
+	}
+	out[judge.DetectorOverlay] = judge.OverlayDesign(col, is)
+	return out, append(order, judge.DetectorOverlay)
 }
 
 // The trained detectors' budget in the stage. Logistic regression is
@@ -108,18 +126,25 @@ func forestAffordable(rows, sources int) bool {
 	return float64(rows)*math.Sqrt(float64(1+sources)) <= forestBudget
 }
 
-// auditPool audits rows pooled from n sources (tagged by the named column
-// in the report line). It stores the rows as CSV, then runs the paper's
-// half-and-half rating and the trained detectors on them, each seeded from
-// the run's seed, and stores each full report as JSON.
-func (a *Activities) auditPool(ctx context.Context, st store.Store, prefix, column string, rows []audit.Row, n int, seed uint64) (AuditSummary, error) {
+// auditPool audits the rows of one pool, n sources, as design names them.
+// It stores the rows as CSV whose columns are the design's label, source
+// and detector, then runs the paper's half-and-half rating and the trained
+// detectors on them, each seeded from the run's seed, and stores each full
+// report as JSON.
+func (a *Activities) auditPool(ctx context.Context, st store.Store, prefix string, design scorers.AuditDesign, rows []audit.Row, n int, seed uint64) (AuditSummary, error) {
+	sum, err := a.auditPoolRows(ctx, st, prefix, design, rows, n, seed)
+	sum.Design, sum.Rows = &design, len(rows)
+	return sum, err
+}
+
+func (a *Activities) auditPoolRows(ctx context.Context, st store.Store, prefix string, design scorers.AuditDesign, rows []audit.Row, n int, seed uint64) (AuditSummary, error) {
 	if n < 2 {
 		return AuditSummary{Sources: n, Verdict: audit.VerdictNotPooled}, nil
 	}
-	names := []string{audit.RatingMeasurement}
+	cols := audit.Columns{Label: design.Label, Source: design.Source, Measurements: []string{design.Detector}}
 	rowsKey := prefix + "-rows.csv"
 	var csv bytes.Buffer
-	if err := audit.WriteCSV(&csv, rows, names); err != nil {
+	if err := audit.WriteCSV(&csv, rows, cols); err != nil {
 		// Rows the command could not read back (an empty source tag) are
 		// rows the audit refuses too.
 		return AuditSummary{Sources: n, Verdict: "not audited: " + err.Error()}, nil
@@ -128,11 +153,11 @@ func (a *Activities) auditPool(ctx context.Context, st store.Store, prefix, colu
 		return AuditSummary{}, err
 	}
 	base := audit.DefaultOptions()
-	base.Seed, base.Folds, base.SourceColumn = seed, stageFolds, column
+	base.Seed, base.Folds, base.SourceColumn = seed, stageFolds, design.Source
 
 	fixed := base
 	fixed.Detector, fixed.Shuffles = audit.DetectorMeanHalf, stageFixedShuffles
-	sum, err := a.auditOne(ctx, st, prefix+".json", rowsKey, rows, names, n, fixed)
+	sum, err := a.auditOne(ctx, st, prefix+".json", rowsKey, rows, cols, n, fixed)
 	if err != nil || sum.Headline == nil {
 		return sum, err
 	}
@@ -151,7 +176,7 @@ func (a *Activities) auditPool(ctx context.Context, st store.Store, prefix, colu
 	logreg := base
 	logreg.Detector, logreg.FingerprintTrees = audit.DetectorLogReg, -1
 	logreg.Shuffles, logreg.ShuffleRetrain = logregShuffles(len(rows)), "always"
-	lr, err := a.auditOne(ctx, st, prefix+"-logreg.json", rowsKey, rows, names, n, logreg)
+	lr, err := a.auditOne(ctx, st, prefix+"-logreg.json", rowsKey, rows, cols, n, logreg)
 	if err != nil {
 		return AuditSummary{}, err
 	}
@@ -160,22 +185,22 @@ func (a *Activities) auditPool(ctx context.Context, st store.Store, prefix, colu
 	forest.Detector, forest.FingerprintTrees = audit.DetectorRF, -1
 	forest.ShuffleRetrain = "never"
 	if forestAffordable(len(rows), n) {
-		rf, err := a.auditOne(ctx, st, prefix+"-rf.json", rowsKey, rows, names, n, forest)
+		rf, err := a.auditOne(ctx, st, prefix+"-rf.json", rowsKey, rows, cols, n, forest)
 		if err != nil {
 			return AuditSummary{}, err
 		}
 		sum.Trained = append(sum.Trained, rf)
 	} else {
 		sum.TrainedNote = fmt.Sprintf("random forest left out of the stage: %d rows × √%d features is over its budget of %d; run: %s",
-			len(rows), 1+n, forestBudget, auditCommand(rowsKey, forest))
+			len(rows), 1+n, forestBudget, auditCommand(rowsKey, cols, forest))
 	}
 	return sum, nil
 }
 
 // auditOne runs one audit and summarises it; the full report is stored at key.
-func (a *Activities) auditOne(ctx context.Context, st store.Store, key, rowsKey string, rows []audit.Row, names []string, n int, opt audit.Options) (AuditSummary, error) {
-	sum := AuditSummary{Sources: n, Detector: opt.Detector, Seed: opt.Seed, RowsKey: rowsKey, Command: auditCommand(rowsKey, opt)}
-	rep, err := audit.Run(rows, names, opt)
+func (a *Activities) auditOne(ctx context.Context, st store.Store, key, rowsKey string, rows []audit.Row, cols audit.Columns, n int, opt audit.Options) (AuditSummary, error) {
+	sum := AuditSummary{Sources: n, Detector: opt.Detector, Seed: opt.Seed, RowsKey: rowsKey, Command: auditCommand(rowsKey, cols, opt)}
+	rep, err := audit.Run(rows, cols.Measurements, opt)
 	if err != nil {
 		sum.Verdict = "not audited: " + err.Error()
 		return sum, nil
@@ -215,9 +240,9 @@ func summarize(sum AuditSummary, rep audit.Report, key string) AuditSummary {
 
 // auditCommand is the glossobench audit call that reproduces an audit from
 // its stored rows (the rows key is relative to the store).
-func auditCommand(rowsKey string, opt audit.Options) string {
+func auditCommand(rowsKey string, cols audit.Columns, opt audit.Options) string {
 	c := fmt.Sprintf("glossobench audit --data %s --label %s --source %s --measurements %s --detector %s --seed %d --shuffles %d",
-		rowsKey, audit.LabelColumn, audit.SourceColumn, audit.RatingMeasurement, opt.Detector, opt.Seed, opt.Shuffles)
+		rowsKey, cols.Label, cols.Source, strings.Join(cols.Measurements, ","), opt.Detector, opt.Seed, opt.Shuffles)
 	if opt.Detector == audit.DetectorRF || opt.Detector == audit.DetectorLogReg {
 		c += fmt.Sprintf(" --folds %d --shuffle-retrain %s", opt.Folds, opt.ShuffleRetrain)
 	}
@@ -225,53 +250,6 @@ func auditCommand(rowsKey string, opt audit.Options) string {
 		c += " --fingerprint-trees -1"
 	}
 	return c
-}
-
-// judgeRows turns every valid judge rating of a scored item into an audit
-// row: the item's label, the judge as the source, the rating as the
-// measurement. Rows come in item-id order, then in the item's judge
-// order, so the folds, bootstrap and shuffles see the same rows every run.
-func (a *Activities) judgeRows(ctx context.Context, st store.Store, run, axis string, ids []string, scored []audit.Row) ([]audit.Row, int, error) {
-	label := make(map[string]bool, len(ids))
-	for i, id := range ids {
-		label[id] = scored[i].Label
-	}
-	var rows []audit.Row
-	judges := map[string]bool{}
-	for shard := 0; ; shard++ {
-		rated, parts, err := readRated(ctx, st, run, axis, shard)
-		if err != nil {
-			return nil, 0, err
-		}
-		if parts == 0 {
-			if ok, err := st.Exists(ctx, runfiles.ShardItemsKey(run, axis, shard)); err != nil || !ok {
-				return rows, len(judges), err
-			}
-			continue
-		}
-		ids := make([]string, 0, len(rated))
-		for id := range rated {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		for _, id := range ids {
-			l, scored := label[id]
-			rs, err := judge.FromPrediction(rated[id])
-			if !scored || err != nil {
-				continue
-			}
-			for _, r := range rs {
-				if r.Valid() {
-					judges[r.Judge] = true
-					v := *r.Value
-					if r.Kind == judge.KindRating {
-						v /= 10 // ratings are 0-10; the audit's half-and-half rating wants 0-1
-					}
-					rows = append(rows, audit.Row{Label: l, Source: r.Judge, Measurements: []float64{v}})
-				}
-			}
-		}
-	}
 }
 
 // corpusShardBytes is the byte range one corpus scan covers.

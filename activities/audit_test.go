@@ -8,20 +8,24 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"go.temporal.io/sdk/testsuite"
+
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/audit"
 	"github.com/glossobench/glossobench/scorers/judge"
-	"go.temporal.io/sdk/testsuite"
+	"github.com/glossobench/glossobench/scorers/mcq"
 )
 
 // pooledAxis is a made-up knowledge axis of 900 scored items from three
-// datasets whose yes-rates differ (0.8, 0.5, 0.2), with a rating that
-// carries the label weakly and a register on every item.
+// datasets whose yes-rates differ (0.8, 0.5, 0.2), with a confidence that
+// carries the label weakly, a register on every item, and three overlay
+// judges rating every answer.
 func pooledAxis() ([]scorers.Item, []scorers.ItemScore) {
 	r := rand.New(rand.NewPCG(7, 900))
+	rj := rand.New(rand.NewPCG(8, 3))
 	rates := map[string]float64{"ds-a": 0.8, "ds-b": 0.5, "ds-c": 0.2}
 	var items []scorers.Item
 	var scores []scorers.ItemScore
@@ -34,8 +38,18 @@ func pooledAxis() ([]scorers.Item, []scorers.ItemScore) {
 			rating += 0.2
 		}
 		rating += 0.45 * r.Float64()
-		items = append(items, scorers.Item{ID: id, Axis: "knowledge", Dataset: ds, Source: ds, Register: []string{"HIGH", "LOW"}[i%2]})
-		scores = append(scores, scorers.ItemScore{ItemID: id, Source: ds, Rating: rating, Label: y, Score: map[bool]float64{true: 1}[y]})
+		reg := []string{"HIGH", "LOW"}[i%2]
+		items = append(items, scorers.Item{ID: id, Axis: "knowledge", Dataset: ds, Source: ds, Register: reg})
+		s := scorers.ItemScore{ItemID: id, Source: ds, Rating: rating, Label: y, Score: map[bool]float64{true: 1}[y]}
+		s.Audit = append(s.Audit, scorers.AuditRow{Detector: mcq.DetectorClozeConfidence, Rating: rating, Label: y, Tags: map[string]string{"source": ds, "register": reg}})
+		for _, j := range []string{"judge-x", "judge-y", "judge-z"} {
+			v := float64(rj.IntN(8))
+			if y {
+				v += 2
+			}
+			s.Audit = append(s.Audit, scorers.AuditRow{Detector: judge.DetectorOverlay, Rating: v / 10, Label: y, Tags: map[string]string{"judge": j, "dataset": ds}})
+		}
+		scores = append(scores, s)
 	}
 	return items, scores
 }
@@ -54,46 +68,12 @@ func writeScoredRun(t *testing.T, dir, run string, seed int64) {
 	if err := putJSON(ctx, st, runfiles.ManifestKey(run), m); err != nil {
 		t.Fatal(err)
 	}
-	for key, v := range map[string]any{runfiles.ItemsKey(run, "knowledge"): items, runfiles.ScoresKey(run, "knowledge"): scores} {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		switch x := v.(type) {
-		case []scorers.Item:
-			for _, it := range x {
-				enc.Encode(it)
-			}
-		case []scorers.ItemScore:
-			for _, s := range x {
-				enc.Encode(s)
-			}
-		}
-		if err := st.Put(ctx, key, b.Bytes()); err != nil {
-			t.Fatal(err)
-		}
+	var ib, sb bytes.Buffer
+	for i := range items {
+		json.NewEncoder(&ib).Encode(items[i])
+		json.NewEncoder(&sb).Encode(scores[i])
 	}
-	// Three judges rate every answer (0–10) in one shard, checkpointed in
-	// two parts, so the judge pool is read from a map of rated predictions.
-	var shard, part0, part1 bytes.Buffer
-	r := rand.New(rand.NewPCG(8, 3))
-	for i, it := range items {
-		json.NewEncoder(&shard).Encode(it)
-		var rs []judge.Rating
-		for _, j := range []string{"judge-x", "judge-y", "judge-z"} {
-			v := float64(r.IntN(8))
-			if scores[i].Label {
-				v += 2
-			}
-			rs = append(rs, judge.Rating{Judge: j, ItemID: it.ID, Kind: judge.KindRating, Value: &v})
-		}
-		raw, _ := json.Marshal(rs)
-		part := &part0
-		if i%2 == 1 {
-			part = &part1
-		}
-		json.NewEncoder(part).Encode(scorers.Prediction{ItemID: it.ID, Variants: map[string]json.RawMessage{judge.VariantKey: raw}})
-	}
-	for key, b := range map[string][]byte{runfiles.ShardItemsKey(run, "knowledge", 0): shard.Bytes(),
-		ratingsPrefix(run, "knowledge", 0) + "00000.jsonl": part0.Bytes(), ratingsPrefix(run, "knowledge", 0) + "00001.jsonl": part1.Bytes()} {
+	for key, b := range map[string][]byte{runfiles.ItemsKey(run, "knowledge"): ib.Bytes(), runfiles.ScoresKey(run, "knowledge"): sb.Bytes()} {
 		if err := st.Put(ctx, key, b); err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +104,7 @@ func TestAuditStageTrainedDetectors(t *testing.T) {
 	writeScoredRun(t, dir, "r", 1234)
 	sum := runAudit(t, dir, "r")
 
-	if sum.Sources != 3 || sum.Detector != audit.DetectorMeanHalf || sum.Headline == nil || sum.Fingerprint == nil {
+	if sum.Sources != 3 || sum.Rows != 900 || sum.Detector != audit.DetectorMeanHalf || sum.Headline == nil || sum.Fingerprint == nil {
 		t.Fatalf("fixed audit: %+v", sum)
 	}
 	if sum.Shuffle == nil || sum.Shuffle.N != stageFixedShuffles {
@@ -203,11 +183,21 @@ func TestAuditStageTrainedDetectors(t *testing.T) {
 	if n := sum.Trained[0].Shuffle.N; n != logregShuffles(900) {
 		t.Errorf("logreg shuffles %d, want %d", n, logregShuffles(900))
 	}
-	if j := sum.ByJudge; j == nil || j.Sources != 3 || len(j.Trained) != 2 || j.Trained[0].Headline == nil {
-		t.Errorf("by judge: %+v", j)
+	// Every pool names its detector, label and source; the pools come in
+	// order: the model's confidence by source and register, then the
+	// overlay judges by judge and dataset.
+	if d := sum.Design; d == nil || d.Detector != mcq.DetectorClozeConfidence || d.Label != "correct" || d.Source != "source" || sum.RowsKey != "runs/r/knowledge/audit-cloze_confidence-source-rows.csv" {
+		t.Errorf("first pool: %+v %s", sum.Design, sum.RowsKey)
 	}
-	if r := sum.ByRegister; r == nil || r.Sources != 2 || len(r.Trained) != 2 || r.RowsKey != "runs/r/knowledge/audit-registers-rows.csv" {
-		t.Errorf("by register: %+v", r)
+	var pools []string
+	for _, p := range sum.Pools {
+		pools = append(pools, fmt.Sprintf("%s/%s/%s:%d/%d", p.Design.Detector, p.Design.Label, p.Design.Source, p.Rows, p.Sources))
+		if len(p.Trained) != 2 || p.Trained[0].Headline == nil {
+			t.Errorf("pool %s: trained %+v", p.Design.Source, p.Trained)
+		}
+	}
+	if want := "[cloze_confidence/correct/register:900/2 judge_rating/correct/judge:2700/3 judge_rating/correct/dataset:2700/3]"; fmt.Sprint(pools) != want {
+		t.Errorf("pools %v, want %s", pools, want)
 	}
 
 	// The same rows and seed give the same numbers, to the last bit.
@@ -234,8 +224,9 @@ func TestAuditStageMatchesLibrary(t *testing.T) {
 	dir := t.TempDir()
 	writeScoredRun(t, dir, "r", 1234)
 	sum := runAudit(t, dir, "r")
+	d := sum.Design
 	for _, s := range append([]AuditSummary{sum}, sum.Trained...) {
-		rows, err := audit.ReadFile(dir+"/"+s.RowsKey, audit.Columns{Label: audit.LabelColumn, Source: audit.SourceColumn, Measurements: []string{audit.RatingMeasurement}})
+		rows, err := audit.ReadFile(dir+"/"+s.RowsKey, audit.Columns{Label: d.Label, Source: d.Source, Measurements: []string{d.Detector}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +236,7 @@ func TestAuditStageMatchesLibrary(t *testing.T) {
 			opt.FingerprintTrees = -1
 			opt.ShuffleRetrain = map[string]string{audit.DetectorLogReg: "always", audit.DetectorRF: "never"}[s.Detector]
 		}
-		rep, err := audit.Run(rows, []string{audit.RatingMeasurement}, opt)
+		rep, err := audit.Run(rows, []string{d.Detector}, opt)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -69,7 +69,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 			regs.add(items[k].Register, s.Score)
 			deltas.add(s)
 			if quality != nil {
-				quality.add(s, preds[k])
+				quality.add(s, preds[k], items[k].Dataset)
 			}
 			if err := sp.Add(s); err != nil {
 				return err
@@ -235,12 +235,15 @@ type qualityTally struct {
 	n   int
 }
 
-func (q *qualityTally) add(s *scorers.ItemScore, p scorers.Prediction) {
+func (q *qualityTally) add(s *scorers.ItemScore, p scorers.Prediction, dataset string) {
 	v := judge.OverlayQuality(p)
 	if s.Fields == nil {
 		s.Fields = map[string]any{}
 	}
 	s.Fields["judge_quality"] = v
+	// The overlay's judges are audited against the axis's verifiable
+	// outcome (s.Label: MCQ correct, IFEval strict pass).
+	s.Audit = append(s.Audit, judge.OverlayRows(p, s.Label, dataset)...)
 	if v != nil {
 		q.sum += *v
 		q.n++

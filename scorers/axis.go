@@ -100,13 +100,48 @@ type ItemScore struct {
 	Source  string  `json:"source,omitempty"`
 	Lang    string  `json:"lang,omitempty"`
 	Score   float64 `json:"score"`             // the item's contribution to the axis score (1/0 for exact match)
-	Rating  float64 `json:"rating"`            // the scorer's continuous rating (measurement for the audit)
-	Label   bool    `json:"label"`             // correctness or gold label (label for the audit)
+	Rating  float64 `json:"rating"`            // the scorer's continuous rating (p(gold) for cloze, the score otherwise)
+	Label   bool    `json:"label"`             // correctness or gold label
 	Flagged string  `json:"flagged,omitempty"` // e.g. "low_conf", "parse_fail", "truncated"
 	// Fields are free-form per-item details for the release bundle
 	// (cloze_correct, judge_quality, parsed letter, ...).
 	Fields map[string]any `json:"fields,omitempty"`
+	// Audit are the item's rows for the leakage audit: each a detector's
+	// rating of the item against a label the detector did not produce.
+	// Empty when the axis has no such pair (the rating is the score).
+	Audit []AuditRow `json:"audit,omitempty"`
 }
+
+// AuditRow is one detector's rating of one item for the leakage audit
+// (spec 003). The label must not be a function of the rating: a model's
+// confidence in the answer it chose against whether that answer is right,
+// a judge's harm rating of a response against the prompt's gold label, a
+// judge's quality rating against a verifiable outcome. Tags name the pools
+// the row belongs to (pooling column → the item's tag in it).
+type AuditRow struct {
+	Detector string            `json:"detector"` // an AuditDesign.Detector of the axis
+	Rating   float64           `json:"rating"`
+	Label    bool              `json:"label"`
+	Tags     map[string]string `json:"tags"`
+}
+
+// Audited is implemented by axes whose item scores carry audit rows: it
+// describes every detector the rows name (Source is left empty; the rows'
+// tags name their pools).
+type Audited interface {
+	AuditDesigns() []AuditDesign
+}
+
+// Verifiable is implemented by axes whose ItemScore.Label is a verifiable
+// outcome (MCQ correct, IFEval strict pass), the label the judge overlay's
+// ratings are audited against: its column name and what it says.
+type Verifiable interface {
+	VerifiableLabel() (column, is string)
+}
+
+// NotAuditable is the audit's reading of an axis whose items carry no
+// detector rating with a label independent of it.
+const NotAuditable = "not auditable: no label independent of the rating"
 
 // AuditDesign names what one pool of the leakage audit (spec 003) audits:
 // a detector that rates each row, a label the detector did not produce, and

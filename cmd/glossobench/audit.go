@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/glossobench/glossobench/scorers/audit"
 )
@@ -34,10 +36,9 @@ func auditMain(args []string, stdout, stderr io.Writer) int {
 	floor := fs.Float64("floor", def.Floor, "floor on the headline (the authors' default 0.65)")
 	band := fs.Float64("band", def.Band, "band on L (the authors' default 0.90)")
 	coin := fs.Float64("coin-flip", def.CoinFlip, "|source-only − 0.50| at most this reads as the coin flip")
-	nearFloor := fs.Float64("near-floor", def.NearFloor, "headlines within this above the floor use the stricter rule (0 turns it off)")
 	shuffles := fs.Int("shuffles", def.Shuffles, "source-tag shuffles (0 skips)")
 	retrain := fs.String("shuffle-retrain", "auto", "retrain rf/logreg per shuffle: auto | always | never")
-	bootstrap := fs.Int("bootstrap", def.Bootstrap, "bootstrap resamples for the headline's 95% interval (0 skips)")
+	bootstrap := fs.Int("bootstrap", def.Bootstrap, "bootstrap resamples for the headline's 95% interval (0 skips it, and with it the stricter floor rule)")
 	trees := fs.Int("trees", def.Trees, "trees per forest (rf)")
 	fpTrees := fs.Int("fingerprint-trees", def.FingerprintTrees, "trees in the source-fingerprint forest (negative skips)")
 	asJSON := fs.Bool("json", false, "print the report as JSON with every number")
@@ -72,6 +73,7 @@ func auditMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cols := audit.Columns{Label: *label, Source: *source, Measurements: names}
+	start := time.Now()
 	rows, err := audit.ReadFile(*dataPath, cols)
 	if err != nil {
 		fmt.Fprintln(stderr, "glossobench audit:", err)
@@ -79,11 +81,11 @@ func auditMain(args []string, stdout, stderr io.Writer) int {
 	}
 	opt := def
 	opt.Detector, opt.Rating, opt.Folds, opt.Seed = *detector, *rating, *folds, *seed
-	opt.Floor, opt.Band, opt.CoinFlip, opt.NearFloor = *floor, *band, *coin, *nearFloor
+	opt.Floor, opt.Band, opt.CoinFlip = *floor, *band, *coin
 	opt.Shuffles, opt.ShuffleRetrain, opt.Bootstrap = *shuffles, *retrain, *bootstrap
 	opt.Trees, opt.FingerprintTrees, opt.SourceColumn = *trees, *fpTrees, *source
-	if !(opt.Floor > 0 && opt.Floor < 1) || !(opt.Band > 0) || opt.CoinFlip < 0 || opt.NearFloor < 0 {
-		fmt.Fprintln(stderr, "glossobench audit: want 0 < floor < 1, band > 0, coin-flip ≥ 0 and near-floor ≥ 0")
+	if !(opt.Floor > 0 && opt.Floor < 1) || !(opt.Band > 0) || opt.CoinFlip < 0 {
+		fmt.Fprintln(stderr, "glossobench audit: want 0 < floor < 1, band > 0 and coin-flip ≥ 0")
 		return 2
 	}
 	if opt.Shuffles < 0 || opt.Bootstrap < 0 {
@@ -96,7 +98,9 @@ func auditMain(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	stop := auditProgress(stderr, start, &opt)
 	rep, err := audit.Run(rows, names, opt)
+	stop()
 	if err != nil {
 		fmt.Fprintf(stderr, "glossobench audit: %s: %v\n", *dataPath, err)
 		return 1
@@ -119,4 +123,42 @@ func auditMain(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// progressEvery is how often a long audit prints the step it is on.
+const progressEvery = 3 * time.Second
+
+// auditProgress prints, every few seconds while the audit runs, one line on
+// stderr naming the step it is on and the time since the command started;
+// an audit done within a few seconds prints nothing. The returned function
+// stops it.
+func auditProgress(w io.Writer, start time.Time, opt *audit.Options) (stop func()) {
+	var mu sync.Mutex
+	step := "reading rows"
+	opt.Progress = func(s string) {
+		mu.Lock()
+		step = s
+		mu.Unlock()
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				mu.Lock()
+				s := step
+				mu.Unlock()
+				fmt.Fprintf(w, "glossobench audit: %s (%.0f s)\n", s, now.Sub(start).Seconds())
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }

@@ -10,13 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/config"
-	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/audit"
-	"github.com/rs/zerolog"
+	"github.com/glossobench/glossobench/scorers/safety"
 )
 
 // TestAuditStageCommand runs EvalRun's audit stage on a pooled axis, then
@@ -41,7 +42,9 @@ func TestAuditStageCommand(t *testing.T) {
 		}
 		id := fmt.Sprintf("%s/%d", ds, i)
 		json.NewEncoder(&items).Encode(scorers.Item{ID: id, Axis: "safety", Dataset: ds, Source: ds})
-		json.NewEncoder(&scores).Encode(scorers.ItemScore{ItemID: id, Source: ds, Rating: rating, Label: y})
+		topic := []string{"weapons", "drugs"}[i%2]
+		json.NewEncoder(&scores).Encode(scorers.ItemScore{ItemID: id, Source: ds, Label: true,
+			Audit: []scorers.AuditRow{{Detector: safety.DetectorHarmRating, Rating: rating, Label: y, Tags: map[string]string{"source": ds, "topic": topic}}}})
 	}
 	for key, b := range map[string][]byte{"runs/s/manifest.json": manifest, "runs/s/safety/items.jsonl": items.Bytes(), "runs/s/safety/scores.jsonl": scores.Bytes()} {
 		if err := st.Put(ctx, key, b); err != nil {
@@ -52,9 +55,19 @@ func TestAuditStageCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := append([]runfiles.AuditSummary{sum}, sum.Trained...)
-	if len(all) != 3 {
-		t.Fatalf("want the half-and-half rating and two trained detectors, got %d audits: %+v", len(all), sum)
+	if len(sum.Pools) != 1 || sum.Design.Source != "source" || sum.Pools[0].Design.Source != "topic" {
+		t.Fatalf("want the harm rating pooled by source and by topic: %+v", sum)
+	}
+	var all []activities.AuditSummary
+	for _, p := range append([]activities.AuditSummary{sum}, sum.Pools...) {
+		if len(p.Trained) != 2 {
+			t.Fatalf("want the half-and-half rating and two trained detectors, got %+v", p)
+		}
+		if !strings.Contains(p.Command, " --label prompt_harmful --source "+p.Design.Source+" --measurements harm_rating ") {
+			t.Errorf("command %q does not name the pool's label, source and detector", p.Command)
+		}
+		all = append(all, p)
+		all = append(all, p.Trained...)
 	}
 	for _, s := range all {
 		args := strings.Fields(s.Command)

@@ -26,12 +26,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/glossobench/glossobench/infra/runfiles"
-	"github.com/glossobench/glossobench/scorers/audit"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/scorers/audit"
 )
 
 // Num is one number on the page.
@@ -214,20 +215,23 @@ func scorePlot(pg page) ([]byte, error) {
 // them), or why there is none.
 type axisAudit struct {
 	Axis  string
-	Text  string // "not audited" when the profile holds no audit
+	Field string // the audit's path in result.json
+	Text  string // "not audited" when the profile holds no audit, or why the axis is not auditable
 	Pools []auditPool
 }
 
-// auditPool is one pool: the verdict of the paper's fixed rating, then
-// every detector's numbers and chart.
+// auditPool is one pool: what it audits (the detector that rates each row,
+// the label, the source), the verdict of the paper's fixed rating, then
+// every audit detector's numbers and chart.
 type auditPool struct {
-	Title, Column, Field, Verdict string // Field: the pool's path in result.json
-	Sources                       int
-	Pooled                        bool
-	Detectors                     []auditView
-	Fingerprint                   Num
-	FingerprintWarn               bool
-	TrainedNote                   string
+	Title, Column, Field, Verdict        string // Field: the pool's path in result.json
+	Detector, DetectorIs, Label, LabelIs string
+	Sources, Rows                        int
+	Pooled                               bool
+	Detectors                            []auditView
+	Fingerprint                          Num
+	FingerprintWarn                      bool
+	TrainedNote                          string
 }
 
 // auditView is one detector's audit: its numbers, reading and chart.
@@ -243,34 +247,39 @@ type auditView struct {
 }
 
 func auditSection(axis string, l *runfiles.AuditSummary) axisAudit {
-	out := axisAudit{Axis: axis}
+	field := "axes." + axis + ".measurement_profile.leakage"
+	out := axisAudit{Axis: axis, Field: field}
 	if l == nil {
 		out.Text = "not audited"
 		return out
 	}
-	field := "axes." + axis + ".measurement_profile.leakage"
-	out.Pools = append(out.Pools, pool("pooled by source", "source", field, l))
-	if l.ByJudge != nil {
-		out.Pools = append(out.Pools, pool("pooled by judge", "judge", field+".by_judge", l.ByJudge))
+	if l.Design == nil {
+		// Not auditable (no label independent of the rating), or a summary
+		// from before pools named their design.
+		out.Text = l.Verdict
+		return out
 	}
-	if l.ByRegister != nil {
-		out.Pools = append(out.Pools, pool("pooled by register", "register", field+".by_register", l.ByRegister))
+	out.Pools = append(out.Pools, pool(field, l))
+	for i := range l.Pools {
+		out.Pools = append(out.Pools, pool(fmt.Sprintf("%s.pools.%d", field, i), &l.Pools[i]))
 	}
 	return out
 }
 
-func pool(title, column, field string, l *runfiles.AuditSummary) auditPool {
-	p := auditPool{Title: title, Column: column, Field: field, Verdict: l.Verdict, Sources: l.Sources, TrainedNote: l.TrainedNote,
-		Pooled: l.Headline != nil, Fingerprint: num(field+".fingerprint.macro_ovr_auc", nil)}
+func pool(field string, l *runfiles.AuditSummary) auditPool {
+	d := l.Design
+	p := auditPool{Title: d.Detector + " by " + d.Source, Column: d.Source, Field: field, Verdict: l.Verdict, Sources: l.Sources, Rows: l.Rows,
+		Detector: d.Detector, DetectorIs: d.DetectorIs, Label: d.Label, LabelIs: d.LabelIs,
+		TrainedNote: l.TrainedNote, Pooled: l.Headline != nil, Fingerprint: num(field+".fingerprint.macro_ovr_auc", nil)}
 	if f := l.Fingerprint; f != nil {
 		p.Fingerprint.Value, p.FingerprintWarn = f64(f.MacroAUC), f.Warn
 	}
 	if !p.Pooled {
 		return p
 	}
-	p.Detectors = append(p.Detectors, view(column, field, l))
+	p.Detectors = append(p.Detectors, view(d.Source, field, l))
 	for i := range l.Trained {
-		p.Detectors = append(p.Detectors, view(column, fmt.Sprintf("%s.trained.%d", field, i), &l.Trained[i]))
+		p.Detectors = append(p.Detectors, view(d.Source, fmt.Sprintf("%s.trained.%d", field, i), &l.Trained[i]))
 	}
 	return p
 }
@@ -409,11 +418,12 @@ small{color:#666}
 {{end}}</table>
 
 <h2>Leakage audit</h2>
-<p><small>Source-identity leakage audit (Xia &amp; Aykent, AACL-IJCNLP 2026): each pooled score is scored three ways on the same rows, the headline (rating and source tag), measurements-only (tag covered) and source-only (each row rated by its source's yes-rate). L = source-only ÷ headline is always printed; it is read only when the headline clears the floor. Floor 0.65 and band 0.90 are the authors' defaults. Circle: headline with its 95% interval; square: measurements-only; triangle: source-only.</small></p>
+<p><small>Source-identity leakage audit (Xia &amp; Aykent, AACL-IJCNLP 2026): each pool is a detector that rates rows (a model's confidence in its own answer, a judge's rating) scored against a label it did not produce, pooled by a source tag; it is scored three ways on the same rows, the headline (rating and source tag), measurements-only (tag covered) and source-only (each row rated by its source's yes-rate). L = source-only ÷ headline is always printed; it is read only when the headline clears the floor. Floor 0.65 and band 0.90 are the authors' defaults. Circle: headline with its 95% interval; square: measurements-only; triangle: source-only.</small></p>
 {{range .Audits}}<section class="audit" data-axis="{{.Axis}}">
 <h3>{{.Axis}}</h3>
-{{if .Text}}<p class="audit-text">{{.Text}}</p>
-{{end}}{{range .Pools}}<h4>{{.Title}}{{if .Sources}} ({{.Sources}} {{.Column}}{{if gt .Sources 1}}s{{end}}){{end}}</h4>
+{{if .Text}}<p class="audit-text" data-field="{{.Field}}.verdict">{{.Text}}</p>
+{{end}}{{range .Pools}}<h4>{{.Title}}{{if .Sources}} ({{.Sources}} {{.Column}}{{if gt .Sources 1}}s{{end}}, {{.Rows}} rows){{end}}</h4>
+<p class="audit-design" data-field="{{.Field}}.design"><small>detector <code>{{.Detector}}</code>: {{.DetectorIs}} · label <code>{{.Label}}</code>: {{.LabelIs}} · source <code>{{.Column}}</code></small></p>
 {{if not .Pooled}}<p class="audit-text" data-field="{{.Field}}.verdict">{{.Verdict}}</p>
 {{else}}<table class="audit-numbers">
 <tr><th>detector</th><th>headline</th><th>95% low</th><th>95% high</th><th>measurements-only</th><th>source-only</th><th>L</th><th>lowest L</th><th>floor</th><th>verdict</th></tr>

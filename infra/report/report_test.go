@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/release/releasetest"
@@ -28,7 +30,7 @@ import (
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/audit"
-	"github.com/rs/zerolog"
+	"github.com/glossobench/glossobench/scorers/mcq"
 )
 
 // render writes the fake run's report and returns it with result.json as
@@ -230,8 +232,8 @@ func TestReportInChromium(t *testing.T) {
 }
 
 // auditedResult gives the fake run's axes real leakage audits from the
-// EvalRun stage: nlu as the fake run left it (one dataset, so "not pooled",
-// and three registers), knowledge as a pooled axis of 600 made-up items
+// EvalRun stage: nlu as the fake run left it (one dataset, so its
+// confidence pooled by source is "not pooled", and three registers), knowledge as a pooled axis of 600 made-up items
 // from three datasets with different yes-rates (so every detector runs). It
 // returns result.json with them, rewritten in place.
 func auditedResult(t *testing.T, storeDir, resultPath string) []byte {
@@ -272,7 +274,9 @@ func auditedResult(t *testing.T, storeDir, resultPath string) []byte {
 		}
 		id := fmt.Sprintf("%s/%d", ds, i)
 		json.NewEncoder(&items).Encode(scorers.Item{ID: id, Axis: "knowledge", Dataset: ds, Source: ds})
-		json.NewEncoder(&scores).Encode(scorers.ItemScore{ItemID: id, Source: ds, Rating: rating, Label: y})
+		reg := []string{"HIGH", "LOW"}[i%2]
+		json.NewEncoder(&scores).Encode(scorers.ItemScore{ItemID: id, Source: ds, Rating: rating, Label: y,
+			Audit: []scorers.AuditRow{{Detector: mcq.DetectorClozeConfidence, Rating: rating, Label: y, Tags: map[string]string{"source": ds, "register": reg}}}})
 	}
 	for key, b := range map[string][]byte{"runs/p/manifest.json": manifest, "runs/p/knowledge/items.jsonl": items.Bytes(), "runs/p/knowledge/scores.jsonl": scores.Bytes()} {
 		if err := st.Put(ctx, key, b); err != nil {
@@ -283,7 +287,7 @@ func auditedResult(t *testing.T, storeDir, resultPath string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if know.Headline == nil || len(know.Trained) == 0 || nlu.Verdict != audit.VerdictNotPooled || nlu.ByRegister == nil {
+	if know.Headline == nil || len(know.Trained) == 0 || len(know.Pools) != 1 || len(nlu.Pools) != 1 || nlu.Pools[0].Verdict != audit.VerdictNotPooled {
 		t.Fatalf("stage audits are not what the test needs: knowledge %+v, nlu %+v", know, nlu)
 	}
 	axes["knowledge"]["measurement_profile"].(map[string]any)["leakage"] = know
@@ -301,7 +305,7 @@ func auditedResult(t *testing.T, storeDir, resultPath string) []byte {
 }
 
 // audits lists the result.json paths of every leakage audit summary: the
-// axis's own, its trained detectors, and its judge and register pools.
+// axis's first pool, its trained detectors, and its further pools.
 func audits(generic map[string]any) []string {
 	var out []string
 	var walk func(path string, v any)
@@ -316,8 +320,11 @@ func audits(generic map[string]any) []string {
 				walk(fmt.Sprintf("%s.trained.%d", path, i), x)
 			}
 		}
-		walk(path+".by_judge", m["by_judge"])
-		walk(path+".by_register", m["by_register"])
+		if ps, ok := m["pools"].([]any); ok {
+			for i, x := range ps {
+				walk(fmt.Sprintf("%s.pools.%d", path, i), x)
+			}
+		}
 	}
 	axes, _ := generic["axes"].(map[string]any)
 	for name := range axes {
@@ -357,6 +364,20 @@ func checkAudits(t *testing.T, doc string, generic map[string]any, seen map[stri
 		v, _ := lookup(generic, path)
 		sum := v.(map[string]any)
 		verdict, _ := sum["verdict"].(string)
+		if d, ok := sum["design"].(map[string]any); ok {
+			// Every pool names its detector, label and source.
+			want := fmt.Sprintf(`data-field="%s.design"><small>detector <code>%s</code>: %s · label <code>%s</code>: %s · source <code>%s</code>`,
+				path, d["detector"], html.EscapeString(d["detector_is"].(string)), d["label"], html.EscapeString(d["label_is"].(string)), d["source"])
+			if !strings.Contains(doc, want) {
+				t.Errorf("%s: the page does not name the pool's design: %s", path, want)
+			}
+		} else if !strings.Contains(path, ".trained.") {
+			want := fmt.Sprintf(`<p class="audit-text" data-field="%s.verdict">%s</p>`, path, html.EscapeString(verdict))
+			if !strings.Contains(doc, want) {
+				t.Errorf("%s: no %q on the page", path, want)
+			}
+			continue
+		}
 		if verdict == audit.VerdictNotPooled {
 			want := fmt.Sprintf(`<p class="audit-text" data-field="%s.verdict">not pooled</p>`, path)
 			if !strings.Contains(doc, want) {

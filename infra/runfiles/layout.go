@@ -14,7 +14,7 @@
 //	runs/<run>/<axis>/shards/<nnnn>/pred-<kkkkk>.jsonl  predictions, one object per checkpoint
 //	runs/<run>/<axis>/scores.jsonl                per-item scores
 //	runs/<run>/<axis>/axis.json                   the axis result
-//	runs/<run>/<axis>/audit[-judges|-registers]{-rows.csv,.json,-logreg.json,-rf.json}
+//	runs/<run>/<axis>/audit-<detector>-<source>{-rows.csv,.json,-logreg.json,-rf.json}
 //	                                              the leakage audit's rows and reports
 //	runs/<run>/result.json                        the run result
 //

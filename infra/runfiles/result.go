@@ -63,11 +63,9 @@ type AuditSummary struct {
 	LMin             *float64    `json:"l_min,omitempty"`
 	Line             string      `json:"line,omitempty"`
 	ReportKey        string      `json:"report_key,omitempty"`
-	// ByJudge audits the judge pool of a judged axis: rows are (item, judge)
-	// ratings with the judge as the source tag.
-	ByJudge *AuditSummary `json:"by_judge,omitempty"`
-	// ByRegister audits the register pool when the data labels registers.
-	ByRegister *AuditSummary `json:"by_register,omitempty"`
+	// Rows is how many rows the pool holds (an item per row, or an item
+	// and judge per row for a judge's detector).
+	Rows int `json:"rows,omitempty"`
 
 	// Detector is how the rows were rated: "mean-half" (the paper's fixed
 	// half-and-half rating) at the top level, "logreg" or "rf" in Trained.

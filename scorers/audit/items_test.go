@@ -7,34 +7,26 @@ import (
 	"github.com/glossobench/glossobench/scorers"
 )
 
-func TestAuditItems(t *testing.T) {
-	var items []scorers.ItemScore
-	for i := range 300 {
-		src := []string{"aegis2", "wildguardmix", "jailbreakbench"}[i%3]
-		y := i%5 < 2+i%3/2
-		rating := 0.3
-		if y == (i%7 != 0) {
-			rating = 0.8
+// TestPools: every row lands in the pool of each column it is tagged in, in
+// the order added, and pools come out by detector then column.
+func TestPools(t *testing.T) {
+	var ps Pools
+	for i := range 6 {
+		ps.Add(scorers.AuditRow{Detector: "judge_rating", Rating: float64(i), Label: i%2 == 0, Tags: map[string]string{"judge": []string{"j1", "j2"}[i%2], "dataset": "d"}})
+		ps.Add(scorers.AuditRow{Detector: "confidence", Rating: float64(i) / 10, Label: i%3 == 0, Tags: map[string]string{"source": fmt.Sprint("s", i%3), "register": map[bool]string{true: "HIGH"}[i < 2]}})
+	}
+	got := ps.Sorted([]string{"confidence", "judge_rating"})
+	var names []string
+	for _, p := range got {
+		names = append(names, fmt.Sprintf("%s/%s:%d/%d", p.Detector, p.Column, len(p.Rows), p.Sources))
+	}
+	want := "[confidence/source:6/3 confidence/register:2/1 judge_rating/judge:6/2 judge_rating/dataset:6/1]"
+	if fmt.Sprint(names) != want {
+		t.Fatalf("pools %v, want %s", names, want)
+	}
+	for i, r := range got[0].Rows {
+		if r.Measurements[0] != float64(i)/10 || r.Source != fmt.Sprint("s", i%3) || r.Label != (i%3 == 0) {
+			t.Errorf("row %d: %+v", i, r)
 		}
-		items = append(items, scorers.ItemScore{ItemID: fmt.Sprint(i), Source: src, Rating: rating, Label: y})
-	}
-	if !Pooled(items) || Pooled(items[:1]) {
-		t.Error("Pooled")
-	}
-	o := quick()
-	rep, err := AuditItems(items, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Rows != 300 || len(rep.Sources) != 3 || rep.Measurements[0] != RatingMeasurement || rep.Verdict == "" {
-		t.Errorf("%+v", rep)
-	}
-	one, err := AuditItems(items[:1], o)
-	if err != nil || one.Verdict == "" || one.Skip == "" {
-		t.Errorf("one item: %v %+v", err, one)
-	}
-	items[4].Source = ""
-	if _, err := AuditItems(items, o); err == nil {
-		t.Error("empty source: want error")
 	}
 }

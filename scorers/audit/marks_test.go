@@ -21,10 +21,14 @@ func TestWriteCSVReadsBack(t *testing.T) {
 		{true, "plain", []float64{1.0 / 3, -7}},
 	}
 	var b bytes.Buffer
-	if err := WriteCSV(&b, rows, []string{"m1", "m2"}); err != nil {
+	cols := Columns{Label: "correct", Source: "subject", Measurements: []string{"m1", "m2"}}
+	if err := WriteCSV(&b, rows, cols); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadCSV(&b, "rows.csv", Columns{Label: LabelColumn, Source: SourceColumn, Measurements: []string{"m1", "m2"}})
+	if header, _, _ := strings.Cut(b.String(), "\n"); header != "correct,subject,m1,m2" {
+		t.Errorf("header %q: the columns must name the label, source and measurements", header)
+	}
+	got, err := ReadCSV(&b, "rows.csv", cols)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,12 +41,12 @@ func TestWriteCSVReadsBack(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]Row{{{true, " padded", []float64{1, 2}}}, {{true, "", []float64{1, 2}}}, {{true, "x", []float64{1}}}} {
-		if err := WriteCSV(&bytes.Buffer{}, bad, []string{"m1", "m2"}); err == nil {
+		if err := WriteCSV(&bytes.Buffer{}, bad, cols); err == nil {
 			t.Errorf("%+v: want an error", bad)
 		}
 	}
-	if err := WriteCSV(&bytes.Buffer{}, rows, []string{"label", "m2"}); err == nil {
-		t.Error("a measurement named label: want an error")
+	if err := WriteCSV(&bytes.Buffer{}, rows, Columns{Label: "correct", Source: "subject", Measurements: []string{"correct", "m2"}}); err == nil {
+		t.Error("a measurement named like the label: want an error")
 	}
 }
 

@@ -32,56 +32,55 @@ func parallel(n, workers int, f func(worker, i int)) {
 // The ratings are not refitted; the interval is the headline's, never L's.
 func bootstrapCI(y []bool, ratings []float64, resamples int, seed uint64, workers int) [2]float64 {
 	n := len(y)
-	order := make([]int, n)
+	order := make([]int32, n)
 	for i := range order {
-		order[i] = i
+		order[i] = int32(i)
 	}
-	slices.SortFunc(order, func(a, b int) int { return cmpFloat(ratings[a], ratings[b]) })
-	// starts[g] is where tie group g begins in order.
-	var starts []int
-	for p := range order {
-		if p == 0 || ratings[order[p]] != ratings[order[p-1]] {
-			starts = append(starts, p)
+	slices.SortFunc(order, func(a, b int32) int { return cmpFloat(ratings[a], ratings[b]) })
+	// Rows are drawn as their positions in rating order, so that counting
+	// a resample's AUC reads its counts in sequence. group[p] is the tie
+	// group of position p; starts[g] where group g begins.
+	var starts []int32
+	var posAt, negAt []int32 // positions of the yes and the no rows
+	for p, i := range order {
+		if p == 0 || ratings[i] != ratings[order[p-1]] {
+			starts = append(starts, int32(p))
 		}
-	}
-	starts = append(starts, n)
-	var posRows, negRows []int
-	for i, v := range y {
-		if v {
-			posRows = append(posRows, i)
+		if y[i] {
+			posAt = append(posAt, int32(p))
 		} else {
-			negRows = append(negRows, i)
+			negAt = append(negAt, int32(p))
 		}
 	}
-	counts := make([][]int32, workers)
-	for w := range counts {
-		counts[w] = make([]int32, n)
+	starts = append(starts, int32(n))
+	type scratch struct{ pos, neg []int32 }
+	work := make([]scratch, workers)
+	for w := range work {
+		work[w] = scratch{make([]int32, n), make([]int32, n)}
 	}
 	vals := make([]float64, resamples)
 	parallel(resamples, workers, func(w, b int) {
-		c := counts[w]
-		clear(c)
+		cp, cn := work[w].pos, work[w].neg
+		clear(cp)
+		clear(cn)
 		r := rand.New(rand.NewPCG(seed, 0xb0075742+uint64(b)))
-		for range posRows {
-			c[posRows[r.IntN(len(posRows))]]++
+		for range posAt {
+			cp[posAt[r.IntN(len(posAt))]]++
 		}
-		for range negRows {
-			c[negRows[r.IntN(len(negRows))]]++
+		for range negAt {
+			cn[negAt[r.IntN(len(negAt))]]++
 		}
 		var sum, negBelow float64
 		for g := 0; g+1 < len(starts); g++ {
-			var gp, gn float64
-			for _, i := range order[starts[g]:starts[g+1]] {
-				if y[i] {
-					gp += float64(c[i])
-				} else {
-					gn += float64(c[i])
-				}
+			var gp, gn int64
+			for p := starts[g]; p < starts[g+1]; p++ {
+				gp += int64(cp[p])
+				gn += int64(cn[p])
 			}
-			sum += gp * (negBelow + gn/2)
-			negBelow += gn
+			sum += float64(gp) * (negBelow + float64(gn)/2)
+			negBelow += float64(gn)
 		}
-		vals[b] = sum / (float64(len(posRows)) * negBelow)
+		vals[b] = sum / (float64(len(posAt)) * negBelow)
 	})
 	slices.Sort(vals)
 	return [2]float64{stats.Quantile(vals, 0.025), stats.Quantile(vals, 0.975)}
@@ -120,6 +119,7 @@ func (d *data) shuffle(rep *Report, opt Options, folds []int) *Shuffle {
 	}
 	fitOpt := opt
 	fitOpt.Workers = 1 // shuffles already run in parallel
+	fitOpt.Progress = nil
 	k := len(d.sources)
 	type scratch struct {
 		src      []int
@@ -203,26 +203,42 @@ func (d *data) shuffle(rep *Report, opt Options, folds []int) *Shuffle {
 	return out
 }
 
+// FingerprintRows is the most rows the source fingerprint is measured on.
+const FingerprintRows = 20_000
+
 // fingerprint measures how well the measurements alone predict the source:
 // an out-of-fold multi-class random forest, scored by the macro one-vs-rest
 // AUC. A high value means "tag covered" cannot hide the source.
 func (d *data) fingerprint(opt Options) (*Fingerprint, error) {
 	k := len(d.sources)
-	// Folds stratified by source, dealt round-robin in a seeded order.
+	// Folds stratified by source, dealt round-robin in a seeded order. A
+	// large pool is measured on a seeded sample of FingerprintRows rows
+	// (the first rows of that order, so the sample is stratified too): a
+	// forest over many sources keeps class shares per leaf, which on
+	// hundreds of thousands of rows runs to gigabytes.
 	r := rand.New(rand.NewPCG(opt.Seed, 0xf1a9e7))
-	fold := make([]int, len(d.src))
 	perm := r.Perm(len(d.src))
+	sampled := len(perm) > FingerprintRows
+	if sampled {
+		perm = perm[:FingerprintRows]
+		slices.Sort(perm)
+	}
+	fold := make([]int, len(perm))
 	next := make([]int, k)
-	for _, i := range perm {
-		fold[i] = next[d.src[i]] % opt.Folds
+	for j, i := range perm {
+		fold[j] = next[d.src[i]] % opt.Folds
 		next[d.src[i]]++
 	}
-	probs := make([][]float64, len(d.src))
+	src := make([]int, len(perm))
+	for j, i := range perm {
+		src[j] = d.src[i]
+	}
+	probs := make([][]float64, len(perm))
 	for f := range opt.Folds {
 		var tx [][]float64
 		var ty []int
-		for i := range d.src {
-			if fold[i] != f {
+		for j, i := range perm {
+			if fold[j] != f {
 				tx = append(tx, d.x[i])
 				ty = append(ty, d.src[i])
 			}
@@ -239,20 +255,24 @@ func (d *data) fingerprint(opt Options) (*Fingerprint, error) {
 		if err != nil {
 			return nil, err
 		}
-		for i := range d.src {
-			if fold[i] == f {
-				probs[i] = m.PredictProba(d.x[i])
+		for j, i := range perm {
+			if fold[j] == f {
+				probs[j] = m.PredictProba(d.x[i])
 			}
 		}
 	}
-	auc, err := stats.MacroOneVsRestAUC(d.src, probs)
+	auc, err := stats.MacroOneVsRestAUC(src, probs)
 	if err != nil {
 		return nil, err
+	}
+	on := "the measurements alone"
+	if sampled {
+		on = fmt.Sprintf("the measurements alone of a seeded sample of %d of the %d rows", FingerprintRows, len(d.src))
 	}
 	return &Fingerprint{
 		MacroAUC: auc,
 		Warn:     auc >= opt.FingerprintWarn,
-		Method:   fmt.Sprintf("out-of-fold random forest (%d trees, leaves ≥ 5 rows, %d folds stratified by source) on the measurements alone; warning at %.2f, GlossoBench's choice", opt.FingerprintTrees, opt.Folds, opt.FingerprintWarn),
+		Method:   fmt.Sprintf("out-of-fold random forest (%d trees, leaves ≥ 5 rows, %d folds stratified by source) on %s; warning at %.2f, GlossoBench's choice", opt.FingerprintTrees, opt.Folds, on, opt.FingerprintWarn),
 	}, nil
 }
 

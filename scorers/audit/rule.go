@@ -18,38 +18,46 @@ const (
 
 // Which floor rule decided the floor check.
 const (
-	RulePoint    = "point"    // the headline itself must reach the floor
-	RuleStricter = "stricter" // near the floor: the low end of the headline's 95% interval must reach it
+	RulePoint    = "point"    // the headline itself decides: it misses the floor, or its interval (if any) clears it too
+	RuleStricter = "stricter" // the headline clears the floor but its 95% interval reaches below it: the low end decides
 )
 
 // The authors' defaults (Section 4.2 of the paper), chosen on their own test
-// sets; CoinFlip is the paper's companion page's line for "prints as 0.50";
-// NearFloor is GlossoBench's reading of "near the floor", which the paper
-// leaves to the auditor.
+// sets; CoinFlip is the paper's companion page's line for "prints as 0.50".
 const (
-	DefaultFloor     = 0.65
-	DefaultBand      = 0.90
-	DefaultCoinFlip  = 0.005
-	DefaultNearFloor = 0.05
+	DefaultFloor    = 0.65
+	DefaultBand     = 0.90
+	DefaultCoinFlip = 0.005
+)
+
+// A pool is warned about as too small for its interval to mean much when
+// its rarer class has fewer than SmallPoolRows rows or the headline's 95%
+// interval is wider than WideInterval (GlossoBench's choices; the paper
+// sets none).
+const (
+	SmallPoolRows = 20
+	WideInterval  = 0.20
 )
 
 // eps lets a printed boundary value count as reaching its line
 // (0.505 − 0.5 is a hair over 0.005 in floating point).
 const eps = 1e-9
 
-// Rule is the paper's reading rule: the floor on the headline, the
-// stricter near-floor check, the coin-flip line on the source-only score,
-// and the band on L.
+// atLeast is the rule's "at least": a reaches line b, to within eps.
+func atLeast(a, b float64) bool { return a >= b-eps }
+
+// Rule is the paper's reading rule: the floor on the headline (near the
+// floor, the low end of its 95% interval), the coin-flip line on the
+// source-only score, and the band on L.
 type Rule struct {
-	Floor     float64 `json:"floor"`
-	Band      float64 `json:"band"`
-	CoinFlip  float64 `json:"coin_flip"`
-	NearFloor float64 `json:"near_floor"` // headlines in [Floor, Floor+NearFloor) use the stricter rule; 0 turns it off
+	Floor    float64 `json:"floor"`
+	Band     float64 `json:"band"`
+	CoinFlip float64 `json:"coin_flip"`
 }
 
 // DefaultRule is the rule with the authors' defaults.
 func DefaultRule() Rule {
-	return Rule{Floor: DefaultFloor, Band: DefaultBand, CoinFlip: DefaultCoinFlip, NearFloor: DefaultNearFloor}
+	return Rule{Floor: DefaultFloor, Band: DefaultBand, CoinFlip: DefaultCoinFlip}
 }
 
 // Reading is the outcome of the rule on three numbers.
@@ -63,44 +71,39 @@ type Reading struct {
 }
 
 // Read applies the rule. ciLow is the low end of the headline's 95%
-// interval, or NaN when there is none (then the point rule is used even near
-// the floor, and the detail says so).
+// interval, or NaN when there is none (then only the point rule can be
+// applied, and the detail says so). The paper: near the floor, go by the
+// low end of the interval; a headline whose interval reaches below the
+// floor is near it, however far above the floor the point estimate sits.
 func (r Rule) Read(headline, ciLow, sourceOnly float64) Reading {
 	out := Reading{L: sourceOnly / headline, LMin: 0.5 / headline}
-	near := headline >= r.Floor-eps && headline < r.Floor+r.NearFloor-eps
 	switch {
-	case near && !math.IsNaN(ciLow):
-		out.Rule = RuleStricter
-		out.FloorPassed = ciLow >= r.Floor-eps
-		out.RuleDetail = fmt.Sprintf("stricter near-floor rule: headline %.3f is within %.2f above the floor, so the low end of its 95%% interval must reach it: %.3f %s %.2f",
-			headline, r.NearFloor, ciLow, cmp(ciLow, r.Floor), r.Floor)
-	case near:
+	case !atLeast(headline, r.Floor):
+		out.Rule = RulePoint
+		out.RuleDetail = fmt.Sprintf("point rule: headline %.3f < %.2f", headline, r.Floor)
+	case math.IsNaN(ciLow):
 		out.Rule = RulePoint
 		out.FloorPassed = true
-		out.RuleDetail = fmt.Sprintf("point rule: headline %.3f ≥ %.2f; it is near the floor but no interval was given, so the stricter rule could not be applied", headline, r.Floor)
+		out.RuleDetail = fmt.Sprintf("point rule: headline %.3f ≥ %.2f; no interval was computed, so whether it reaches below the floor could not be checked", headline, r.Floor)
+	case !atLeast(ciLow, r.Floor):
+		out.Rule = RuleStricter
+		out.RuleDetail = fmt.Sprintf("stricter rule: headline %.3f ≥ %.2f, but its 95%% interval reaches below the floor, so its low end decides: %.3f < %.2f", headline, r.Floor, ciLow, r.Floor)
 	default:
 		out.Rule = RulePoint
-		out.FloorPassed = headline >= r.Floor-eps
-		out.RuleDetail = fmt.Sprintf("point rule: headline %.3f %s %.2f", headline, cmp(headline, r.Floor), r.Floor)
+		out.FloorPassed = true
+		out.RuleDetail = fmt.Sprintf("point rule: headline %.3f ≥ %.2f, and the low end of its 95%% interval %.3f too", headline, r.Floor, ciLow)
 	}
 	switch {
 	case !out.FloorPassed:
 		out.Verdict = VerdictTooWeak
 	case math.Abs(sourceOnly-0.5) <= r.CoinFlip+eps:
 		out.Verdict = VerdictSourceNothing
-	case out.L >= r.Band-eps:
+	case atLeast(out.L, r.Band):
 		out.Verdict = VerdictSourceDominated
 	default:
 		out.Verdict = VerdictNotFlagged
 	}
 	return out
-}
-
-func cmp(a, floor float64) string {
-	if a >= floor-eps {
-		return "≥"
-	}
-	return "<"
 }
 
 // Sensitivity is the verdict over a grid of floors and bands, so a reader

@@ -8,32 +8,31 @@ import (
 	"strings"
 )
 
-// The column names WriteCSV uses for the label and the source tag.
-const (
-	LabelColumn  = "label"
-	SourceColumn = "source"
-)
-
-// WriteCSV writes rows as CSV that ReadCSV reads back unchanged (columns
-// label, source, then the measurements; labels 1/0; numbers in their
-// shortest exact form), so stored audit rows can be audited again by the
-// command: glossobench audit --data FILE --label label --source source
-// --measurements <names>.
-func WriteCSV(w io.Writer, rows []Row, names []string) error {
-	cw := csv.NewWriter(w)
-	header := append([]string{LabelColumn, SourceColumn}, names...)
-	for _, h := range names {
-		if h == LabelColumn || h == SourceColumn {
-			return fmt.Errorf("audit: measurement name %q clashes with the %s column", h, h)
-		}
+// WriteCSV writes rows as CSV that ReadCSV reads back unchanged under the
+// same columns (the label, the source, then the measurements; labels 1/0;
+// numbers in their shortest exact form), so stored audit rows can be
+// audited again by the command: glossobench audit --data FILE --label
+// <cols.Label> --source <cols.Source> --measurements <cols.Measurements>.
+func WriteCSV(w io.Writer, rows []Row, cols Columns) error {
+	if err := cols.check(); err != nil {
+		return err
 	}
+	header := append([]string{cols.Label, cols.Source}, cols.Measurements...)
+	seen := map[string]bool{}
+	for _, h := range header {
+		if seen[h] {
+			return fmt.Errorf("audit: column %q named twice", h)
+		}
+		seen[h] = true
+	}
+	cw := csv.NewWriter(w)
 	if err := cw.Write(header); err != nil {
 		return err
 	}
 	rec := make([]string, len(header))
 	for i, r := range rows {
-		if len(r.Measurements) != len(names) {
-			return fmt.Errorf("audit: row %d has %d measurements, want %d (%s)", i+1, len(r.Measurements), len(names), strings.Join(names, ","))
+		if len(r.Measurements) != len(cols.Measurements) {
+			return fmt.Errorf("audit: row %d has %d measurements, want %d (%s)", i+1, len(r.Measurements), len(cols.Measurements), strings.Join(cols.Measurements, ","))
 		}
 		if r.Source != strings.TrimSpace(r.Source) || r.Source == "" {
 			// ReadCSV trims the tag, so such a row would not read back the same.

@@ -29,6 +29,13 @@ func (Axis) Name() string       { return "if" }
 func (Axis) Version() string    { return AxisVersion }
 func (Axis) ScorerType() string { return scorers.ScorerRule }
 
+// VerifiableLabel names the label the judge overlay is audited against.
+// The axis has no audit rows of its own: its rating (the share of
+// instructions followed) and its label (all followed) are one measurement.
+func (Axis) VerifiableLabel() (string, string) {
+	return "strict_pass", "every instruction of the prompt is followed (strict)"
+}
+
 // itemExtra is the IFEval payload carried in scorers.Item.Extra.
 type itemExtra struct {
 	Key            string           `json:"key"`

@@ -535,6 +535,40 @@ func OverlayQuality(p scorers.Prediction) *float64 {
 	return aggregateOne(groups[0], 0).Score
 }
 
+// DetectorOverlay is the judge overlay's detector in the leakage audit.
+const DetectorOverlay = "judge_rating"
+
+// OverlayDesign describes the overlay's audit on a verifiable axis: each
+// judge's quality rating of a response as the detector, the axis's own
+// verifiable outcome (label, e.g. MCQ correct, IFEval strict pass) as the
+// label, which no judge produced.
+func OverlayDesign(label, labelIs string) scorers.AuditDesign {
+	return scorers.AuditDesign{Detector: DetectorOverlay, DetectorIs: "each judge's 0-10 quality rating of the response (judge_quality), divided by 10",
+		Label: label, LabelIs: labelIs}
+}
+
+// OverlayRows are the audit rows of one overlay-rated prediction: one per
+// valid judge rating, tagged by the judge (every judge rates the same
+// answers, the paper's five-judge design) and by the dataset.
+func OverlayRows(p scorers.Prediction, label bool, dataset string) []scorers.AuditRow {
+	rs, err := FromPrediction(p)
+	if err != nil {
+		return nil
+	}
+	_, groups := ByTurn(rs, KindRating)
+	if len(groups) == 0 {
+		return nil
+	}
+	var out []scorers.AuditRow
+	for _, r := range groups[0] {
+		if r.Valid() {
+			out = append(out, scorers.AuditRow{Detector: DetectorOverlay, Rating: *r.Value / 10, Label: label,
+				Tags: map[string]string{"judge": r.Judge, "dataset": dataset}})
+		}
+	}
+	return out
+}
+
 // OptFloor is the option of a judged axis that sets the agreement floor.
 const OptFloor = "agreement_floor"
 

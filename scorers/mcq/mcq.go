@@ -338,6 +338,8 @@ func (t *tally) add(it scorers.Item, p scorers.Prediction) (s scorers.ItemScore,
 	t.probes.add(it, p, t.mode)
 	s = scorers.ItemScore{ItemID: it.ID, Source: it.Source, Lang: it.Lang, Fields: map[string]any{}}
 	var clozeCorrect, genCorrect *bool
+	var ll []float64     // the options' log-likelihoods, when the backend gave them
+	cloze, gen := -1, -1 // the option the model chose on each path
 	if contextTruncated(p) {
 		t.ctxCut++
 		s.Fields["context_truncated"] = true
@@ -351,11 +353,13 @@ func (t *tally) add(it scorers.Item, p scorers.Prediction) (s scorers.ItemScore,
 	if p.Unsupported {
 		t.unsupported++
 	} else if len(p.LogLiks) == len(it.Choices) {
-		ll, distinct := firstTokenLogLiks(p.LogLiks)
+		var distinct bool
+		ll, distinct = firstTokenLogLiks(p.LogLiks)
 		if !distinct {
 			t.sharedFirst++
 		}
 		best, margin := argmax(ll)
+		cloze = best
 		ok := best == it.Gold
 		clozeCorrect = &ok
 		t.clozeN++
@@ -408,6 +412,7 @@ func (t *tally) add(it scorers.Item, p scorers.Prediction) (s scorers.ItemScore,
 			s.Fields["parse_fail"] = true
 		} else {
 			s.Fields["generate_pred"] = string(rune('A' + pick))
+			gen = pick
 		}
 		if correct {
 			t.genOK++
@@ -430,7 +435,48 @@ func (t *tally) add(it scorers.Item, p scorers.Prediction) (s scorers.ItemScore,
 	if t.mode != "cloze" {
 		s.Rating = s.Score
 	}
+	// The audit's detector is the model's confidence in the answer it
+	// chose, its label whether that answer is right: the probability of the
+	// chosen option is not a function of which option is gold. Cloze's
+	// choice is its most likely option; a generated answer's probability is
+	// its option's share of the options' likelihoods. Without them, or
+	// without a parsed answer, a path has no confidence to audit.
+	if ll != nil {
+		tags := map[string]string{"source": it.Source}
+		if it.Register != "" {
+			tags["register"] = it.Register
+		}
+		if cloze >= 0 {
+			s.Audit = append(s.Audit, scorers.AuditRow{Detector: DetectorClozeConfidence, Rating: softmaxAt(ll, cloze), Label: *clozeCorrect, Tags: tags})
+		}
+		if gen >= 0 {
+			s.Audit = append(s.Audit, scorers.AuditRow{Detector: DetectorGenerateConfidence, Rating: softmaxAt(ll, gen), Label: *genCorrect, Tags: tags})
+		}
+	}
 	return s, true
+}
+
+// The detectors of the MCQ axes' leakage audit.
+const (
+	DetectorClozeConfidence    = "cloze_confidence"
+	DetectorGenerateConfidence = "generate_confidence"
+)
+
+// VerifiableLabel names the label the judge overlay is audited against.
+func (a *Axis) VerifiableLabel() (string, string) {
+	return "correct", "the generated answer is the gold option"
+}
+
+// AuditDesigns describe the MCQ audit: the model's confidence in its own
+// answer as the detector of its correctness (a selective-prediction
+// reading), pooled by dataset or subject and by register.
+func (a *Axis) AuditDesigns() []scorers.AuditDesign {
+	return []scorers.AuditDesign{
+		{Detector: DetectorClozeConfidence, DetectorIs: "the model's probability of the option it chose by cloze (softmax over the options' log-likelihoods)",
+			Label: "correct", LabelIs: "the chosen option is the gold one"},
+		{Detector: DetectorGenerateConfidence, DetectorIs: "the model's probability of the option it generated (softmax over the options' log-likelihoods)",
+			Label: "correct", LabelIs: "the generated answer is the gold option"},
+	}
 }
 
 // Result is the axis result over every shard added. It does not change the

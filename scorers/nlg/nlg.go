@@ -35,8 +35,9 @@ const Version = "nlg-1"
 const Metric = "chrf++"
 
 // LabelThreshold is the sentence chrF++ (0–1) at or above which an item's
-// ItemScore.Label is true; chrF++ has no natural correct/incorrect, and the
-// leakage audit wants a binary label next to the continuous rating.
+// ItemScore.Label is true, a pass mark for the release bundle. The leakage
+// audit does not use it: a label computed from the score is no label
+// independent of it, so NLG has no audit rows.
 const LabelThreshold = 0.5
 
 const (

@@ -212,7 +212,8 @@ func readRow(data []byte, d scorers.DatasetConfig, name string, line int) (score
 	}
 	// The general sets pool three source datasets named in metadata.topic;
 	// that is the pooling tag the leakage audit needs. A cultural set is
-	// one source; its topic (Hari Raya, LGBTQ, ...) is a breakdown.
+	// one source; its topic (Hari Raya, LGBTQ, ...) is a breakdown, and a
+	// second pool of the audit.
 	source := name
 	if general && row.Metadata.Topic != "" {
 		source = row.Metadata.Topic
