@@ -62,6 +62,7 @@ func New(st store.Store) *Server {
 	s.mux.HandleFunc("GET /run/{run}/{$}", s.run)
 	s.mux.HandleFunc("GET /run/{run}/report", s.report)
 	s.mux.HandleFunc("GET /run/{run}/axis/{axis}/{$}", s.items)
+	s.mux.HandleFunc("GET /compare", s.compare)
 	return s
 }
 
@@ -195,13 +196,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var rows []axisRow
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for k := range res.Axes {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(mapKeys(res.Axes)) {
 		a := res.Axes[name]
 		row := axisRow{Name: name, A: a}
 		if a.CI95 != nil {
@@ -532,7 +527,7 @@ func (s *Server) search(ctx context.Context, run, axis string, candidates []stri
 	return out, nil
 }
 
-func mapKeys(m map[string]bool) func(func(string) bool) {
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	return func(yield func(string) bool) {
 		for k := range m {
 			if !yield(k) {
