@@ -280,3 +280,33 @@ func findPredictions(ctx context.Context, st store.Store, run, axis string, want
 	}
 	return got, nil
 }
+
+// keptItemIDs lists the ids of the items dedup kept (the shards' items.jsonl),
+// in shard order.
+func keptItemIDs(ctx context.Context, st store.Store, run, axis string) ([]string, error) {
+	keys, err := st.List(ctx, axisShardsPrefix(run, axis))
+	if err != nil {
+		return nil, err
+	}
+	keys = slices.DeleteFunc(keys, func(k string) bool { return path.Base(k) != "items.jsonl" })
+	slices.Sort(keys)
+	var ids []string
+	for _, k := range keys {
+		err := eachLine(ctx, st, k, func(_ int, b []byte) (bool, error) {
+			id, ok := quickID(b)
+			if !ok {
+				var it scorers.Item
+				if err := json.Unmarshal(b, &it); err != nil {
+					return false, err
+				}
+				id = it.ID
+			}
+			ids = append(ids, id)
+			return true, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}

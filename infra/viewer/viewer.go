@@ -231,7 +231,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 // Filter selects an axis's items.
 type Filter struct {
 	Dataset string // the dataset part of the item id
-	Outcome string // correct (score 1), wrong (score 0), partial (in between)
+	Outcome string // correct (score 1), wrong (score 0), partial (in between), unscored (kept, no score)
 	Flag    string // the item's flag (parse_fail, truncated, low_conf, ...)
 	Q       string // text in the prompt, gold, response or a judge's reply (case-insensitive)
 	Page    int    // 0-based
@@ -240,9 +240,9 @@ type Filter struct {
 func parseFilter(q url.Values) (Filter, error) {
 	f := Filter{Dataset: q.Get("dataset"), Outcome: q.Get("outcome"), Flag: q.Get("flag"), Q: strings.TrimSpace(q.Get("q"))}
 	switch f.Outcome {
-	case "", "correct", "wrong", "partial":
+	case "", "correct", "wrong", "partial", "unscored":
 	default:
-		return f, fmt.Errorf("outcome %q: want correct, wrong or partial", f.Outcome)
+		return f, fmt.Errorf("outcome %q: want correct, wrong, partial or unscored", f.Outcome)
 	}
 	if p := q.Get("page"); p != "" {
 		n, err := strconv.Atoi(p)
@@ -268,6 +268,8 @@ func (f Filter) keeps(s scoreLine) bool {
 		return s.Score <= 0
 	case "partial":
 		return s.Score > 0 && s.Score < 1
+	case "unscored":
+		return false
 	}
 	return true
 }
@@ -293,6 +295,8 @@ type itemView struct {
 	Gold    string
 	Ratings []judge.Rating
 	Other   map[string]string // the prediction's other variants (probes, scoring modes) as JSON
+	// Unscored: a kept item with no line in scores.jsonl.
+	Unscored bool
 }
 
 type choiceView struct {
@@ -368,8 +372,13 @@ func (s *Server) Page(ctx context.Context, run, axis string, f Filter) (*axisPag
 	lo, hi := f.Page*PageSize, (f.Page+1)*PageSize
 	var pageLines [][]byte
 	var candidates []string // with a text query: every id the other filters keep
+	scored := map[string]bool{}
+	unscored := f.Outcome == "unscored"
 	err := eachScore(ctx, s.st, run, axis, func(sl scoreLine, b []byte) (bool, error) {
 		pg.Total++
+		if unscored {
+			scored[sl.ItemID] = true
+		}
 		datasets[datasetOf(sl.ItemID)] = true
 		for _, fl := range sl.flags() {
 			flags[fl] = true
@@ -391,6 +400,9 @@ func (s *Server) Page(ctx context.Context, run, axis string, f Filter) (*axisPag
 		return nil, err
 	}
 	pg.Datasets, pg.Flags = slices.Sorted(mapKeys(datasets)), slices.Sorted(mapKeys(flags))
+	if unscored {
+		return s.unscoredPage(ctx, pg, scored)
+	}
 	if f.Q != "" {
 		ids, err := s.search(ctx, run, axis, candidates, f.Q)
 		if err != nil {
@@ -411,20 +423,59 @@ func (s *Server) Page(ctx context.Context, run, axis string, f Filter) (*axisPag
 			return nil, err
 		}
 	}
-	pg.Page, pg.Pages = f.Page+1, max(1, (pg.Matched+PageSize-1)/PageSize)
-	if f.Page > 0 {
-		pg.Prev = f.query(f.Page)
-	}
-	if hi < pg.Matched {
-		pg.Next = f.query(f.Page + 2)
-	}
-	want := map[string]bool{}
 	scores := make([]scorers.ItemScore, len(pageLines))
 	for i, b := range pageLines {
 		if err := json.Unmarshal(b, &scores[i]); err != nil {
 			return nil, fmt.Errorf("%s: %w", axisScoresKey(run, axis), err)
 		}
-		want[scores[i].ItemID] = true
+	}
+	return s.fill(ctx, pg, scores, false)
+}
+
+// unscoredPage pages the kept items (the shards' items) that have no score
+// under pg's filter.
+func (s *Server) unscoredPage(ctx context.Context, pg *axisPage, scored map[string]bool) (*axisPage, error) {
+	f := pg.Filter
+	var ids []string
+	if f.Flag == "" {
+		var err error
+		ids, err = keptItemIDs(ctx, s.st, pg.Run, pg.Axis)
+		if err != nil {
+			return nil, err
+		}
+		ids = slices.DeleteFunc(ids, func(id string) bool {
+			return scored[id] || f.Dataset != "" && datasetOf(id) != f.Dataset
+		})
+	}
+	if f.Q != "" && len(ids) > 0 {
+		var err error
+		if ids, err = s.search(ctx, pg.Run, pg.Axis, ids, f.Q); err != nil {
+			return nil, err
+		}
+	}
+	pg.Matched = len(ids)
+	lo, hi := f.Page*PageSize, (f.Page+1)*PageSize
+	var scores []scorers.ItemScore
+	for _, id := range ids[min(lo, len(ids)):min(hi, len(ids))] {
+		scores = append(scores, scorers.ItemScore{ItemID: id})
+	}
+	return s.fill(ctx, pg, scores, true)
+}
+
+// fill sets pg's paging links and its items: scores joined with their
+// items and predictions.
+func (s *Server) fill(ctx context.Context, pg *axisPage, scores []scorers.ItemScore, unscored bool) (*axisPage, error) {
+	f, run, axis := pg.Filter, pg.Run, pg.Axis
+	pg.Page, pg.Pages = f.Page+1, max(1, (pg.Matched+PageSize-1)/PageSize)
+	if f.Page > 0 {
+		pg.Prev = f.query(f.Page)
+	}
+	if (f.Page+1)*PageSize < pg.Matched {
+		pg.Next = f.query(f.Page + 2)
+	}
+	want := map[string]bool{}
+	for _, sc := range scores {
+		want[sc.ItemID] = true
 	}
 	if len(want) == 0 {
 		return pg, nil
@@ -446,7 +497,9 @@ func (s *Server) Page(ctx context.Context, run, axis string, f Filter) (*axisPag
 		if x, ok := preds[sc.ItemID]; ok {
 			p = &x
 		}
-		pg.Items = append(pg.Items, newItemView(sc, it, p))
+		v := newItemView(sc, it, p)
+		v.Unscored = unscored
+		pg.Items = append(pg.Items, v)
 	}
 	return pg, nil
 }

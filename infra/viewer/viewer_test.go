@@ -452,3 +452,33 @@ func TestCompare(t *testing.T) {
 		t.Fatal("the two fake runs agree everywhere; the test checks nothing")
 	}
 }
+
+// TestUnscoredItems: outcome=unscored pages the kept items that have no
+// line in scores.jsonl (as the quick start's MT axis without a judge).
+func TestUnscoredItems(t *testing.T) {
+	dir := fakeStore(t, 10)
+	path := filepath.Join(dir, "runs", "fake-run", "big", "scores.jsonl")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if err := os.WriteFile(path, []byte(strings.Join(lines[:4], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, dir)
+	base := srv.URL + "/run/fake-run/axis/big/"
+	doc := get(t, base+"?outcome=unscored")
+	if got := strings.Join(pageIDs(doc), ","); got != "dsa/4,dsb/5,dsa/6,dsb/7,dsa/8,dsb/9" {
+		t.Errorf("unscored items %s", got)
+	}
+	if !strings.Contains(doc, "not scored") || !strings.Contains(doc, "answer 7.") {
+		t.Error("an unscored item does not show as not scored with its response")
+	}
+	if got := strings.Join(pageIDs(get(t, base+"?outcome=unscored&dataset=dsb&q=answer+7.")), ","); got != "dsb/7" {
+		t.Errorf("unscored with dataset and search: %s", got)
+	}
+	if n := len(pageIDs(get(t, base))); n != 4 {
+		t.Errorf("all scored items: %d, want 4", n)
+	}
+}
