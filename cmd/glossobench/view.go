@@ -16,9 +16,14 @@ func init() {
 	register("view", "serve a local web app over a store: its runs, a run's axes, an axis's items with filters and search", runView)
 }
 
-func runView(args []string) int { return viewMain(args, os.Stdout, os.Stderr) }
+func runView(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return viewMain(ctx, args, os.Stdout, os.Stderr)
+}
 
-func viewMain(args []string, stdout, stderr io.Writer) int {
+// viewMain serves until ctx ends.
+func viewMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("view", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	uri := fs.String("store", defaultStore, "store `URI|FOLDER` to read (a folder, file:DIR or s3://bucket/prefix?...)")
@@ -37,8 +42,6 @@ func viewMain(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	st, err := store.Open(ctx, *uri)
 	if err != nil {
 		fmt.Fprintf(stderr, "glossobench view: %v\n", err)
