@@ -191,6 +191,16 @@ type axisRow struct {
 func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("run")
 	res, err := readResult(r.Context(), s.st, id)
+	if errors.Is(err, store.ErrNotFound) {
+		// Not finished: show the plan; the axes' items are there as they are checkpointed.
+		plan, perr := readPlan(r.Context(), s.st, id)
+		if perr != nil {
+			s.fail(w, fmt.Errorf("run %s: no result.json, and its manifest: %w", id, perr))
+			return
+		}
+		s.render(w, "plan.html", plan)
+		return
+	}
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -396,6 +406,9 @@ func (s *Server) Page(ctx context.Context, run, axis string, f Filter) (*axisPag
 		pg.Matched++
 		return true, nil
 	})
+	if errors.Is(err, store.ErrNotFound) {
+		err = nil // not scored yet: every kept item is unscored
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -482,3 +482,26 @@ func TestUnscoredItems(t *testing.T) {
 		t.Errorf("all scored items: %d, want 4", n)
 	}
 }
+
+// TestUnfinishedRun: a run with a manifest and checkpoints but no scores or
+// result yet shows its plan, and its checkpointed items as not scored.
+func TestUnfinishedRun(t *testing.T) {
+	dir := fakeStore(t, 10)
+	run := filepath.Join(dir, "runs", "fake-run")
+	for _, f := range []string{"result.json", "big/scores.jsonl"} {
+		if err := os.Remove(filepath.Join(run, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := serve(t, dir)
+	if list := get(t, srv.URL+"/"); !strings.Contains(list, "not finished (no result.json)") || !strings.Contains(list, "fake/model-7b") {
+		t.Errorf("runs page does not show the unfinished run:\n%.2000s", list)
+	}
+	if doc := get(t, srv.URL+"/run/fake-run/"); !strings.Contains(doc, `data-axis="knowledge"`) || !strings.Contains(doc, "not finished") {
+		t.Errorf("unfinished run page lacks its plan:\n%.2000s", doc)
+	}
+	doc := get(t, srv.URL+"/run/fake-run/axis/big/?outcome=unscored")
+	if n := len(pageIDs(doc)); n != 10 {
+		t.Errorf("%d checkpointed items shown as not scored, want 10", n)
+	}
+}
