@@ -42,6 +42,12 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"num":   numText,
 	"exact": numExact,
 	"json":  jsonText,
+	"score": func(m map[string]float64, k string) *float64 {
+		if v, ok := m[k]; ok {
+			return &v
+		}
+		return nil
+	},
 }).ParseFS(assets, "assets/*.html"))
 
 // PageSize is how many items an axis page shows.
@@ -63,6 +69,7 @@ func New(st store.Store) *Server {
 	s.mux.HandleFunc("GET /run/{run}/report", s.report)
 	s.mux.HandleFunc("GET /run/{run}/axis/{axis}/{$}", s.items)
 	s.mux.HandleFunc("GET /compare", s.compare)
+	s.mux.HandleFunc("GET /leaderboard", s.leaderboards)
 	return s
 }
 

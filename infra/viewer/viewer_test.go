@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/infra/leaderboard"
 	"github.com/glossobench/glossobench/infra/release/releasetest"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
@@ -503,5 +504,37 @@ func TestUnfinishedRun(t *testing.T) {
 	doc := get(t, srv.URL+"/run/fake-run/axis/big/?outcome=unscored")
 	if n := len(pageIDs(doc)); n != 10 {
 		t.Errorf("%d checkpointed items shown as not scored, want 10", n)
+	}
+}
+
+// TestLeaderboardPage: the store's leaderboard, grouped by model class and
+// ranked by MS within a class.
+func TestLeaderboardPage(t *testing.T) {
+	dir := fakeStore(t, 10)
+	st, err := store.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []leaderboard.Row{
+		{ModelID: "m-low", ModelMeta: leaderboard.ModelMeta{ModelClass: "base"}, MS: 0.2, Scores: map[string]float64{"nlu": 0.3}, Pins: map[string]string{"bench_version": "v1"}},
+		{ModelID: "m-high", ModelMeta: leaderboard.ModelMeta{ModelClass: "base"}, MS: 0.6, Scores: map[string]float64{"nlu": 0}, Pins: map[string]string{"bench_version": "v1"}},
+		{ModelID: "m-inst", ModelMeta: leaderboard.ModelMeta{ModelClass: "instruct"}, MS: 0.4, Scores: map[string]float64{"nlu": 0.5}, Pins: map[string]string{"bench_version": "v1"}},
+	}
+	for _, r := range rows {
+		if err := leaderboard.Append(context.Background(), st, "ms", 1, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doc := get(t, serve(t, dir).URL+"/leaderboard")
+	order := regexp.MustCompile(`<table class="board" data-class="([^"]+)">|data-model="([^"]+)"><td>\d+</td><td>[^<]*</td><td class="num ms" data-value="([^"]*)"`).FindAllStringSubmatch(doc, -1)
+	var got []string
+	for _, m := range order {
+		got = append(got, m[1]+m[2]+"="[:min(1, len(m[3]))]+m[3])
+	}
+	if want := "base,m-high=0.6,m-low=0.2,instruct,m-inst=0.4"; strings.Join(got, ",") != want {
+		t.Errorf("leaderboard shows %s, want %s", strings.Join(got, ","), want)
+	}
+	if !strings.Contains(doc, `<td class="num">0.0000</td>`) {
+		t.Error("a score of 0 is not shown as 0")
 	}
 }
