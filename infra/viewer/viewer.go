@@ -248,6 +248,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 // Filter selects an axis's items.
 type Filter struct {
 	Dataset string // the dataset part of the item id
+	Source  string // the item's pooling tag (topic, subject, ...)
 	Outcome string // correct (score 1), wrong (score 0), partial (in between), unscored (kept, no score)
 	Flag    string // the item's flag (parse_fail, truncated, low_conf, ...)
 	Q       string // text in the prompt, gold, response or a judge's reply (case-insensitive)
@@ -255,7 +256,7 @@ type Filter struct {
 }
 
 func parseFilter(q url.Values) (Filter, error) {
-	f := Filter{Dataset: q.Get("dataset"), Outcome: q.Get("outcome"), Flag: q.Get("flag"), Q: strings.TrimSpace(q.Get("q"))}
+	f := Filter{Dataset: q.Get("dataset"), Source: q.Get("source"), Outcome: q.Get("outcome"), Flag: q.Get("flag"), Q: strings.TrimSpace(q.Get("q"))}
 	switch f.Outcome {
 	case "", "correct", "wrong", "partial", "unscored":
 	default:
@@ -273,6 +274,9 @@ func parseFilter(q url.Values) (Filter, error) {
 
 func (f Filter) keeps(s scoreLine) bool {
 	if f.Dataset != "" && datasetOf(s.ItemID) != f.Dataset {
+		return false
+	}
+	if f.Source != "" && s.Source != f.Source {
 		return false
 	}
 	if f.Flag != "" && !slices.Contains(s.flags(), f.Flag) {
@@ -294,7 +298,7 @@ func (f Filter) keeps(s scoreLine) bool {
 // query is the URL query of f at page (1-based).
 func (f Filter) query(page int) string {
 	v := url.Values{}
-	for k, x := range map[string]string{"dataset": f.Dataset, "outcome": f.Outcome, "flag": f.Flag, "q": f.Q} {
+	for k, x := range map[string]string{"dataset": f.Dataset, "source": f.Source, "outcome": f.Outcome, "flag": f.Flag, "q": f.Q} {
 		if x != "" {
 			v.Set(k, x)
 		}
@@ -375,17 +379,18 @@ type axisPage struct {
 	Run, Axis       string
 	Filter          Filter
 	Datasets, Flags []string
+	Sources         []string
 	Total, Matched  int
 	Page, Pages     int // 1-based
 	Items           []itemView
 	Prev, Next      string
-	Axis95          *activities.AxisReport
+	Axis95          *activities.AxisReport // the axis in result.json, when there
 }
 
 // Page builds one page of an axis's items under f.
 func (s *Server) Page(ctx context.Context, run, axis string, f Filter) (*axisPage, error) {
 	pg := &axisPage{Run: run, Axis: axis, Filter: f}
-	datasets, flags := map[string]bool{}, map[string]bool{}
+	datasets, flags, sources := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	lo, hi := f.Page*PageSize, (f.Page+1)*PageSize
 	var pageLines [][]byte
 	var candidates []string // with a text query: every id the other filters keep
@@ -397,6 +402,9 @@ func (s *Server) Page(ctx context.Context, run, axis string, f Filter) (*axisPag
 			scored[sl.ItemID] = true
 		}
 		datasets[datasetOf(sl.ItemID)] = true
+		if sl.Source != "" {
+			sources[sl.Source] = true
+		}
 		for _, fl := range sl.flags() {
 			flags[fl] = true
 		}
@@ -419,7 +427,7 @@ func (s *Server) Page(ctx context.Context, run, axis string, f Filter) (*axisPag
 	if err != nil {
 		return nil, err
 	}
-	pg.Datasets, pg.Flags = slices.Sorted(mapKeys(datasets)), slices.Sorted(mapKeys(flags))
+	pg.Datasets, pg.Flags, pg.Sources = slices.Sorted(mapKeys(datasets)), slices.Sorted(mapKeys(flags)), slices.Sorted(mapKeys(sources))
 	if unscored {
 		return s.unscoredPage(ctx, pg, scored)
 	}
@@ -466,6 +474,9 @@ func (s *Server) unscoredPage(ctx context.Context, pg *axisPage, scored map[stri
 		ids = slices.DeleteFunc(ids, func(id string) bool {
 			return scored[id] || f.Dataset != "" && datasetOf(id) != f.Dataset
 		})
+		if f.Source != "" {
+			ids = nil // unscored items carry no source in scores.jsonl; a source filter keeps none
+		}
 	}
 	if f.Q != "" && len(ids) > 0 {
 		var err error

@@ -302,6 +302,7 @@ func TestItemFilters(t *testing.T) {
 		{"outcome=correct", func(s scorers.ItemScore) bool { return s.Score == 1 }},
 		{"outcome=wrong", func(s scorers.ItemScore) bool { return s.Score == 0 }},
 		{"dataset=kalahi", func(s scorers.ItemScore) bool { return strings.HasPrefix(s.ItemID, "kalahi/") }},
+		{"source=" + scores[0].Source, func(s scorers.ItemScore) bool { return s.Source == scores[0].Source }},
 		{"dataset=kalahi&outcome=wrong", func(s scorers.ItemScore) bool { return strings.HasPrefix(s.ItemID, "kalahi/") && s.Score == 0 }},
 	}
 	for _, c := range cases {
