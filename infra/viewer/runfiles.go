@@ -1,0 +1,312 @@
+package viewer
+
+// This file is the viewer's only contact with the store layout of a run
+// (activities/keys.go documents it). It reads through the existing readers
+// (activities.Result, release.DecodeJSON, the scorers' record types); when
+// infra/runfiles becomes the one owner of run files, only this file changes.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/release"
+	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers"
+)
+
+func runPrefix(run string) string              { return "runs/" + run + "/" }
+func manifestKey(run string) string            { return runPrefix(run) + "manifest.json" }
+func axisItemsKey(run, axis string) string     { return runPrefix(run) + axis + "/items.jsonl" }
+func axisScoresKey(run, axis string) string    { return runPrefix(run) + axis + "/scores.jsonl" }
+func axisShardsPrefix(run, axis string) string { return runPrefix(run) + axis + "/shards/" }
+
+// listRuns returns the run ids under runs/ that have a result.json or a
+// manifest.json, with whether the result is there.
+func listRuns(ctx context.Context, st store.Store) (map[string]bool, error) {
+	keys, err := st.List(ctx, "runs/")
+	if err != nil {
+		return nil, err
+	}
+	runs := map[string]bool{}
+	for _, k := range keys {
+		parts := strings.Split(strings.TrimPrefix(k, "runs/"), "/")
+		if len(parts) != 2 {
+			continue
+		}
+		switch parts[1] {
+		case "result.json":
+			runs[parts[0]] = true
+		case "manifest.json":
+			if !runs[parts[0]] {
+				runs[parts[0]] = false
+			}
+		}
+	}
+	return runs, nil
+}
+
+// readResult reads a run's result.json.
+func readResult(ctx context.Context, st store.Store, run string) (*activities.Result, error) {
+	key := activities.ResultKey(run)
+	data, err := st.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	var res activities.Result
+	if err := release.DecodeJSON(key, data, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// readPlan reads the plan part of a run's manifest.json (for runs that have
+// not written their result yet).
+func readPlan(ctx context.Context, st store.Store, run string) (*activities.Plan, error) {
+	key := manifestKey(run)
+	data, err := st.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	var m struct {
+		Plan activities.Plan `json:"plan"`
+	}
+	if err := release.DecodeJSON(key, data, &m); err != nil {
+		return nil, err
+	}
+	return &m.Plan, nil
+}
+
+// scoreLine is the part of a scores.jsonl record (scorers.ItemScore) the
+// filters need; decoding only it keeps a scan of a large axis cheap.
+type scoreLine struct {
+	ItemID  string  `json:"item_id"`
+	Source  string  `json:"source"`
+	Score   float64 `json:"score"`
+	Flagged string  `json:"flagged"`
+	Fields  struct {
+		ParseFail bool `json:"parse_fail"` // the MCQ scorer's parse failure, kept beside its flag
+	} `json:"fields"`
+}
+
+// flags are the item's flags: its flag and, when its fields say so, parse_fail.
+func (s scoreLine) flags() []string {
+	var f []string
+	if s.Flagged != "" {
+		f = append(f, s.Flagged)
+	}
+	if s.Fields.ParseFail && s.Flagged != "parse_fail" {
+		f = append(f, "parse_fail")
+	}
+	return f
+}
+
+// datasetOf is the dataset part of an item id, which scorers.Item.ID
+// documents as "<dataset>/<row>".
+func datasetOf(id string) string {
+	if i := strings.IndexByte(id, '/'); i >= 0 {
+		return id[:i]
+	}
+	return id
+}
+
+// eachLine calls fn with every non-blank line of the object under key, read
+// a line at a time; fn returns false to stop early. Errors name key:line.
+func eachLine(ctx context.Context, st store.Store, key string, fn func(line int, b []byte) (bool, error)) error {
+	r, err := st.Open(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return scanLines(r, key, fn)
+}
+
+func scanLines(r io.Reader, key string, fn func(line int, b []byte) (bool, error)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 256<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		more, err := fn(line, b)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", key, line, err)
+		}
+		if !more {
+			return nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s:%d: %w", key, line+1, err)
+	}
+	return nil
+}
+
+// eachScore streams an axis's scores.jsonl.
+func eachScore(ctx context.Context, st store.Store, run, axis string, fn func(scoreLine, []byte) (bool, error)) error {
+	return eachLine(ctx, st, axisScoresKey(run, axis), func(_ int, b []byte) (bool, error) {
+		var s scoreLine
+		if err := json.Unmarshal(b, &s); err != nil {
+			return false, err
+		}
+		return fn(s, b)
+	})
+}
+
+// quickID reads the id of a JSONL record written by encoding/json from a
+// struct whose first field is the id ({"id":"..." or {"item_id":"...}), so a
+// scan can skip the records it does not want without decoding them; ok is
+// false when the line does not start that way (the caller decodes it).
+func quickID(b []byte) (id string, ok bool) {
+	for _, p := range []string{`{"id":"`, `{"item_id":"`} {
+		if rest, found := bytes.CutPrefix(b, []byte(p)); found {
+			end := bytes.IndexByte(rest, '"')
+			if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+				return "", false
+			}
+			return string(rest[:end]), true
+		}
+	}
+	return "", false
+}
+
+// findItems returns the items of want from an axis's items.jsonl, stopping
+// as soon as all are found.
+func findItems(ctx context.Context, st store.Store, run, axis string, want map[string]bool) (map[string]scorers.Item, error) {
+	got := map[string]scorers.Item{}
+	err := eachLine(ctx, st, axisItemsKey(run, axis), func(_ int, b []byte) (bool, error) {
+		if id, ok := quickID(b); ok && !want[id] {
+			return true, nil
+		}
+		var it scorers.Item
+		if err := json.Unmarshal(b, &it); err != nil {
+			return false, err
+		}
+		if want[it.ID] {
+			got[it.ID] = it
+		}
+		return len(got) < len(want), nil
+	})
+	return got, err
+}
+
+// predRecord is a checkpointed prediction; a judged axis's rated-*.jsonl
+// records are predictions whose "judge" variant holds the ratings.
+type predRecord = scorers.Prediction
+
+// predKeys lists an axis's prediction checkpoints in shard and part order,
+// the rated (judged) ones of a shard after its plain ones so they win.
+func predKeys(ctx context.Context, st store.Store, run, axis string) ([]string, error) {
+	keys, err := st.List(ctx, axisShardsPrefix(run, axis))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, k := range keys {
+		base := path.Base(k)
+		if strings.HasSuffix(base, ".jsonl") && (strings.HasPrefix(base, "pred-") || strings.HasPrefix(base, "rated-")) {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		da, db := path.Dir(a), path.Dir(b)
+		if da != db {
+			return strings.Compare(da, db)
+		}
+		ra, rb := strings.HasPrefix(path.Base(a), "rated-"), strings.HasPrefix(path.Base(b), "rated-")
+		if ra != rb {
+			if ra {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a, b)
+	})
+	return out, nil
+}
+
+// findPredictions returns the predictions of want. A shard's rated record
+// replaces its plain one; the scan stops at the end of the shard in which
+// the last wanted item was found rated or, for an axis without ratings, as
+// soon as all are found.
+func findPredictions(ctx context.Context, st store.Store, run, axis string, want map[string]bool) (map[string]predRecord, error) {
+	keys, err := predKeys(ctx, st, run, axis)
+	if err != nil {
+		return nil, err
+	}
+	judged := slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(path.Base(k), "rated-") })
+	got := map[string]predRecord{}
+	rated := map[string]bool{}
+	done := func() bool {
+		if judged {
+			return len(rated) == len(want)
+		}
+		return len(got) == len(want)
+	}
+	for _, k := range keys {
+		if done() {
+			break
+		}
+		isRated := strings.HasPrefix(path.Base(k), "rated-")
+		err := eachLine(ctx, st, k, func(_ int, b []byte) (bool, error) {
+			if id, ok := quickID(b); ok && !want[id] {
+				return true, nil
+			}
+			var p predRecord
+			if err := json.Unmarshal(b, &p); err != nil {
+				return false, err
+			}
+			if want[p.ItemID] {
+				got[p.ItemID] = p
+				if isRated {
+					rated[p.ItemID] = true
+				}
+			}
+			return !done(), nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return got, nil
+}
+
+// keptItemIDs lists the ids of the items dedup kept (the shards' items.jsonl),
+// in shard order.
+func keptItemIDs(ctx context.Context, st store.Store, run, axis string) ([]string, error) {
+	keys, err := st.List(ctx, axisShardsPrefix(run, axis))
+	if err != nil {
+		return nil, err
+	}
+	keys = slices.DeleteFunc(keys, func(k string) bool { return path.Base(k) != "items.jsonl" })
+	slices.Sort(keys)
+	var ids []string
+	for _, k := range keys {
+		err := eachLine(ctx, st, k, func(_ int, b []byte) (bool, error) {
+			id, ok := quickID(b)
+			if !ok {
+				var it scorers.Item
+				if err := json.Unmarshal(b, &it); err != nil {
+					return false, err
+				}
+				id = it.ID
+			}
+			ids = append(ids, id)
+			return true, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
