@@ -15,5 +15,7 @@ type (
 	AuditSummary       = runfiles.AuditSummary
 	AuditSensitivity   = runfiles.AuditSensitivity
 	ModelIdentity      = runfiles.ModelIdentity
-	manifest           = runfiles.Manifest[Plan]
+	Plan               = runfiles.Plan
+	AxisPlan           = runfiles.AxisPlan
+	manifest           = runfiles.Manifest
 )

@@ -17,45 +17,7 @@ type PrepareInput struct {
 	ChatTemplate string `json:"chat_template,omitempty"`
 }
 
-// Plan is the prepared run: small, so it can travel through workflow history.
-type Plan struct {
-	RunID          string     `json:"run_id"`
-	StoreURI       string     `json:"store_uri"`
-	BenchVersion   string     `json:"bench_version"`
-	SchemaVersion  string     `json:"schema_version"`
-	ConfigHash     string     `json:"config_hash"`
-	ModelID        string     `json:"model_id"`
-	ModelSpec      string     `json:"model_spec"`
-	MaxWallSeconds int        `json:"max_wall_seconds"`
-	ParallelShards int        `json:"parallel_shards"`
-	HeartbeatSecs  int        `json:"heartbeat_seconds"`
-	Axes           []AxisPlan `json:"axes"`
-	Skipped        []Skip     `json:"skipped,omitempty"`
-	// CorpusShards is how many byte-range shards of the dedup corpus the
-	// workflow screens in parallel (0: no corpus).
-	CorpusShards int `json:"corpus_shards,omitempty"`
-	// ExcludedJudges share the evaluated model's family and were dropped (spec §10 #2).
-	ExcludedJudges []string `json:"excluded_judges,omitempty"`
-	// SearchAttributes are those of GlossoBench's search attributes the
-	// run's namespace has; EvalRun sets them on itself. Found once here, so
-	// a replayed workflow decides as the first execution did.
-	SearchAttributes []string `json:"search_attributes,omitempty"`
-	// ModelIdentity is what was measured: the GGUF file's SHA-256, or the
-	// model name a server reports and the configured revision (spec §5, §8).
-	ModelIdentity ModelIdentity `json:"model_identity"`
-}
 
-// AxisPlan is one axis of the plan.
-type AxisPlan struct {
-	Name        string   `json:"name"`
-	Version     string   `json:"version"`
-	Items       int      `json:"items"`
-	Weight      float64  `json:"weight"`
-	Tier        string   `json:"tier"`
-	ScoringMode string   `json:"scoring_mode"`
-	Judged      bool     `json:"judged"`
-	Probes      []string `json:"probes,omitempty"`
-}
 
 // RunRef names a run's stored state; every activity input embeds it.
 type RunRef struct {

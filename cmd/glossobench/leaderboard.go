@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -151,7 +150,7 @@ func readResult(runDir string) (*runfiles.Result, *config.Config, error) {
 	if res.ModelID == "" {
 		return nil, nil, fmt.Errorf("%s: field model_id is missing or empty", f.Path(runfiles.ResultName))
 	}
-	var man runfiles.Manifest[json.RawMessage]
+	var man runfiles.Manifest
 	if err := f.Manifest(&man); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, err
 	}

@@ -13,7 +13,6 @@
 package release
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -92,7 +91,7 @@ func LoadRun(dir string) (*Run, error) {
 	if r.Result.ModelID == "" {
 		return nil, fmt.Errorf("%s: field model_id is missing or empty", resPath)
 	}
-	var m runfiles.Manifest[json.RawMessage]
+	var m runfiles.Manifest
 	if err := f.Manifest(&m); err == nil {
 		r.Config = m.Config
 	} else if !errors.Is(err, fs.ErrNotExist) {

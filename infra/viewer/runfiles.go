@@ -1,9 +1,8 @@
 package viewer
 
-// This file is the viewer's only contact with the store layout of a run
-// (activities/keys.go documents it). It reads through the existing readers
-// (activities.Result, release.DecodeJSON, the scorers' record types); when
-// infra/runfiles becomes the one owner of run files, only this file changes.
+// This file is the viewer's only contact with the store layout of a run,
+// which infra/runfiles owns: keys, result.json and manifest types, the JSON
+// codec.
 
 import (
 	"bufio"
@@ -16,17 +15,18 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/glossobench/glossobench/activities"
-	"github.com/glossobench/glossobench/infra/release"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 )
 
-func runPrefix(run string) string              { return "runs/" + run + "/" }
-func manifestKey(run string) string            { return runPrefix(run) + "manifest.json" }
-func axisItemsKey(run, axis string) string     { return runPrefix(run) + axis + "/items.jsonl" }
-func axisScoresKey(run, axis string) string    { return runPrefix(run) + axis + "/scores.jsonl" }
-func axisShardsPrefix(run, axis string) string { return runPrefix(run) + axis + "/shards/" }
+var (
+	runPrefix        = runfiles.RunPrefix
+	manifestKey      = runfiles.ManifestKey
+	axisItemsKey     = runfiles.ItemsKey
+	axisScoresKey    = runfiles.ScoresKey
+	axisShardsPrefix = runfiles.ShardsPrefix
+)
 
 // listRuns returns the run ids under runs/ that have a result.json or a
 // manifest.json, with whether the result is there.
@@ -54,14 +54,14 @@ func listRuns(ctx context.Context, st store.Store) (map[string]bool, error) {
 }
 
 // readResult reads a run's result.json.
-func readResult(ctx context.Context, st store.Store, run string) (*activities.Result, error) {
-	key := activities.ResultKey(run)
+func readResult(ctx context.Context, st store.Store, run string) (*runfiles.Result, error) {
+	key := runfiles.ResultKey(run)
 	data, err := st.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	var res activities.Result
-	if err := release.DecodeJSON(key, data, &res); err != nil {
+	var res runfiles.Result
+	if err := runfiles.DecodeJSON(key, data, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -69,16 +69,16 @@ func readResult(ctx context.Context, st store.Store, run string) (*activities.Re
 
 // readPlan reads the plan part of a run's manifest.json (for runs that have
 // not written their result yet).
-func readPlan(ctx context.Context, st store.Store, run string) (*activities.Plan, error) {
+func readPlan(ctx context.Context, st store.Store, run string) (*runfiles.Plan, error) {
 	key := manifestKey(run)
 	data, err := st.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	var m struct {
-		Plan activities.Plan `json:"plan"`
+		Plan runfiles.Plan `json:"plan"`
 	}
-	if err := release.DecodeJSON(key, data, &m); err != nil {
+	if err := runfiles.DecodeJSON(key, data, &m); err != nil {
 		return nil, err
 	}
 	return &m.Plan, nil

@@ -28,8 +28,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/report"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/judge"
@@ -190,7 +190,7 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 // axisRow is one axis on a run's page.
 type axisRow struct {
 	Name string
-	A    activities.AxisReport
+	A    runfiles.AxisReport
 	Lo   *float64
 	Hi   *float64
 }
@@ -384,7 +384,7 @@ type axisPage struct {
 	Page, Pages     int // 1-based
 	Items           []itemView
 	Prev, Next      string
-	Axis95          *activities.AxisReport // the axis in result.json, when there
+	Axis95          *runfiles.AxisReport // the axis in result.json, when there
 }
 
 // Page builds one page of an axis's items under f.
