@@ -17,8 +17,6 @@ type PrepareInput struct {
 	ChatTemplate string `json:"chat_template,omitempty"`
 }
 
-
-
 // RunRef names a run's stored state; every activity input embeds it.
 type RunRef struct {
 	RunID    string `json:"run_id"`
