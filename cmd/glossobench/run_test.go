@@ -160,7 +160,7 @@ axes:
 		t.Errorf("exit %d, want 1", code)
 	}
 	missing := filepath.Join(filepath.Dir(cfg), "data/missing.jsonl")
-	want := "run failed: axes.knowledge: dataset global_mmlu_ms: open " + missing + ": no such file or directory\n" +
+	want := "run failed: config: axes.knowledge.datasets[0].path: open " + missing + ": no such file or directory\n" +
 		"Temporal UI: workflow id evalrun-missing-dataset (namespace " + srv.Namespace + ")\n"
 	if !strings.HasSuffix(out, want) {
 		t.Errorf("output ends\n%s\nwant\n%s", out, want)

@@ -34,6 +34,7 @@ func writeRunMeta(t *testing.T, root, run, model string, meta config.ModelMeta, 
 		rep.Weight = 1
 		rep.N = len(scores)
 		rep.Tier, rep.Discriminates = "public", true
+		rep.Metric = "acc_generate"
 		mean := 0.0
 		for _, v := range scores {
 			mean += v / float64(len(scores))

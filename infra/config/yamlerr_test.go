@@ -19,13 +19,13 @@ axes:
 func TestConfigErrorsInYAMLTerms(t *testing.T) {
 	for _, tc := range []struct{ name, yaml, want string }{
 		{"typo in an axis key", goodAxis + "    scoring_mod: both\n",
-			"config bad.yaml: line 7: axes.knowledge.scoring_mod is not a known key; did you mean scoring_mode? (allowed under axes.knowledge: datasets, scoring_mode, weight, tier, max_tokens, probes, judge_overlay, options)"},
+			"config bad.yaml: line 7: axes.knowledge.scoring_mod is not a known key; did you mean scoring_mode? (allowed under axes.knowledge: datasets, scoring_mode, weight, tier, max_tokens, probes, judge_overlay, scorer, options)"},
 		{"typo at the top level", goodAxis + "judge:\n  - name: j\n",
 			"config bad.yaml: line 7: judge is not a known key; did you mean judges? (allowed at the top level: bench_version, language, run, model, store, axes, judges, dedup)"},
 		{"unknown key with no near miss", goodAxis + "    colour: blue\n",
-			"config bad.yaml: line 7: axes.knowledge.colour is not a known key (allowed under axes.knowledge: datasets, scoring_mode, weight, tier, max_tokens, probes, judge_overlay, options)"},
+			"config bad.yaml: line 7: axes.knowledge.colour is not a known key (allowed under axes.knowledge: datasets, scoring_mode, weight, tier, max_tokens, probes, judge_overlay, scorer, options)"},
 		{"typo in a dataset", goodAxis + "      - {name: e, path: e.jsonl, formt: belebele}\n",
-			"config bad.yaml: line 7: axes.knowledge.datasets[1].formt is not a known key; did you mean format? (allowed under axes.knowledge.datasets[1]: name, path, format, lang, limit, filter, license, register, human_validated, translation_of)"},
+			"config bad.yaml: line 7: axes.knowledge.datasets[1].formt is not a known key; did you mean format? (allowed under axes.knowledge.datasets[1]: name, path, format, file_format, sha256, fields, fewshot, lang, limit, filter, license, register, human_validated, translation_of)"},
 		{"text for a number", goodAxis + "run:\n  seed: abc\n",
 			`config bad.yaml: line 8: run.seed must be a whole number, got "abc"`},
 		{"a list for a single value", goodAxis + "language: [ms, id]\n",
