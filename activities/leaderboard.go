@@ -88,14 +88,16 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 		}
 		hash, err := cfg.ContentHash()
 		if err != nil {
-			return RefreshPlan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("runs[%d]: %v", i, err), ErrConfig, nil)
+			fail(err)
+			continue
 		}
 		// Only a GGUF file's SHA-256 is known without running: swapped
 		// weights behind the same path are a new row.
 		var sum string
 		if p, ok := strings.CutPrefix(cfg.Model.Spec, "gguf:"); ok {
 			if sum, err = config.FileSHA256(p); err != nil {
-				return RefreshPlan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("runs[%d].model: %v", i, err), ErrConfig, nil)
+				fail(fmt.Errorf("model: %w", err))
+				continue
 			}
 		}
 		current := false

@@ -422,15 +422,18 @@ func (c *Config) ContentHash() (string, error) {
 	for _, name := range c.AxisNames() {
 		a := c.Axes[name]
 		for i, d := range a.Datasets {
-			p := d.Path
-			if !filepath.IsAbs(p) && a.BaseDir != "" {
-				p = filepath.Join(a.BaseDir, p)
-			}
-			sum, err := FileSHA256(p)
+			sum, err := dataSHA256(a.BaseDir, d.Path, d.SHA256)
 			if err != nil {
 				return "", fmt.Errorf("axes.%s.datasets[%d].path: %w", name, i, err)
 			}
 			fmt.Fprintf(h, "data %s %d %s\n", name, i, sum)
+			if f := d.Fewshot; f != nil {
+				sum, err := dataSHA256(a.BaseDir, f.Path, f.SHA256)
+				if err != nil {
+					return "", fmt.Errorf("axes.%s.datasets[%d].fewshot.path: %w", name, i, err)
+				}
+				fmt.Fprintf(h, "fewshot %s %d %s\n", name, i, sum)
+			}
 		}
 	}
 	for i, j := range c.Judges {
@@ -443,6 +446,22 @@ func (c *Config) ContentHash() (string, error) {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// dataSHA256 is what identifies a dataset file's content: its sha256 pin
+// when the config gives one (hf:// requires it), the SHA-256 of a local
+// file, and for an unpinned remote object (s3://) its URI, the only identity
+// known without fetching it.
+func dataSHA256(baseDir, path, pin string) (string, error) {
+	switch {
+	case pin != "":
+		return strings.ToLower(pin), nil
+	case strings.Contains(path, "://"):
+		return "uri " + path, nil
+	case !filepath.IsAbs(path) && baseDir != "":
+		path = filepath.Join(baseDir, path)
+	}
+	return FileSHA256(path)
 }
 
 // FileSHA256 is the hex SHA-256 of a file's content.
