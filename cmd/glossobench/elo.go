@@ -98,7 +98,7 @@ func eloMain(args []string, stdout, stderr io.Writer) int {
 		enc.Encode(rep)
 		return 0
 	}
-	fmt.Fprintf(stdout, "%s over %d matches (%s), seed %d, %d resamples\n", rep.Method, rep.Matches, axisCounts(rep.ByAxis), rep.Seed, rep.Resamples)
+	fmt.Fprintf(stdout, "%s over %d item-level matches (each item both models scored is a game; not the axes' headlines) (%s), seed %d, %d resamples\n", rep.Method, rep.Matches, axisCounts(rep.ByAxis), rep.Seed, rep.Resamples)
 	fmt.Fprintf(stdout, "%4s  %-32s %8s  %8s %8s  %5s %5s %5s\n", "rank", "model", "rating", "ci_lo", "ci_hi", "win", "loss", "tie")
 	for i, p := range rep.Players {
 		fmt.Fprintf(stdout, "%4d  %-32s %8.1f  %8.1f %8.1f  %5d %5d %5d\n", i+1, p.Player, p.Rating, p.Lo, p.Hi, p.Wins, p.Losses, p.Ties)

@@ -184,3 +184,19 @@ func TestEloErrors(t *testing.T) {
 		t.Errorf("no MLE: exit %d %q", code, errs)
 	}
 }
+
+// Elo ranks on item-level matches, not on the axes' published headlines;
+// its printed summary says so (issue 14: a derived number names its statistic).
+func TestEloNamesItsStatistic(t *testing.T) {
+	root := t.TempDir()
+	ax := map[string]string{"knowledge": "deterministic-rule"}
+	a := writeEloRun(t, root, "r1", "model-a", ax, map[string][]float64{"knowledge": {1, 1, 1, 0}})
+	b := writeEloRun(t, root, "r2", "model-b", ax, map[string][]float64{"knowledge": {1, 0, 0, 1}})
+	code, out, errs := runCmd(eloCmd, "--bt", "--resamples", "20", a, b)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if first, _, _ := strings.Cut(out, "\n"); !strings.Contains(first, "item-level matches") || !strings.Contains(first, "not the axes' headlines") {
+		t.Errorf("summary line does not name the statistic: %q", first)
+	}
+}
