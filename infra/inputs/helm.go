@@ -2,7 +2,6 @@ package inputs
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -42,17 +41,9 @@ func IsHELMGroups(path string) bool {
 // number in that column are left out. Errors name the file, the table and
 // the column.
 func ReadHELMGroups(path, table, column string) (map[string]ModelScore, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	var tables []helmTable
-	if err := json.Unmarshal(b, &tables); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("%s:%d: invalid JSON: %v", path, LineAt(b, se.Offset), se)
-		}
-		return nil, fmt.Errorf("%s: not a list of HELM tables: %v", path, err)
+	if err := readJSON(path, &tables, "not a list of HELM tables: "); err != nil {
+		return nil, err
 	}
 	if len(tables) == 0 {
 		return nil, fmt.Errorf("%s: no tables", path)

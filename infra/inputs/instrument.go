@@ -240,6 +240,24 @@ func LineAt(data []byte, off int64) int {
 	return 1 + bytes.Count(data[:off], []byte{'\n'})
 }
 
+// readJSON reads the JSON file at path into v. A syntax error names the
+// file and line; another decoding error names the file after expect, what
+// the reader wanted the file to be ("" when the error says enough).
+func readJSON(path string, v any, expect string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return fmt.Errorf("%s:%d: invalid JSON: %v", path, LineAt(b, se.Offset), se)
+		}
+		return fmt.Errorf("%s: %s%v", path, expect, err)
+	}
+	return nil
+}
+
 func jsonSyntaxError(path string, data []byte, dec *json.Decoder, err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {

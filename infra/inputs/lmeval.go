@@ -1,8 +1,6 @@
 package inputs
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -114,17 +112,9 @@ func ReadLMEval(path, task, metric string) (map[string]ModelScore, error) {
 	out := map[string]ModelScore{}
 	from := map[string]string{}
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
 		var r LMEvalResults
-		if err := json.Unmarshal(b, &r); err != nil {
-			var se *json.SyntaxError
-			if errors.As(err, &se) {
-				return nil, fmt.Errorf("%s:%d: invalid JSON: %v", f, LineAt(b, se.Offset), se)
-			}
-			return nil, fmt.Errorf("%s: %v", f, err)
+		if err := readJSON(f, &r, ""); err != nil {
+			return nil, err
 		}
 		id := r.ModelID()
 		if id == "" {

@@ -1,8 +1,6 @@
 package inputs
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -69,17 +67,9 @@ func ReadSEAHELM(path, key string) (map[string]ModelScore, error) {
 	}
 	out := map[string]ModelScore{}
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
 		var doc any
-		if err := json.Unmarshal(b, &doc); err != nil {
-			var se *json.SyntaxError
-			if errors.As(err, &se) {
-				return nil, fmt.Errorf("%s:%d: invalid JSON: %v", f, LineAt(b, se.Offset), se)
-			}
-			return nil, fmt.Errorf("%s: %v", f, err)
+		if err := readJSON(f, &doc, ""); err != nil {
+			return nil, err
 		}
 		cur := doc
 		for i, part := range strings.Split(key, ".") {
