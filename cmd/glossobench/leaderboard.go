@@ -157,6 +157,28 @@ func readResult(runDir string) (*runfiles.Result, *config.Config, error) {
 	return res, man.Config, nil
 }
 
+// boardFlags name one leaderboard: its store, language and major version,
+// as show and export take them.
+type boardFlags struct{ storeURI, lang, version *string }
+
+func addBoardFlags(fs *flag.FlagSet) boardFlags {
+	return boardFlags{
+		storeURI: fs.String("store", defaultStore, "leaderboard store `URI`"),
+		lang:     fs.String("lang", "ms", "leaderboard language"),
+		version:  fs.String("version", "v1", "leaderboard major version"),
+	}
+}
+
+// open opens the leaderboard's store and reads its major version.
+func (b boardFlags) open(ctx context.Context) (store.Store, int, error) {
+	major, err := parseVersion(*b.version)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := store.Open(ctx, *b.storeURI)
+	return st, major, err
+}
+
 // parseVersion reads a leaderboard version argument: "v2" or "2".
 func parseVersion(s string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(s, "v"), "V"))
@@ -169,9 +191,7 @@ func parseVersion(s string) (int, error) {
 func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("leaderboard show", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	storeURI := fs.String("store", defaultStore, "leaderboard store `URI`")
-	lang := fs.String("lang", "ms", "leaderboard language")
-	version := fs.String("version", "v1", "leaderboard major version")
+	board := addBoardFlags(fs)
 	class := fs.String("class", "", "show only this model_class (base, instruct, ...)")
 	strict := fs.Bool("strict-parity", false, "refuse a view whose rows differ in reasoning mode")
 	rest, err := parseInterspersed(fs, args)
@@ -185,16 +205,12 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 	if len(rest) > 0 {
 		return fail(fmt.Errorf("unexpected argument %q", rest[0]))
 	}
-	major, err := parseVersion(*version)
-	if err != nil {
-		return fail(err)
-	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, *storeURI)
+	st, major, err := board.open(ctx)
 	if err != nil {
 		return fail(err)
 	}
-	rows, err := leaderboard.Read(ctx, st, *lang, major)
+	rows, err := leaderboard.Read(ctx, st, *board.lang, major)
 	if err != nil {
 		return fail(err)
 	}
@@ -207,7 +223,7 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 	}
 	slices.Sort(classes)
 	if len(classes) == 0 {
-		fmt.Fprintf(stdout, "no rows on %s%s\n", leaderboard.Dir(*lang, major), map[bool]string{true: " of class " + *class, false: ""}[*class != ""])
+		fmt.Fprintf(stdout, "no rows on %s%s\n", leaderboard.Dir(*board.lang, major), map[bool]string{true: " of class " + *class, false: ""}[*class != ""])
 		return 0
 	}
 	for _, c := range classes {
@@ -241,7 +257,7 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		slices.Sort(axes)
-		fmt.Fprintf(stdout, "%s, class %s (%d rows)\n", leaderboard.Dir(*lang, major), c, len(g))
+		fmt.Fprintf(stdout, "%s, class %s (%d rows)\n", leaderboard.Dir(*board.lang, major), c, len(g))
 		fmt.Fprintf(stdout, "ranked by ms_ranking over the axes that discriminate for every row: %s\n", orNone(over))
 		if len(leftOut) > 0 {
 			fmt.Fprintf(stdout, "left out of the ranking (near chance, or not scored, for some row): %s\n", strings.Join(leftOut, ", "))
@@ -324,9 +340,7 @@ func mustAbs(p string) string {
 func leaderboardExport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("leaderboard export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	storeURI := fs.String("store", defaultStore, "leaderboard store `URI`")
-	lang := fs.String("lang", "ms", "leaderboard language")
-	version := fs.String("version", "v1", "leaderboard major version")
+	board := addBoardFlags(fs)
 	out := fs.String("out", "", "write to `FILE` instead of stdout")
 	publish := fs.Bool("publish", false, "rewrite the store's leaderboard/<lang>/v<MAJOR>/leaderboard.jsonl")
 	rest, err := parseInterspersed(fs, args)
@@ -343,31 +357,27 @@ func leaderboardExport(args []string, stdout, stderr io.Writer) int {
 	if *out != "" && *publish {
 		return fail(errors.New("--out and --publish: give one"))
 	}
-	major, err := parseVersion(*version)
-	if err != nil {
-		return fail(err)
-	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, *storeURI)
+	st, major, err := board.open(ctx)
 	if err != nil {
 		return fail(err)
 	}
 	switch {
 	case *publish:
-		if err := leaderboard.Publish(ctx, st, *lang, major); err != nil {
+		if err := leaderboard.Publish(ctx, st, *board.lang, major); err != nil {
 			return fail(err)
 		}
-		fmt.Fprintf(stdout, "wrote %s on %s\n", leaderboard.JSONLPath(*lang, major), st.Describe())
+		fmt.Fprintf(stdout, "wrote %s on %s\n", leaderboard.JSONLPath(*board.lang, major), st.Describe())
 	case *out != "":
 		var buf bytes.Buffer
-		if err := leaderboard.Export(ctx, st, *lang, major, &buf); err != nil {
+		if err := leaderboard.Export(ctx, st, *board.lang, major, &buf); err != nil {
 			return fail(err)
 		}
 		if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 			return fail(err)
 		}
 	default:
-		if err := leaderboard.Export(ctx, st, *lang, major, stdout); err != nil {
+		if err := leaderboard.Export(ctx, st, *board.lang, major, stdout); err != nil {
 			return fail(err)
 		}
 	}
