@@ -14,7 +14,7 @@ import (
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/registry"
-	"github.com/glossobench/glossobench/scorers/audit"
+	"github.com/glossobench/glossobench/scorers/checks/audit"
 )
 
 // randomBackend answers at random, deterministically: every log-likelihood

@@ -14,7 +14,7 @@ import (
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
-	"github.com/glossobench/glossobench/scorers/audit"
+	"github.com/glossobench/glossobench/scorers/checks/audit"
 	"github.com/glossobench/glossobench/scorers/judge"
 	"github.com/glossobench/glossobench/scorers/mcq"
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
-	"github.com/glossobench/glossobench/scorers/dedup"
+	"github.com/glossobench/glossobench/scorers/checks/dedup"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )

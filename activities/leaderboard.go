@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/glossobench/glossobench/infra/config"
-	"github.com/glossobench/glossobench/infra/leaderboard"
+	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"go.temporal.io/sdk/temporal"

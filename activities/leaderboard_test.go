@@ -4,16 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/glossobench/glossobench/infra/runfiles"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/glossobench/glossobench/infra/runfiles"
+
 	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/glossobench/glossobench/infra/leaderboard"
+	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/store"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/checks/probes"
 	"github.com/glossobench/glossobench/scorers/mcq"
-	"github.com/glossobench/glossobench/scorers/probes"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/glossobench/glossobench/scorers/audit"
+	"github.com/glossobench/glossobench/scorers/checks/audit"
 )
 
 func init() {

@@ -16,7 +16,7 @@ import (
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
-	"github.com/glossobench/glossobench/scorers/audit"
+	"github.com/glossobench/glossobench/scorers/checks/audit"
 	"github.com/glossobench/glossobench/scorers/safety"
 )
 

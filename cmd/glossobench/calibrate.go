@@ -7,8 +7,8 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"github.com/glossobench/glossobench/infra/inputs"
-	"github.com/glossobench/glossobench/infra/release"
+	"github.com/glossobench/glossobench/infra/results/inputs"
+	"github.com/glossobench/glossobench/infra/results/release"
 )
 
 func init() {

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/glossobench/glossobench/infra/inputs"
-	"github.com/glossobench/glossobench/infra/release"
-	"github.com/glossobench/glossobench/infra/release/releasetest"
+	"github.com/glossobench/glossobench/infra/results/inputs"
+	"github.com/glossobench/glossobench/infra/results/release"
+	"github.com/glossobench/glossobench/infra/results/release/releasetest"
 )
 
 func writeFile(t *testing.T, name, data string) string {

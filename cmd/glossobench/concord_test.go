@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/glossobench/glossobench/infra/inputs"
+	"github.com/glossobench/glossobench/infra/results/inputs"
 	"github.com/glossobench/glossobench/stats"
 )
 
@@ -102,7 +102,7 @@ func TestConcordErrors(t *testing.T) {
 		name, ext, want string
 	}{
 		// One reader error shows it reaches stderr with its file and line;
-		// the reader's other errors are tested in infra/inputs.
+		// the reader's other errors are tested in infra/results/inputs.
 		{"not a number", "a,1\nb,x\n", "ext.csv:2: field score"},
 		{"too few shared", "a,1\nb,2\nzz,3\n", "only 2 shared model_ids"},
 		{"constant", "a,1\nb,1\nc,1\nd,1\n", "constant input"},

@@ -10,7 +10,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/glossobench/glossobench/infra/inputs"
+	"github.com/glossobench/glossobench/infra/results/inputs"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/glossobench/glossobench/infra/inputs"
+	"github.com/glossobench/glossobench/infra/results/inputs"
 )
 
 func correlateCmd(args []string, o, e *bytes.Buffer) int { return correlateMain(args, o, e) }
@@ -57,7 +57,7 @@ func TestCorrelateBadInput(t *testing.T) {
 	ours := writeTemp(t, "ours.json", oursJSON)
 	cases := []struct{ name, ext, want string }{
 		// One reader error shows it reaches stderr with its file and line;
-		// the reader's other errors are tested in infra/inputs.
+		// the reader's other errors are tested in infra/results/inputs.
 		{"syntax", "{\"m1\": 1,\n \"m2\": }", "ext.json:2: invalid JSON"},
 	}
 	for _, c := range cases {

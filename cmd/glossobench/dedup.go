@@ -20,7 +20,7 @@ import (
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/scorers"
-	"github.com/glossobench/glossobench/scorers/dedup"
+	"github.com/glossobench/glossobench/scorers/checks/dedup"
 )
 
 func init() {

@@ -15,7 +15,7 @@ import (
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
-	"github.com/glossobench/glossobench/scorers/dedup"
+	"github.com/glossobench/glossobench/scorers/checks/dedup"
 	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/testsuite"
 )

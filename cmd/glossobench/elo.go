@@ -14,7 +14,7 @@ import (
 
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/config"
-	"github.com/glossobench/glossobench/infra/elo"
+	"github.com/glossobench/glossobench/infra/results/elo"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers/judge"

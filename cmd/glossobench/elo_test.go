@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/glossobench/glossobench/infra/elo"
+	"github.com/glossobench/glossobench/infra/results/elo"
 )
 
 // writeEloRun lays out a run folder as the store does: runs/<run>/result.json

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/glossobench/glossobench/infra/inputs"
+	"github.com/glossobench/glossobench/infra/results/inputs"
 	"github.com/glossobench/glossobench/infra/runfiles"
 )
 

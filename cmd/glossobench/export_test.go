@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/glossobench/glossobench/infra/inputs"
+	"github.com/glossobench/glossobench/infra/results/inputs"
 )
 
 // TestExportLMEvalReadsBack exports a run as lm-eval results and reads it

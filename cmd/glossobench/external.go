@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/glossobench/glossobench/infra/inputs"
+	"github.com/glossobench/glossobench/infra/results/inputs"
 )
 
 // externalHelp describes what --external reads beside the native formats.

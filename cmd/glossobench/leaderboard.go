@@ -16,7 +16,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/glossobench/glossobench/infra/config"
-	"github.com/glossobench/glossobench/infra/leaderboard"
+	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/stats"

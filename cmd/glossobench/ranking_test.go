@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/glossobench/glossobench/infra/leaderboard"
+	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/store"
 )
 

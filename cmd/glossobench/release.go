@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/glossobench/glossobench/infra/release"
+	"github.com/glossobench/glossobench/infra/results/release"
 )
 
 func init() {

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/glossobench/glossobench/infra/leaderboard"
-	"github.com/glossobench/glossobench/infra/release"
-	"github.com/glossobench/glossobench/infra/release/releasetest"
+	"github.com/glossobench/glossobench/infra/results/leaderboard"
+	"github.com/glossobench/glossobench/infra/results/release"
+	"github.com/glossobench/glossobench/infra/results/release/releasetest"
 	"github.com/glossobench/glossobench/infra/store"
 )
 

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/glossobench/glossobench/infra/report"
+	"github.com/glossobench/glossobench/infra/results/report"
 	"github.com/glossobench/glossobench/infra/runfiles"
 )
 

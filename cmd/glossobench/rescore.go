@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/glossobench/glossobench/infra/release"
+	"github.com/glossobench/glossobench/infra/results/release"
 )
 
 func init() {

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/glossobench/glossobench/infra/inputs"
+	"github.com/glossobench/glossobench/infra/results/inputs"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/stats"

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/glossobench/glossobench/infra/release/releasetest"
+	"github.com/glossobench/glossobench/infra/results/release/releasetest"
 	"github.com/glossobench/glossobench/infra/runfiles"
 )
 

@@ -71,7 +71,7 @@ func TestSigtestErrors(t *testing.T) {
 	good := writeTemp(t, "a.jsonl", itemLines("nlu", 1, 0, 1))
 	cases := []struct{ name, b, want string }{
 		// One reader error shows it reaches stderr with its file and line;
-		// the reader's other errors are tested in infra/inputs.
+		// the reader's other errors are tested in infra/results/inputs.
 		{"missing score", "\n" + `{"axis":"nlu","item_id":"nlu/0"}`, "b.jsonl:2: field score is missing"},
 		{"no shared", itemLines("mt", 1), "share no scored item"},
 	}

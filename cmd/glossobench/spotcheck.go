@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/glossobench/glossobench/infra/release"
+	"github.com/glossobench/glossobench/infra/results/release"
 )
 
 func init() {

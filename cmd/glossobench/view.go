@@ -8,8 +8,8 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/glossobench/glossobench/infra/results/viewer"
 	"github.com/glossobench/glossobench/infra/store"
-	"github.com/glossobench/glossobench/infra/viewer"
 )
 
 func init() {

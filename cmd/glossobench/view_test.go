@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/glossobench/glossobench/infra/release/releasetest"
+	"github.com/glossobench/glossobench/infra/results/release/releasetest"
 )
 
 // TestViewCommand: view serves the store it is given on the address it

@@ -3,7 +3,7 @@ package runfiles
 import (
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/scorers"
-	"github.com/glossobench/glossobench/scorers/audit"
+	"github.com/glossobench/glossobench/scorers/checks/audit"
 )
 
 // Plan is the prepared run: small, so it can travel through workflow history.

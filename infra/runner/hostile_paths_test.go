@@ -21,7 +21,7 @@ import (
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/registry"
-	"github.com/glossobench/glossobench/infra/release"
+	"github.com/glossobench/glossobench/infra/results/release"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/workflows"
 )

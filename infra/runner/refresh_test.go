@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/glossobench/glossobench/activities"
-	"github.com/glossobench/glossobench/infra/elo"
-	"github.com/glossobench/glossobench/infra/leaderboard"
+	"github.com/glossobench/glossobench/infra/results/elo"
+	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/infra/store"

@@ -14,7 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/glossobench/glossobench/activities"
-	"github.com/glossobench/glossobench/infra/release"
+	"github.com/glossobench/glossobench/infra/results/release"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/workflows"
 )

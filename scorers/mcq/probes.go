@@ -9,7 +9,7 @@ import (
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
-	"github.com/glossobench/glossobench/scorers/probes"
+	"github.com/glossobench/glossobench/scorers/checks/probes"
 )
 
 // probeKey is the Prediction.Variants key of a probe's result.

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Independent reference for scorers/probes.Shuffle permutations.
+"""Independent reference for scorers/checks/probes.Shuffle permutations.
 
 Re-implements, from their definitions, Go's math/rand/v2 PCG (128-bit LCG,
 DXSM output), FNV-1a 64, the stream derivation (seed, fnv64a(probe + NUL + id))
 and the multiply-shift Fisher-Yates with identity redraw, and writes
-probes_shuffle_golden.json, which scorers/probes/probes_test.go compares against.
+probes_shuffle_golden.json, which scorers/checks/probes/probes_test.go compares against.
 Run: /usr/bin/python3 testdata/dedup/probes_shuffle_reference.py
 """
 import json, os

@@ -32,7 +32,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/glossobench/glossobench/infra/runfiles"
-	"github.com/glossobench/glossobench/scorers/audit"
+	"github.com/glossobench/glossobench/scorers/checks/audit"
 )
 
 // Num is one number on the page.

@@ -28,7 +28,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/glossobench/glossobench/infra/report"
+	"github.com/glossobench/glossobench/infra/results/report"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"

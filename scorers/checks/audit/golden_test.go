@@ -30,7 +30,7 @@ type goldenAudit struct {
 }
 
 func TestAuditGoldenSklearn(t *testing.T) {
-	b, err := os.ReadFile("../../testdata/audit/golden.json")
+	b, err := os.ReadFile("../../../testdata/audit/golden.json")
 	if err != nil {
 		t.Fatal(err)
 	}

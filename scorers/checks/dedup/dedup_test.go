@@ -675,11 +675,11 @@ func TestLoadItemsErrors(t *testing.T) {
 // TestKeptSHA256Golden compares with sort -u | sha256sum and Python's
 // hashlib (testdata/dedup/kept_sha256_reference.sh).
 func TestKeptSHA256Golden(t *testing.T) {
-	ids, err := os.ReadFile("../../testdata/dedup/kept_ids.txt")
+	ids, err := os.ReadFile("../../../testdata/dedup/kept_ids.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden, err := os.ReadFile("../../testdata/dedup/kept_sha256_golden.txt")
+	golden, err := os.ReadFile("../../../testdata/dedup/kept_sha256_golden.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

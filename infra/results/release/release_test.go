@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/glossobench/glossobench/infra/release"
-	"github.com/glossobench/glossobench/infra/release/releasetest"
+	"github.com/glossobench/glossobench/infra/results/release"
+	"github.com/glossobench/glossobench/infra/results/release/releasetest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/release from the fake run")
@@ -271,7 +271,7 @@ func TestWriteStaysInDir(t *testing.T) {
 // bundle, for readers and for the command tests) equal to what the helper
 // writes today. Run with -update to rewrite it.
 func TestTestdataInSync(t *testing.T) {
-	root := filepath.Join("..", "..", "testdata", "release")
+	root := filepath.Join("..", "..", "..", "testdata", "release")
 	if *update {
 		os.RemoveAll(filepath.Join(root, "store"))
 		os.RemoveAll(filepath.Join(root, "bundle"))
@@ -289,7 +289,7 @@ func TestTestdataInSync(t *testing.T) {
 	}
 	run, err := release.LoadRun(filepath.Join(root, "store", "runs", "fake-run"))
 	if err != nil {
-		t.Fatalf("%v (run go test ./infra/release -run TestTestdataInSync -update)", err)
+		t.Fatalf("%v (run go test ./infra/results/release -run TestTestdataInSync -update)", err)
 	}
 	want, _, err := release.Build(run, release.Options{})
 	if err != nil {

@@ -64,7 +64,7 @@ func TestShuffle(t *testing.T) {
 // (testdata/dedup/probes_shuffle_reference.py). A change here changes every
 // published shuffle_drop.
 func TestShuffleGolden(t *testing.T) {
-	b, err := os.ReadFile("../../testdata/dedup/probes_shuffle_golden.json")
+	b, err := os.ReadFile("../../../testdata/dedup/probes_shuffle_golden.json")
 	if err != nil {
 		t.Fatal(err)
 	}

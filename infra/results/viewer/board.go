@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/glossobench/glossobench/infra/leaderboard"
+	"github.com/glossobench/glossobench/infra/results/leaderboard"
 )
 
 // boardDirRE matches the keys of a leaderboard, leaderboard/<lang>/v<major>/….

@@ -17,8 +17,8 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/backends"
-	"github.com/glossobench/glossobench/infra/leaderboard"
-	"github.com/glossobench/glossobench/infra/release/releasetest"
+	"github.com/glossobench/glossobench/infra/results/leaderboard"
+	"github.com/glossobench/glossobench/infra/results/release/releasetest"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 )

@@ -10,7 +10,7 @@ import (
 // FuzzReadItems feeds arbitrary bundle lines to the strict item decoder and
 // the rescorer: errors must name the file, and nothing may panic.
 func FuzzReadItems(f *testing.F) {
-	seed, err := os.ReadFile(filepath.Join("..", "..", "testdata", "release", "bundle", ItemsFile))
+	seed, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "release", "bundle", ItemsFile))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func FuzzReadItems(f *testing.F) {
 	f.Add(`{"axis":"nlg","item_id":"x","score":0.5,"chrf_stats":[1,2,-3]}`)
 	f.Add(`{"axis":"a","item_id":"x","score":1e400}`)
 	f.Add(`{"axis":"a","item_id":"x","fields":{"hypothesis":"<b>"}}` + "\n\n" + `{"axis":"a"}`)
-	man, _, err := Read(filepath.Join("..", "..", "testdata", "release", "bundle"))
+	man, _, err := Read(filepath.Join("..", "..", "..", "testdata", "release", "bundle"))
 	if err != nil {
 		f.Fatal(err)
 	}

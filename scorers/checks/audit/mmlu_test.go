@@ -12,7 +12,7 @@ import (
 func TestMMLUPooledAudit(t *testing.T) {
 	cols := Columns{Label: "gold_is_a", Source: "subject",
 		Measurements: []string{"question_tokens", "option_tokens", "longest_option_tokens", "options"}}
-	rows, err := ReadFile("../../testdata/audit/mmlu_audit.csv.gz", cols)
+	rows, err := ReadFile("../../../testdata/audit/mmlu_audit.csv.gz", cols)
 	if err != nil {
 		t.Fatal(err)
 	}

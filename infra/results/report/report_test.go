@@ -24,12 +24,12 @@ import (
 
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/config"
-	"github.com/glossobench/glossobench/infra/release/releasetest"
-	"github.com/glossobench/glossobench/infra/report"
+	"github.com/glossobench/glossobench/infra/results/release/releasetest"
+	"github.com/glossobench/glossobench/infra/results/report"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
-	"github.com/glossobench/glossobench/scorers/audit"
+	"github.com/glossobench/glossobench/scorers/checks/audit"
 	"github.com/glossobench/glossobench/scorers/mcq"
 )
 

@@ -71,7 +71,7 @@ func TestReadJSONL(t *testing.T) {
 }
 
 func TestReadFileGzipAndFormat(t *testing.T) {
-	rows, err := ReadFile("../../testdata/audit/mmlu_audit.csv.gz", Columns{"gold_is_a", "subject", []string{"question_tokens"}})
+	rows, err := ReadFile("../../../testdata/audit/mmlu_audit.csv.gz", Columns{"gold_is_a", "subject", []string{"question_tokens"}})
 	if err != nil || len(rows) != 14042 {
 		t.Fatalf("%d rows, %v", len(rows), err)
 	}
