@@ -22,11 +22,6 @@ import (
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/checks/probes"
-	"github.com/glossobench/glossobench/scorers/ifeval"
-	"github.com/glossobench/glossobench/scorers/mcq"
-	"github.com/glossobench/glossobench/scorers/mt"
-	"github.com/glossobench/glossobench/scorers/nlg"
-	"github.com/glossobench/glossobench/scorers/safety"
 	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -83,23 +78,6 @@ func (a *Activities) forgetRun(run string) {
 }
 
 // manifest is runs/<run>/manifest.json: the resolved config and the plan.
-
-// Axis returns the plugin of an axis name.
-func Axis(name string) (scorers.Axis, bool) {
-	switch name {
-	case "knowledge", "nlu", "cultural":
-		return mcq.NewAxis(name), true
-	case "if":
-		return ifeval.NewAxis(), true
-	case "nlg":
-		return nlg.NewAxis(), true
-	case "mt":
-		return mt.New(), true
-	case "safety":
-		return safety.New(), true
-	}
-	return nil, false
-}
 
 func (a *Activities) store(ctx context.Context, uri string) (store.Store, error) {
 	a.mu.Lock()

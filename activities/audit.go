@@ -36,7 +36,7 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 		return AuditSummary{}, err
 	}
 	seed := uint64(m.Config.Run.Seed)
-	ax, _ := Axis(in.Axis)
+	ax, _ := scorers.AxisNamed(in.Axis)
 	designs, order := auditDesigns(ax)
 	var pools audit.Pools
 	type audited struct {

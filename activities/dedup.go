@@ -165,7 +165,7 @@ func EachAxis(cfg *config.Config, fn func(name string, ax scorers.Axis, each fun
 	var skipped []Skip
 	for _, name := range cfg.AxisNames() {
 		ac := cfg.Axes[name]
-		ax, ok := Axis(name)
+		ax, ok := scorers.AxisNamed(name)
 		if !ok {
 			skipped = append(skipped, Skip{Axis: name, Reason: "axis plugin not available in this build"})
 			continue

@@ -77,7 +77,7 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 	if err != nil {
 		return StageNote{}, err
 	}
-	ax, _ := Axis(in.Axis)
+	ax, _ := scorers.AxisNamed(in.Axis)
 	requests := func(items []scorers.Item, preds []scorers.Prediction) []judge.Request {
 		return ax.(judgedAxis).JudgeRequests(items, preds)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/glossobench/glossobench/infra/runfiles"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/glossobench/glossobench/infra/runfiles"
 
 	"go.temporal.io/sdk/testsuite"
 

@@ -32,7 +32,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	if err != nil {
 		return AxisOutcome{}, err
 	}
-	ax, _ := Axis(in.Axis)
+	ax, _ := scorers.AxisNamed(in.Axis)
 	ac := m.Config.Axes[in.Axis]
 	tally, err := ax.Tally(scorers.ScoreOptions{
 		ScoringMode: ac.ScoringMode, Seed: m.Config.Run.Seed, BootstrapResamples: m.Config.Run.BootstrapResamples, Options: ac.Options,

@@ -99,7 +99,7 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 	if len(todo) == 0 {
 		return res, nil
 	}
-	ax, _ := Axis(in.Axis)
+	ax, _ := scorers.AxisNamed(in.Axis)
 	b, release, err := a.backend(in.RunID, m.Config.Model)
 	if err != nil {
 		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model %s: %v", m.Config.Model.Spec, err), ErrConfig, nil)
@@ -294,7 +294,7 @@ func (a *Activities) Probes(ctx context.Context, in ScoreInput) (StageNote, erro
 	if len(names) == 0 {
 		return StageNote{Note: "probes: none configured"}, nil
 	}
-	if ax, _ := Axis(in.Axis); !isMCQ(ax) {
+	if ax, _ := scorers.AxisNamed(in.Axis); !isMCQ(ax) {
 		return StageNote{Note: fmt.Sprintf("probes %v: only multiple-choice axes have probes", names)}, nil
 	}
 	scored, with := 0, 0

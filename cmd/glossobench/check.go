@@ -7,7 +7,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/preflight"
 	"github.com/glossobench/glossobench/infra/runner"
@@ -73,5 +72,5 @@ func runCheck(args []string) int {
 // checkRun is the preflight `run` and `check` share: the problems a run of
 // cfg would meet, one sentence each.
 func checkRun(ctx context.Context, path string, cfg *config.Config, ov config.Overrides) []error {
-	return preflight.Check(ctx, cfg, preflight.Options{ConfigPath: path, Overrides: ov, Axis: activities.Axis})
+	return preflight.Check(ctx, cfg, preflight.Options{ConfigPath: path, Overrides: ov})
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -279,7 +280,7 @@ func printSummary(res workflows.EvalRunResult) {
 	s := res.Summary
 	fmt.Println()
 	fmt.Printf("run %s\n", res.RunID)
-	for _, name := range config.Axes {
+	for _, name := range scorers.AxisNames() {
 		v, ok := s.Axes[name]
 		if !ok {
 			continue

@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/glossobench/glossobench/scorers"
+	_ "github.com/glossobench/glossobench/scorers/axes" // the axis plugins validation knows by name
 )
 
 // BenchVersion is the frozen data/method version (spec §5, §6); bump the
@@ -116,9 +117,6 @@ type Dedup struct {
 // AggregateReserveSeconds of the global budget are kept back for scoring,
 // the audit and aggregation after the last axis; max_wall_seconds must exceed it.
 const AggregateReserveSeconds = 120
-
-// Axes lists the seven axes in their canonical order.
-var Axes = []string{"knowledge", "nlu", "if", "nlg", "mt", "safety", "cultural"}
 
 // Overrides are command-line values that replace config fields before validation.
 type Overrides struct {
@@ -272,15 +270,11 @@ func (c *Config) validate() error {
 	if len(c.Axes) == 0 {
 		return errors.New("axes: at least one axis is required")
 	}
-	known := map[string]bool{}
-	for _, a := range Axes {
-		known[a] = true
-	}
 	for _, name := range c.AxisNames() {
 		a := c.Axes[name]
 		f := "axes." + name
-		if !known[name] {
-			return fmt.Errorf("%s: unknown axis (known: %s)", f, strings.Join(Axes, ", "))
+		if scorers.AxisKind(name) == "" {
+			return fmt.Errorf("%s: unknown axis (known: %s)", f, strings.Join(scorers.AxisNames(), ", "))
 		}
 		switch a.ScoringMode {
 		case "cloze", "generate", "both":
@@ -367,7 +361,7 @@ func ValidModelSpec(spec string) bool {
 // AxisNames returns the configured axes in canonical order.
 func (c *Config) AxisNames() []string {
 	rank := map[string]int{}
-	for i, a := range Axes {
+	for i, a := range scorers.AxisNames() {
 		rank[a] = i
 	}
 	names := make([]string, 0, len(c.Axes))

@@ -9,15 +9,6 @@ import (
 	"github.com/glossobench/glossobench/scorers/dataset"
 )
 
-// AxisKind names the kind of items an axis reads (the keys of dataset.Kinds).
-func AxisKind(axis string) string {
-	switch axis {
-	case "knowledge", "nlu", "cultural":
-		return "mcq"
-	}
-	return axis
-}
-
 var sha256RE = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
 
 // validateDatasetSource checks what a dataset declares about its file and
@@ -41,7 +32,7 @@ func validateDatasetSource(df, axis string, d scorers.DatasetConfig) error {
 			return fmt.Errorf("%s.sha256: required for an hf:// path, so a run never reads changed data (glossobench fetch-dataset prints it)", df)
 		}
 	}
-	kind := AxisKind(axis)
+	kind := scorers.AxisKind(axis)
 	if kind != "mcq" && !(kind == "safety" && d.Fields != nil) {
 		// These axes read their presets' own line formats (through
 		// dataset.Open: any path, compression and pin); field mappings and

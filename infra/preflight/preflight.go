@@ -39,8 +39,6 @@ type Options struct {
 	// line numbers); Overrides are the command-line values Load applied.
 	ConfigPath string
 	Overrides  config.Overrides
-	// Axis returns an axis plugin by name (the worker's registry).
-	Axis func(name string) (scorers.Axis, bool)
 	// OpenBackend opens a model; nil means registry.Open.
 	OpenBackend func(spec string, o registry.Options) (backends.Backend, error)
 }
@@ -81,7 +79,7 @@ func (c *checker) fail(field, format string, a ...any) {
 // datasets reads the first rows of every dataset with its axis's reader.
 func (c *checker) datasets(cfg *config.Config) {
 	for _, name := range cfg.AxisNames() {
-		ax, ok := c.opt.Axis(name)
+		ax, ok := scorers.AxisNamed(name)
 		if !ok {
 			continue // validate has rejected unknown axes already
 		}
@@ -120,10 +118,10 @@ type needs struct {
 	chat     []string // axes that send chat messages
 }
 
-func modelNeeds(cfg *config.Config, axis func(string) (scorers.Axis, bool)) needs {
+func modelNeeds(cfg *config.Config) needs {
 	var n needs
 	for _, name := range cfg.AxisNames() {
-		ax, ok := axis(name)
+		ax, ok := scorers.AxisNamed(name)
 		if !ok {
 			continue
 		}
@@ -153,7 +151,7 @@ func (c *checker) models(ctx context.Context, cfg *config.Config) {
 	m := cfg.Model
 	c.model(ctx, field, m.Spec, registry.Options{
 		Name: m.Name, APIKeyEnv: m.APIKeyEnv, Flavor: m.Flavor, ChatFormat: m.ChatFormat, StrictContext: m.StrictContext,
-	}, modelNeeds(cfg, c.opt.Axis))
+	}, modelNeeds(cfg))
 	for i, j := range cfg.Judges {
 		name := j.Model
 		if name == "" {

@@ -11,23 +11,7 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/infra/config"
-	"github.com/glossobench/glossobench/scorers"
-	"github.com/glossobench/glossobench/scorers/ifeval"
-	"github.com/glossobench/glossobench/scorers/mcq"
-	"github.com/glossobench/glossobench/scorers/mt"
 )
-
-func axis(name string) (scorers.Axis, bool) {
-	switch name {
-	case "knowledge":
-		return mcq.NewAxis(name), true
-	case "if":
-		return ifeval.NewAxis(), true
-	case "mt":
-		return mt.New(), true
-	}
-	return nil, false
-}
 
 // check writes yaml as run.yaml in a temporary folder (beside a copy of
 // files), loads it and returns the preflight's sentences.
@@ -53,7 +37,7 @@ func check(t *testing.T, yaml string, files map[string]string) (string, []string
 		t.Fatal(err)
 	}
 	var out []string
-	for _, e := range Check(context.Background(), cfg, Options{ConfigPath: path, Axis: axis}) {
+	for _, e := range Check(context.Background(), cfg, Options{ConfigPath: path}) {
 		out = append(out, e.Error())
 	}
 	return path, out

@@ -25,6 +25,8 @@ type Axis struct{}
 // NewAxis returns the IF axis.
 func NewAxis() scorers.Axis { return Axis{} }
 
+func init() { scorers.RegisterAxis(scorers.AxisPlugin{Name: "if", Kind: "if", Order: 3, New: NewAxis}) }
+
 func (Axis) Name() string       { return "if" }
 func (Axis) Version() string    { return AxisVersion }
 func (Axis) ScorerType() string { return scorers.ScorerRule }

@@ -28,6 +28,16 @@ type Axis struct{ name string }
 // NewAxis returns the MCQ plugin under the given axis name.
 func NewAxis(name string) *Axis { return &Axis{name: name} }
 
+func init() {
+	// The three multiple-choice axes: knowledge and nlu score first, cultural last.
+	for _, a := range []struct {
+		name  string
+		order int
+	}{{"knowledge", 1}, {"nlu", 2}, {"cultural", 7}} {
+		scorers.RegisterAxis(scorers.AxisPlugin{Name: a.name, Kind: "mcq", Order: a.order, New: func() scorers.Axis { return NewAxis(a.name) }})
+	}
+}
+
 func (a *Axis) Name() string       { return a.name }
 func (a *Axis) Version() string    { return Version }
 func (a *Axis) ScorerType() string { return scorers.ScorerRule }

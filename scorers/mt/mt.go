@@ -51,6 +51,10 @@ type Axis struct{}
 // New returns the MT axis.
 func New() *Axis { return &Axis{} }
 
+func init() {
+	scorers.RegisterAxis(scorers.AxisPlugin{Name: "mt", Kind: "mt", Order: 5, New: func() scorers.Axis { return New() }})
+}
+
 func (Axis) Name() string       { return "mt" }
 func (Axis) Version() string    { return Version }
 func (Axis) ScorerType() string { return scorers.ScorerJudge }

@@ -50,6 +50,10 @@ type Axis struct{}
 // New returns the Safety axis.
 func New() *Axis { return &Axis{} }
 
+func init() {
+	scorers.RegisterAxis(scorers.AxisPlugin{Name: "safety", Kind: "safety", Order: 6, New: func() scorers.Axis { return New() }})
+}
+
 func (Axis) Name() string    { return "safety" }
 func (Axis) Version() string { return Version }
 
