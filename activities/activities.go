@@ -19,6 +19,7 @@ import (
 	"github.com/glossobench/glossobench/infra/config"
 	_ "github.com/glossobench/glossobench/infra/datasource" // s3:// and hf:// dataset paths
 	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/checks/probes"
@@ -224,14 +225,14 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		}
 		plan.CorpusShards = len(shards)
 	}
-	meta := modelMeta(cfg)
+	meta := runplan.ModelMeta(cfg)
 	if plan.ModelIdentity, err = modelIdentity(ctx, cfg.Model); err != nil {
 		return Plan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model.spec: %v", err), ErrConfig, nil)
 	}
-	judges, excluded := keptJudges(cfg, meta)
+	judges, excluded := runplan.KeptJudges(cfg, meta)
 	plan.ExcludedJudges = excluded
 	plan.SearchAttributes = a.namespaceSearchAttributes(ctx)
-	plan.Skipped, err = EachAxis(cfg, func(name string, ax scorers.Axis, each func(func(scorers.Item) error) error) error {
+	plan.Skipped, err = runplan.EachAxis(cfg, meta, func(name string, ax scorers.Axis, each func(func(scorers.Item) error) error) error {
 		ac := cfg.Axes[name]
 		judgeable := judgedBy(ax, ac)
 		sp, err := runfiles.NewSpool()
@@ -256,6 +257,9 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		})
 		return nil
 	})
+	if data := (*runplan.DataError)(nil); errors.As(err, &data) {
+		return Plan{}, temporal.NewNonRetryableApplicationError(data.Error(), ErrData, nil)
+	}
 	if err != nil {
 		return Plan{}, err
 	}

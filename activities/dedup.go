@@ -9,6 +9,7 @@ import (
 
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/checks/dedup"
@@ -130,114 +131,11 @@ func corpusPlanKey(run string, d config.Dedup) string {
 	return fmt.Sprintf("runs/%s/dedup/corpus-%x.json", run, h[:6])
 }
 
-// AxisItems is one axis a run scores, with the items Prepare loaded for it.
-type AxisItems struct {
-	Name  string
-	Axis  scorers.Axis
-	Items []scorers.Item
-}
-
-// LoadAxes loads the items of every axis a run with cfg scores, in axis
-// order, and lists the axes it skips. Prepare stores exactly these items
-// (streaming them, see EachAxis), and glossobench dedup screens them, so both
-// see the same item set.
-func LoadAxes(cfg *config.Config) ([]AxisItems, []Skip, error) {
-	var out []AxisItems
-	skipped, err := EachAxis(cfg, func(name string, ax scorers.Axis, each func(func(scorers.Item) error) error) error {
-		la := AxisItems{Name: name, Axis: ax}
-		err := each(func(it scorers.Item) error {
-			la.Items = append(la.Items, it)
-			return nil
-		})
-		out = append(out, la)
-		return err
-	})
-	return out, skipped, err
-}
-
-// EachAxis calls fn, in axis order, for every axis a run with cfg scores,
-// with a function that reads the axis's items one at a time; it returns the
-// axes it skips. Items are streamed from the dataset files when the axis
-// plugin can (scorers.Streamer), so an axis of any size is never loaded
-// whole; others are loaded whole and handed out one by one.
-func EachAxis(cfg *config.Config, fn func(name string, ax scorers.Axis, each func(func(scorers.Item) error) error) error) ([]Skip, error) {
-	judges, excluded := keptJudges(cfg, modelMeta(cfg))
-	var skipped []Skip
-	for _, name := range cfg.AxisNames() {
-		ac := cfg.Axes[name]
-		ax, ok := scorers.AxisNamed(name)
-		if !ok {
-			skipped = append(skipped, Skip{Axis: name, Reason: "axis plugin not available in this build"})
-			continue
-		}
-		if scorers.NeedsJudges(ax.ScorerType(), ac) && len(judges) == 0 {
-			// Judge axes never hard-block a run: they are skipped and listed (spec §4).
-			reason := "skipped_no_judge: no judges configured"
-			if len(excluded) > 0 {
-				reason = "skipped_no_judge: every judge shares the model's family"
-			}
-			skipped = append(skipped, Skip{Axis: name, Reason: reason})
-			continue
-		}
-		registers := map[string]string{}
-		for _, d := range ac.Datasets {
-			registers[d.Name] = d.Register
-		}
-		each := func(yield func(scorers.Item) error) error {
-			var yieldErr error // the caller's own failure, not the data's
-			emit := func(it scorers.Item) error {
-				if it.Register == "" {
-					it.Register = registers[it.Dataset]
-				}
-				yieldErr = yield(it)
-				return yieldErr
-			}
-			var err error
-			if s, ok := ax.(scorers.Streamer); ok {
-				err = s.Each(ac, emit)
-			} else {
-				var items []scorers.Item
-				if items, err = ax.Load(ac); err == nil {
-					for _, it := range items {
-						if err := emit(it); err != nil {
-							return err
-						}
-					}
-				}
-			}
-			if err == nil || yieldErr != nil {
-				return err
-			}
-			return &dataError{fmt.Errorf("axes.%s: %w", name, err)}
-		}
-		if err := fn(name, ax, each); err != nil {
-			var data *dataError
-			if errors.As(err, &data) {
-				return nil, temporal.NewNonRetryableApplicationError(data.Error(), ErrData, nil)
-			}
-			return nil, err
-		}
-	}
-	return skipped, nil
-}
-
-// dataError marks an error reading an axis's datasets, as opposed to one of
-// the caller's (a store write), so EachAxis can make it non-retryable.
-type dataError struct{ err error }
-
-func (e *dataError) Error() string { return e.err.Error() }
-func (e *dataError) Unwrap() error { return e.err }
-
-// DedupOptions are the screening options a run with cfg uses.
-func DedupOptions(cfg *config.Config) dedup.Options {
-	return dedup.Options{MinExactLen: cfg.Dedup.MinChars, Jaccard: cfg.Dedup.Jaccard}
-}
-
 // corpus is the run's screening index over its items and the corpus shards,
 // built once per worker and kept while the run screens.
 func (a *Activities) corpus(ctx context.Context, m *manifest, st store.Store, run string) (*corpus, error) {
 	return a.corpora.get(run, run, func() (*corpus, error) {
-		c := &corpus{opt: DedupOptions(m.Config)}
+		c := &corpus{opt: runplan.DedupOptions(m.Config)}
 		// Of each item only what screening reads is kept: the id, axis and task
 		// for the report, and the prompt until the index holds its normal form.
 		for _, ax := range m.Plan.Axes {

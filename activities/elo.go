@@ -15,47 +15,11 @@ import (
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
-	"github.com/glossobench/glossobench/scorers"
-	"github.com/glossobench/glossobench/scorers/mt"
 )
 
 // LoadEloRun reads a run's result.json and per-item scores from the store.
 func LoadEloRun(ctx context.Context, st store.Store, run string) (*elo.Run, error) {
 	return elo.Load(runfiles.InStore(ctx, st, run))
-}
-
-// MTTurns reads a run's MT conversations as the judge requests of each turn,
-// for pairwise judge matches (elo.PairMatches). A run without an MT axis has
-// none.
-func MTTurns(ctx context.Context, st store.Store, run string) (elo.Turns, error) {
-	data, err := st.Get(ctx, runfiles.ItemsKey(run, "mt"))
-	if errors.Is(err, store.ErrNotFound) {
-		return elo.Turns{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	items, err := runfiles.DecodeJSONL[scorers.Item](runfiles.ItemsKey(run, "mt"), data)
-	if err != nil {
-		return nil, err
-	}
-	preds, _, err := readPredictions(ctx, st, "runs/"+run+"/mt/shards/", "/pred-")
-	if err != nil {
-		return nil, err
-	}
-	var answered []scorers.Item
-	var ps []scorers.Prediction
-	for _, it := range items {
-		if p, ok := preds[it.ID]; ok && p.Error == "" {
-			answered = append(answered, it)
-			ps = append(ps, p)
-		}
-	}
-	turns := elo.Turns{}
-	for _, r := range mt.New().JudgeRequests(answered, ps) {
-		turns[elo.TurnKey(r)] = r
-	}
-	return turns, nil
 }
 
 // EloInput names the leaderboards whose Elo a refresh recomputes.

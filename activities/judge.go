@@ -2,14 +2,13 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/judge"
@@ -26,37 +25,6 @@ type judgedAxis interface {
 func judgedBy(ax scorers.Axis, ac scorers.AxisConfig) bool {
 	_, ok := ax.(judgedAxis)
 	return ok && ac.Scorer != scorers.ScorerRules
-}
-
-// modelMeta is the evaluated model's meta (spec §10 #2, #3, #11): the
-// config's model.meta when it sets any field, else the entry for model.id in
-// MB_MODELS_META (a JSON object of model_id → meta). Only Prepare (and
-// offline commands) read the environment; the run's stages read the manifest.
-func modelMeta(cfg *config.Config) config.ModelMeta {
-	if cfg.Model.Meta != (config.ModelMeta{}) {
-		return cfg.Model.Meta
-	}
-	var meta map[string]config.ModelMeta
-	if json.Unmarshal([]byte(os.Getenv("MB_MODELS_META")), &meta) == nil {
-		return meta[cfg.Model.ID]
-	}
-	return config.ModelMeta{}
-}
-
-// JudgeConfigs returns the config's judges as the judge package takes them.
-func JudgeConfigs(cfg *config.Config) []judge.Config {
-	var all []judge.Config
-	for _, j := range cfg.Judges {
-		all = append(all, judge.Config{Name: j.Name, Family: j.Family, Version: j.Version, Spec: j.Spec, Model: j.Model,
-			APIKeyEnv: j.APIKeyEnv, ChatFormat: j.ChatFormat, SystemPrompt: j.SystemPrompt})
-	}
-	return all
-}
-
-// keptJudges applies self-judge exclusion (symmetric family match) for a
-// model of the given meta.
-func keptJudges(cfg *config.Config, meta config.ModelMeta) ([]judge.Config, []string) {
-	return judge.SelfExclude(JudgeConfigs(cfg), meta.Family)
 }
 
 // overlayOn reports whether the judge overlay is on for an axis.
@@ -88,7 +56,7 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 		// judge_quality of each generated response; its score stays the headline.
 		requests = judge.OverlayRequests
 	}
-	cfgs, excluded := keptJudges(m.Config, m.ModelMeta)
+	cfgs, excluded := runplan.KeptJudges(m.Config, m.ModelMeta)
 	if (!judged && !overlay) || len(cfgs) == 0 {
 		return StageNote{Note: "judge: no judges configured"}, nil
 	}

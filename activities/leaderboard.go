@@ -14,15 +14,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// RefreshInput lists the runs a leaderboard refresh keeps current. It is the
-// REFRESH.json of `glossobench schedule create`; the README documents it.
-type RefreshInput struct {
-	Lang     string         `json:"lang"`      // default "ms"
-	StoreURI string         `json:"store_uri"` // where the leaderboard lives; runs go to their configs' stores
-	Runs     []PrepareInput `json:"runs"`      // config and model of each leaderboard entry
-	// MaxParallel is how many models are evaluated at once (default 1).
-	MaxParallel int `json:"max_parallel,omitempty"`
-}
+// RefreshInput is a leaderboard refresh (REFRESH.json).
+type RefreshInput = leaderboard.Refresh
 
 // RefreshItem is a run whose pins changed since its last leaderboard row.
 type RefreshItem struct {
@@ -65,7 +58,7 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 			}
 			plan.Failed = append(plan.Failed, RefreshFailure{ModelID: id, Reason: fmt.Sprintf("runs[%d]: %v", i, err)})
 		}
-		if err := CheckRefreshRun(r); err != nil {
+		if err := leaderboard.CheckRefreshRun(r); err != nil {
 			fail(err)
 			continue
 		}
@@ -79,7 +72,7 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 			fail(fmt.Errorf("bench_version: %w", err))
 			continue
 		}
-		rows, err := leaderboard.Read(ctx, st, refreshLang(in), major)
+		rows, err := leaderboard.Read(ctx, st, in.Language(), major)
 		if errors.Is(err, leaderboard.ErrAltered) {
 			return RefreshPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
 		}
@@ -116,31 +109,7 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 	return plan, nil
 }
 
-// CheckRefreshRun rejects the PrepareInput fields a refresh run does not
-// take, so none is silently ignored: the refresh names each run itself, and
-// what changes the numbers belongs in the config, whose hash is the pin.
-func CheckRefreshRun(r PrepareInput) error {
-	switch {
-	case r.ConfigPath == "":
-		return errors.New("config_path: required")
-	case r.RunID != "":
-		return errors.New("run_id: not a refresh field (each run is named after its model and config hash)")
-	case r.ConfigYAML != "":
-		return errors.New("config: not a refresh field (give config_path)")
-	case r.JudgeOverlay || r.ChatTemplate != "":
-		return errors.New("judge_overlay, chat_template: not refresh fields (set run.judge_overlay / run.chat_template in the config, so the pins record them)")
-	}
-	return nil
-}
-
 var unsafeRunChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-func refreshLang(in RefreshInput) string {
-	if in.Lang == "" {
-		return "ms"
-	}
-	return in.Lang
-}
 
 // AppendInput names a finished run, where it was written, and the
 // leaderboard it joins.

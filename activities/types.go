@@ -1,21 +1,12 @@
 package activities
 
 import (
+	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/scorers"
 )
 
-// PrepareInput is what EvalRun knows at start: where the config is and which model to score.
-type PrepareInput struct {
-	RunID      string `json:"run_id"`
-	ConfigPath string `json:"config_path,omitempty"`
-	ConfigYAML string `json:"config,omitempty"` // inline config; relative paths resolve against the worker's directory
-	Model      string `json:"model,omitempty"`
-	ModelID    string `json:"model_id,omitempty"`
-	// JudgeOverlay turns the judge overlay on for every verifiable axis.
-	JudgeOverlay bool `json:"judge_overlay,omitempty"`
-	// ChatTemplate overrides run.chat_template (auto | always).
-	ChatTemplate string `json:"chat_template,omitempty"`
-}
+// PrepareInput is what EvalRun knows at start (runplan.Request).
+type PrepareInput = runplan.Request
 
 // RunRef names a run's stored state; every activity input embeds it.
 type RunRef struct {

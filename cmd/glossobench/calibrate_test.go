@@ -9,7 +9,7 @@ import (
 
 	"github.com/glossobench/glossobench/infra/results/inputs"
 	"github.com/glossobench/glossobench/infra/results/release"
-	"github.com/glossobench/glossobench/infra/results/release/releasetest"
+	"github.com/glossobench/glossobench/activities/fakerun"
 )
 
 func writeFile(t *testing.T, name, data string) string {
@@ -49,7 +49,7 @@ func TestCalibrateVerdicts(t *testing.T) {
 // TestSpotcheckThenCalibrate fills in the worksheet as a reviewer would and
 // feeds it back to calibrate.
 func TestSpotcheckThenCalibrate(t *testing.T) {
-	runDir := fakeRunDir(t, t.TempDir(), releasetest.Options{})
+	runDir := fakeRunDir(t, t.TempDir(), fakerun.Options{})
 	ws := filepath.Join(t.TempDir(), "ws.csv")
 	code, _, errs := run(t, spotcheckCmd, runDir, "--n", "12", "--out", ws)
 	if code != 0 {

@@ -17,7 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/runplan"
+
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/checks/dedup"
@@ -92,7 +93,7 @@ func runDedup(args []string) int {
 		if err != nil {
 			return fail(err)
 		}
-		axes, skipped, err := activities.LoadAxes(cfg)
+		axes, skipped, err := runplan.LoadAxes(cfg, runplan.ModelMeta(cfg))
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", *itemsPath, err))
 		}
@@ -103,7 +104,7 @@ func runDedup(args []string) int {
 			fmt.Fprintf(os.Stderr, "glossobench dedup: axis %s not screened, as a run would not score it: %s\n", s.Axis, s.Reason)
 		}
 		// The run's options, unless a flag says otherwise.
-		runOpt := activities.DedupOptions(cfg)
+		runOpt := runplan.DedupOptions(cfg)
 		if !set["min-len"] {
 			opt.MinExactLen = runOpt.MinExactLen
 		}

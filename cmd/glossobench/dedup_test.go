@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glossobench/glossobench/infra/runplan"
+
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/runfiles"
@@ -151,7 +153,7 @@ axes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	axes, _, err := activities.LoadAxes(cfg)
+	axes, _, err := runplan.LoadAxes(cfg, runplan.ModelMeta(cfg))
 	if err != nil || len(axes) != 2 {
 		t.Fatalf("axes %v, %v", axes, err)
 	}

@@ -12,11 +12,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/runplan"
+
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/results/elo"
 	"github.com/glossobench/glossobench/infra/runfiles"
-	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers/judge"
 	"github.com/glossobench/glossobench/stats"
 )
@@ -172,7 +172,7 @@ func pairwiseMT(ctx context.Context, cfgPath string, runs []*elo.Run) ([]stats.M
 		return nil, nil, fmt.Errorf("%s: field judges: empty; --judges needs at least one judge", cfgPath)
 	}
 	var judges []*judge.Judge
-	for _, c := range activities.JudgeConfigs(cfg) {
+	for _, c := range runplan.Judges(cfg) {
 		j, err := judge.Dial(c)
 		if err != nil {
 			return nil, nil, err
@@ -182,11 +182,13 @@ func pairwiseMT(ctx context.Context, cfgPath string, runs []*elo.Run) ([]stats.M
 	}
 	turns := make([]elo.Turns, len(runs))
 	for i, r := range runs {
-		st, err := store.NewLocal(filepath.Dir(filepath.Dir(r.Where)))
+		f, err := runfiles.Dir(r.Where)
 		if err != nil {
 			return nil, nil, err
 		}
-		if turns[i], err = activities.MTTurns(ctx, st, filepath.Base(r.Where)); err != nil {
+		turns[i], err = elo.MTTurns(f)
+		f.Close()
+		if err != nil {
 			return nil, nil, err
 		}
 	}

@@ -6,8 +6,6 @@ import (
 	"os"
 	"slices"
 	"sort"
-
-	_ "github.com/glossobench/glossobench/backends/metricx" // lets the NLG option metricx: take tei+http(s):// specs
 )
 
 // command is one subcommand. It returns the process exit code.

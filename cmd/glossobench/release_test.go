@@ -13,7 +13,7 @@ import (
 
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/results/release"
-	"github.com/glossobench/glossobench/infra/results/release/releasetest"
+	"github.com/glossobench/glossobench/activities/fakerun"
 	"github.com/glossobench/glossobench/infra/store"
 )
 
@@ -32,9 +32,9 @@ func calibrateCmd(a []string, o, e *bytes.Buffer) int   { return calibrateMain(a
 func spotcheckCmd(a []string, o, e *bytes.Buffer) int   { return spotcheckMain(a, o, e) }
 func reportCmd(a []string, o, e *bytes.Buffer) int      { return reportMain(a, o, e) }
 
-func fakeRunDir(t *testing.T, storeDir string, o releasetest.Options) string {
+func fakeRunDir(t *testing.T, storeDir string, o fakerun.Options) string {
 	t.Helper()
-	dir, err := releasetest.WriteRun(storeDir, o)
+	dir, err := fakerun.WriteRun(storeDir, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func fakeRunDir(t *testing.T, storeDir string, o releasetest.Options) string {
 }
 
 func TestReleaseThenRescore(t *testing.T) {
-	runDir := fakeRunDir(t, t.TempDir(), releasetest.Options{})
+	runDir := fakeRunDir(t, t.TempDir(), fakerun.Options{})
 	bundle := filepath.Join(t.TempDir(), "bundle")
 	code, out, errs := run(t, releaseCmd, runDir, "--out", bundle)
 	if code != 0 {
@@ -96,7 +96,7 @@ func lastNumber(l string) string {
 }
 
 func TestReleaseBadInput(t *testing.T) {
-	runDir := fakeRunDir(t, t.TempDir(), releasetest.Options{})
+	runDir := fakeRunDir(t, t.TempDir(), fakerun.Options{})
 	p := filepath.Join(runDir, "knowledge", "scores.jsonl")
 	os.Chmod(p, 0o644)
 	os.WriteFile(p, []byte(`{"item_id":"a","score":1}`+"\n"+`{"item_id":"b","score":true}`+"\n"), 0o644)
@@ -119,7 +119,7 @@ func TestReleaseBadInput(t *testing.T) {
 }
 
 func TestReportCommand(t *testing.T) {
-	runDir := fakeRunDir(t, t.TempDir(), releasetest.Options{})
+	runDir := fakeRunDir(t, t.TempDir(), fakerun.Options{})
 	out := filepath.Join(t.TempDir(), "r.html")
 	code, _, errs := run(t, reportCmd, runDir, "--out", out)
 	if code != 0 {
@@ -139,8 +139,8 @@ func TestReportCommand(t *testing.T) {
 
 func TestLeaderboardAppendShowCompare(t *testing.T) {
 	st := t.TempDir()
-	a := fakeRunDir(t, st, releasetest.Options{RunID: "run-a", ModelID: "org/alpha", Class: "instruct"})
-	b := fakeRunDir(t, st, releasetest.Options{RunID: "run-b", ModelID: "org/beta", Class: "base", Shift: 1})
+	a := fakeRunDir(t, st, fakerun.Options{RunID: "run-a", ModelID: "org/alpha", Class: "instruct"})
+	b := fakeRunDir(t, st, fakerun.Options{RunID: "run-b", ModelID: "org/beta", Class: "base", Shift: 1})
 	for _, dir := range []string{a, b} {
 		if code, _, errs := run(t, leaderboardCmd, "append", dir); code != 0 {
 			t.Fatalf("append %s: exit %d: %s", dir, code, errs)

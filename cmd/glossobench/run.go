@@ -17,7 +17,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/infra/store"
@@ -99,9 +98,7 @@ func runRun(args []string) int {
 	defer c.Close()
 	// A remote cluster has its own workers; a local one gets one in this process.
 	if runner.FromEnv().Address == "" {
-		acts := activities.New(log)
-		defer acts.Close()
-		w, err := runner.StartWorkers(c, acts, runner.All)
+		w, err := runner.Serve(c, log, runner.All)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

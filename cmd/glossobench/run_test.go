@@ -49,12 +49,11 @@ func runWithWorker(t *testing.T, srv *devserver.Server, args ...string) (int, st
 	t.Helper()
 	return captured(t, func() int {
 		log := newLogger()
-		c, w, acts, err := connectAndServe(srv.Address, srv.Namespace, log, runner.All)
+		c, w, err := connectAndServe(srv.Address, srv.Namespace, log, runner.All)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		defer acts.Close()
 		defer w.Stop()
 		return mainCode(append([]string{"run"}, args...))
 	})

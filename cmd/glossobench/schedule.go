@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,7 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -82,10 +80,10 @@ func scheduleMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "glossobench schedule %s: %v\n", action, err)
 		return 1
 	}
-	var in activities.RefreshInput
+	var in leaderboard.Refresh
 	if action == "create" {
 		var err error
-		if in, err = readRefreshInput(*input); err != nil {
+		if in, err = leaderboard.ReadRefresh(*input); err != nil {
 			return fail(err)
 		}
 	}
@@ -112,7 +110,7 @@ func scheduleMain(args []string, stdout, stderr io.Writer) int {
 			Paused:  *paused,
 			// The server turns the cron into calendars; the memo keeps it as
 			// written, for describe.
-			Memo: map[string]any{"cron": *cron, "lang": refreshLangOf(in), "store_uri": in.StoreURI},
+			Memo: map[string]any{"cron": *cron, "lang": in.Language(), "store_uri": in.StoreURI},
 			Action: &client.ScheduleWorkflowAction{
 				// The server appends the start time, so each refresh and
 				// each schedule's refreshes have ids of their own.
@@ -127,7 +125,7 @@ func scheduleMain(args []string, stdout, stderr io.Writer) int {
 		if *paused {
 			state = ", paused"
 		}
-		fmt.Fprintf(stdout, "created schedule %s (%s UTC, lang %s, %d models, overlap: skip%s)\n", *id, *cron, refreshLangOf(in), len(in.Runs), state)
+		fmt.Fprintf(stdout, "created schedule %s (%s UTC, lang %s, %d models, overlap: skip%s)\n", *id, *cron, in.Language(), len(in.Runs), state)
 	case "list":
 		it, err := sc.List(ctx, client.ScheduleListOptions{})
 		if err != nil {
@@ -307,47 +305,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func refreshLangOf(in activities.RefreshInput) string {
-	if in.Lang == "" {
-		return "ms"
-	}
-	return in.Lang
-}
-
-// readRefreshInput reads and checks a REFRESH.json: unknown fields and
-// missing required ones are errors naming the field.
-func readRefreshInput(path string) (activities.RefreshInput, error) {
-	var in activities.RefreshInput
-	if path == "" {
-		return in, fmt.Errorf("--input REFRESH.json is required")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return in, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		return in, fmt.Errorf("%s: %w", path, err)
-	}
-	if in.StoreURI == "" {
-		return in, fmt.Errorf("%s: field store_uri is required (the store the leaderboard lives in)", path)
-	}
-	if len(in.Runs) == 0 {
-		return in, fmt.Errorf("%s: field runs is required: list at least one {\"config_path\": ...}", path)
-	}
-	if in.MaxParallel < 0 {
-		return in, fmt.Errorf("%s: field max_parallel is %d: want 1 or more (absent means 1)", path, in.MaxParallel)
-	}
-	for i, r := range in.Runs {
-		if r.ConfigPath == "" {
-			return in, fmt.Errorf("%s: runs[%d].config_path: required", path, i)
-		}
-		if err := activities.CheckRefreshRun(r); err != nil {
-			return in, fmt.Errorf("%s: runs[%d]: %w", path, i, err)
-		}
-	}
-	return in, nil
 }

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/glossobench/glossobench/infra/results/release/releasetest"
+	"github.com/glossobench/glossobench/activities/fakerun"
 	"github.com/glossobench/glossobench/infra/runfiles"
 )
 
@@ -14,9 +14,9 @@ import (
 // the headline result.json publishes to the last bit, for every axis kind.
 // The runs: the quick start's tiny model (testdata/runs, a real run: MCQ
 // cloze and generate, IF, NLG, Safety) and a fake run of another model from
-// the real scorers (releasetest, its answers shifted).
+// the real scorers (fakerun, its answers shifted).
 func TestSigtestOfARunAgainstItselfGivesItsHeadlines(t *testing.T) {
-	fake, err := releasetest.WriteRun(t.TempDir(), releasetest.Options{ModelID: "other/model", Shift: 1})
+	fake, err := fakerun.WriteRun(t.TempDir(), fakerun.Options{ModelID: "other/model", Shift: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

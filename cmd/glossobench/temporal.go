@@ -14,7 +14,6 @@ import (
 	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/client"
 
-	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/devserver"
 	"github.com/glossobench/glossobench/infra/runner"
 )
@@ -73,13 +72,12 @@ func runDev(args []string) int {
 		return 1
 	}
 	defer srv.Stop()
-	c, w, acts, err := connectAndServe(srv.Address, srv.Namespace, log, runner.All)
+	c, w, err := connectAndServe(srv.Address, srv.Namespace, log, runner.All)
 	if err != nil {
 		log.Error().Err(err).Msg("worker")
 		return 1
 	}
 	defer c.Close()
-	defer acts.Close()
 	defer w.Stop()
 	fmt.Fprintf(os.Stderr, "Temporal frontend %s (namespace %s)\n", srv.Address, srv.Namespace)
 	if srv.UIURL != "" {
@@ -117,13 +115,12 @@ func runWorker(args []string) int {
 	if env.Address == "" {
 		env.Address = "127.0.0.1:7233"
 	}
-	c, w, acts, err := connectAndServe(env.Address, env.Namespace, log, q)
+	c, w, err := connectAndServe(env.Address, env.Namespace, log, q)
 	if err != nil {
 		log.Error().Err(err).Msg("worker")
 		return 1
 	}
 	defer c.Close()
-	defer acts.Close()
 	defer w.Stop()
 	log.Info().Str("address", env.Address).Str("namespace", env.Namespace).Str("queues", *queues).Msg("worker started")
 	ctx, stop := signalContext()
@@ -133,18 +130,17 @@ func runWorker(args []string) int {
 }
 
 // connectAndServe dials Temporal and starts workers for the selected queues.
-func connectAndServe(addr, namespace string, log zerolog.Logger, q runner.Queues) (client.Client, *runner.Workers, *activities.Activities, error) {
+func connectAndServe(addr, namespace string, log zerolog.Logger, q runner.Queues) (client.Client, *runner.Workers, error) {
 	c, err := dial(addr, namespace, log)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	acts := activities.New(log)
-	w, err := runner.StartWorkers(c, acts, q)
+	w, err := runner.Serve(c, log, q)
 	if err != nil {
 		c.Close()
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return c, w, acts, nil
+	return c, w, nil
 }
 
 func dial(addr, namespace string, log zerolog.Logger) (client.Client, error) {

@@ -9,14 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/glossobench/glossobench/infra/results/release/releasetest"
+	"github.com/glossobench/glossobench/activities/fakerun"
 )
 
 // TestViewCommand: view serves the store it is given on the address it
 // prints, and stops when its context ends; bad flags and stores fail.
 func TestViewCommand(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := releasetest.WriteRun(dir, releasetest.Options{}); err != nil {
+	if _, err := fakerun.WriteRun(dir, fakerun.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -3,12 +3,16 @@ package runfiles
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
@@ -23,6 +27,7 @@ type Folder struct {
 	local bool  // where is a directory path
 	fsys  fs.FS // nil for a run in a store
 	open  func(name string) (io.ReadCloser, error)
+	list  func(prefix string) ([]string, error) // a run in a store: its file names under prefix
 	close func() error
 }
 
@@ -56,10 +61,26 @@ func FS(fsys fs.FS, where string) *Folder {
 // Glob returns the names of the folder's files matching pattern (fs.Glob's
 // syntax), sorted.
 func (f *Folder) Glob(pattern string) ([]string, error) {
-	if f.fsys == nil {
-		return nil, fmt.Errorf("%s: listing a run in a store is not supported here", f.where)
+	if f.fsys != nil {
+		return fs.Glob(f.fsys, pattern)
 	}
-	return fs.Glob(f.fsys, pattern)
+	// A store lists by prefix: list the part before the first wildcard,
+	// then match whole names.
+	if _, err := path.Match(pattern, ""); err != nil {
+		return nil, err
+	}
+	names, err := f.list(pattern[:strings.IndexAny(pattern+"*", "*?[\\")])
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range names {
+		if ok, _ := path.Match(pattern, n); ok {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // InStore is the folder of run in st.
@@ -72,7 +93,14 @@ func InStore(ctx context.Context, st store.Store, run string) *Folder {
 		}
 		return r, err
 	}
-	return &Folder{where: st.Describe() + "/" + prefix[:len(prefix)-1], open: open, close: func() error { return nil }}
+	list := func(p string) ([]string, error) {
+		keys, err := st.List(ctx, prefix+p)
+		for i, k := range keys {
+			keys[i] = strings.TrimPrefix(k, prefix)
+		}
+		return keys, err
+	}
+	return &Folder{where: st.Describe() + "/" + prefix[:len(prefix)-1], open: open, list: list, close: func() error { return nil }}
 }
 
 // Close releases the folder.
@@ -193,6 +221,51 @@ func (f *Folder) Items(axis string) ([]scorers.Item, error) {
 	var out []scorers.Item
 	err = ScanJSONL(r, f.Path(name), func(_ int, it scorers.Item) error {
 		out = append(out, it)
+		return nil
+	})
+	return out, err
+}
+
+// EachPrediction calls fn with every checkpointed prediction of an axis as
+// its JSON line, in file order, naming the file and line; a prediction
+// without an item id is an error.
+func (f *Folder) EachPrediction(axis string, fn func(itemID string, raw json.RawMessage) error) error {
+	names, err := f.Glob(axis + "/shards/*/pred-*.jsonl")
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		r, err := f.open(name)
+		if err != nil {
+			return err
+		}
+		p := f.Path(name)
+		err = ScanJSONL(r, p, func(line int, raw json.RawMessage) error {
+			var id struct {
+				ItemID string `json:"item_id"`
+			}
+			if json.Unmarshal(raw, &id) != nil || id.ItemID == "" {
+				return fmt.Errorf("%s:%d: field item_id is missing or not a string", p, line)
+			}
+			return fn(id.ItemID, raw)
+		})
+		r.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Predictions reads an axis's checkpointed predictions by item id.
+func (f *Folder) Predictions(axis string) (map[string]scorers.Prediction, error) {
+	out := map[string]scorers.Prediction{}
+	err := f.EachPrediction(axis, func(id string, raw json.RawMessage) error {
+		var p scorers.Prediction
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return fmt.Errorf("prediction of %s: %w", id, err)
+		}
+		out[id] = p
 		return nil
 	})
 	return out, err

@@ -87,6 +87,15 @@ func TestFolderInStoreAndOnDiskAgree(t *testing.T) {
 	if err := st.Put(ctx, ResultKey("r1"), []byte(`{"run_id":"r1","axes":{}}`)); err != nil {
 		t.Fatal(err)
 	}
+	for part, rows := range [][]scorers.Prediction{{{ItemID: "a", Error: "old"}}, {{ItemID: "a", Error: "new"}, {ItemID: "b", Error: "B"}}} {
+		data, _ := EncodeJSONL(rows)
+		if err := st.Put(ctx, PredKey("r1", "mt", part%2, part), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Put(ctx, ShardPrefix("r1", "mt", 0)+"rated-00000.jsonl", []byte(`{"item_id":"a","error":"rated"}`+"\n")); err != nil {
+		t.Fatal(err)
+	}
 	disk, err := Dir(filepath.Join(dir, "runs", "r1"))
 	if err != nil {
 		t.Fatal(err)
@@ -99,6 +108,11 @@ func TestFolderInStoreAndOnDiskAgree(t *testing.T) {
 		}
 		if _, err := f.Scores("nlu"); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s: missing axis: %v", f.Where(), err)
+		}
+		// Checkpoints are read in key order (a later part wins); ratings are not predictions.
+		preds, err := f.Predictions("mt")
+		if err != nil || len(preds) != 2 || preds["a"].Error != "new" || preds["b"].Error != "B" {
+			t.Errorf("%s: Predictions = %v, %v", f.Where(), preds, err)
 		}
 	}
 	runs, err := FindRuns(dir)

@@ -109,7 +109,25 @@ const (
 )
 
 // Workers are the running workers of one process.
-type Workers struct{ ws []worker.Worker }
+type Workers struct {
+	ws   []worker.Worker
+	acts *activities.Activities // closed on Stop when Serve made them
+}
+
+// Serve starts the workers of the selected queues with their own
+// activities logging to log; Stop stops them and closes the models they
+// opened. Commands serve through it; tests that give the activities a fake
+// backend call StartWorkers.
+func Serve(c client.Client, log zerolog.Logger, q Queues) (*Workers, error) {
+	acts := activities.New(log)
+	w, err := StartWorkers(c, acts, q)
+	if err != nil {
+		acts.Close()
+		return nil, err
+	}
+	w.acts = acts
+	return w, nil
+}
 
 // StartWorkers registers EvalRun and the activities and starts polling.
 func StartWorkers(c client.Client, acts *activities.Activities, q Queues) (*Workers, error) {
@@ -165,5 +183,8 @@ func namespaceSearchAttributes(ctx context.Context, c client.Client, namespace s
 func (w *Workers) Stop() {
 	for _, x := range w.ws {
 		x.Stop()
+	}
+	if w.acts != nil {
+		w.acts.Close()
 	}
 }

@@ -18,9 +18,18 @@ import (
 )
 
 // The NLG axis with a real MetricX-24 client (backends/metricx, registered
-// for tei+http specs by importing it) against a fake text-embeddings-
-// inference /predict server. These tests live outside package nlg because
-// backends/metricx imports it.
+// for tei+http specs here as the worker wiring, infra/runner, registers it)
+// against a fake text-embeddings-inference /predict server.
+
+func init() {
+	nlg.RegisterMetricXSpec(metricx.Family, func(spec string) (nlg.MetricX, error) {
+		c, err := metricx.Open(spec)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	})
+}
 
 func teiConfig(spec string) scorers.AxisConfig {
 	return scorers.AxisConfig{

@@ -2,9 +2,16 @@ package elo
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/mt"
 
 	"github.com/glossobench/glossobench/scorers/judge"
 	"github.com/glossobench/glossobench/stats"
@@ -17,6 +24,35 @@ type Turns map[string]judge.Request
 
 // TurnKey keys a request in Turns.
 func TurnKey(r judge.Request) string { return r.ItemID + "#" + strconv.Itoa(r.Turn) }
+
+// MTTurns reads a run's MT conversations as the judge requests of each turn,
+// for PairMatches. A run without an MT axis has none.
+func MTTurns(run *runfiles.Folder) (Turns, error) {
+	items, err := run.Items("mt")
+	if errors.Is(err, fs.ErrNotExist) {
+		return Turns{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	preds, err := run.Predictions("mt")
+	if err != nil {
+		return nil, err
+	}
+	var answered []scorers.Item
+	var ps []scorers.Prediction
+	for _, it := range items {
+		if p, ok := preds[it.ID]; ok && p.Error == "" {
+			answered = append(answered, it)
+			ps = append(ps, p)
+		}
+	}
+	turns := Turns{}
+	for _, r := range mt.New().JudgeRequests(answered, ps) {
+		turns[TurnKey(r)] = r
+	}
+	return turns, nil
+}
 
 // PairMatches lets the judges compare every two runs on every MT turn both
 // answered (spec §4: judge pairwise matches on MT). Each judge sees the pair

@@ -337,43 +337,23 @@ func datasetList(run *Run, fromItems map[[2]string]bool) []Dataset {
 }
 
 // readPredictions reads an axis's checkpointed predictions, by item id,
-// through an os.Root of the run folder like LoadRun.
+// compacted, through an os.Root of the run folder like LoadRun.
 func readPredictions(runDir, axis string) (map[string]json.RawMessage, error) {
 	run, err := runfiles.Dir(runDir)
 	if err != nil {
 		return nil, err
 	}
 	defer run.Close()
-	names, err := run.Glob(axis + "/shards/*/pred-*.jsonl")
-	if err != nil {
-		return nil, err
-	}
 	out := map[string]json.RawMessage{}
-	for _, name := range names {
-		f := run.Path(name)
-		data, err := run.ReadFile(name)
-		if err != nil {
-			return nil, err
+	err = run.EachPrediction(axis, func(id string, raw json.RawMessage) error {
+		var c bytes.Buffer
+		if err := json.Compact(&c, raw); err != nil {
+			return fmt.Errorf("prediction of %s: %w", id, err)
 		}
-		rows, err := runfiles.DecodeJSONL[json.RawMessage](f, data)
-		if err != nil {
-			return nil, err
-		}
-		for i, r := range rows {
-			var p struct {
-				ItemID string `json:"item_id"`
-			}
-			if err := json.Unmarshal(r, &p); err != nil || p.ItemID == "" {
-				return nil, fmt.Errorf("%s: prediction %d: field item_id is missing or not a string", f, i+1)
-			}
-			var c bytes.Buffer
-			if err := json.Compact(&c, r); err != nil {
-				return nil, fmt.Errorf("%s: prediction %d: %w", f, i+1, err)
-			}
-			out[p.ItemID] = c.Bytes()
-		}
-	}
-	return out, nil
+		out[id] = c.Bytes()
+		return nil
+	})
+	return out, err
 }
 
 // Write builds the bundle of run and writes it into dir, creating dir if

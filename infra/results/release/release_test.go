@@ -10,14 +10,14 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/infra/results/release"
-	"github.com/glossobench/glossobench/infra/results/release/releasetest"
+	"github.com/glossobench/glossobench/activities/fakerun"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/release from the fake run")
 
 func fakeRun(t *testing.T) *release.Run {
 	t.Helper()
-	dir, err := releasetest.WriteRun(t.TempDir(), releasetest.Options{})
+	dir, err := fakerun.WriteRun(t.TempDir(), fakerun.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestTestdataInSync(t *testing.T) {
 	if *update {
 		os.RemoveAll(filepath.Join(root, "store"))
 		os.RemoveAll(filepath.Join(root, "bundle"))
-		dir, err := releasetest.WriteRun(filepath.Join(root, "store"), releasetest.Options{})
+		dir, err := fakerun.WriteRun(filepath.Join(root, "store"), fakerun.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,7 +317,7 @@ func TestTestdataInSync(t *testing.T) {
 // A symlink in the run folder that points out of it is never followed: the
 // bundle cannot pick up a file from elsewhere on the machine.
 func TestLoadRunStaysInRunDir(t *testing.T) {
-	dir, err := releasetest.WriteRun(t.TempDir(), releasetest.Options{})
+	dir, err := fakerun.WriteRun(t.TempDir(), fakerun.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

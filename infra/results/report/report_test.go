@@ -24,7 +24,7 @@ import (
 
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/config"
-	"github.com/glossobench/glossobench/infra/results/release/releasetest"
+	"github.com/glossobench/glossobench/activities/fakerun"
 	"github.com/glossobench/glossobench/infra/results/report"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
@@ -38,7 +38,7 @@ import (
 func render(t *testing.T) (string, *runfiles.Result, map[string]any) {
 	t.Helper()
 	storeDir := t.TempDir()
-	dir, err := releasetest.WriteRun(storeDir, releasetest.Options{})
+	dir, err := fakerun.WriteRun(storeDir, fakerun.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
-	"github.com/glossobench/glossobench/infra/results/release/releasetest"
+	"github.com/glossobench/glossobench/activities/fakerun"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 )
@@ -31,7 +31,7 @@ const plantedOutput = `<script>document.documentElement.setAttribute("data-pwned
 func fakeStore(t testing.TB, n int) string {
 	t.Helper()
 	dir := t.TempDir()
-	if _, err := releasetest.WriteRun(dir, releasetest.Options{}); err != nil {
+	if _, err := fakerun.WriteRun(dir, fakerun.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	writeBigAxis(t, filepath.Join(dir, "runs", "fake-run", "big"), n)
@@ -242,7 +242,7 @@ func TestRunPagesShowResult(t *testing.T) {
 	if strings.Contains(page, "<script") {
 		t.Error("the planted note reached the run page as markup")
 	}
-	if !strings.Contains(page, html.EscapeString(releasetest.ScriptNote)) {
+	if !strings.Contains(page, html.EscapeString(fakerun.ScriptNote)) {
 		t.Error("the planted note is not on the run page as text")
 	}
 	if r := get(t, srv.URL+"/run/fake-run/report"); !strings.Contains(r, "GlossoBench report") {
@@ -409,7 +409,7 @@ func BenchmarkOpenLargeAxis(b *testing.B) {
 // scores.jsonl.
 func TestCompare(t *testing.T) {
 	dir := fakeStore(t, 10)
-	if _, err := releasetest.WriteRun(dir, releasetest.Options{RunID: "run-b", Shift: 1}); err != nil {
+	if _, err := fakerun.WriteRun(dir, fakerun.Options{RunID: "run-b", Shift: 1}); err != nil {
 		t.Fatal(err)
 	}
 	srv := serve(t, dir)

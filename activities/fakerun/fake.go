@@ -1,8 +1,8 @@
-// Package releasetest writes a small but genuine run folder for the tests of
+// Package fakerun writes a small but genuine run folder for the tests of
 // the release, report and leaderboard tools. The per-axis results come from
 // the real axis scorers over made-up predictions, and result.json from the
 // real Aggregate activity, so the fake run always has the current format.
-package releasetest
+package fakerun
 
 import (
 	"context"
@@ -104,7 +104,7 @@ func WriteRun(storeDir string, o Options) (string, error) {
 		ac := cfg.Axes[r.name]
 		res, err := r.score(r.items, r.preds, scorers.ScoreOptions{ScoringMode: r.mode, Seed: cfg.Run.Seed, BootstrapResamples: cfg.Run.BootstrapResamples})
 		if err != nil {
-			return "", fmt.Errorf("releasetest: %s: %w", r.name, err)
+			return "", fmt.Errorf("fakerun: %s: %w", r.name, err)
 		}
 		if err := writeJSONL(filepath.Join(runDir, r.name, "items.jsonl"), r.items); err != nil {
 			return "", err
@@ -135,7 +135,7 @@ func WriteRun(storeDir string, o Options) (string, error) {
 	}
 	a := activities.New(zerolog.Nop())
 	if _, err := a.Aggregate(context.Background(), in); err != nil {
-		return "", fmt.Errorf("releasetest: aggregate: %w", err)
+		return "", fmt.Errorf("fakerun: aggregate: %w", err)
 	}
 	return runDir, nil
 }
