@@ -59,7 +59,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 
 	var pub, exp []stats.AxisSample
 	var pubScores, pubWeights []float64
-	var pooled []float64
+	var pooled scorers.Pooled
 	var ranking []stats.RankingAxis
 	s.Warnings = []string{}
 	for _, o := range in.Outcomes {
@@ -95,8 +95,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 				pubWeights = append(pubWeights, o.Weight)
 				s.MSAxes = append(s.MSAxes, r.Axis)
 				err := runfiles.EachJSONL(ctx, st, runfiles.ScoresKey(in.RunID, r.Axis), func(s scorers.ItemScore) error {
-					pooled = append(pooled, s.Score)
-					return nil
+					return pooled.Add(r.Metric, s)
 				})
 				if err != nil && !errors.Is(err, store.ErrNotFound) {
 					return Summary{}, err
@@ -134,14 +133,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		}
 		s.MSExperimental = stats.WeightedMean(v, w)
 	}
-	if len(pooled) > 0 {
-		var t float64
-		for _, x := range pooled {
-			t += x
-		}
-		mean := t / float64(len(pooled))
-		s.MSPooled = &mean
-	}
+	s.MSPooled = pooled.Value()
 	s.MSCI95 = stats.WeightedMeanCI(pubScores, pubWeights, cfg.Run.BootstrapResamples, uint64(cfg.Run.Seed))
 	total := len(in.Plan.Axes) + len(in.Plan.Skipped)
 	s.MSNote = fmt.Sprintf("ms_public is over %d of %d configured axes (%s)", len(s.MSAxes), total, strings.Join(s.MSAxes, ", "))

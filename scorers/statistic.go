@@ -25,6 +25,10 @@ type Statistic struct {
 	// Value is the headline of records whose terms sum to sum; false when
 	// it is undefined (no eligible record).
 	Value func(sum []float64) (float64, bool)
+	// PerRecord says the headline is sum[0]/sum[1] of per-record terms (a
+	// mean or a share), so the records of several axes pool into one mean
+	// counted as each axis counts them (Pooled).
+	PerRecord bool
 }
 
 var statistics = struct {
@@ -110,8 +114,47 @@ func MeanStatistic(metric string) Statistic {
 			t[0], t[1] = s.Score, 1
 			return nil
 		},
-		Value: Ratio,
+		Value:     Ratio,
+		PerRecord: true,
 	}
+}
+
+// Pooled is ms_pooled, the per-item pooled variant of the MS (spec §3): the
+// records of several axes pooled into one mean, each record counted as its
+// axis's headline counts it — a mean's records with their scores, a share's
+// eligible records with their hits (Safety: the harmful prompts, refused or
+// not). A corpus statistic (NLG's chrF++) has no per-record share: its
+// records enter with their item scores (sentence chrF++). Aggregate and
+// rescore both compute it here.
+type Pooled struct {
+	sum, n float64
+	terms  []float64
+}
+
+// Add pools one record of an axis whose headline metric is metric.
+func (p *Pooled) Add(metric string, s ItemScore) error {
+	st, ok := StatisticOf(metric)
+	if !ok || !st.PerRecord {
+		p.sum += s.Score
+		p.n++
+		return nil
+	}
+	p.terms = append(p.terms[:0], 0, 0)
+	if err := st.Terms(s, p.terms); err != nil {
+		return fmt.Errorf("item %s: %w", s.ItemID, err)
+	}
+	p.sum += p.terms[0]
+	p.n += p.terms[1]
+	return nil
+}
+
+// Value is the pooled mean, nil when no record counted.
+func (p *Pooled) Value() *float64 {
+	if p.n == 0 {
+		return nil
+	}
+	v := p.sum / p.n
+	return &v
 }
 
 // Ratio is sum[0]/sum[1], undefined when sum[1] is 0.

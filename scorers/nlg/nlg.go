@@ -52,7 +52,9 @@ type Axis struct{}
 // NewAxis returns the NLG axis.
 func NewAxis() scorers.Axis { return Axis{} }
 
-func init() { scorers.RegisterAxis(scorers.AxisPlugin{Name: "nlg", Kind: "nlg", Order: 4, New: NewAxis}) }
+func init() {
+	scorers.RegisterAxis(scorers.AxisPlugin{Name: "nlg", Kind: "nlg", Order: 4, New: NewAxis})
+}
 
 func (Axis) Name() string       { return "nlg" }
 func (Axis) Version() string    { return Version }

@@ -24,6 +24,7 @@ func init() {
 			}
 			return nil
 		},
-		Value: scorers.Ratio,
+		Value:     scorers.Ratio,
+		PerRecord: true,
 	})
 }

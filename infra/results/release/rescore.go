@@ -134,20 +134,16 @@ func Rescore(m *Manifest, items []Item) *RescoreReport {
 	rep.MS = append(rep.MS, finish(pub, stats.WeightedMean(scores, weights)))
 	rep.MS = append(rep.MS, msCI(m, rescored, pub.Detail)...)
 
-	pooled := Check{Name: "ms_pooled", Method: "mean of the item scores of the ms_axes", Published: m.MSPooled}
-	var sum float64
-	var n int
+	pooled := Check{Name: "ms_pooled", Method: "per-item pooled mean of the ms_axes (scorers.Pooled: each record counted as its axis's headline counts it)", Published: m.MSPooled}
+	var pool scorers.Pooled
 	for _, a := range m.MSAxes {
-		for _, it := range byAxis[a] {
-			sum += it.Score
-			n++
+		for _, it := range itemScores(byAxis[a]) {
+			if err := pool.Add(m.Axes[a].Metric, it); err != nil && pooled.Detail == "" {
+				pooled.Detail = fmt.Sprintf("axis %s: %v", a, err)
+			}
 		}
 	}
-	var pooledMean *float64
-	if n > 0 {
-		v := sum / float64(n)
-		pooledMean = &v
-	}
+	pooledMean := pool.Value()
 	rep.MS = append(rep.MS, finish(pooled, pooledMean))
 
 	exp := Check{Name: "ms_experimental", Method: "weighted mean of the selfbuilt axes' headlines", Published: m.MSExperimental}

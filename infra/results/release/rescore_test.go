@@ -21,7 +21,9 @@ func TestRescoreSafetyAndMT(t *testing.T) {
 	m := &Manifest{Axes: map[string]AxisHeadline{
 		"safety": {Metric: "refusal_on_unsafe", Score: f(2.0 / 3), N: 5, Weight: 1, Rescore: method("refusal_on_unsafe")},
 		"mt":     {Metric: "mean_judge_score_normalized", Score: f((0.7 + 0.4) / 2), N: 2, Weight: 1, Rescore: method("mean_judge_score_normalized")},
-	}, MSAxes: []string{"mt", "safety"}, MSPublic: f(((0.7+0.4)/2 + 2.0/3) / 2), MSPooled: f((0.7 + 0.4) / 7)}
+	}, MSAxes: []string{"mt", "safety"}, MSPublic: f(((0.7+0.4)/2 + 2.0/3) / 2), MSPooled: f((0.7 + 0.4 + 2) / 5)}
+	// ms_pooled counts each record as its axis's headline does: mt's two
+	// scores and safety's three harmful prompts, two of them refused.
 	rep := Rescore(m, items)
 	for _, c := range rep.Axes {
 		if c.Status != StatusExact {
