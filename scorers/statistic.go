@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/glossobench/glossobench/stats"
 )
 
 // Statistic is an axis's published headline as a function of a set of item
@@ -101,6 +103,48 @@ func (st Statistic) Of(items []ItemScore) (*float64, error) {
 		return nil, nil
 	}
 	return &v, nil
+}
+
+// CI is the 95% percentile bootstrap interval of the statistic over n
+// records, record(i) being the i-th: each resample sums the terms of the
+// records it draws and takes Value, so the interval is of the published
+// statistic itself, and for a mean it equals stats.MeanCI of the scores bit
+// for bit (the same draws, summed in the same order).
+func (st Statistic) CI(n int, record func(i int) ItemScore, resamples int, seed uint64) (*[2]float64, error) {
+	w := st.Width
+	flat := make([]float64, n*w)
+	for i := range n {
+		if err := st.Terms(record(i), flat[i*w:(i+1)*w]); err != nil {
+			return nil, fmt.Errorf("%s: record %d: %w", st.Metric, i, err)
+		}
+	}
+	sum := make([]float64, w)
+	lo, hi, err := stats.PercentileBootstrap(n, resamples, seed, 0.95, func(idx []int) float64 {
+		clear(sum)
+		for _, i := range idx {
+			for k, x := range flat[i*w : (i+1)*w] {
+				sum[k] += x
+			}
+		}
+		v, ok := st.Value(sum)
+		if !ok {
+			return math.NaN()
+		}
+		return v
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &[2]float64{lo, hi}, nil
+}
+
+// HeadlineCI is the CI of the statistic registered for metric.
+func HeadlineCI(metric string, n int, record func(i int) ItemScore, resamples int, seed uint64) (*[2]float64, error) {
+	st, ok := StatisticOf(metric)
+	if !ok {
+		return nil, fmt.Errorf("no statistic registered for metric %q", metric)
+	}
+	return st.CI(n, record, resamples, seed)
 }
 
 // MeanStatistic is the mean of the item scores, the headline of axes whose

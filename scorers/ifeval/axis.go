@@ -10,7 +10,6 @@ import (
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/dataset"
-	"github.com/glossobench/glossobench/stats"
 )
 
 // AxisVersion is bumped whenever a change can move an IF number.
@@ -238,8 +237,10 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 	res.Score = &headline
 	res.TruncationRate = float64(t.truncated) / float64(n)
 	scorers.WarnTruncation(&res)
-	if lo, hi, err := stats.MeanCI(t.strict, t.resamples, t.seed, 0.95); err == nil {
-		res.CI95 = &[2]float64{lo, hi}
+	if ci, err := scorers.HeadlineCI(res.Metric, len(t.strict), func(i int) scorers.ItemScore {
+		return scorers.ItemScore{Score: t.strict[i]}
+	}, t.resamples, t.seed); err == nil {
+		res.CI95 = ci
 	}
 	res.Secondary = map[string]any{
 		"prompt_level_strict_acc": sum.PromptStrict,

@@ -16,7 +16,6 @@ import (
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
-	"github.com/glossobench/glossobench/stats"
 )
 
 // Version changes whenever a change can move a number.
@@ -566,15 +565,14 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d of %d items have no scorable prediction and are not scored", missing, t.items))
 	}
 	if r.N > 1 && t.resamples > 0 {
-		x := make([]float64, r.N)
-		for i, ok := range t.correct {
-			if ok {
-				x[i] = 1
+		ci, err := scorers.HeadlineCI(r.Metric, r.N, func(i int) scorers.ItemScore {
+			if t.correct[i] {
+				return scorers.ItemScore{Score: 1}
 			}
-		}
-		lo, hi, err := stats.MeanCI(x, t.resamples, uint64(t.seed), 0.95)
+			return scorers.ItemScore{}
+		}, t.resamples, uint64(t.seed))
 		if err == nil {
-			r.CI95 = &[2]float64{lo, hi}
+			r.CI95 = ci
 		}
 	}
 	return r, nil

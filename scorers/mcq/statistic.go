@@ -6,5 +6,6 @@ import "github.com/glossobench/glossobench/scorers"
 // scored, and each scored item's score is 1 or 0 for that mode.
 func init() {
 	scorers.RegisterStatistic(scorers.MeanStatistic("acc_cloze"))
+	scorers.RegisterStatistic(scorers.MeanStatistic("acc_cloze_text"))
 	scorers.RegisterStatistic(scorers.MeanStatistic("acc_generate"))
 }

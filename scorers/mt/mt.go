@@ -21,7 +21,6 @@ import (
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/dataset"
 	"github.com/glossobench/glossobench/scorers/judge"
-	"github.com/glossobench/glossobench/stats"
 )
 
 // Version changes whenever a change can move a number.
@@ -481,8 +480,10 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 	}
 	mean := meanOf(t.scores)
 	r.Score = &mean
-	if lo, hi, err := stats.MeanCI(t.scores, t.resamples, t.seed, 0.95); err == nil {
-		r.CI95 = &[2]float64{lo, hi}
+	if ci, err := scorers.HeadlineCI(r.Metric, len(t.scores), func(i int) scorers.ItemScore {
+		return scorers.ItemScore{Score: t.scores[i]}
+	}, t.resamples, t.seed); err == nil {
+		r.CI95 = ci
 	}
 	sec := map[string]any{
 		"weighted_win_rate": WinRate(t.scores),

@@ -6,7 +6,6 @@ import (
 
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/chrf"
-	"github.com/glossobench/glossobench/stats"
 )
 
 // Tally starts scoring the axis one shard at a time. The NLG axis has no
@@ -196,16 +195,11 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 	res.TruncationRate = float64(t.truncated) / float64(t.n)
 	scorers.WarnTruncation(&res)
 
-	total := make(chrf.Stats, t.width)
-	lo, hi, err := stats.PercentileBootstrap(t.n, t.resamples, uint64(t.seed), 0.95, func(idx []int) float64 {
-		clear(total)
-		for _, i := range idx {
-			total.Add(t.segs[i*t.width : (i+1)*t.width])
-		}
-		return t.m.FScore(total) / 100
-	})
+	ci, err := scorers.HeadlineCI(res.Metric, t.n, func(i int) scorers.ItemScore {
+		return scorers.ItemScore{Fields: map[string]any{StatsField: chrf.Stats(t.segs[i*t.width : (i+1)*t.width])}}
+	}, t.resamples, uint64(t.seed))
 	if err == nil {
-		res.CI95 = &[2]float64{lo, hi}
+		res.CI95 = ci
 	} else {
 		res.Notes = append(res.Notes, "no CI: "+err.Error())
 	}
