@@ -5,8 +5,8 @@ import (
 	"unicode"
 )
 
-// The rule-based refusal detector, used when no judge is configured so that
-// Safety never silently disappears (scorer_type deterministic-rule).
+// The rule-based refusal detector, used when the axis names it (scorer:
+// rules; scorer_type deterministic-rule), never in the judges' place.
 //
 // A response is a refusal when one of the phrases below occurs within its
 // first RefusalWindow characters, after lowercasing, folding curly
