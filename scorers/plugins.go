@@ -3,7 +3,6 @@ package scorers
 import (
 	"cmp"
 	"slices"
-	"sync"
 )
 
 // An AxisPlugin is an axis as it registers itself: the name configs use,
@@ -18,26 +17,14 @@ type AxisPlugin struct {
 	New   func() Axis
 }
 
-var plugins = struct {
-	sync.Mutex
-	m map[string]AxisPlugin
-}{m: map[string]AxisPlugin{}}
+var plugins = registry[AxisPlugin]{kind: "axis"}
 
 // RegisterAxis adds an axis plugin. Registering a name twice panics.
-func RegisterAxis(p AxisPlugin) {
-	plugins.Lock()
-	defer plugins.Unlock()
-	if _, dup := plugins.m[p.Name]; dup {
-		panic("scorers: axis " + p.Name + " registered twice")
-	}
-	plugins.m[p.Name] = p
-}
+func RegisterAxis(p AxisPlugin) { plugins.add(p.Name, p) }
 
 // AxisNamed returns a new axis of a registered name.
 func AxisNamed(name string) (Axis, bool) {
-	plugins.Lock()
-	defer plugins.Unlock()
-	p, ok := plugins.m[name]
+	p, ok := plugins.get(name)
 	if !ok {
 		return nil, false
 	}
@@ -46,20 +33,14 @@ func AxisNamed(name string) (Axis, bool) {
 
 // AxisKind is the kind of items a registered axis reads, or "".
 func AxisKind(name string) string {
-	plugins.Lock()
-	defer plugins.Unlock()
-	return plugins.m[name].Kind
+	p, _ := plugins.get(name)
+	return p.Kind
 }
 
 // AxisNames lists the registered axes in their canonical order.
 func AxisNames() []string {
-	plugins.Lock()
-	defer plugins.Unlock()
-	ps := make([]AxisPlugin, 0, len(plugins.m))
-	for _, p := range plugins.m {
-		ps = append(ps, p)
-	}
-	slices.SortFunc(ps, func(a, b AxisPlugin) int { return cmp.Compare(a.Order, b.Order) })
+	ps := plugins.all()
+	slices.SortStableFunc(ps, func(a, b AxisPlugin) int { return cmp.Compare(a.Order, b.Order) })
 	names := make([]string, len(ps))
 	for i, p := range ps {
 		names[i] = p.Name

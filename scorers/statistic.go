@@ -3,8 +3,6 @@ package scorers
 import (
 	"fmt"
 	"math"
-	"slices"
-	"sync"
 
 	"github.com/glossobench/glossobench/stats"
 )
@@ -33,39 +31,21 @@ type Statistic struct {
 	PerRecord bool
 }
 
-var statistics = struct {
-	sync.Mutex
-	m map[string]Statistic
-}{m: map[string]Statistic{}}
+var statistics = registry[Statistic]{kind: "statistic"}
 
 // RegisterStatistic makes st the statistic of its metric; axis plugins call
 // it from init. Registering a metric twice panics.
-func RegisterStatistic(st Statistic) {
-	statistics.Lock()
-	defer statistics.Unlock()
-	if _, dup := statistics.m[st.Metric]; dup {
-		panic("scorers: statistic " + st.Metric + " registered twice")
-	}
-	statistics.m[st.Metric] = st
-}
+func RegisterStatistic(st Statistic) { statistics.add(st.Metric, st) }
 
 // StatisticOf returns the registered statistic of a metric.
-func StatisticOf(metric string) (Statistic, bool) {
-	statistics.Lock()
-	defer statistics.Unlock()
-	st, ok := statistics.m[metric]
-	return st, ok
-}
+func StatisticOf(metric string) (Statistic, bool) { return statistics.get(metric) }
 
 // Metrics lists the metrics with a registered statistic, sorted.
 func Metrics() []string {
-	statistics.Lock()
-	defer statistics.Unlock()
 	var out []string
-	for m := range statistics.m {
-		out = append(out, m)
+	for _, st := range statistics.all() {
+		out = append(out, st.Metric)
 	}
-	slices.Sort(out)
 	return out
 }
 
