@@ -218,8 +218,13 @@ func TestRunPagesShowResult(t *testing.T) {
 	if !strings.Contains(list, `data-run="fake-run"`) || !strings.Contains(list, "fake/model-7b") {
 		t.Fatalf("runs page lacks the run:\n%s", list)
 	}
-	if !checkNumbers(t, list, res)["summary.ms_public"] {
+	listed := checkNumbers(t, list, res)
+	if !listed["summary.ms_public"] {
 		t.Error("runs page has no ms_public")
+	}
+	// The ranking mean stands beside ms_public (checkNumbers compared its value).
+	if v, _ := lookup(res, "summary.ms_ranking"); !listed["summary.ms_ranking"] || v == nil {
+		t.Errorf("runs page shows no ms_ranking (result.json has %v)", v)
 	}
 	page := get(t, srv.URL+"/run/fake-run/")
 	seen := checkNumbers(t, page, res)
