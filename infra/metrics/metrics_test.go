@@ -23,7 +23,7 @@ func TestSDKHandlerKeepsOneLabelSetPerName(t *testing.T) {
 	base.Counter("temporal_request").Inc(2)
 	base.WithTags(map[string]string{"operation": "Poll"}).Counter("temporal_request").Inc(3) // an extra tag
 	h.WithTags(map[string]string{"namespace": "default"}).Counter("temporal_request").Inc(5) // a missing one
-	base.Counter("temporal_request").Inc(-7)                                                  // counters only go up
+	base.Counter("temporal_request").Inc(-7)                                                 // counters only go up
 	base.Timer("temporal_activity_execution_latency").Record(1500 * time.Millisecond)
 	base.Gauge("temporal_num_pollers").Update(4)
 	base.Timer("temporal_request").Record(time.Second) // same name, other kind: dropped, no panic
