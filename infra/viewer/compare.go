@@ -137,27 +137,43 @@ func (s *Server) Compare(ctx context.Context, a, b string) ([]compareAxis, error
 		}
 		out = append(out, c)
 	}
-	if len(paired) == 0 {
-		return out, nil
+	// The calls sigtest makes: one for the axes of both runs' ms_public, one
+	// for the rest. A call's resamples draw each of its axes' items in turn
+	// from one stream, so these groups give sigtest's intervals.
+	var ms, rest []int
+	for i, pt := range paired {
+		if slices.Contains(ra.Summary.MSAxes, pt.Name) && slices.Contains(rb.Summary.MSAxes, pt.Name) {
+			ms = append(ms, i)
+		} else {
+			rest = append(rest, i)
+		}
 	}
-	// All axes in one call, as sigtest makes it: the resamples draw each
-	// axis's items in turn from one stream, so the intervals are sigtest's.
-	diffs, _, err := stats.CompareStatistics(paired, compareResamples, compareSeed, compareLevel)
-	if err != nil {
-		// One axis's statistic is undefined somewhere; compare each alone.
-		for i, pt := range paired {
-			d, _, err := stats.CompareStatistics([]stats.PairedTerms{pt}, compareResamples, compareSeed, compareLevel)
+	for _, group := range [][]int{ms, rest} {
+		if len(group) == 0 {
+			continue
+		}
+		var pts []stats.PairedTerms
+		for _, i := range group {
+			pts = append(pts, paired[i])
+		}
+		diffs, _, err := stats.CompareStatistics(pts, compareResamples, compareSeed, compareLevel)
+		if err == nil {
+			for k, d := range diffs {
+				setDifference(&out[at[group[k]]], d)
+			}
+			continue
+		}
+		// One axis's statistic is undefined somewhere (sigtest refuses the
+		// pair); compare each axis alone.
+		for _, i := range group {
+			d, _, err := stats.CompareStatistics([]stats.PairedTerms{paired[i]}, compareResamples, compareSeed, compareLevel)
 			if err != nil {
 				out[at[i]].Note = err.Error()
 				continue
 			}
 			setDifference(&out[at[i]], d[0])
-			out[at[i]].Note = "interval from this axis alone (another axis could not be compared), so not sigtest's"
+			out[at[i]].Note = "interval of this axis alone (another axis could not be compared), so not sigtest's"
 		}
-		return out, nil
-	}
-	for i, d := range diffs {
-		setDifference(&out[at[i]], d)
 	}
 	return out, nil
 }
