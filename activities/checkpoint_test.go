@@ -80,24 +80,39 @@ func TestInferRetriesCheckpointWrites(t *testing.T) {
 // checkpointCount reads glossobench_checkpoint_<what>_total for predictions
 // (and result, when given) from the metrics registry.
 func checkpointCount(t *testing.T, what, result string) float64 {
+	labels := map[string]string{"kind": "predictions"}
+	if result != "" {
+		labels["result"] = result
+	}
+	return counterSum(t, "glossobench_checkpoint_"+what+"_total", labels)
+}
+
+// counterSum adds a counter's series that carry all the given labels, as
+// the metrics registry has them.
+func counterSum(t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
 	fams, err := metrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var sum float64
 	for _, f := range fams {
-		if f.GetName() != "glossobench_checkpoint_"+what+"_total" {
+		if f.GetName() != name {
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
+			have := map[string]string{}
 			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
+				have[l.GetName()] = l.GetValue()
 			}
-			if labels["kind"] == "predictions" && (result == "" || labels["result"] == result) {
-				return m.GetCounter().GetValue()
+			match := true
+			for k, v := range labels {
+				match = match && have[k] == v
+			}
+			if match {
+				sum += m.GetCounter().GetValue()
 			}
 		}
 	}
-	return 0
+	return sum
 }
