@@ -28,6 +28,7 @@ func TestSDKHandlerKeepsOneLabelSetPerName(t *testing.T) {
 	base.Gauge("temporal_num_pollers").Update(4)
 	base.Timer("temporal_request").Record(time.Second) // same name, other kind: dropped, no panic
 	base.WithTags(map[string]string{"bad-key": "x"}).Counter("temporal.odd-name").Inc(1)
+	base.WithTags(map[string]string{"task_queue": "\xff"}).Counter("temporal_request").Inc(1) // not UTF-8: left out, no panic
 
 	if _, err := reg.Gather(); err != nil {
 		t.Fatalf("gather: %v", err)

@@ -45,7 +45,10 @@ func (h sdkHandler) Counter(name string) client.MetricsCounter {
 	if v == nil {
 		return client.MetricsNopHandler.Counter(name)
 	}
-	c := v.counter.WithLabelValues(v.values(h.tags)...)
+	c, err := v.counter.GetMetricWithLabelValues(v.values(h.tags)...)
+	if err != nil { // a tag value that is not UTF-8: not recorded, no panic
+		return client.MetricsNopHandler.Counter(name)
+	}
 	return counterFunc(func(d int64) {
 		if d > 0 { // a Prometheus counter only goes up
 			c.Add(float64(d))
@@ -58,7 +61,11 @@ func (h sdkHandler) Gauge(name string) client.MetricsGauge {
 	if v == nil {
 		return client.MetricsNopHandler.Gauge(name)
 	}
-	return gaugeFunc(v.gauge.WithLabelValues(v.values(h.tags)...).Set)
+	g, err := v.gauge.GetMetricWithLabelValues(v.values(h.tags)...)
+	if err != nil {
+		return client.MetricsNopHandler.Gauge(name)
+	}
+	return gaugeFunc(g.Set)
 }
 
 func (h sdkHandler) Timer(name string) client.MetricsTimer {
@@ -66,7 +73,10 @@ func (h sdkHandler) Timer(name string) client.MetricsTimer {
 	if v == nil {
 		return client.MetricsNopHandler.Timer(name)
 	}
-	o := v.timer.WithLabelValues(v.values(h.tags)...)
+	o, err := v.timer.GetMetricWithLabelValues(v.values(h.tags)...)
+	if err != nil {
+		return client.MetricsNopHandler.Timer(name)
+	}
 	return timerFunc(func(d time.Duration) { o.Observe(d.Seconds()) })
 }
 
