@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/glossobench/glossobench/infra/metrics"
 	"github.com/glossobench/glossobench/infra/store"
 )
 
@@ -51,9 +52,14 @@ func TestInferRetriesCheckpointWrites(t *testing.T) {
 	flaky := &flakyStore{Store: real, fails: 2, unconfirmed: 1}
 	acts.stores[ref.StoreURI] = flaky
 
+	ok0, failed0, retried0 := checkpointCount(t, "writes", "ok"), checkpointCount(t, "writes", "error"), checkpointCount(t, "write_retries", "")
 	v, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: "knowledge", Shard: 0})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The metrics count 4 written objects, 3 failed writes and 3 retries.
+	if ok, failed, retried := checkpointCount(t, "writes", "ok")-ok0, checkpointCount(t, "writes", "error")-failed0, checkpointCount(t, "write_retries", "")-retried0; ok != 4 || failed != 3 || retried != 3 {
+		t.Errorf("checkpoint metrics: %v written, %v failed, %v retried; want 4, 3, 3", ok, failed, retried)
 	}
 	var r ShardResult
 	v.Get(&r)
@@ -69,4 +75,44 @@ func TestInferRetriesCheckpointWrites(t *testing.T) {
 	if err != nil || len(preds) != 10 || parts != 4 {
 		t.Fatalf("stored %d predictions in %d objects (%v), want 10 in 4", len(preds), parts, err)
 	}
+}
+
+// checkpointCount reads glossobench_checkpoint_<what>_total for predictions
+// (and result, when given) from the metrics registry.
+func checkpointCount(t *testing.T, what, result string) float64 {
+	labels := map[string]string{"kind": "predictions"}
+	if result != "" {
+		labels["result"] = result
+	}
+	return counterSum(t, "glossobench_checkpoint_"+what+"_total", labels)
+}
+
+// counterSum adds a counter's series that carry all the given labels, as
+// the metrics registry has them.
+func counterSum(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	fams, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			match := true
+			for k, v := range labels {
+				match = match && have[k] == v
+			}
+			if match {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/metrics"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/infra/store"
@@ -103,6 +104,9 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 			if err != nil {
 				return StageNote{}, err
 			}
+			for _, jc := range c {
+				metrics.JudgeParseFailures(jc.Judge, jc.ParseFail)
+			}
 			counts = addCounts(counts, c)
 			rated += len(reqs)
 			unrequested += len(ps) - distinctItems(reqs)
@@ -111,7 +115,12 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 				return StageNote{}, err
 			}
 			key := fmt.Sprintf("%s%05d.jsonl", ratingsPrefix(in.RunID, in.Axis, s), parts)
-			if err := st.Put(ctx, key, data); err != nil && !errors.Is(err, store.ErrExists) {
+			err = st.Put(ctx, key, data)
+			if errors.Is(err, store.ErrExists) {
+				err = nil // an earlier attempt's write of the same ratings
+			}
+			metrics.CheckpointWrite("ratings", err)
+			if err != nil {
 				return StageNote{}, err
 			}
 			parts++

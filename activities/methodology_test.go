@@ -282,8 +282,13 @@ func TestSafetyWithoutJudgesSkips(t *testing.T) {
 func TestMTKeepsParseFailures(t *testing.T) {
 	url := judgeServer(t, "I would rather not rate this.")
 	env, acts, _ := newActEnv()
+	before := counterSum(t, "glossobench_judge_parse_failures_total", nil)
 	r := runAxisStages(t, env, acts, "p", mtConfig(t, url, "", ""), "mt")
 	res := r.out.Result
+	// The metric counts the same replies, summed over the two judges.
+	if got := counterSum(t, "glossobench_judge_parse_failures_total", nil) - before; got != 12 {
+		t.Errorf("glossobench_judge_parse_failures_total went up by %v, want 12", got)
+	}
 	notes := strings.Join(res.Notes, "\n")
 	if res.Score != nil || res.Metric == "skipped_no_judge" || strings.Contains(notes, "needs at least one judge") ||
 		!strings.Contains(notes, "failed to parse") || res.Secondary["parse_fail"] != 12.0 {

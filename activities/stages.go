@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/glossobench/glossobench/infra/metrics"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
@@ -206,6 +207,7 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 			if err != nil {
 				return res, err
 			}
+			metrics.ItemsInferred(in.Axis, len(ok))
 			parts++
 			mu.Lock()
 			res.Done += len(ok)
@@ -241,11 +243,14 @@ func saveCheckpoint(ctx context.Context, st store.Store, key string, data []byte
 		err := st.Put(wctx, key, data)
 		cancel()
 		if err == nil || (attempt > 1 && errors.Is(err, store.ErrExists)) {
+			metrics.CheckpointWrite("predictions", nil)
 			return nil
 		}
+		metrics.CheckpointWrite("predictions", err)
 		if errors.Is(err, store.ErrExists) || ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
 			return fmt.Errorf("checkpoint %s: %w", key, err)
 		}
+		metrics.CheckpointRetry("predictions")
 		setWaiting(fmt.Sprintf("checkpoint %s: %v; retrying in %s (attempt %d)", key, err, wait, attempt))
 		activity.GetLogger(ctx).Warn("checkpoint write failed; answered items are kept and the write retried", "key", key, "error", err, "attempt", attempt)
 		select {

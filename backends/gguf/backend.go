@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/glossobench/glossobench/backends"
 )
@@ -103,10 +104,14 @@ func (m *Model) LogLikelihood(ctx context.Context, reqs []backends.LLRequest) ([
 	out := make([]backends.LLResult, len(reqs))
 	for _, oi := range order {
 		j := jobs[oi]
+		start := time.Now()
 		res, err := m.score(ctx, j.all, j.nCtx)
 		if err != nil {
+			backends.Observe().Request("gguf", "loglikelihood", "error", time.Since(start))
 			return nil, fmt.Errorf("gguf: request %q: %w", reqs[j.i].ID, err)
 		}
+		backends.Observe().Request("gguf", "loglikelihood", "ok", time.Since(start))
+		backends.Observe().Tokens("gguf", len(j.all), 0)
 		res.ID = reqs[j.i].ID
 		res.ContextTruncated = j.cut
 		out[j.i] = res
@@ -168,10 +173,13 @@ func (m *Model) Generate(ctx context.Context, reqs []backends.GenRequest) ([]bac
 	}
 	out := make([]backends.Generation, len(reqs))
 	for i, r := range reqs {
+		start := time.Now()
 		g, err := m.generate(ctx, r)
 		if err != nil {
+			backends.Observe().Request("gguf", "generate", "error", time.Since(start))
 			return nil, fmt.Errorf("gguf: request %q: %w", r.ID, err)
 		}
+		backends.Observe().Request("gguf", "generate", "ok", time.Since(start))
 		g.ID = r.ID
 		out[i] = g
 	}
@@ -215,6 +223,7 @@ func (m *Model) generate(ctx context.Context, r backends.GenRequest) (backends.G
 		rng = rand.New(rand.NewPCG(uint64(r.Seed), 0x9e3779b97f4a7c15))
 	}
 	var gen []int
+	defer func() { backends.Observe().Tokens("gguf", len(tokens), len(gen)) }()
 	for {
 		next := sample(logits, r.Temperature, rng)
 		if m.tok.IsEOG(next) {

@@ -38,6 +38,7 @@ type genResponse struct {
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
 }
@@ -116,6 +117,7 @@ func parseGeneration(id, path string, resp *genResponse) (backends.Generation, e
 	}
 	if resp.Usage != nil {
 		g.Tokens = resp.Usage.CompletionTokens
+		backends.Observe().Tokens("openai", resp.Usage.PromptTokens, resp.Usage.CompletionTokens)
 	}
 	return g, nil
 }

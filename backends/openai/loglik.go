@@ -200,6 +200,7 @@ func parseEcho(raw []byte, nCtx, contLen int) (backends.LLResult, error) {
 	if p > n || p <= 0 || nCtx >= p {
 		return backends.LLResult{}, unsupported("POST %s did not echo the prompt (%d prompt tokens, %d logprobs, context %d tokens)", path, p, n, nCtx)
 	}
+	backends.Observe().Tokens("openai", p, 0)
 	s := nCtx
 	if s < 0 {
 		var err error

@@ -43,6 +43,7 @@ func runRun(args []string) int {
 	overlay := fs.Bool("judge-overlay", false, "judges also rate the verifiable axes' generated responses (secondary judge_quality)")
 	skipPreflight := fs.Bool("skip-preflight", false, "start the run without first checking datasets, model, judges and store from here (for workers that see files or servers this machine does not)")
 	logFormatFlag(fs)
+	metricsAddrFlag(fs)
 	if !parse(fs, args) {
 		return 2
 	}
@@ -81,6 +82,12 @@ func runRun(args []string) int {
 		*runID = unsafeID.ReplaceAllString(cfg.Model.ID, "_") + "-" + time.Now().UTC().Format("20060102T150405")
 	}
 
+	stopMetrics, err := serveMetrics(log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stopMetrics()
 	addr, ns, srv, err := ensureServer(log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

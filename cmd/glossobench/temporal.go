@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/glossobench/glossobench/infra/devserver"
+	"github.com/glossobench/glossobench/infra/metrics"
 	"github.com/glossobench/glossobench/infra/runner"
 )
 
@@ -37,6 +38,35 @@ func logFormatFlag(fs *flag.FlagSet) {
 		logFormat = s
 		return nil
 	})
+}
+
+// metricsAddr is --metrics-addr: where GET /metrics is served; "" (the
+// default) serves nothing.
+var metricsAddr string
+
+// metricsAddrFlag adds --metrics-addr to a command that runs a worker or a run.
+func metricsAddrFlag(fs *flag.FlagSet) {
+	fs.Func("metrics-addr", "serve Prometheus metrics (the Temporal SDK's and GlossoBench's) at http://HOST:PORT/metrics (off by default)", func(s string) error {
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			return fmt.Errorf("want HOST:PORT, got %q", s)
+		}
+		metricsAddr = s
+		return nil
+	})
+}
+
+// serveMetrics starts the metrics endpoint when --metrics-addr is set. The
+// returned stop is never nil.
+func serveMetrics(log zerolog.Logger) (stop func(), err error) {
+	if metricsAddr == "" {
+		return func() {}, nil
+	}
+	s, err := metrics.Serve(metricsAddr)
+	if err != nil {
+		return nil, err
+	}
+	log.Info().Str("url", "http://"+s.Addr()+"/metrics").Msg("Prometheus metrics")
+	return func() { s.Close() }, nil
 }
 
 func newLogger() zerolog.Logger {
@@ -62,10 +92,17 @@ func runDev(args []string) int {
 	uiPort := fs.Int("ui-port", 8233, "Web UI port (-1: no UI)")
 	dir := fs.String("dir", runner.StateDir, "folder for the SQLite database and logs")
 	logFormatFlag(fs)
+	metricsAddrFlag(fs)
 	if !parse(fs, args) {
 		return 2
 	}
 	log := newLogger()
+	stopMetrics, err := serveMetrics(log)
+	if err != nil {
+		log.Error().Err(err).Msg("metrics")
+		return 1
+	}
+	defer stopMetrics()
 	srv, err := runner.Embedded(*dir, *port, *uiPort)
 	if err != nil {
 		log.Error().Err(err).Msg("dev server")
@@ -95,6 +132,7 @@ func runWorker(args []string) int {
 	fs := newFlagSet("worker", "glossobench worker [--queues all|cpu|inference]")
 	queues := fs.String("queues", "all", "task queues to serve: all, cpu (workflows, scoring) or inference (model calls)")
 	logFormatFlag(fs)
+	metricsAddrFlag(fs)
 	if !parse(fs, args) {
 		return 2
 	}
@@ -111,6 +149,12 @@ func runWorker(args []string) int {
 		return 2
 	}
 	log := newLogger()
+	stopMetrics, err := serveMetrics(log)
+	if err != nil {
+		log.Error().Err(err).Msg("metrics")
+		return 1
+	}
+	defer stopMetrics()
 	env := runner.FromEnv()
 	if env.Address == "" {
 		env.Address = "127.0.0.1:7233"
@@ -149,6 +193,9 @@ func dial(addr, namespace string, log zerolog.Logger) (client.Client, error) {
 	opts, err := env.Options(log)
 	if err != nil {
 		return nil, err
+	}
+	if metricsAddr != "" {
+		opts.MetricsHandler = metrics.SDKHandler()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -12,7 +12,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
+
+	"github.com/glossobench/glossobench/backends"
 )
 
 // ErrMalformed marks a 2xx answer that is not the JSON the caller expected.
@@ -104,6 +108,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		if attempt >= c.MaxRetries {
 			return fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
 		}
+		backends.Observe().Retry(c.Name, endpoint(path))
 		t := time.NewTimer(c.retryWait(attempt, retryAfter))
 		select {
 		case <-ctx.Done():
@@ -141,13 +146,16 @@ func (c *Client) attempt(ctx context.Context, method, path string, body []byte) 
 	if c.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.APIKey)
 	}
+	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
+		backends.Observe().Request(c.Name, endpoint(path), "error", time.Since(start))
 		return nil, 0, c.transportError(ctx, method, path, err)
 	}
 	defer resp.Body.Close()
 	limit := c.MaxResponseBytes
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	backends.Observe().Request(c.Name, endpoint(path), strconv.Itoa(resp.StatusCode), time.Since(start))
 	if err != nil {
 		return nil, 0, c.transportError(ctx, method, path, err)
 	}
@@ -163,4 +171,14 @@ func (c *Client) attempt(ctx context.Context, method, path string, body []byte) 
 		return nil, parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), &transientError{he}
 	}
 	return nil, 0, he
+}
+
+// endpoint is what a request's metrics are labelled with: the path alone,
+// without a whole URL's host or query, which may name a private host or
+// carry a key.
+func endpoint(path string) string {
+	if u, err := url.Parse(path); err == nil {
+		return u.Path
+	}
+	return "?"
 }

@@ -135,7 +135,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 // runRow is one line of the runs page.
 type runRow struct {
 	ID, Model, BenchVersion, Date, Status string
-	MSPublic                              *float64
+	MSPublic, MSRanking                   *float64
 }
 
 // runDate reads the date from a run id ending in -YYYYMMDDTHHMMSS (the form
@@ -168,7 +168,8 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 				row.Status = "unreadable result.json: " + err.Error()
 			} else {
 				row.Status = "finished"
-				row.Model, row.BenchVersion, row.MSPublic = res.ModelID, res.BenchVersion, res.Summary.MSPublic
+				row.Model, row.BenchVersion = res.ModelID, res.BenchVersion
+				row.MSPublic, row.MSRanking = res.Summary.MSPublic, res.Summary.MSRanking
 			}
 		} else {
 			row.Status = "not finished (no result.json)"

@@ -1,0 +1,122 @@
+// Package metrics holds a worker process's Prometheus metrics and serves
+// them: the Temporal SDK's own worker metrics (through SDKHandler, passed as
+// client.Options.MetricsHandler) and GlossoBench's (items, model requests,
+// tokens, checkpoint writes, judge parse failures). Counting is always on and
+// costs an atomic add; serving is opt-in (--metrics-addr). The README lists
+// every metric.
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/glossobench/glossobench/backends"
+)
+
+// Registry holds every metric of the process; Serve exposes it.
+var Registry = prometheus.NewRegistry()
+
+// Buckets of the model request latency histogram, in seconds: an embedded
+// model's log-likelihood takes milliseconds, a long generation minutes.
+var requestBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+
+var (
+	itemsInferred = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "glossobench_items_inferred_total",
+		Help: "Items whose model answer was checkpointed, by axis.",
+	}, []string{"axis"})
+	itemsScored = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "glossobench_items_scored_total",
+		Help: "Items scored by a completed Score activity, by axis.",
+	}, []string{"axis"})
+	backendRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "glossobench_backend_requests_total",
+		Help: "Attempts of model requests, by backend, endpoint and status (HTTP status, error, or ok for the embedded model).",
+	}, []string{"backend", "endpoint", "status"})
+	backendLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "glossobench_backend_request_duration_seconds",
+		Help:    "Duration of one attempt of a model request, by backend and endpoint.",
+		Buckets: requestBuckets,
+	}, []string{"backend", "endpoint"})
+	backendRetries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "glossobench_backend_retries_total",
+		Help: "Model request attempts retried after a transient failure (429, 5xx, timeout, refused connection), by backend and endpoint.",
+	}, []string{"backend", "endpoint"})
+	tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "glossobench_backend_tokens_total",
+		Help: "Tokens sent to the model (direction in) and generated (out), by backend, as the server's usage or the embedded model counts them.",
+	}, []string{"backend", "direction"})
+	checkpointWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "glossobench_checkpoint_writes_total",
+		Help: "Checkpoint objects written to the store (kind predictions or ratings), by result (ok or error).",
+	}, []string{"kind", "result"})
+	checkpointRetries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "glossobench_checkpoint_write_retries_total",
+		Help: "Checkpoint writes tried again after the store failed them, by kind.",
+	}, []string{"kind"})
+	judgeParseFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "glossobench_judge_parse_failures_total",
+		Help: "Judge replies that held no valid rating, by judge.",
+	}, []string{"judge"})
+)
+
+func init() {
+	Registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		itemsInferred, itemsScored, backendRequests, backendLatency, backendRetries, tokens,
+		checkpointWrites, checkpointRetries, judgeParseFailures,
+	)
+	// The backends cannot import this package; they report through the
+	// observer it installs in every process that links it.
+	backends.SetObserver(backendObserver{})
+}
+
+// ItemsInferred counts n items of axis answered and checkpointed.
+func ItemsInferred(axis string, n int) { itemsInferred.WithLabelValues(axis).Add(float64(n)) }
+
+// ItemsScored counts n items of axis scored.
+func ItemsScored(axis string, n int) { itemsScored.WithLabelValues(axis).Add(float64(n)) }
+
+// CheckpointWrite counts one checkpoint write of kind (predictions, ratings)
+// and whether the store took it.
+func CheckpointWrite(kind string, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	checkpointWrites.WithLabelValues(kind, result).Inc()
+}
+
+// CheckpointRetry counts a failed checkpoint write that is tried again.
+func CheckpointRetry(kind string) { checkpointRetries.WithLabelValues(kind).Inc() }
+
+// JudgeParseFailures counts n replies of judge that held no valid rating.
+func JudgeParseFailures(judge string, n int) {
+	if n > 0 {
+		judgeParseFailures.WithLabelValues(judge).Add(float64(n))
+	}
+}
+
+// backendObserver counts what the backends report.
+type backendObserver struct{}
+
+func (backendObserver) Request(backend, endpoint, status string, took time.Duration) {
+	backendRequests.WithLabelValues(backend, endpoint, status).Inc()
+	backendLatency.WithLabelValues(backend, endpoint).Observe(took.Seconds())
+}
+
+func (backendObserver) Retry(backend, endpoint string) {
+	backendRetries.WithLabelValues(backend, endpoint).Inc()
+}
+
+func (backendObserver) Tokens(backend string, in, out int) {
+	if in > 0 {
+		tokens.WithLabelValues(backend, "in").Add(float64(in))
+	}
+	if out > 0 {
+		tokens.WithLabelValues(backend, "out").Add(float64(out))
+	}
+}
