@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/bits"
 	"slices"
+	"strings"
 )
 
 // Match kinds.
@@ -61,17 +62,12 @@ func MergeMatches(lists ...[]Match) []Match {
 	for _, m := range best {
 		out = append(out, m)
 	}
-	slices.SortFunc(out, func(a, b Match) int {
-		if a.ItemID < b.ItemID {
-			return -1
-		}
-		if a.ItemID > b.ItemID {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, byItemID)
 	return out
 }
+
+// byItemID orders matches by item id, bytewise.
+func byItemID(a, b Match) int { return strings.Compare(a.ItemID, b.ItemID) }
 
 // groupMatch is a match of a prompt group, before expansion to items.
 type groupMatch struct {
@@ -394,14 +390,6 @@ func (m *Matcher) Matches(uri string) []Match {
 			out = append(out, Match{ItemID: m.idx.ids[i], Kind: gm.kind, URI: uri, Offset: gm.offset, Jaccard: gm.jaccard})
 		}
 	}
-	slices.SortFunc(out, func(a, b Match) int {
-		if a.ItemID < b.ItemID {
-			return -1
-		}
-		if a.ItemID > b.ItemID {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, byItemID)
 	return out
 }
