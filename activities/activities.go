@@ -51,7 +51,7 @@ type Activities struct {
 	// models, manifests, corpus indexes and probe pools.
 	backends  *cache[backends.Backend]
 	manifests *cache[*manifest]
-	corpora   *cache[*corpus]
+	corpora   *cache[*screening]
 	pools     *cache[*probes.Pool]
 }
 
@@ -61,7 +61,7 @@ func New(log zerolog.Logger) *Activities {
 		Log:       log,
 		backends:  newCache(keepBackends, func(b backends.Backend) { b.Close() }),
 		manifests: newCache[*manifest](keepManifest, nil),
-		corpora:   newCache[*corpus](keepCorpora, nil),
+		corpora:   newCache[*screening](keepCorpora, nil),
 		pools:     newCache[*probes.Pool](keepPools, nil),
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/corpus"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/infra/store"
@@ -87,12 +88,13 @@ func (a *Activities) Dedup(ctx context.Context, ref RunRef) (DedupResult, error)
 	return res, nil
 }
 
-type corpus struct {
+// screening is a run's screening index over its items and the corpus shards.
+type screening struct {
 	items   []scorers.Item
 	opt     dedup.Options
 	idx     *dedup.Index
-	sources []dedup.Source
-	shards  []dedup.Shard
+	sources []corpus.Source
+	shards  []corpus.Shard
 }
 
 // corpusPlan lists the corpus files (local paths, globs, directories and
@@ -100,11 +102,11 @@ type corpus struct {
 // a run is stored (create-only) and every later call reads it back, so the
 // workers that screen the shards agree with the plan Prepare counted even if
 // the corpus changes meanwhile; every S3 read then requires the listed ETag.
-func corpusPlan(ctx context.Context, st store.Store, run string, cfg *config.Config) ([]dedup.Source, []dedup.Shard, error) {
+func corpusPlan(ctx context.Context, st store.Store, run string, cfg *config.Config) ([]corpus.Source, []corpus.Shard, error) {
 	key := corpusPlanKey(run, cfg.Dedup)
-	var sources []dedup.Source
+	var sources []corpus.Source
 	if err := getJSON(ctx, st, key, &sources); errors.Is(err, store.ErrNotFound) {
-		listed, err := dedup.Expand(ctx, cfg.Dedup.Corpus, "", cfg.Dedup.TextField)
+		listed, err := corpus.Expand(ctx, cfg.Dedup.Corpus, "", cfg.Dedup.TextField)
 		if err != nil {
 			return nil, nil, temporal.NewNonRetryableApplicationError("dedup.corpus: "+err.Error(), ErrConfig, nil)
 		}
@@ -120,7 +122,7 @@ func corpusPlan(ctx context.Context, st store.Store, run string, cfg *config.Con
 	// Shards of at most corpusShardBytes keep a terabyte corpus to a few
 	// thousand activities; a small corpus is cut finer, so that the
 	// parallel_shards activities in flight each get several.
-	return sources, dedup.Plan(sources, dedup.BalancedShardBytes(sources, corpusShardBytes, cfg.Run.ParallelShards)), nil
+	return sources, corpus.Plan(sources, corpus.BalancedShardBytes(sources, corpusShardBytes, cfg.Run.ParallelShards)), nil
 }
 
 // corpusPlanKey names the stored listing after the corpus entries too: a
@@ -133,9 +135,9 @@ func corpusPlanKey(run string, d config.Dedup) string {
 
 // corpus is the run's screening index over its items and the corpus shards,
 // built once per worker and kept while the run screens.
-func (a *Activities) corpus(ctx context.Context, m *manifest, st store.Store, run string) (*corpus, error) {
-	return a.corpora.get(run, run, func() (*corpus, error) {
-		c := &corpus{opt: runplan.DedupOptions(m.Config)}
+func (a *Activities) corpus(ctx context.Context, m *manifest, st store.Store, run string) (*screening, error) {
+	return a.corpora.get(run, run, func() (*screening, error) {
+		c := &screening{opt: runplan.DedupOptions(m.Config)}
 		// Of each item only what screening reads is kept: the id, axis and task
 		// for the report, and the prompt until the index holds its normal form.
 		for _, ax := range m.Plan.Axes {
@@ -174,7 +176,7 @@ func (a *Activities) ScreenShard(ctx context.Context, in ShardInput) (int, error
 	if err != nil {
 		return 0, err
 	}
-	var done dedup.ShardResult
+	var done corpus.ShardResult
 	if err := getJSON(ctx, st, corpusShardKey(in.RunID, in.Shard), &done); err == nil {
 		return len(done.Matches), nil
 	}
@@ -185,11 +187,11 @@ func (a *Activities) ScreenShard(ctx context.Context, in ShardInput) (int, error
 	if in.Shard < 0 || in.Shard >= len(c.shards) {
 		return 0, temporal.NewNonRetryableApplicationError(fmt.Sprintf("corpus shard %d: the corpus changed since the run was prepared", in.Shard), ErrData, nil)
 	}
-	var from dedup.Checkpoint
+	var from corpus.Checkpoint
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &from)
 	}
-	r, err := dedup.Scanner{Index: c.idx}.ScanShard(ctx, c.shards[in.Shard], from, func(cp dedup.Checkpoint) {
+	r, err := corpus.Scanner{Index: c.idx}.ScanShard(ctx, c.shards[in.Shard], from, func(cp corpus.Checkpoint) {
 		activity.RecordHeartbeat(ctx, cp)
 	})
 	if err != nil {
@@ -217,7 +219,7 @@ func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef)
 	}
 	results := make([][]dedup.Match, len(c.shards))
 	for i := range c.shards {
-		var r dedup.ShardResult
+		var r corpus.ShardResult
 		if err := getJSON(ctx, st, corpusShardKey(ref.RunID, i), &r); err != nil {
 			if !errors.Is(err, store.ErrNotFound) {
 				return nil, "", nil, err
@@ -233,7 +235,7 @@ func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef)
 	}
 	var fps []dedup.Fingerprint
 	for _, src := range c.sources {
-		fp, err := dedup.FingerprintSource(ctx, nil, src)
+		fp, err := corpus.FingerprintSource(ctx, nil, src)
 		if err != nil {
 			return nil, "", nil, err
 		}

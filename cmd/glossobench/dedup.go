@@ -20,6 +20,7 @@ import (
 	"github.com/glossobench/glossobench/infra/runplan"
 
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/corpus"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/checks/dedup"
 )
@@ -50,11 +51,11 @@ func runDedup(args []string) int {
 			"access_key_env, secret_key_env (names of environment variables, never keys).\n\nflags:")
 		fs.PrintDefaults()
 	}
-	var corpus multiFlag
+	var entries multiFlag
 	itemsPath := fs.String("items", "", "run config (YAML) or eval items (JSONL) (required)")
-	fs.Var(&corpus, "corpus", "corpus file, glob, directory or s3:// prefix (repeatable; trailing arguments count too; default: the config's dedup.corpus)")
+	fs.Var(&entries, "corpus", "corpus file, glob, directory or s3:// prefix (repeatable; trailing arguments count too; default: the config's dedup.corpus)")
 	format := fs.String("format", "", "corpus format: text (blank-line separated documents), lines or jsonl; default from the file name")
-	textField := fs.String("text-field", dedup.DefaultTextField, "JSONL field holding the document text (default: the config's dedup.text_field, else text)")
+	textField := fs.String("text-field", corpus.DefaultTextField, "JSONL field holding the document text (default: the config's dedup.text_field, else text)")
 	minLen := fs.Int("min-len", dedup.DefaultMinExactLen, "shortest prompt (characters) searched as a substring; shorter ones match whole documents/lines (default: the config's dedup.min_chars)")
 	ngram := fs.Int("ngram", dedup.DefaultShingleN, "word n-gram size of the Jaccard shingles")
 	jaccard := fs.Float64("jaccard", dedup.DefaultJaccard, "shingle Jaccard threshold (default: the config's dedup.jaccard)")
@@ -69,7 +70,7 @@ func runDedup(args []string) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	corpus = append(corpus, fs.Args()...)
+	entries = append(entries, fs.Args()...)
 	if *itemsPath == "" {
 		fmt.Fprintln(os.Stderr, "glossobench dedup: --items is required")
 		fs.Usage()
@@ -114,13 +115,13 @@ func runDedup(args []string) int {
 		if !set["text-field"] && cfg.Dedup.TextField != "" {
 			*textField = cfg.Dedup.TextField
 		}
-		if len(corpus) == 0 {
-			corpus = cfg.Dedup.Corpus
+		if len(entries) == 0 {
+			entries = cfg.Dedup.Corpus
 		}
 	} else if items, err = dedup.LoadItemsFile(*itemsPath); err != nil {
 		return fail(err)
 	}
-	if len(corpus) == 0 {
+	if len(entries) == 0 {
 		fmt.Fprintln(os.Stderr, "glossobench dedup: no corpus: give --corpus (or a config with dedup.corpus)")
 		fs.Usage()
 		return 2
@@ -132,7 +133,7 @@ func runDedup(args []string) int {
 		return fail(err)
 	}
 	indexTime := time.Since(t0)
-	srcs, err := dedup.Expand(ctx, corpus, *format, *textField)
+	srcs, err := corpus.Expand(ctx, entries, *format, *textField)
 	if err != nil {
 		return fail(err)
 	}
@@ -146,8 +147,8 @@ func runDedup(args []string) int {
 	}
 
 	t1 := time.Now()
-	shards := dedup.Plan(srcs, dedup.BalancedShardBytes(srcs, *shardMB<<20, *workers))
-	matches, docs, docBytes, err := dedup.Scanner{Index: idx}.ScanAll(ctx, shards, *workers)
+	shards := corpus.Plan(srcs, corpus.BalancedShardBytes(srcs, *shardMB<<20, *workers))
+	matches, docs, docBytes, err := corpus.Scanner{Index: idx}.ScanAll(ctx, shards, *workers)
 	if err != nil {
 		return fail(err)
 	}
@@ -156,7 +157,7 @@ func runDedup(args []string) int {
 	for _, s := range srcs {
 		fp := dedup.Fingerprint{URI: s.URI, Size: s.Size, ETag: s.ETag}
 		if !*noHash {
-			if fp, err = dedup.FingerprintSource(ctx, nil, s); err != nil {
+			if fp, err = corpus.FingerprintSource(ctx, nil, s); err != nil {
 				return fail(err)
 			}
 		}
@@ -263,7 +264,7 @@ func cpuSelf() time.Duration {
 // dedupBench times the screen and two baselines on the same files. CPU
 // MB/s (bytes per CPU-second) is the per-core figure, meaningful on a busy
 // machine where wall-clock rates are not.
-func dedupBench(ctx context.Context, idx *dedup.Index, items []scorers.Item, srcs []dedup.Source, stored, shardBytes int64, workers int, indexTime time.Duration) int {
+func dedupBench(ctx context.Context, idx *dedup.Index, items []scorers.Item, srcs []corpus.Source, stored, shardBytes int64, workers int, indexTime time.Duration) int {
 	var paths []string
 	for _, s := range srcs {
 		if s.Compression != "" {
@@ -308,9 +309,9 @@ func dedupBench(ctx context.Context, idx *dedup.Index, items []scorers.Item, src
 	}
 	var matches []dedup.Match
 	for _, w := range counts {
-		shards := dedup.Plan(srcs, dedup.BalancedShardBytes(srcs, shardBytes, w))
+		shards := corpus.Plan(srcs, corpus.BalancedShardBytes(srcs, shardBytes, w))
 		t, c := time.Now(), cpuSelf()
-		ms, _, _, err := dedup.Scanner{Index: idx}.ScanAll(ctx, shards, w)
+		ms, _, _, err := corpus.Scanner{Index: idx}.ScanAll(ctx, shards, w)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "glossobench dedup:", err)
 			return 1

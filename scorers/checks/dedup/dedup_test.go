@@ -2,16 +2,9 @@ package dedup
 
 import (
 	"bytes"
-	"compress/gzip"
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"math/bits"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -19,9 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/checks/dedup/deduptest"
 )
 
 func TestNormalize(t *testing.T) {
@@ -111,82 +103,16 @@ func TestShingleRolling(t *testing.T) {
 	}
 }
 
-// The prompts used by the planted-contamination test. Each long one has 60
-// words, so with n = 5 it has 56 shingles: one substituted word leaves 51
-// shared of 61 (J = 0.836, found), two leave 46 of 66 (J = 0.697, not found).
-var (
-	longA = sixtyWords("alpha")
-	longB = sixtyWords("beta")
-	longC = sixtyWords("gamma")
-	longD = sixtyWords("delta")
-	longE = sixtyWords("epsilon")
-)
-
-func sixtyWords(tag string) string {
-	var w []string
-	for i := 0; i < 60; i++ {
-		w = append(w, fmt.Sprintf("%s%d", tag, i))
+// screen screens documents with one Matcher, as the corpus scanner does a
+// shard: each at the offset it has in the documents joined by empty lines.
+func screen(idx *Index, docs []string) []Match {
+	m := NewMatcher(idx)
+	var off int64
+	for _, d := range docs {
+		m.Doc([]byte(d), off)
+		off += int64(len(d)) + 2
 	}
-	return strings.Join(w, " ")
-}
-
-func replaceWord(s string, pos int, with string) string {
-	w := strings.Fields(s)
-	w[pos] = with
-	return strings.Join(w, " ")
-}
-
-func plantedItems() []scorers.Item {
-	return []scorers.Item{
-		{ID: "exact", Axis: "knowledge", Prompt: longA},
-		{ID: "spacing", Axis: "knowledge", Prompt: longB},
-		{ID: "para_above", Axis: "nlu", Prompt: longC},
-		{ID: "para_below", Axis: "nlu", Prompt: longD},
-		{ID: "clean", Axis: "nlu", Prompt: longE},
-		{ID: "short_line", Axis: "mt", Prompt: "Apakah ibu negara Malaysia?"},
-		{ID: "short_inside", Axis: "mt", Prompt: "Siapakah Perdana Menteri?"},
-		{ID: "short_doc", Axis: "mt", Prompt: "Terjemahkan: selamat pagi"},
-		{ID: "near_miss", Axis: "if", Prompt: "Tulis sebuah karangan pendek tentang hari raya di kampung halaman anda."},
-		{ID: "task1a", Axis: "if", TaskID: "t1", Prompt: "Senaraikan tiga buah negeri di pantai timur Semenanjung Malaysia dengan ringkas."},
-		{ID: "task1b", Axis: "if", TaskID: "t1", Prompt: "Sebutkan nama sungai yang paling panjang di Semenanjung Malaysia dan huraikan."},
-	}
-}
-
-func plantedCorpus() string {
-	paraAbove := replaceWord(longC, 30, "zzz")
-	paraBelow := replaceWord(replaceWord(longD, 10, "yyy"), 45, "xxx")
-	spaced := strings.ToUpper(strings.ReplaceAll(longB, " ", " \t\n  "))
-	return strings.Join([]string{
-		"Ini dokumen biasa tanpa apa-apa.\nBaris kedua.",
-		"Mukadimah panjang. " + longA + " Penutup.", // exact copy inside a document
-		"Baris satu\r\n" + spaced,                   // case + whitespace changes
-		paraAbove,
-		paraBelow,
-		"Soalan:\n  APAKAH ibu negara   malaysia?  \nJawapan: Kuala Lumpur",
-		"Teks ini bertanya Siapakah Perdana Menteri? di tengah ayat.",
-		"terjemahkan:    SELAMAT PAGI",
-		"Tulis sebuah karangan pendek tentang hari raya di kampung halaman and", // "anda." cut to "and": J = 7/9
-		"Sebutkan nama sungai yang paling panjang di semenanjung malaysia dan huraikan.",
-		longE[:len(longE)/2], // half an item: neither exact nor Jaccard
-	}, "\n\n") + "\n"
-}
-
-func scanString(t *testing.T, idx *Index, name, data string, shardBytes int64) []Match {
-	t.Helper()
-	dir := t.TempDir()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srcs, err := ExpandLocal([]string{p}, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, _, _, err := Scanner{Index: idx}.ScanAll(context.Background(), Plan(srcs, shardBytes), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ms
+	return m.Matches("corpus.txt")
 }
 
 func matchKinds(ms []Match) map[string]string {
@@ -198,7 +124,7 @@ func matchKinds(ms []Match) map[string]string {
 }
 
 func TestPlantedContamination(t *testing.T) {
-	items := plantedItems()
+	items := deduptest.PlantedItems()
 	idx, err := NewIndex(items, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -214,17 +140,17 @@ func TestPlantedContamination(t *testing.T) {
 	// not found: para_below (J = 0.70), clean (half copy), short_inside
 	// (short prompts match only whole lines), near_miss (one character
 	// missing), task1a (its task is contaminated, but it did not match).
-	got := matchKinds(scanString(t, idx, "corpus.txt", plantedCorpus(), 0))
+	got := matchKinds(screen(idx, deduptest.PlantedDocs()))
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("matches %v\nwant    %v", got, want)
 	}
-	for _, m := range scanString(t, idx, "corpus.txt", plantedCorpus(), 0) {
+	for _, m := range screen(idx, deduptest.PlantedDocs()) {
 		if m.Kind == KindJaccard && (m.Jaccard < 0.836 || m.Jaccard > 0.837) {
 			t.Errorf("%s: jaccard %v, want 51/61", m.ItemID, m.Jaccard)
 		}
 	}
 
-	ms := scanString(t, idx, "corpus.txt", plantedCorpus(), 0)
+	ms := screen(idx, deduptest.PlantedDocs())
 	rep := Summarize(items, ms, []Fingerprint{{URI: "corpus.txt"}}, Options{})
 	var dropped []string
 	for _, d := range rep.Drops {
@@ -253,117 +179,6 @@ func TestPlantedContamination(t *testing.T) {
 	if !none.NoCorpus || none.Axes[0].ContaminationRate != nil || none.Kept != len(items) {
 		t.Errorf("no corpus: %+v", none)
 	}
-}
-
-func TestJSONLAndCompression(t *testing.T) {
-	items := plantedItems()
-	idx, err := NewIndex(items, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := matchKinds(scanString(t, idx, "corpus.txt", plantedCorpus(), 0))
-
-	var jl bytes.Buffer
-	for i, doc := range strings.Split(strings.TrimSpace(plantedCorpus()), "\n\n") {
-		b, _ := json.Marshal(map[string]any{"id": i, "meta": map[string]any{"content": "x"}, "content": doc})
-		jl.Write(b)
-		jl.WriteString("\n")
-	}
-	dir := t.TempDir()
-	write := func(name string, data []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write(jl.Bytes())
-	zw.Close()
-	enc, _ := zstd.NewWriter(nil)
-	zst := enc.EncodeAll([]byte(plantedCorpus()), nil)
-	for _, p := range []string{
-		write("c.jsonl", jl.Bytes()),
-		write("c.jsonl.gz", gz.Bytes()),
-		write("c.txt.zst", zst),
-	} {
-		srcs, err := ExpandLocal([]string{p}, "", "content")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, shard := range []int64{0, 50} {
-			ms, _, _, err := Scanner{Index: idx}.ScanAll(context.Background(), Plan(srcs, shard), 2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := matchKinds(ms); !reflect.DeepEqual(got, want) {
-				t.Errorf("%s shard %d: %v\nwant %v", filepath.Base(p), shard, got, want)
-			}
-		}
-	}
-
-	bom := write("bom.jsonl", []byte("\ufeff{\"content\": \"Terjemahkan: selamat pagi\"}\n"))
-	srcs, _ := ExpandLocal([]string{bom}, "", "content")
-	if ms, _, _, err := (Scanner{Index: idx}).ScanAll(context.Background(), Plan(srcs, 0), 1); err != nil || len(ms) != 1 {
-		t.Errorf("JSONL with a byte order mark: %v %v", ms, err)
-	}
-
-	bad := write("bad.jsonl", []byte("{\"content\": \"ok\"}\n{\"content\": 5}\n"))
-	srcs, _ = ExpandLocal([]string{bad}, "", "content")
-	_, _, _, err = Scanner{Index: idx}.ScanAll(context.Background(), Plan(srcs, 0), 1)
-	if err == nil || !strings.Contains(err.Error(), "bad.jsonl: line at offset 18") {
-		t.Errorf("bad JSONL: err = %v", err)
-	}
-}
-
-// randomCase builds a random item set and a corpus with planted copies,
-// near copies and noise.
-func randomCase(r *rand.Rand, nItems, nDocs int) ([]scorers.Item, []string) {
-	vocab := make([]string, 120)
-	for i := range vocab {
-		vocab[i] = fmt.Sprintf("w%c%d", 'a'+rune(i%26), i)
-	}
-	words := func(n int) []string {
-		w := make([]string, n)
-		for i := range w {
-			w[i] = vocab[r.IntN(len(vocab))]
-		}
-		return w
-	}
-	var items []scorers.Item
-	for i := 0; i < nItems; i++ {
-		n := 1 + r.IntN(40)
-		if r.IntN(4) == 0 {
-			n = 1 + r.IntN(4) // short prompts
-		}
-		items = append(items, scorers.Item{ID: fmt.Sprintf("i%03d", i), TaskID: fmt.Sprintf("t%d", i/3), Prompt: strings.Join(words(n), " ")})
-	}
-	var docs []string
-	for d := 0; d < nDocs; d++ {
-		var w []string
-		switch r.IntN(4) {
-		case 0: // noise
-			w = words(1 + r.IntN(60))
-		default: // a (mutated) item, maybe inside other text
-			w = strings.Fields(items[r.IntN(len(items))].Prompt)
-			for k := r.IntN(3); k > 0; k-- {
-				w[r.IntN(len(w))] = vocab[r.IntN(len(vocab))]
-			}
-			if r.IntN(2) == 0 {
-				w = append(append(words(r.IntN(5)), w...), words(r.IntN(5))...)
-			}
-		}
-		s := strings.Join(w, " ")
-		if r.IntN(3) == 0 {
-			s = strings.ToUpper(s)
-		}
-		if r.IntN(3) == 0 {
-			s = strings.ReplaceAll(s, " ", "\n ")
-		}
-		docs = append(docs, s)
-	}
-	return items, docs
 }
 
 // bruteForce is the definition, written the slow and obvious way.
@@ -423,7 +238,7 @@ func bruteForce(items []scorers.Item, docs []string, opt Options) map[string]boo
 func TestAgainstBruteForce(t *testing.T) {
 	for seed := uint64(1); seed <= 4; seed++ {
 		r := rand.New(rand.NewPCG(seed, 7))
-		items, docs := randomCase(r, 150, 400)
+		items, docs := deduptest.RandomCase(r, 150, 400)
 		for _, opt := range []Options{{}, {MinExactLen: 12, ShingleN: 3, Jaccard: 0.6}, {MinExactLen: 1, NoJaccard: true}} {
 			idx, err := NewIndex(items, opt)
 			if err != nil {
@@ -431,7 +246,7 @@ func TestAgainstBruteForce(t *testing.T) {
 			}
 			want := bruteForce(items, docs, opt)
 			got := map[string]bool{}
-			for _, m := range scanString(t, idx, "c.txt", strings.Join(docs, "\n\n"), 997) {
+			for _, m := range screen(idx, docs) {
 				got[m.ItemID] = true
 			}
 			if !reflect.DeepEqual(got, want) {
@@ -451,192 +266,6 @@ func TestAgainstBruteForce(t *testing.T) {
 			}
 		}
 	}
-}
-
-func TestShardCountInvariance(t *testing.T) {
-	r := rand.New(rand.NewPCG(11, 12))
-	items, docs := randomCase(r, 200, 600)
-	idx, err := NewIndex(items, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Join(docs, "\n\n\r\n") + "\n"
-	var lines bytes.Buffer
-	for _, d := range docs {
-		lines.WriteString(strings.ReplaceAll(d, "\n", " ") + "\n")
-	}
-	for _, c := range []struct{ name, data string }{{"c.txt", text}, {"c.lines", lines.String()}} {
-		var ref []Match
-		var refSHA string
-		for _, shard := range []int64{0, 100003, 4096, 333, 17} {
-			data := c.data
-			format := ""
-			if strings.HasSuffix(c.name, ".lines") {
-				format = FormatLines
-			}
-			dir := t.TempDir()
-			p := filepath.Join(dir, c.name)
-			os.WriteFile(p, []byte(data), 0o644)
-			srcs, _ := ExpandLocal([]string{p}, format, "")
-			ms, _, nbytes, err := Scanner{Index: idx}.ScanAll(context.Background(), Plan(srcs, shard), 3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range ms {
-				ms[i].URI = "" // temp dir differs
-			}
-			sha := Summarize(items, ms, []Fingerprint{{URI: "x"}}, Options{}).KeptSHA256
-			if ref == nil {
-				ref, refSHA = ms, sha
-				if len(ref) == 0 || nbytes == 0 {
-					t.Fatalf("%s: no matches", c.name)
-				}
-				continue
-			}
-			if !reflect.DeepEqual(ms, ref) {
-				t.Errorf("%s shard %d: %d matches differ from the one-shard scan (%d)", c.name, shard, len(ms), len(ref))
-			}
-			if sha != refSHA {
-				t.Errorf("%s shard %d: kept sha %s, want %s", c.name, shard, sha, refSHA)
-			}
-		}
-	}
-}
-
-func TestResumeAfterKill(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	items, docs := randomCase(r, 200, 2000)
-	idx, _ := NewIndex(items, Options{})
-	dir := t.TempDir()
-	data := strings.Join(docs, "\n\n")
-	for _, name := range []string{"c.txt", "c.txt.gz"} {
-		p := filepath.Join(dir, name)
-		if strings.HasSuffix(name, ".gz") {
-			var b bytes.Buffer
-			zw := gzip.NewWriter(&b)
-			zw.Write([]byte(data))
-			zw.Close()
-			os.WriteFile(p, b.Bytes(), 0o644)
-		} else {
-			os.WriteFile(p, []byte(data), 0o644)
-		}
-		srcs, _ := ExpandLocal([]string{p}, "", "")
-		sh := Plan(srcs, 0)[0]
-		sc := Scanner{Index: idx, ProgressEvery: 2000}
-		full, err := sc.ScanShard(context.Background(), sh, Checkpoint{}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, killAt := range []int{1, 5, 20} {
-			// Run until the killAt-th heartbeat, then "crash".
-			ctx, cancel := context.WithCancel(context.Background())
-			var last Checkpoint
-			beats := 0
-			_, err := sc.ScanShard(ctx, sh, Checkpoint{}, func(c Checkpoint) {
-				beats++
-				if beats <= killAt {
-					last = c
-				}
-				if beats == killAt {
-					cancel()
-				}
-			})
-			cancel()
-			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("%s: killed scan err = %v", name, err)
-			}
-			// Round-trip through JSON, as a heartbeat would.
-			b, _ := json.Marshal(last)
-			var cp Checkpoint
-			json.Unmarshal(b, &cp)
-			if cp.Offset <= 0 || cp.Offset >= int64(len(data)) {
-				t.Fatalf("%s: checkpoint offset %d", name, cp.Offset)
-			}
-			res, err := sc.ScanShard(context.Background(), sh, cp, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(res, full) {
-				t.Errorf("%s killed at beat %d (offset %d): resumed result differs: %d matches %d docs, want %d matches %d docs",
-					name, killAt, cp.Offset, len(res.Matches), res.Docs, len(full.Matches), full.Docs)
-			}
-		}
-	}
-}
-
-// docsOf lists (start, text) of the documents a reader sees in [from, end).
-func docsOf(t testing.TB, data []byte, format string, from, end int64) []string {
-	open := func(ctx context.Context, _ Source, off, _ int64) (io.ReadCloser, int64, error) {
-		return io.NopCloser(bytes.NewReader(data[off:])), int64(len(data)), nil
-	}
-	src := Source{URI: "mem", Size: int64(len(data)), Format: format, TextField: "t"}
-	dr, closer, err := newDocReader(context.Background(), open, src, from, end, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closer()
-	var out []string
-	for {
-		doc, s, _, err := dr.next()
-		if err != nil {
-			break
-		}
-		out = append(out, fmt.Sprintf("%d:%q", s, doc))
-	}
-	return out
-}
-
-func TestDocSplitting(t *testing.T) {
-	data := []byte("\n\r\nA1\nA2\n\nB1\r\n\r\nC1\n \nC2\n\n\n\nD1")
-	want := []string{`3:"A1\nA2\n"`, `10:"B1\r\n"`, `16:"C1\n \nC2\n"`, `27:"D1"`}
-	if got := docsOf(t, data, FormatText, 0, -1); !reflect.DeepEqual(got, want) {
-		t.Fatalf("text docs %v\nwant %v", got, want)
-	}
-	wantLines := []string{`3:"A1\n"`, `6:"A2\n"`, `10:"B1\r\n"`, `16:"C1\n"`, `19:" \n"`, `21:"C2\n"`, `27:"D1"`}
-	if got := docsOf(t, data, FormatLines, 0, -1); !reflect.DeepEqual(got, wantLines) {
-		t.Fatalf("lines docs %v\nwant %v", got, wantLines)
-	}
-}
-
-// FuzzDocSplit: the documents of [0,k) and [k,end) are those of [0,end).
-func FuzzDocSplit(f *testing.F) {
-	f.Add([]byte("a\n\nb\nc\n\n\nd"), uint16(3), false)
-	f.Add([]byte("\r\n\r\nx\r\n\r\ny"), uint16(4), true)
-	f.Add([]byte("x\ny\n\n"), uint16(0), false)
-	f.Fuzz(func(t *testing.T, data []byte, k uint16, lines bool) {
-		format := FormatText
-		if lines {
-			format = FormatLines
-		}
-		split := int64(k) % int64(len(data)+1)
-		whole := docsOf(t, data, format, 0, -1)
-		parts := append(docsOf(t, data, format, 0, split), docsOf(t, data, format, split, -1)...)
-		if !reflect.DeepEqual(whole, parts) {
-			t.Fatalf("split at %d: %v\nwhole: %v", split, parts, whole)
-		}
-	})
-}
-
-func FuzzJSONField(f *testing.F) {
-	f.Add([]byte(`{"text": "hello \u00e9 \ud83d\ude00 \"q\"", "n": [1, {"text": 2}]}`))
-	f.Add([]byte(`{"a":1,"text":"x","text":"y"}`))
-	f.Add([]byte(`{"text":null}`))
-	f.Add([]byte(`{"te\u0078t":"\ud800 lone","b":true}` + "\n"))
-	f.Add([]byte("{\"text\":\"bad \xff utf8\"}"))
-	f.Fuzz(func(t *testing.T, line []byte) {
-		got, found, err := appendJSONField(nil, line, []byte("text"))
-		var m map[string]any
-		if json.Unmarshal(line, &m) != nil {
-			return // invalid JSON: any error or answer is fine, but no panic
-		}
-		if err != nil {
-			t.Fatalf("valid JSON %q: error %v", line, err)
-		}
-		s, isStr := m["text"].(string)
-		if found != isStr || (found && string(got) != s) {
-			t.Fatalf("%q: got %q found=%v, encoding/json says %q %v", line, got, found, s, isStr)
-		}
-	})
 }
 
 func FuzzLoadItems(f *testing.F) {
@@ -716,8 +345,8 @@ func FuzzMatch(f *testing.F) {
 		if err != nil {
 			return // empty prompt
 		}
-		m := newMatcher(idx)
-		m.doc([]byte(doc), 0)
+		m := NewMatcher(idx)
+		m.Doc([]byte(doc), 0)
 		_, got := m.found[0]
 		want := bruteForce(items, []string{doc}, opt)["p"]
 		if got != want {
@@ -774,66 +403,7 @@ func FuzzTokenize(f *testing.F) {
 	})
 }
 
-func TestFingerprintAndExpand(t *testing.T) {
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "c", ".hidden"), 0o755)
-	os.WriteFile(filepath.Join(dir, "c", "x.txt"), []byte("abc"), 0o644)
-	os.WriteFile(filepath.Join(dir, "c", "y.jsonl.zst"), []byte{}, 0o644)
-	os.WriteFile(filepath.Join(dir, "c", ".hidden", "z.txt"), []byte("no"), 0o644)
-	srcs, err := ExpandLocal([]string{filepath.Join(dir, "c"), filepath.Join(dir, "c", "*.txt")}, "", "body")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(srcs) != 2 || srcs[0].Format != FormatText || srcs[1].Format != FormatJSONL || srcs[1].Compression != "zstd" || srcs[1].TextField != "body" {
-		t.Fatalf("sources %+v", srcs)
-	}
-	if sh := Plan(srcs, 1); len(sh) != 3 { // "abc" in 1-byte shards; the empty file has none
-		t.Fatalf("plan %v", sh)
-	}
-	fp, err := FingerprintSource(context.Background(), nil, srcs[0])
-	// sha256("abc"), FIPS 180-2 appendix B.1.
-	if err != nil || fp.Size != 3 || fp.SHA256 != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
-		t.Fatalf("fingerprint %+v %v", fp, err)
-	}
-	if _, err := NewSource("x.parquet", 1, "parquet", ""); err == nil {
-		t.Fatal("unknown format accepted")
-	}
-	if _, err := ExpandLocal([]string{filepath.Join(dir, "none*")}, "", ""); err == nil {
-		t.Fatal("empty glob accepted")
-	}
-}
-
-func TestScanErrors(t *testing.T) {
-	idx, _ := NewIndex(plantedItems(), Options{})
-	dir := t.TempDir()
-	good := filepath.Join(dir, "a.txt")
-	os.WriteFile(good, []byte(plantedCorpus()), 0o644)
-	bad := filepath.Join(dir, "b.txt.gz")
-	os.WriteFile(bad, []byte("not gzip"), 0o644)
-	srcs, _ := ExpandLocal([]string{good, bad}, "", "")
-	_, _, _, err := Scanner{Index: idx}.ScanAll(context.Background(), Plan(srcs, 100), 2)
-	if err == nil || !strings.Contains(err.Error(), "b.txt.gz: gzip") {
-		t.Fatalf("err = %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	srcs, _ = ExpandLocal([]string{good}, "", "")
-	if _, _, _, err := (Scanner{Index: idx}).ScanAll(ctx, Plan(srcs, 100), 2); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled: err = %v", err)
-	}
-	// A document over MaxDocBytes is an error naming its offset.
-	big := filepath.Join(dir, "big.txt")
-	os.WriteFile(big, []byte("x\n\n"+strings.Repeat("y ", 100)), 0o644)
-	srcs, _ = ExpandLocal([]string{big}, "", "")
-	_, err = Scanner{Index: idx, MaxDocBytes: 50}.ScanShard(context.Background(), Plan(srcs, 0)[0], Checkpoint{}, nil)
-	if err == nil || !strings.Contains(err.Error(), "big.txt: line at offset 3 is longer than 50 bytes") {
-		t.Fatalf("long document: err = %v", err)
-	}
-	// A checkpoint naming an unknown item is refused.
-	_, err = Scanner{Index: idx}.ScanShard(context.Background(), Plan(srcs, 0)[0], Checkpoint{Offset: 3, Matches: []Match{{ItemID: "nope"}}}, nil)
-	if err == nil || !strings.Contains(err.Error(), `unknown item "nope"`) {
-		t.Fatalf("bad checkpoint: err = %v", err)
-	}
+func TestNewIndexErrors(t *testing.T) {
 	if _, err := NewIndex([]scorers.Item{{ID: "a", Prompt: "x"}, {ID: "a", Prompt: "y"}}, Options{}); err == nil {
 		t.Fatal("duplicate id accepted")
 	}
@@ -858,33 +428,9 @@ func TestUnsegmentedScript(t *testing.T) {
 	if idx.anchors == nil {
 		t.Fatal("no anchors for unsegmented prompts")
 	}
-	doc := "ข่าววันนี้" + thai + "และอื่นๆ\n\n" + strings.Replace(khmer, " ", "\n  ", 1)
-	got := matchKinds(scanString(t, idx, "c.txt", doc, 0))
+	docs := []string{"ข่าววันนี้" + thai + "และอื่นๆ", strings.Replace(khmer, " ", "\n  ", 1)}
+	got := matchKinds(screen(idx, docs))
 	if want := map[string]string{"th": KindExact, "km": KindExact}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("matches %v, want %v", got, want)
-	}
-}
-
-func TestBalancedShardBytes(t *testing.T) {
-	const mb = 1 << 20
-	big := []Source{{URI: "a.txt", Size: 315 * mb}, {URI: "b.txt.gz", Size: 900 * mb, Compression: "gzip"}}
-	for _, c := range []struct {
-		srcs    []Source
-		max     int64
-		workers int
-		want    int64
-		shards  int
-	}{
-		{big, 256 * mb, 1, 256 * mb, 3},              // one worker: the cap (2 shards of a.txt, 1 of b)
-		{big, 256 * mb, 2, 315 * mb / 8, 9},          // four shards per worker of the splittable bytes
-		{big[:1], 256 * mb, 16, MinShardBytes, 20},   // never below the floor
-		{big[:1], 8 * mb, 2, 8 * mb, 40},             // nor above the cap
-		{big[1:], 256 * mb, 4, MinShardBytes, 1},     // compressed files are one shard whatever the size
-		{[]Source{{URI: "s", Size: 10}}, 0, 2, 0, 1}, // 0: one shard per file
-	} {
-		got := BalancedShardBytes(c.srcs, c.max, c.workers)
-		if got != c.want || len(Plan(c.srcs, got)) != c.shards {
-			t.Errorf("%v max %d workers %d: %d bytes (%d shards), want %d (%d shards)", c.srcs, c.max, c.workers, got, len(Plan(c.srcs, got)), c.want, c.shards)
-		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/bits"
 	"slices"
+	"strings"
 )
 
 // Match kinds.
@@ -45,6 +46,29 @@ func (m Match) before(o Match) bool {
 	return kindRank(m.Kind) < kindRank(o.Kind)
 }
 
+// MergeMatches merges shard results into one match per item (its first
+// occurrence in the corpus), sorted by item id. The outcome does not depend
+// on how the corpus was split.
+func MergeMatches(lists ...[]Match) []Match {
+	best := map[string]Match{}
+	for _, l := range lists {
+		for _, m := range l {
+			if b, ok := best[m.ItemID]; !ok || m.before(b) {
+				best[m.ItemID] = m
+			}
+		}
+	}
+	out := make([]Match, 0, len(best))
+	for _, m := range best {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, byItemID)
+	return out
+}
+
+// byItemID orders matches by item id, bytewise.
+func byItemID(a, b Match) int { return strings.Compare(a.ItemID, b.ItemID) }
+
 // groupMatch is a match of a prompt group, before expansion to items.
 type groupMatch struct {
 	kind    string
@@ -52,9 +76,11 @@ type groupMatch struct {
 	jaccard float64
 }
 
-// matcher screens documents one at a time against an index. It owns scratch
-// buffers, so each goroutine needs its own.
-type matcher struct {
+// Matcher screens documents one at a time against an index and keeps the
+// first match of each prompt group. It owns scratch buffers, so each
+// goroutine needs its own. The corpus scanner (infra/corpus) feeds it the
+// documents of a shard in order.
+type Matcher struct {
 	idx   *Index
 	found map[int32]groupMatch
 
@@ -68,18 +94,30 @@ type matcher struct {
 	docNo   uint32
 }
 
-func newMatcher(idx *Index) *matcher {
-	return &matcher{idx: idx, found: make(map[int32]groupMatch), checked: make([]uint32, len(idx.groups))}
+func NewMatcher(idx *Index) *Matcher {
+	return &Matcher{idx: idx, found: make(map[int32]groupMatch), checked: make([]uint32, len(idx.groups))}
 }
 
-func (m *matcher) record(g int32, gm groupMatch) {
+// Record restores a match found before (one of a checkpoint's), so that a
+// resumed screen keeps it as the item's first occurrence. It reports false
+// when the index has no item mt.ItemID.
+func (m *Matcher) Record(mt Match) bool {
+	g, ok := m.idx.byID[mt.ItemID]
+	if !ok {
+		return false
+	}
+	m.record(g, groupMatch{kind: mt.Kind, offset: mt.Offset, jaccard: mt.Jaccard})
+	return true
+}
+
+func (m *Matcher) record(g int32, gm groupMatch) {
 	if _, ok := m.found[g]; !ok {
 		m.found[g] = gm
 	}
 }
 
 // normDoc returns the normalised document, computing it on first use.
-func (m *matcher) normDoc(raw []byte) []byte {
+func (m *Matcher) normDoc(raw []byte) []byte {
 	if !m.normOK {
 		m.norm = appendNorm(m.norm[:0], raw, nil)
 		m.normOK = true
@@ -88,7 +126,7 @@ func (m *matcher) normDoc(raw []byte) []byte {
 }
 
 // verifyExact checks a long prompt against the document once per document.
-func (m *matcher) verifyExact(g int32, raw []byte, off int64) {
+func (m *Matcher) verifyExact(g int32, raw []byte, off int64) {
 	if m.checked[g] == m.docNo {
 		return
 	}
@@ -101,8 +139,8 @@ func (m *matcher) verifyExact(g int32, raw []byte, off int64) {
 	}
 }
 
-// doc screens one raw document that starts at offset off.
-func (m *matcher) doc(raw []byte, off int64) {
+// Doc screens one raw document that starts at offset off.
+func (m *Matcher) Doc(raw []byte, off int64) {
 	x := m.idx
 	m.docNo++
 	if m.docNo == 0 { // wrapped: forget old stamps
@@ -132,7 +170,7 @@ func (m *matcher) doc(raw []byte, off int64) {
 
 // matchAnchors finds the long prompts without interior words by sampled
 // byte windows of the normalised document.
-func (m *matcher) matchAnchors(raw []byte, off int64) {
+func (m *Matcher) matchAnchors(raw []byte, off int64) {
 	x := m.idx
 	norm := m.normDoc(raw)
 	if len(norm) < x.minAnchored {
@@ -155,7 +193,7 @@ func (m *matcher) matchAnchors(raw []byte, off int64) {
 }
 
 // matchWhole looks for short prompts equal to the whole document or a line.
-func (m *matcher) matchWhole(words []uint64, raw []byte, off int64) {
+func (m *Matcher) matchWhole(words []uint64, raw []byte, off int64) {
 	x := m.idx
 	try := func(ws []uint64, text []byte) {
 		if len(ws) > x.maxShortWords {
@@ -187,7 +225,7 @@ func (m *matcher) matchWhole(words []uint64, raw []byte, off int64) {
 // shingles of long prompts (exact candidates) over the whole document, and
 // prefix shingles (Jaccard candidates) while the document is small enough
 // to reach the threshold with some item.
-func (m *matcher) matchShingles(words []uint64, raw []byte, off int64) {
+func (m *Matcher) matchShingles(words []uint64, raw []byte, off int64) {
 	x := m.idx
 	n := x.opt.ShingleN
 	m.sh = appendShingles(m.sh[:0], words, n)
@@ -213,7 +251,7 @@ func (m *matcher) matchShingles(words []uint64, raw []byte, off int64) {
 
 // verifyJaccard computes the Jaccard similarity of the document (its
 // shingles are in m.sh) with each candidate group.
-func (m *matcher) verifyJaccard(off int64) {
+func (m *Matcher) verifyJaccard(off int64) {
 	x := m.idx
 	t := x.opt.Jaccard
 	total := len(m.sh) // an upper bound of the distinct count
@@ -343,22 +381,15 @@ func intersectCount(a, b []uint64) int {
 	return n
 }
 
-// matches expands the groups found so far to per-item matches, sorted by id.
-func (m *matcher) matches(uri string) []Match {
+// Matches expands the groups found so far to per-item matches in the
+// corpus file uri, sorted by item id.
+func (m *Matcher) Matches(uri string) []Match {
 	var out []Match
 	for g, gm := range m.found {
 		for _, i := range m.idx.groups[g].items {
 			out = append(out, Match{ItemID: m.idx.ids[i], Kind: gm.kind, URI: uri, Offset: gm.offset, Jaccard: gm.jaccard})
 		}
 	}
-	slices.SortFunc(out, func(a, b Match) int {
-		if a.ItemID < b.ItemID {
-			return -1
-		}
-		if a.ItemID > b.ItemID {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, byItemID)
 	return out
 }

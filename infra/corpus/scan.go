@@ -1,12 +1,13 @@
-package dedup
+package corpus
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
+
+	"github.com/glossobench/glossobench/scorers/checks/dedup"
 )
 
 // Defaults of Scanner.
@@ -15,9 +16,9 @@ const (
 	DefaultMaxDocBytes   = 64 << 20 // longest document (or JSONL line) accepted
 )
 
-// Scanner screens corpus shards against an index.
+// Scanner screens corpus shards against a dedup index.
 type Scanner struct {
-	Index *Index
+	Index *dedup.Index
 	Open  Opener // nil: Open (local files and s3:// objects)
 	// ProgressEvery is how many document bytes pass between progress
 	// reports (0: DefaultProgressEvery).
@@ -32,18 +33,18 @@ type Scanner struct {
 // A scan restarted from a checkpoint ends with the same result as one that
 // never stopped.
 type Checkpoint struct {
-	Offset  int64   `json:"offset"`
-	Matches []Match `json:"matches,omitempty"`
-	Docs    int64   `json:"docs"`
-	Bytes   int64   `json:"bytes"` // document bytes screened (decompressed)
+	Offset  int64         `json:"offset"`
+	Matches []dedup.Match `json:"matches,omitempty"`
+	Docs    int64         `json:"docs"`
+	Bytes   int64         `json:"bytes"` // document bytes screened (decompressed)
 }
 
 // ShardResult is the outcome of one shard.
 type ShardResult struct {
-	Shard   Shard   `json:"shard"`
-	Matches []Match `json:"matches"` // one per matched item, sorted by item id
-	Docs    int64   `json:"docs"`
-	Bytes   int64   `json:"bytes"`
+	Shard   Shard         `json:"shard"`
+	Matches []dedup.Match `json:"matches"` // one per matched item, sorted by item id
+	Docs    int64         `json:"docs"`
+	Bytes   int64         `json:"bytes"`
 }
 
 // ScanShard screens the documents that start in the shard, from the
@@ -67,13 +68,11 @@ func (s Scanner) ScanShard(ctx context.Context, sh Shard, from Checkpoint, progr
 	if maxDoc <= 0 {
 		maxDoc = DefaultMaxDocBytes
 	}
-	m := newMatcher(s.Index)
+	m := dedup.NewMatcher(s.Index)
 	for _, mt := range from.Matches {
-		g, ok := s.Index.byID[mt.ItemID]
-		if !ok {
+		if !m.Record(mt) {
 			return res, fmt.Errorf("dedup: scan %s: checkpoint names unknown item %q", sh, mt.ItemID)
 		}
-		m.record(g, groupMatch{kind: mt.Kind, offset: mt.Offset, jaccard: mt.Jaccard})
 	}
 	start := max(sh.Start, from.Offset)
 	docs, nbytes := from.Docs, from.Bytes
@@ -91,7 +90,7 @@ func (s Scanner) ScanShard(ctx context.Context, sh Shard, from Checkpoint, progr
 		if err != nil {
 			return res, err
 		}
-		m.doc(doc, off)
+		m.Doc(doc, off)
 		docs++
 		nbytes += int64(len(doc))
 		sinceReport += int64(len(doc))
@@ -101,11 +100,11 @@ func (s Scanner) ScanShard(ctx context.Context, sh Shard, from Checkpoint, progr
 				return res, err
 			}
 			if progress != nil {
-				progress(Checkpoint{Offset: end, Matches: m.matches(sh.Source.URI), Docs: docs, Bytes: nbytes})
+				progress(Checkpoint{Offset: end, Matches: m.Matches(sh.Source.URI), Docs: docs, Bytes: nbytes})
 			}
 		}
 	}
-	res.Matches = m.matches(sh.Source.URI)
+	res.Matches = m.Matches(sh.Source.URI)
 	res.Docs, res.Bytes = docs, nbytes
 	return res, nil
 }
@@ -113,8 +112,8 @@ func (s Scanner) ScanShard(ctx context.Context, sh Shard, from Checkpoint, progr
 // ScanAll screens every shard with up to workers goroutines (<= 0: one)
 // and returns the merged matches, one per item, plus the total documents
 // and bytes screened. It is the single-machine path; a workflow runs
-// ScanShard per shard as activities instead and merges with MergeMatches.
-func (s Scanner) ScanAll(ctx context.Context, shards []Shard, workers int) ([]Match, int64, int64, error) {
+// ScanShard per shard as activities instead and merges with dedup.MergeMatches.
+func (s Scanner) ScanAll(ctx context.Context, shards []Shard, workers int) ([]dedup.Match, int64, int64, error) {
 	workers = max(1, min(workers, len(shards)))
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
@@ -159,39 +158,11 @@ feed:
 		return nil, 0, 0, err
 	}
 	var docs, nbytes int64
-	var all [][]Match
+	var all [][]dedup.Match
 	for _, r := range results {
 		docs += r.Docs
 		nbytes += r.Bytes
 		all = append(all, r.Matches)
 	}
-	return MergeMatches(all...), docs, nbytes, nil
-}
-
-// MergeMatches merges shard results into one match per item (its first
-// occurrence in the corpus), sorted by item id. The outcome does not depend
-// on how the corpus was split.
-func MergeMatches(lists ...[]Match) []Match {
-	best := map[string]Match{}
-	for _, l := range lists {
-		for _, m := range l {
-			if b, ok := best[m.ItemID]; !ok || m.before(b) {
-				best[m.ItemID] = m
-			}
-		}
-	}
-	out := make([]Match, 0, len(best))
-	for _, m := range best {
-		out = append(out, m)
-	}
-	slices.SortFunc(out, func(a, b Match) int {
-		if a.ItemID < b.ItemID {
-			return -1
-		}
-		if a.ItemID > b.ItemID {
-			return 1
-		}
-		return 0
-	})
-	return out
+	return dedup.MergeMatches(all...), docs, nbytes, nil
 }

@@ -1,4 +1,4 @@
-package dedup
+package corpus
 
 import (
 	"bytes"
@@ -23,6 +23,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers/checks/dedup"
+	"github.com/glossobench/glossobench/scorers/checks/dedup/deduptest"
 )
 
 // s3Corpus uploads files (name -> bytes) under a fresh prefix of the test
@@ -58,7 +60,7 @@ func s3Corpus(t *testing.T, files map[string][]byte) (entry, prefix string) {
 func plantedFiles(t *testing.T) map[string][]byte {
 	t.Helper()
 	var jl bytes.Buffer
-	for i, doc := range strings.Split(strings.TrimSpace(plantedCorpus()), "\n\n") {
+	for i, doc := range strings.Split(strings.TrimSpace(deduptest.PlantedCorpus()), "\n\n") {
 		b, _ := json.Marshal(map[string]any{"id": i, "text": doc})
 		jl.Write(b)
 		jl.WriteString("\n")
@@ -69,12 +71,12 @@ func plantedFiles(t *testing.T) map[string][]byte {
 	zw.Close()
 	enc, _ := zstd.NewWriter(nil)
 	r := rand.New(rand.NewPCG(7, 8))
-	_, docs := randomCase(r, 200, 3000)
+	_, docs := deduptest.RandomCase(r, 200, 3000)
 	return map[string][]byte{
-		"a.txt":       []byte(plantedCorpus()),
+		"a.txt":       []byte(deduptest.PlantedCorpus()),
 		"b.jsonl":     jl.Bytes(),
 		"c.jsonl.gz":  gz.Bytes(),
-		"d.txt.zst":   enc.EncodeAll([]byte(plantedCorpus()), nil),
+		"d.txt.zst":   enc.EncodeAll([]byte(deduptest.PlantedCorpus()), nil),
 		"random.txt":  []byte(strings.Join(docs, "\n\n") + "\n"),
 		"sub/e.jsonl": jl.Bytes(),
 	}
@@ -86,8 +88,8 @@ func plantedFiles(t *testing.T) map[string][]byte {
 func TestS3CorpusMatchesLocal(t *testing.T) {
 	files := plantedFiles(t)
 	upload := map[string][]byte{
-		"corpus2/not-under-prefix.txt":      []byte(plantedCorpus()),
-		"corpus/.hidden/skipped.txt":        []byte(plantedCorpus()),
+		"corpus2/not-under-prefix.txt":      []byte(deduptest.PlantedCorpus()),
+		"corpus/.hidden/skipped.txt":        []byte(deduptest.PlantedCorpus()),
 		"elsewhere/unrelated-document.text": []byte("x"),
 	}
 	dir := t.TempDir()
@@ -135,24 +137,24 @@ func TestS3CorpusMatchesLocal(t *testing.T) {
 		}
 	}
 
-	items := plantedItems()
+	items := deduptest.PlantedItems()
 	r := rand.New(rand.NewPCG(7, 8))
-	randomItems, _ := randomCase(r, 200, 3000) // the items planted in random.txt
+	randomItems, _ := deduptest.RandomCase(r, 200, 3000) // the items planted in random.txt
 	items = append(items, randomItems...)
-	idx, err := NewIndex(items, Options{})
+	idx, err := dedup.NewIndex(items, dedup.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	screen := func(srcs []Source, shardBytes int64) ([]Match, Report) {
+	screen := func(srcs []Source, shardBytes int64) ([]dedup.Match, dedup.Report) {
 		t.Helper()
 		ms, _, _, err := Scanner{Index: idx}.ScanAll(ctx, Plan(srcs, shardBytes), 2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return ms, Summarize(items, ms, []Fingerprint{{URI: "x"}}, Options{})
+		return ms, dedup.Summarize(items, ms, []dedup.Fingerprint{{URI: "x"}}, dedup.Options{})
 	}
 	// Offsets and kinds, without the URIs, which differ by design.
-	strip := func(ms []Match) []string {
+	strip := func(ms []dedup.Match) []string {
 		var out []string
 		for _, m := range ms {
 			out = append(out, fmt.Sprintf("%s %s %d %.6f %s", m.ItemID, m.Kind, m.Offset, m.Jaccard, filepath.Base(strings.SplitN(m.URI, "?", 2)[0])))
@@ -172,7 +174,7 @@ func TestS3CorpusMatchesLocal(t *testing.T) {
 	// The planted cases are found as TestPlantedContamination specifies, and
 	// the random corpus contributes matches too.
 	kinds := matchKinds(localMatches)
-	for id, want := range map[string]string{"exact": KindExact, "spacing": KindExact, "para_above": KindJaccard, "short_line": KindWhole, "task1b": KindExact} {
+	for id, want := range map[string]string{"exact": dedup.KindExact, "spacing": dedup.KindExact, "para_above": dedup.KindJaccard, "short_line": dedup.KindWhole, "task1b": dedup.KindExact} {
 		if kinds[id] != want {
 			t.Errorf("%s: kind %q, want %q", id, kinds[id], want)
 		}
@@ -197,8 +199,8 @@ func TestS3ShardResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(7, 8))
-	items, _ := randomCase(r, 200, 3000)
-	idx, _ := NewIndex(items, Options{})
+	items, _ := deduptest.RandomCase(r, 200, 3000)
+	idx, _ := dedup.NewIndex(items, dedup.Options{})
 	shards := Plan(srcs, int64(len(files["random.txt"])+1)/2)
 	if len(shards) != 2 {
 		t.Fatalf("plan %v", shards)
@@ -313,9 +315,9 @@ func TestS3BrokenBodiesResume(t *testing.T) {
 	defer func(old int64) { S3ChunkBytes = old }(S3ChunkBytes)
 	S3ChunkBytes = 20000
 	r := rand.New(rand.NewPCG(7, 8))
-	items, _ := randomCase(r, 200, 3000)
-	idx, _ := NewIndex(items, Options{})
-	screen := func() []Match {
+	items, _ := deduptest.RandomCase(r, 200, 3000)
+	idx, _ := dedup.NewIndex(items, dedup.Options{})
+	screen := func() []dedup.Match {
 		t.Helper()
 		srcs, err := Expand(ctx, []string{entry}, "", "")
 		if err != nil {
@@ -352,7 +354,7 @@ func TestS3ShardsFetchLittleBeyondTheirEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	shards := Plan(srcs, 40000)
-	idx, _ := NewIndex(plantedItems(), Options{})
+	idx, _ := dedup.NewIndex(deduptest.PlantedItems(), dedup.Options{})
 	bt := &breakingTransport{}
 	defer withTransport(bt)()
 	if _, _, _, err := (Scanner{Index: idx}).ScanAll(ctx, shards, 2); err != nil {
