@@ -11,20 +11,19 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/glossobench/glossobench/infra/results/internal/pagetest"
 
 	"github.com/rs/zerolog"
 
 	"github.com/glossobench/glossobench/activities"
-	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/activities/fakerun"
+	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/results/report"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
@@ -62,66 +61,6 @@ func render(t *testing.T) (string, *runfiles.Result, map[string]any) {
 	return path, &res, generic
 }
 
-// lookup follows a dotted path (array indexes as numbers) into v.
-func lookup(v any, path string) (any, bool) {
-	for _, k := range strings.Split(path, ".") {
-		switch x := v.(type) {
-		case map[string]any:
-			var ok bool
-			if v, ok = x[k]; !ok {
-				return nil, false
-			}
-		case []any:
-			i, err := strconv.Atoi(k)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil, false
-			}
-			v = x[i]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
-}
-
-var cellRE = regexp.MustCompile(`<(?:td|span)(?: class="num")? data-field="([^"]+)"(?: data-value="([^"]*)")?>([^<]*)</(?:td|span)>`)
-
-// checkNumbers checks every number cell of doc against result.json and
-// returns the fields it saw.
-func checkNumbers(t *testing.T, doc string, generic map[string]any) map[string]bool {
-	t.Helper()
-	seen := map[string]bool{}
-	for _, m := range cellRE.FindAllStringSubmatch(doc, -1) {
-		field, exact, text := m[1], m[2], html.UnescapeString(m[3])
-		seen[field] = true
-		want, ok := lookup(generic, field)
-		if exact == "" {
-			if ok && want != nil {
-				t.Errorf("%s: page shows %q without a value, result.json has %v", field, text, want)
-			}
-			continue
-		}
-		got, err := strconv.ParseFloat(exact, 64)
-		if err != nil {
-			t.Errorf("%s: data-value %q: %v", field, exact, err)
-			continue
-		}
-		w, isNum := want.(float64)
-		if !ok || !isNum || w != got {
-			t.Errorf("%s: page value %v, result.json %v", field, got, want)
-			continue
-		}
-		shown := strconv.FormatFloat(w, 'f', 4, 64)
-		if strings.HasSuffix(field, ".n") {
-			shown = strconv.Itoa(int(w))
-		}
-		if text != shown {
-			t.Errorf("%s: page shows %q, want %q", field, text, shown)
-		}
-	}
-	return seen
-}
-
 func wantFields(res *runfiles.Result) []string {
 	f := []string{"summary.ms_public", "summary.ms_ci95.0", "summary.ms_ci95.1", "summary.ms_pooled", "summary.ms_experimental"}
 	for name := range res.Axes {
@@ -136,7 +75,7 @@ func TestReportNumbersMatchResult(t *testing.T) {
 	path, res, generic := render(t)
 	data, _ := os.ReadFile(path)
 	doc := string(data)
-	seen := checkNumbers(t, doc, generic)
+	seen := pagetest.CheckNumbers(t, doc, generic)
 	for _, f := range wantFields(res) {
 		if !seen[f] {
 			t.Errorf("page has no cell for %s", f)
@@ -183,23 +122,8 @@ func TestReportNumbersMatchResult(t *testing.T) {
 // builds must hold every number of result.json, and the <script> planted in
 // a note must be text, not run.
 func TestReportInChromium(t *testing.T) {
-	const chromium = "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skip("no /usr/bin/chromium (apt-get install -y chromium)")
-	}
 	path, res, generic := render(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
-		"--disable-background-networking", "--no-first-run", "--user-data-dir="+t.TempDir(),
-		"--dump-dom", "file://"+path)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("chromium: %v\n%s", err, stderr.String())
-	}
-	dom := string(out)
+	dom := pagetest.DumpDOM(t, "file://"+path)
 	if !strings.Contains(dom, "<h1>GlossoBench report</h1>") || !strings.Contains(dom, `id="plot"`) {
 		t.Fatalf("page did not render:\n%.2000s", dom)
 	}
@@ -215,7 +139,7 @@ func TestReportInChromium(t *testing.T) {
 	if strings.Count(dom, "<script") > 0 {
 		t.Error("the DOM holds a script element")
 	}
-	seen := checkNumbers(t, dom, generic)
+	seen := pagetest.CheckNumbers(t, dom, generic)
 	for _, f := range wantFields(res) {
 		if !seen[f] {
 			t.Errorf("rendered page has no cell for %s", f)
@@ -329,7 +253,7 @@ func audits(generic map[string]any) []string {
 	axes, _ := generic["axes"].(map[string]any)
 	for name := range axes {
 		p := "axes." + name + ".measurement_profile.leakage"
-		v, _ := lookup(generic, p)
+		v, _ := pagetest.Lookup(generic, p)
 		walk(p, v)
 	}
 	slices.Sort(out)
@@ -361,7 +285,7 @@ func checkAudits(t *testing.T, doc string, generic map[string]any, seen map[stri
 	}
 	n := 0
 	for _, path := range audits(generic) {
-		v, _ := lookup(generic, path)
+		v, _ := pagetest.Lookup(generic, path)
 		sum := v.(map[string]any)
 		verdict, _ := sum["verdict"].(string)
 		if d, ok := sum["design"].(map[string]any); ok {

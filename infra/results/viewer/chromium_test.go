@@ -1,60 +1,36 @@
 package viewer
 
 import (
-	"bytes"
-	"context"
-	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
-)
 
-// dumpDOM loads url in headless Chromium and returns the DOM it built.
-func dumpDOM(t *testing.T, chromium, url string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
-		"--disable-background-networking", "--no-first-run", "--user-data-dir="+t.TempDir(),
-		"--dump-dom", url)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("chromium %s: %v\n%s", url, err, stderr.String())
-	}
-	return string(out)
-}
+	"github.com/glossobench/glossobench/infra/results/internal/pagetest"
+)
 
 // TestViewInChromium: the pages Chromium builds from the viewer show
 // result.json's numbers, a filtered page of a 100,000-item axis shows the
 // items the filter keeps, the planted <script> in model output is text and
 // never runs, and nothing is loaded from elsewhere.
 func TestViewInChromium(t *testing.T) {
-	const chromium = "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skip("no /usr/bin/chromium (apt-get install -y chromium)")
-	}
 	dir := fakeStore(t, 100_000)
 	srv := serve(t, dir)
 	res := resultJSON(t, dir)
 
-	list := dumpDOM(t, chromium, srv.URL+"/")
-	if !strings.Contains(list, `data-run="fake-run"`) || !checkNumbers(t, list, res)["summary.ms_public"] {
+	list := pagetest.DumpDOM(t, srv.URL+"/")
+	if !strings.Contains(list, `data-run="fake-run"`) || !pagetest.CheckNumbers(t, list, res)["summary.ms_public"] {
 		t.Errorf("runs page did not render the run:\n%.2000s", list)
 	}
-	run := dumpDOM(t, chromium, srv.URL+"/run/fake-run/")
-	seen := checkNumbers(t, run, res)
+	run := pagetest.DumpDOM(t, srv.URL+"/run/fake-run/")
+	seen := pagetest.CheckNumbers(t, run, res)
 	for name := range res["axes"].(map[string]any) {
 		if !seen["axes."+name+".score"] || !seen["axes."+name+".ci95.0"] {
 			t.Errorf("run page in Chromium lacks axis %s", name)
 		}
 	}
 
-	first := dumpDOM(t, chromium, srv.URL+"/run/fake-run/axis/big/")
+	first := pagetest.DumpDOM(t, srv.URL+"/run/fake-run/axis/big/")
 	if got := pageIDs(first); len(got) != PageSize || got[0] != "dsa/0" {
 		t.Errorf("first page of the big axis: %d items, first %v", len(got), got[:min(1, len(got))])
 	}
@@ -76,7 +52,7 @@ func TestViewInChromium(t *testing.T) {
 	}
 
 	// The query the filter form submits (it is a GET form).
-	doc := dumpDOM(t, chromium, srv.URL+"/run/fake-run/axis/big/?dataset=dsb&outcome=correct&flag=truncated&q=&page=2")
+	doc := pagetest.DumpDOM(t, srv.URL+"/run/fake-run/axis/big/?dataset=dsb&outcome=correct&flag=truncated&q=&page=2")
 	var want []string
 	for i := 0; i < 100_000; i++ {
 		if s, f := bigOutcome(i); bigDataset(i) == "dsb" && s == 1 && f == "truncated" {

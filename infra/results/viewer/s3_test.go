@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/glossobench/glossobench/infra/results/internal/pagetest"
+
 	"github.com/glossobench/glossobench/activities/fakerun"
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/store"
@@ -96,10 +98,10 @@ func TestViewerOverS3(t *testing.T) {
 	res := resultJSON(t, dir)
 	list := get(t, ss.URL+"/")
 	row, _, _ := strings.Cut(list[strings.Index(list, `<tr class="run" data-run="fake-run">`):], "</tr>")
-	if seen := checkNumbers(t, row, res); !seen["summary.ms_public"] || !seen["summary.ms_ranking"] {
+	if seen := pagetest.CheckNumbers(t, row, res); !seen["summary.ms_public"] || !seen["summary.ms_ranking"] {
 		t.Errorf("the runs page over S3 lacks ms_public or ms_ranking: %v", seen)
 	}
-	if seen := checkNumbers(t, get(t, ss.URL+"/run/fake-run/"), res); len(seen) < 10 {
+	if seen := pagetest.CheckNumbers(t, get(t, ss.URL+"/run/fake-run/"), res); len(seen) < 10 {
 		t.Errorf("the run page over S3 shows %d of result.json's numbers", len(seen))
 	}
 }

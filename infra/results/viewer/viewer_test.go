@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/glossobench/glossobench/infra/results/internal/pagetest"
+
 	"github.com/glossobench/glossobench/activities/fakerun"
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
@@ -147,67 +149,6 @@ func resultJSON(t testing.TB, dir string) map[string]any {
 	return v
 }
 
-func lookup(v any, path string) (any, bool) {
-	for _, k := range strings.Split(path, ".") {
-		switch x := v.(type) {
-		case map[string]any:
-			var ok bool
-			if v, ok = x[k]; !ok {
-				return nil, false
-			}
-		case []any:
-			i, err := strconv.Atoi(k)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil, false
-			}
-			v = x[i]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
-}
-
-var cellRE = regexp.MustCompile(`<(?:td|span|b)(?: class="num")? data-field="([^"]+)" data-value="([^"]*)">([^<]*)</(?:td|span|b)>`)
-
-// checkNumbers checks every number cell of doc against result.json and
-// returns the fields seen.
-func checkNumbers(t *testing.T, doc string, res map[string]any) map[string]bool {
-	t.Helper()
-	seen := map[string]bool{}
-	for _, m := range cellRE.FindAllStringSubmatch(doc, -1) {
-		field, exact, text := m[1], m[2], html.UnescapeString(m[3])
-		seen[field] = true
-		want, ok := lookup(res, field)
-		if exact == "" {
-			if ok && want != nil {
-				if _, isNum := want.(float64); isNum {
-					t.Errorf("%s: page shows %q without a value, result.json has %v", field, text, want)
-				}
-			}
-			continue
-		}
-		got, err := strconv.ParseFloat(exact, 64)
-		if err != nil {
-			t.Errorf("%s: data-value %q: %v", field, exact, err)
-			continue
-		}
-		w, isNum := want.(float64)
-		if !ok || !isNum || w != got {
-			t.Errorf("%s: page value %v, result.json %v", field, got, want)
-			continue
-		}
-		shown := strconv.FormatFloat(w, 'f', 4, 64)
-		if strings.HasSuffix(field, ".n") {
-			shown = strconv.Itoa(int(w))
-		}
-		if text != shown {
-			t.Errorf("%s: page shows %q, want %q", field, text, shown)
-		}
-	}
-	return seen
-}
-
 // TestRunPagesShowResult: the runs page and a run's page show
 // result.json's numbers, every axis with its score, interval and n.
 func TestRunPagesShowResult(t *testing.T) {
@@ -218,16 +159,16 @@ func TestRunPagesShowResult(t *testing.T) {
 	if !strings.Contains(list, `data-run="fake-run"`) || !strings.Contains(list, "fake/model-7b") {
 		t.Fatalf("runs page lacks the run:\n%s", list)
 	}
-	listed := checkNumbers(t, list, res)
+	listed := pagetest.CheckNumbers(t, list, res)
 	if !listed["summary.ms_public"] {
 		t.Error("runs page has no ms_public")
 	}
 	// The ranking mean stands beside ms_public (checkNumbers compared its value).
-	if v, _ := lookup(res, "summary.ms_ranking"); !listed["summary.ms_ranking"] || v == nil {
+	if v, _ := pagetest.Lookup(res, "summary.ms_ranking"); !listed["summary.ms_ranking"] || v == nil {
 		t.Errorf("runs page shows no ms_ranking (result.json has %v)", v)
 	}
 	page := get(t, srv.URL+"/run/fake-run/")
-	seen := checkNumbers(t, page, res)
+	seen := pagetest.CheckNumbers(t, page, res)
 	for _, f := range []string{"summary.ms_public", "summary.ms_ci95.0", "summary.ms_ci95.1", "summary.ms_pooled"} {
 		if !seen[f] {
 			t.Errorf("run page has no %s", f)
