@@ -97,6 +97,9 @@ type Mapping struct {
 	Category       Expr `yaml:"category,omitempty" json:"category,omitempty"`               // MT category
 	InstructionIDs Expr `yaml:"instruction_ids,omitempty" json:"instruction_ids,omitempty"` // IF instruction_id_list (a list)
 	Kwargs         Expr `yaml:"kwargs,omitempty" json:"kwargs,omitempty"`                   // IF kwargs (a list of objects)
+	// Topic is the Safety breakdown (SEA-HELM's metadata.topic); default
+	// the value the source field read.
+	Topic Expr `yaml:"topic,omitempty" json:"topic,omitempty"`
 	// Label is the Safety prompt label; Harmful and Safe list its values.
 	Label   Expr     `yaml:"label,omitempty" json:"label,omitempty"`
 	Harmful []string `yaml:"harmful,omitempty" json:"harmful,omitempty"`
@@ -163,7 +166,7 @@ var Kinds = map[string]Kind{
 	"nlg":    {Allowed: []string{"id", "task", "prompt", "text", "references", "direction", "answer_tag", "source", "lang", "register"}, Required: [][]string{{"prompt"}, {"references"}}},
 	"if":     {Allowed: []string{"id", "prompt", "instruction_ids", "kwargs", "source", "lang", "register"}, Required: [][]string{{"prompt"}, {"instruction_ids"}}},
 	"mt":     {Allowed: []string{"id", "turns", "category", "references", "source", "lang", "register"}, Required: [][]string{{"id"}, {"turns"}, {"category"}}},
-	"safety": {Allowed: []string{"id", "prompt", "label", "harmful", "safe", "source", "lang", "register"}, Required: [][]string{{"prompt"}, {"label"}, {"harmful"}, {"safe"}}},
+	"safety": {Allowed: []string{"id", "prompt", "label", "harmful", "safe", "source", "topic", "lang", "register"}, Required: [][]string{{"prompt"}, {"label"}, {"harmful"}, {"safe"}}},
 }
 
 // set returns the keys with a value.
@@ -609,4 +612,14 @@ func (c *Compiled) CheckColumns(path string, cols Columns) error {
 		}
 	}
 	return nil
+}
+
+// Where names what key reads, for an error about its value: "field COLUMN"
+// for a column, "fields.KEY" for a template.
+func (c *Compiled) Where(key string) string {
+	e := c.exprs[key]
+	if e.IsTemplate() {
+		return "fields." + key
+	}
+	return "field " + strings.TrimSuffix(string(e), "?")
 }
