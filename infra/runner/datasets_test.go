@@ -123,3 +123,106 @@ axes:
 		t.Errorf("the hub saw %d requests, want 2 (resolve and redirect, once)", hits)
 	}
 }
+
+// TestGenerativeDatasetsThroughEvalRun runs one EvalRun whose NLG, IF and
+// MT axes read datasets declared in YAML alone (a CSV of sentence pairs,
+// IFEval-shaped JSONL rows under other column names, multi-turn
+// conversations with string ids), beside the built-in IFEval file as a
+// preset whose rows state their register through fields.register.
+func TestGenerativeDatasetsThroughEvalRun(t *testing.T) {
+	_, c := startServer(t)
+	acts := activities.New(zerolog.Nop())
+	acts.OpenBackend = func(string, registry.Options) (backends.Backend, error) { return instant{}, nil }
+	defer acts.Close()
+	w, err := runner.StartWorkers(c, acts, runner.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pairs := write("pasangan.csv", "no,en,ms\n1,Good morning.,Selamat pagi.\n2,Thank you.,Terima kasih.\n3,Where is the station?,Di manakah stesen?\n")
+	arahan := write("arahan.jsonl",
+		`{"kod": "a1", "teks": "Tulis ayat tanpa koma.", "senarai": ["punctuation:no_comma"], "hujah": [{}], "laras": "MID"}`+"\n"+
+			`{"kod": "a2", "teks": "Jawab dengan huruf besar.", "senarai": ["change_case:english_capital"], "hujah": [{}], "laras": "LOW"}`+"\n")
+	ifeval := write("input_data.jsonl",
+		`{"key": 1, "prompt": "Write without commas.", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}], "reg": "HIGH"}`+"\n")
+	convo := write("perbualan.jsonl",
+		`{"kod": "ms-1", "jenis": "writing", "giliran": ["Tulis pantun.", "Terangkan maksudnya."]}`+"\n"+
+			`{"kod": "ms-2", "jenis": "math", "giliran": ["Berapa 2+2?"], "rujukan": ["4"]}`+"\n")
+	cfg := fmt.Sprintf(`model: {spec: "openai:http://instant", id: instant}
+store: {uri: %s}
+run: {shard_size: 5, bootstrap_resamples: 50}
+axes:
+  nlg:
+    datasets:
+      - name: pasangan
+        path: %s
+        format: nlg
+        lang: en-ms
+        fields: {id: "no", prompt: "Terjemahkan ke Bahasa Melayu:\n{{.en}}", text: en, references: ms}
+  if:
+    datasets:
+      - name: arahan
+        path: %s
+        format: if
+        lang: ms
+        fields: {id: kod, prompt: teks, instruction_ids: senarai, kwargs: hujah, register: laras}
+      - name: ifeval
+        path: %s
+        format: ifeval
+        fields: {register: reg}
+  mt:
+    datasets:
+      - name: perbualan
+        path: %s
+        format: mt
+        lang: ms
+        fields: {id: kod, category: jenis, turns: giliran, references: "rujukan?"}
+judges:
+  - {name: j, family: j, spec: "openai:http://judge"}
+`, filepath.Join(dir, "store"), pairs, arahan, ifeval, convo)
+
+	res := runEval(t, c, workflows.EvalRunInput{Config: cfg, RunID: "generative"})
+	r := readResult(t, res.Summary.ResultPath)
+	if ax := r.Axes["nlg"]; ax.N != 3 || ax.Score == nil {
+		t.Errorf("nlg: n %d, score %v", ax.N, ax.Score)
+	}
+	if ax := r.Axes["if"]; ax.N != 3 || ax.Score == nil || ax.Profile.Register != "HIGH, LOW, MID" {
+		t.Errorf("if: n %d, score %v, register %q", ax.N, ax.Score, ax.Profile.Register)
+	}
+	// The stand-in judge's replies do not parse: both conversations were
+	// answered and judged, none rated.
+	if ax := r.Axes["mt"]; !strings.Contains(strings.Join(ax.Notes, "; "), "2 items had no valid judge rating") {
+		t.Errorf("mt: n %d, metric %s, notes %v", ax.N, ax.Metric, ax.Notes)
+	}
+	if ax := r.Axes["nlg"]; ax.Profile.Register != "unstated" {
+		t.Errorf("nlg register %q, want unstated", ax.Profile.Register)
+	}
+	read := func(axis string) []byte {
+		b, err := os.ReadFile(filepath.Join(dir, "store", "runs", "generative", axis, "items.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for axis, wants := range map[string][]string{
+		"nlg": {`"id":"pasangan/3"`, `"references":["Di manakah stesen?"]`, `Terjemahkan ke Bahasa Melayu:\nThank you.`, `"direction":"en-ms"`},
+		"if":  {`"id":"arahan/a2"`, `"register":"LOW"`, `"id":"ifeval/1"`, `"register":"HIGH"`, `"instruction_id_list":["change_case:english_capital"]`},
+		"mt":  {`"id":"perbualan/ms-1"`, `"turns":["Tulis pantun.","Terangkan maksudnya."]`, `"references":["4"]`},
+	} {
+		items := read(axis)
+		for _, want := range wants {
+			if !bytes.Contains(items, []byte(want)) {
+				t.Errorf("%s items.jsonl lacks %s", axis, want)
+			}
+		}
+	}
+}
