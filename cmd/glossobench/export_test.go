@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/glossobench/glossobench/infra/inputs"
+	"github.com/glossobench/glossobench/internal/jsonschema"
 )
 
 // TestExportLMEvalReadsBack exports a run as lm-eval results and reads it
@@ -100,10 +102,12 @@ func TestConcordReadsSEAHELM(t *testing.T) {
 	}
 }
 
-// TestExportEveryEvalEver checks the record against what eval.schema.json
-// (Every Eval Ever 0.2.1) requires: the top-level required keys and no
-// others, the enums, and per result the required keys, a continuous
-// metric's bounds and string-valued details.
+// TestExportEveryEvalEver validates the record with Every Eval Ever's
+// schema (0.3.0): always against testdata/export's restatement of its
+// constraints, and against the upstream eval.schema.json when
+// GLOSSOBENCH_EEE_SCHEMA names a copy (with Python's jsonschema too when
+// /usr/bin/python3 has it). A record without model_info.additional_details
+// (what 0.2.1 wrote) is rejected, so the check can fail.
 func TestExportEveryEvalEver(t *testing.T) {
 	run := filepath.Join("..", "..", "testdata", "release", "store", "runs", "fake-run")
 	var o, e bytes.Buffer
@@ -114,58 +118,59 @@ func TestExportEveryEvalEver(t *testing.T) {
 	if err := json.Unmarshal(o.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	allowed := map[string]bool{"schema_version": true, "evaluation_id": true, "dedupe_identity": true, "evaluation_timestamp": true,
-		"retrieved_timestamp": true, "source_metadata": true, "eval_library": true, "model_info": true, "evaluation_results": true, "detailed_evaluation_results": true}
-	for k := range doc {
-		if !allowed[k] {
-			t.Errorf("key %s is not in the schema (additionalProperties: false)", k)
+	if doc["retrieved_timestamp"] != "1767225600" || len(doc["evaluation_results"].([]any)) == 0 {
+		t.Fatalf("record %s", o.String())
+	}
+	old := map[string]any{}
+	json.Unmarshal(o.Bytes(), &old)
+	delete(old["model_info"].(map[string]any), "additional_details")
+	oldDoc, _ := json.Marshal(old)
+
+	schemas := []string{filepath.Join("..", "..", "testdata", "export", "eee_eval_subset.schema.json")}
+	if p := os.Getenv("GLOSSOBENCH_EEE_SCHEMA"); p != "" {
+		schemas = append(schemas, p)
+	} else {
+		t.Log("GLOSSOBENCH_EEE_SCHEMA not set: validating against the restated constraints only")
+	}
+	for _, p := range schemas {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, k := range []string{"schema_version", "evaluation_id", "retrieved_timestamp", "source_metadata", "model_info", "eval_library", "evaluation_results"} {
-		if doc[k] == nil {
-			t.Errorf("required key %s missing", k)
+		s, err := jsonschema.Parse(b)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
 		}
-	}
-	sm := doc["source_metadata"].(map[string]any)
-	if sm["source_type"] != "evaluation_run" || sm["evaluator_relationship"] != "third_party" || sm["source_organization_name"] == nil {
-		t.Errorf("source_metadata %v", sm)
-	}
-	for _, v := range sm["additional_details"].(map[string]any) {
-		if _, ok := v.(string); !ok {
-			t.Errorf("additional_details value %v is not a string", v)
+		if errs, err := s.Validate(o.Bytes()); err != nil || len(errs) > 0 {
+			t.Errorf("%s: the export is invalid:\n%s%v", p, strings.Join(errs, "\n"), err)
 		}
-	}
-	if mi := doc["model_info"].(map[string]any); mi["name"] == "" || mi["id"] == "" {
-		t.Errorf("model_info %v", mi)
-	}
-	if lib := doc["eval_library"].(map[string]any); lib["name"] == nil || lib["version"] == nil {
-		t.Errorf("eval_library %v", lib)
-	}
-	res := doc["evaluation_results"].([]any)
-	if len(res) == 0 {
-		t.Fatal("no evaluation_results")
-	}
-	for _, x := range res {
-		r := x.(map[string]any)
-		for _, k := range []string{"evaluation_name", "source_data", "metric_config", "score_details"} {
-			if r[k] == nil {
-				t.Errorf("result %v lacks %s", r["evaluation_name"], k)
-			}
+		if errs, _ := s.Validate(oldDoc); !strings.Contains(strings.Join(errs, "\n"), "/model_info: required: additional_details is missing") {
+			t.Errorf("%s: a record without model_info.additional_details passes: %v", p, errs)
 		}
-		mc := r["metric_config"].(map[string]any)
-		if _, ok := mc["lower_is_better"].(bool); !ok || mc["score_type"] != "continuous" || mc["min_score"] == nil || mc["max_score"] == nil {
-			t.Errorf("metric_config %v", mc)
-		}
-		sd := r["score_details"].(map[string]any)
-		if s, ok := sd["score"].(float64); !ok || s < 0 || s > 1 {
-			t.Errorf("score %v", sd["score"])
-		}
-		if src := r["source_data"].(map[string]any); src["source_type"] != "other" || src["dataset_name"] == nil {
-			t.Errorf("source_data %v", src)
-		}
+		pythonValidate(t, p, o.Bytes(), oldDoc)
 	}
-	if doc["retrieved_timestamp"] != "1767225600" {
-		t.Errorf("retrieved_timestamp %v", doc["retrieved_timestamp"])
+}
+
+// pythonValidate checks good against schema with Python's jsonschema (and
+// bad not), when /usr/bin/python3 has it: a second, independent validator.
+func pythonValidate(t *testing.T, schema string, good, bad []byte) {
+	t.Helper()
+	if exec.Command("/usr/bin/python3", "-c", "import jsonschema").Run() != nil {
+		t.Log("python3 jsonschema not available: the Go validator only")
+		return
+	}
+	dir := t.TempDir()
+	for name, doc := range map[string][]byte{"good.json": good, "bad.json": bad} {
+		os.WriteFile(filepath.Join(dir, name), doc, 0o644)
+	}
+	script := `import json, sys, jsonschema
+s = json.load(open(sys.argv[1]))
+jsonschema.Draft7Validator(s).validate(json.load(open(sys.argv[2])))
+errs = list(jsonschema.Draft7Validator(s).iter_errors(json.load(open(sys.argv[3]))))
+sys.exit(0 if errs else 3)`
+	out, err := exec.Command("/usr/bin/python3", "-c", script, schema, filepath.Join(dir, "good.json"), filepath.Join(dir, "bad.json")).CombinedOutput()
+	if err != nil {
+		t.Errorf("%s: python jsonschema: %v\n%s", schema, err, out)
 	}
 }
 
