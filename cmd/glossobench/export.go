@@ -85,8 +85,11 @@ func exportMain(args []string, stdout, stderr io.Writer) int {
 
 // lmEvalDoc is a run's result as an lm-eval results file.
 func lmEvalDoc(r *runfiles.Result) inputs.LMEvalResults {
+	// lm-eval's readers (utils.make_table, the W&B logger) look every task
+	// up in versions and n-shot; a run does not record its shots per axis,
+	// so n-shot is lm-eval's own "N/A".
 	doc := inputs.LMEvalResults{Results: map[string]map[string]any{}, Versions: map[string]any{},
-		NSamples: map[string]any{}, HigherIsOK: map[string]map[string]any{}, ModelName: r.ModelID}
+		NShot: map[string]any{}, NSamples: map[string]any{}, HigherIsOK: map[string]map[string]any{}, ModelName: r.ModelID}
 	doc.Config.Model = "glossobench"
 	doc.Config.ModelArgs = "pretrained=" + r.ModelID
 	axes := make([]string, 0, len(r.Axes))
@@ -106,12 +109,14 @@ func lmEvalDoc(r *runfiles.Result) inputs.LMEvalResults {
 		}
 		doc.Results[task] = res
 		doc.Versions[task] = ax.Version
+		doc.NShot[task] = "N/A"
 		doc.NSamples[task] = map[string]int{"original": ax.N, "effective": ax.N}
 		doc.HigherIsOK[task] = map[string]any{ax.Metric: true}
 	}
 	if r.Summary.MSPublic != nil {
 		doc.Results["glossobench"] = map[string]any{"alias": "glossobench", "ms_public,none": *r.Summary.MSPublic, "ms_public_stderr,none": "N/A"}
 		doc.Versions["glossobench"] = r.BenchVersion
+		doc.NShot["glossobench"] = "N/A"
 	}
 	return doc
 }

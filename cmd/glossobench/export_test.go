@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -187,5 +190,183 @@ func TestCorrelateReadsHELMSummary(t *testing.T) {
 	code := correlateMain([]string{"--ours", ours, "--external", p, "--task", "Accuracy", "--metric", "Mean win rate"}, &o, &e)
 	if code != correlateExitDivergent || !strings.Contains(o.String(), "4 shared models") || !strings.Contains(o.String(), "divergent") {
 		t.Fatalf("exit %d:\n%s\n%s", code, o.String(), e.String())
+	}
+}
+
+// lmEvalTable reads an lm-eval results file as lm-eval's own results
+// table does (lm_eval/utils.py make_table, also what its W&B logger calls
+// on a results file's results, versions and n-shot): every task is looked
+// up in versions and n-shot (n-shot missing fails there), the alias
+// replaces the task name, and each "metric,filter" entry but the stderr
+// ones is a row, its value printed to 4 places when a float and its
+// stderr, when present, "N/A" or a number. It fails where make_table
+// would raise.
+func lmEvalTable(data []byte) ([][]string, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	results, ok := doc["results"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf(`KeyError: "results" (or not a mapping)`)
+	}
+	versions, ok := doc["versions"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf(`"versions": want a mapping (result_dict["versions"].get)`)
+	}
+	nshot, ok := doc["n-shot"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf(`"n-shot": want a mapping (result_dict.get("n-shot", " ").get)`)
+	}
+	str := func(v any) string {
+		switch x := v.(type) {
+		case nil:
+			return "None"
+		case string:
+			return x
+		case float64:
+			return strconv.FormatFloat(x, 'f', -1, 64)
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	var rows [][]string
+	tasks := make([]string, 0, len(results))
+	for k := range results {
+		tasks = append(tasks, k)
+	}
+	sort.Strings(tasks)
+	for _, k := range tasks {
+		dic, ok := results[k].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("results[%q]: want a mapping", k)
+		}
+		version := "    N/A"
+		if v, ok := versions[k]; ok {
+			version = str(v)
+		}
+		n := " "
+		if v, ok := nshot[k]; ok {
+			n = str(v)
+		}
+		name := k
+		if a, ok := dic["alias"]; ok {
+			name = str(a)
+		}
+		keys := make([]string, 0, len(dic))
+		for mf := range dic {
+			if mf != "alias" {
+				keys = append(keys, mf)
+			}
+		}
+		sort.Strings(keys)
+		for _, mf := range keys {
+			m, f, _ := strings.Cut(mf, ",")
+			if strings.HasSuffix(m, "_stderr") {
+				continue
+			}
+			v := str(dic[mf])
+			if x, ok := dic[mf].(float64); ok {
+				v = strconv.FormatFloat(x, 'f', 4, 64)
+			}
+			se := ""
+			if s, ok := dic[m+"_stderr,"+f]; ok {
+				switch x := s.(type) {
+				case string:
+					if x != "N/A" {
+						return nil, fmt.Errorf("results[%q][%q]: %q is neither \"N/A\" nor a number (f\"{se:.4f}\")", k, m+"_stderr,"+f, x)
+					}
+					se = "   N/A"
+				case float64:
+					se = strconv.FormatFloat(x, 'f', 4, 64)
+				default:
+					return nil, fmt.Errorf("results[%q][%q]: %v is neither \"N/A\" nor a number", k, m+"_stderr,"+f, s)
+				}
+			}
+			rows = append(rows, []string{name, version, f, n, m, v, se})
+			name, version = "", ""
+		}
+	}
+	return rows, nil
+}
+
+// lmEvalSample is a results file in the shape lm-eval 0.4 writes (tasks
+// with aliases, "metric,filter" keys, float and "N/A" stderrs, a group),
+// written for this test.
+const lmEvalSample = `{
+  "results": {
+    "belebele_zsm_Latn": {"alias": "belebele_zsm_Latn", "acc,none": 0.4411, "acc_stderr,none": 0.0166, "acc_norm,none": 0.4411, "acc_norm_stderr,none": 0.0166},
+    "global_mmlu_full_ms": {"alias": "global_mmlu_full_ms", "acc,none": 0.52, "acc_stderr,none": "N/A"}
+  },
+  "groups": {"global_mmlu_full_ms": {"alias": "global_mmlu_full_ms", "acc,none": 0.52, "acc_stderr,none": "N/A"}},
+  "group_subtasks": {"global_mmlu_full_ms": [], "belebele_zsm_Latn": []},
+  "configs": {"belebele_zsm_Latn": {"task": "belebele_zsm_Latn", "output_type": "multiple_choice", "num_fewshot": 0, "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": true}]}},
+  "versions": {"belebele_zsm_Latn": 0.0, "global_mmlu_full_ms": 0.0},
+  "n-shot": {"belebele_zsm_Latn": 0, "global_mmlu_full_ms": 0},
+  "higher_is_better": {"belebele_zsm_Latn": {"acc": true, "acc_norm": true}, "global_mmlu_full_ms": {"acc": true}},
+  "n-samples": {"belebele_zsm_Latn": {"original": 900, "effective": 900}},
+  "config": {"model": "hf", "model_args": "pretrained=mesolitica/malaysian-llama-3-8b", "batch_size": "8"},
+  "model_name": "mesolitica/malaysian-llama-3-8b",
+  "date": 1767225600.0
+}`
+
+// TestExportLMEvalMatchesLMEvalReaders: lm-eval's results table reads the
+// export (one row per axis headline, its value and the "N/A" stderr, the
+// axis's version, n-shot "N/A") as it reads lm-eval's own files; the file
+// name lm-eval's folder readers look for (results_<date>.json) finds it;
+// without n-shot (what the export wrote before) the table fails.
+func TestExportLMEvalMatchesLMEvalReaders(t *testing.T) {
+	rows, err := lmEvalTable([]byte(lmEvalSample))
+	if err != nil || len(rows) != 3 || rows[0][0] != "belebele_zsm_Latn" || rows[0][4] != "acc" || rows[0][5] != "0.4411" || rows[0][6] != "0.0166" || rows[2][6] != "   N/A" {
+		t.Fatalf("the sample: %v %v", rows, err)
+	}
+	run := filepath.Join("..", "..", "testdata", "release", "store", "runs", "fake-run")
+	out := filepath.Join(t.TempDir(), "fake-model", "results_2026-01-01T00-00-00.000000.json")
+	os.MkdirAll(filepath.Dir(out), 0o755)
+	var stderr bytes.Buffer
+	if code := exportMain([]string{"--format", "lm-eval", "--out", out, run}, &bytes.Buffer{}, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	data, _ := os.ReadFile(out)
+	rows, err = lmEvalTable(data)
+	if err != nil {
+		t.Fatalf("lm-eval's table refuses the export: %v", err)
+	}
+	runs, err := findRunResults(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for axis, ax := range runs[0].Result.Axes {
+		if ax.Score == nil {
+			continue
+		}
+		want++
+		found := false
+		for _, r := range rows {
+			if r[0] == LMEvalTaskPrefix+axis && r[4] == ax.Metric && r[5] == strconv.FormatFloat(*ax.Score, 'f', 4, 64) && r[6] == "   N/A" && r[1] == ax.Version && r[3] == "N/A" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no row for %s %s in %v", axis, ax.Metric, rows)
+		}
+	}
+	if want == 0 {
+		t.Fatal("the fixture run has no scored axis")
+	}
+	// lm_eval.utils.get_results_filenames: "/results_" and ".json" in the path.
+	if !strings.Contains(out, "/results_") || !strings.Contains(out, ".json") {
+		t.Errorf("%s is not a name lm-eval's readers find", out)
+	}
+	var doc map[string]any
+	json.Unmarshal(data, &doc)
+	if cfg, _ := doc["config"].(map[string]any); cfg["model_args"] == nil {
+		t.Errorf("config.model_args missing (lm-eval's readers and zeno_visualize read it): %v", doc["config"])
+	}
+	delete(doc, "n-shot")
+	old, _ := json.Marshal(doc)
+	if _, err := lmEvalTable(old); err == nil || !strings.Contains(err.Error(), "n-shot") {
+		t.Errorf("a file without n-shot reads: %v", err)
 	}
 }
