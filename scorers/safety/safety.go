@@ -78,7 +78,7 @@ func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 	var all []scorers.Item
 	seen := map[string]string{}
 	for i, d := range cfg.Datasets {
-		pr, isPreset := Presets[d.Format]
+		pr, isPreset := presets[d.Format]
 		if !isPreset && (d.Fields == nil || (d.Format != "" && d.Format != "safety")) {
 			return nil, fmt.Errorf("axes.safety.datasets[%d] (%s): unknown format %q (known: %s, %s, or safety with fields)", i, d.Name, d.Format, FormatSafeguard, FormatSafeguardCultural)
 		}
@@ -230,9 +230,9 @@ var safeguard = preset{
 	filters: map[string]string{"topic": "topic", "label": "label"},
 }
 
-// Presets are the built-in formats by name (DatasetConfig.Format); a
+// presets are the built-in formats by name (DatasetConfig.Format); a
 // dataset's fields replace a preset's entries of the same name.
-var Presets = map[string]preset{FormatSafeguard: safeguard, FormatSafeguardCultural: safeguard}
+var presets = map[string]preset{FormatSafeguard: safeguard, FormatSafeguardCultural: safeguard}
 
 // readDeclared reads a dataset through its mapping (dataset.Kinds
 // "safety"): prompt, label with the values meaning harmful and safe, and
