@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/rs/zerolog"
@@ -19,6 +21,7 @@ import (
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/registry"
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -224,5 +227,74 @@ judges:
 				t.Errorf("%s items.jsonl lacks %s", axis, want)
 			}
 		}
+	}
+}
+
+// TestS3DatasetThroughEvalRun runs one EvalRun whose NLU and IF datasets
+// are s3:// objects on a real S3 server (versitygw; the test skips without
+// GLOSSOBENCH_S3_ENDPOINT): a belebele preset file and a CSV of IF rows
+// declared by fields, the IF file pinned by SHA-256.
+func TestS3DatasetThroughEvalRun(t *testing.T) {
+	endpoint, bucket := os.Getenv("GLOSSOBENCH_S3_ENDPOINT"), os.Getenv("GLOSSOBENCH_S3_BUCKET")
+	if endpoint == "" || bucket == "" {
+		t.Skip("GLOSSOBENCH_S3_ENDPOINT / GLOSSOBENCH_S3_BUCKET not set")
+	}
+	ctx := context.Background()
+	prefix := fmt.Sprintf("runner-datasets/%d", time.Now().UnixNano())
+	st, err := store.NewS3(ctx, store.S3Config{Endpoint: endpoint, Bucket: bucket, Prefix: prefix, Region: "us-east-1",
+		PathStyle: true, AccessKeyEnv: "AWS_ACCESS_KEY_ID", SecretKeyEnv: "AWS_SECRET_ACCESS_KEY"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.EnsureBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+	belebele, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "data", "belebele_ms_en", "ms_belebele.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ifRows := []byte("kod,arahan,ids,hujah\nk1,Tulis tanpa koma.,\"[\"\"punctuation:no_comma\"\"]\",[{}]\nk2,Jawab dalam huruf kecil.,\"[\"\"change_case:english_lowercase\"\"]\",[{}]\n")
+	for key, data := range map[string][]byte{"sets/ms_belebele.jsonl": belebele, "sets/arahan.csv": ifRows} {
+		if err := st.Put(ctx, key, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum := sha256.Sum256(ifRows)
+	q := "?endpoint=" + endpoint + "&region=us-east-1&path_style=true&access_key_env=AWS_ACCESS_KEY_ID&secret_key_env=AWS_SECRET_ACCESS_KEY"
+	uri := func(key string) string { return "s3://" + bucket + "/" + prefix + "/sets/" + key + q }
+
+	_, c := startServer(t)
+	acts := activities.New(zerolog.Nop())
+	acts.OpenBackend = func(string, registry.Options) (backends.Backend, error) { return instant{}, nil }
+	defer acts.Close()
+	w, err := runner.StartWorkers(c, acts, runner.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`model: {spec: "openai:http://instant", id: instant}
+store: {uri: %s}
+run: {shard_size: 10, bootstrap_resamples: 50}
+axes:
+  nlu:
+    scoring_mode: generate
+    datasets:
+      - {name: belebele_ms, path: %q, format: belebele, lang: ms, limit: 12}
+  if:
+    datasets:
+      - name: arahan
+        path: %q
+        sha256: %s
+        lang: ms
+        fields: {id: kod, prompt: arahan, instruction_ids: ids, kwargs: hujah}
+`, filepath.Join(dir, "store"), uri("ms_belebele.jsonl"), uri("arahan.csv"), hex.EncodeToString(sum[:]))
+	res := runEval(t, c, workflows.EvalRunInput{Config: cfg, RunID: "s3-datasets"})
+	r := readResult(t, res.Summary.ResultPath)
+	if ax := r.Axes["nlu"]; ax.N != 12 || ax.Score == nil {
+		t.Errorf("nlu: n %d, score %v", ax.N, ax.Score)
+	}
+	if ax := r.Axes["if"]; ax.N != 2 || ax.Score == nil {
+		t.Errorf("if: n %d, score %v", ax.N, ax.Score)
 	}
 }
