@@ -85,8 +85,11 @@ func exportMain(args []string, stdout, stderr io.Writer) int {
 
 // lmEvalDoc is a run's result as an lm-eval results file.
 func lmEvalDoc(r *runfiles.Result) inputs.LMEvalResults {
+	// lm-eval's readers (utils.make_table, the W&B logger) look every task
+	// up in versions and n-shot; a run does not record its shots per axis,
+	// so n-shot is lm-eval's own "N/A".
 	doc := inputs.LMEvalResults{Results: map[string]map[string]any{}, Versions: map[string]any{},
-		NSamples: map[string]any{}, HigherIsOK: map[string]map[string]any{}, ModelName: r.ModelID}
+		NShot: map[string]any{}, NSamples: map[string]any{}, HigherIsOK: map[string]map[string]any{}, ModelName: r.ModelID}
 	doc.Config.Model = "glossobench"
 	doc.Config.ModelArgs = "pretrained=" + r.ModelID
 	axes := make([]string, 0, len(r.Axes))
@@ -106,19 +109,21 @@ func lmEvalDoc(r *runfiles.Result) inputs.LMEvalResults {
 		}
 		doc.Results[task] = res
 		doc.Versions[task] = ax.Version
+		doc.NShot[task] = "N/A"
 		doc.NSamples[task] = map[string]int{"original": ax.N, "effective": ax.N}
 		doc.HigherIsOK[task] = map[string]any{ax.Metric: true}
 	}
 	if r.Summary.MSPublic != nil {
 		doc.Results["glossobench"] = map[string]any{"alias": "glossobench", "ms_public,none": *r.Summary.MSPublic, "ms_public_stderr,none": "N/A"}
 		doc.Versions["glossobench"] = r.BenchVersion
+		doc.NShot["glossobench"] = "N/A"
 	}
 	return doc
 }
 
 // EEESchemaVersion is the Every Eval Ever schema (evaleval/every_eval_ever
-// eval.schema.json) that eeeDoc writes.
-const EEESchemaVersion = "0.2.1"
+// every_eval_ever/schemas/eval.schema.json) that eeeDoc writes.
+const EEESchemaVersion = "0.3.0"
 
 // eeeDoc is a run's result as an Every Eval Ever record: the model, the
 // library (glossobench at the bench version), and per scored axis its
@@ -126,7 +131,7 @@ const EEESchemaVersion = "0.2.1"
 func eeeDoc(r *runfiles.Result, org string, ts int64) map[string]any {
 	stamp := strconv.FormatInt(ts, 10)
 	var results []map[string]any
-	add := func(name, desc string, score float64, ci *[2]float64, n int, details map[string]string) {
+	add := func(name, metric, desc string, score float64, ci *[2]float64, n int, details map[string]string) {
 		sd := map[string]any{"score": score}
 		unc := map[string]any{}
 		if ci != nil {
@@ -145,7 +150,8 @@ func eeeDoc(r *runfiles.Result, org string, ts int64) map[string]any {
 			"evaluation_name": name,
 			"source_data":     map[string]any{"dataset_name": name, "source_type": "other"},
 			"metric_config": map[string]any{"evaluation_description": desc, "lower_is_better": false,
-				"score_type": "continuous", "min_score": 0, "max_score": 1},
+				"score_type": "continuous", "min_score": 0, "max_score": 1,
+				"metric_id": "glossobench." + metric, "metric_name": metric},
 			"score_details": sd,
 		})
 	}
@@ -159,10 +165,17 @@ func eeeDoc(r *runfiles.Result, org string, ts int64) map[string]any {
 		if ax.Score == nil {
 			continue
 		}
-		add(LMEvalTaskPrefix+a, "GlossoBench "+a+" axis: "+ax.Metric, *ax.Score, ax.CI95, ax.N, map[string]string{"metric": ax.Metric, "plugin_version": ax.Version})
+		add(LMEvalTaskPrefix+a, ax.Metric, "GlossoBench "+a+" axis: "+ax.Metric, *ax.Score, ax.CI95, ax.N, map[string]string{"metric": ax.Metric, "plugin_version": ax.Version})
 	}
 	if r.Summary.MSPublic != nil {
-		add("glossobench", "GlossoBench mean score over public axes (ms_public)", *r.Summary.MSPublic, nil, 0, nil)
+		add("glossobench", "ms_public", "GlossoBench mean score over public axes (ms_public)", *r.Summary.MSPublic, nil, 0, nil)
+	}
+	// An embedded GGUF file is weights the evaluator runs itself; behind a
+	// server the deployment is not known. Whether the weights are open is
+	// not recorded in a run.
+	deployment := "unknown"
+	if r.ModelIdentity != nil && r.ModelIdentity.Backend == "gguf" {
+		deployment = "self_deployed"
 	}
 	return map[string]any{
 		"schema_version":      EEESchemaVersion,
@@ -171,8 +184,9 @@ func eeeDoc(r *runfiles.Result, org string, ts int64) map[string]any {
 		"source_metadata": map[string]any{"source_name": "GlossoBench", "source_type": "evaluation_run",
 			"source_organization_name": org, "evaluator_relationship": "third_party",
 			"additional_details": map[string]string{"config_hash": r.ConfigHash}},
-		"eval_library":       map[string]any{"name": "glossobench", "version": r.BenchVersion},
-		"model_info":         map[string]any{"name": r.ModelID, "id": r.ModelID},
+		"eval_library": map[string]any{"name": "glossobench", "version": r.BenchVersion},
+		"model_info": map[string]any{"name": r.ModelID, "id": r.ModelID,
+			"additional_details": map[string]string{"deployment_type": deployment, "model_availability": "unknown"}},
 		"evaluation_results": results,
 	}
 }

@@ -3,12 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/glossobench/glossobench/infra/results/inputs"
+	"github.com/glossobench/glossobench/internal/jsonschema"
 )
 
 // TestExportLMEvalReadsBack exports a run as lm-eval results and reads it
@@ -100,10 +105,12 @@ func TestConcordReadsSEAHELM(t *testing.T) {
 	}
 }
 
-// TestExportEveryEvalEver checks the record against what eval.schema.json
-// (Every Eval Ever 0.2.1) requires: the top-level required keys and no
-// others, the enums, and per result the required keys, a continuous
-// metric's bounds and string-valued details.
+// TestExportEveryEvalEver validates the record with Every Eval Ever's
+// schema (0.3.0): always against testdata/export's restatement of its
+// constraints, and against the upstream eval.schema.json when
+// GLOSSOBENCH_EEE_SCHEMA names a copy (with Python's jsonschema too when
+// /usr/bin/python3 has it). A record without model_info.additional_details
+// (what 0.2.1 wrote) is rejected, so the check can fail.
 func TestExportEveryEvalEver(t *testing.T) {
 	run := filepath.Join("..", "..", "testdata", "release", "store", "runs", "fake-run")
 	var o, e bytes.Buffer
@@ -114,58 +121,59 @@ func TestExportEveryEvalEver(t *testing.T) {
 	if err := json.Unmarshal(o.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	allowed := map[string]bool{"schema_version": true, "evaluation_id": true, "dedupe_identity": true, "evaluation_timestamp": true,
-		"retrieved_timestamp": true, "source_metadata": true, "eval_library": true, "model_info": true, "evaluation_results": true, "detailed_evaluation_results": true}
-	for k := range doc {
-		if !allowed[k] {
-			t.Errorf("key %s is not in the schema (additionalProperties: false)", k)
+	if doc["retrieved_timestamp"] != "1767225600" || len(doc["evaluation_results"].([]any)) == 0 {
+		t.Fatalf("record %s", o.String())
+	}
+	old := map[string]any{}
+	json.Unmarshal(o.Bytes(), &old)
+	delete(old["model_info"].(map[string]any), "additional_details")
+	oldDoc, _ := json.Marshal(old)
+
+	schemas := []string{filepath.Join("..", "..", "testdata", "export", "eee_eval_subset.schema.json")}
+	if p := os.Getenv("GLOSSOBENCH_EEE_SCHEMA"); p != "" {
+		schemas = append(schemas, p)
+	} else {
+		t.Log("GLOSSOBENCH_EEE_SCHEMA not set: validating against the restated constraints only")
+	}
+	for _, p := range schemas {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, k := range []string{"schema_version", "evaluation_id", "retrieved_timestamp", "source_metadata", "model_info", "eval_library", "evaluation_results"} {
-		if doc[k] == nil {
-			t.Errorf("required key %s missing", k)
+		s, err := jsonschema.Parse(b)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
 		}
-	}
-	sm := doc["source_metadata"].(map[string]any)
-	if sm["source_type"] != "evaluation_run" || sm["evaluator_relationship"] != "third_party" || sm["source_organization_name"] == nil {
-		t.Errorf("source_metadata %v", sm)
-	}
-	for _, v := range sm["additional_details"].(map[string]any) {
-		if _, ok := v.(string); !ok {
-			t.Errorf("additional_details value %v is not a string", v)
+		if errs, err := s.Validate(o.Bytes()); err != nil || len(errs) > 0 {
+			t.Errorf("%s: the export is invalid:\n%s%v", p, strings.Join(errs, "\n"), err)
 		}
-	}
-	if mi := doc["model_info"].(map[string]any); mi["name"] == "" || mi["id"] == "" {
-		t.Errorf("model_info %v", mi)
-	}
-	if lib := doc["eval_library"].(map[string]any); lib["name"] == nil || lib["version"] == nil {
-		t.Errorf("eval_library %v", lib)
-	}
-	res := doc["evaluation_results"].([]any)
-	if len(res) == 0 {
-		t.Fatal("no evaluation_results")
-	}
-	for _, x := range res {
-		r := x.(map[string]any)
-		for _, k := range []string{"evaluation_name", "source_data", "metric_config", "score_details"} {
-			if r[k] == nil {
-				t.Errorf("result %v lacks %s", r["evaluation_name"], k)
-			}
+		if errs, _ := s.Validate(oldDoc); !strings.Contains(strings.Join(errs, "\n"), "/model_info: required: additional_details is missing") {
+			t.Errorf("%s: a record without model_info.additional_details passes: %v", p, errs)
 		}
-		mc := r["metric_config"].(map[string]any)
-		if _, ok := mc["lower_is_better"].(bool); !ok || mc["score_type"] != "continuous" || mc["min_score"] == nil || mc["max_score"] == nil {
-			t.Errorf("metric_config %v", mc)
-		}
-		sd := r["score_details"].(map[string]any)
-		if s, ok := sd["score"].(float64); !ok || s < 0 || s > 1 {
-			t.Errorf("score %v", sd["score"])
-		}
-		if src := r["source_data"].(map[string]any); src["source_type"] != "other" || src["dataset_name"] == nil {
-			t.Errorf("source_data %v", src)
-		}
+		pythonValidate(t, p, o.Bytes(), oldDoc)
 	}
-	if doc["retrieved_timestamp"] != "1767225600" {
-		t.Errorf("retrieved_timestamp %v", doc["retrieved_timestamp"])
+}
+
+// pythonValidate checks good against schema with Python's jsonschema (and
+// bad not), when /usr/bin/python3 has it: a second, independent validator.
+func pythonValidate(t *testing.T, schema string, good, bad []byte) {
+	t.Helper()
+	if exec.Command("/usr/bin/python3", "-c", "import jsonschema").Run() != nil {
+		t.Log("python3 jsonschema not available: the Go validator only")
+		return
+	}
+	dir := t.TempDir()
+	for name, doc := range map[string][]byte{"good.json": good, "bad.json": bad} {
+		os.WriteFile(filepath.Join(dir, name), doc, 0o644)
+	}
+	script := `import json, sys, jsonschema
+s = json.load(open(sys.argv[1]))
+jsonschema.Draft7Validator(s).validate(json.load(open(sys.argv[2])))
+errs = list(jsonschema.Draft7Validator(s).iter_errors(json.load(open(sys.argv[3]))))
+sys.exit(0 if errs else 3)`
+	out, err := exec.Command("/usr/bin/python3", "-c", script, schema, filepath.Join(dir, "good.json"), filepath.Join(dir, "bad.json")).CombinedOutput()
+	if err != nil {
+		t.Errorf("%s: python jsonschema: %v\n%s", schema, err, out)
 	}
 }
 
@@ -182,5 +190,183 @@ func TestCorrelateReadsHELMSummary(t *testing.T) {
 	code := correlateMain([]string{"--ours", ours, "--external", p, "--task", "Accuracy", "--metric", "Mean win rate"}, &o, &e)
 	if code != correlateExitDivergent || !strings.Contains(o.String(), "4 shared models") || !strings.Contains(o.String(), "divergent") {
 		t.Fatalf("exit %d:\n%s\n%s", code, o.String(), e.String())
+	}
+}
+
+// lmEvalTable reads an lm-eval results file as lm-eval's own results
+// table does (lm_eval/utils.py make_table, also what its W&B logger calls
+// on a results file's results, versions and n-shot): every task is looked
+// up in versions and n-shot (n-shot missing fails there), the alias
+// replaces the task name, and each "metric,filter" entry but the stderr
+// ones is a row, its value printed to 4 places when a float and its
+// stderr, when present, "N/A" or a number. It fails where make_table
+// would raise.
+func lmEvalTable(data []byte) ([][]string, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	results, ok := doc["results"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf(`KeyError: "results" (or not a mapping)`)
+	}
+	versions, ok := doc["versions"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf(`"versions": want a mapping (result_dict["versions"].get)`)
+	}
+	nshot, ok := doc["n-shot"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf(`"n-shot": want a mapping (result_dict.get("n-shot", " ").get)`)
+	}
+	str := func(v any) string {
+		switch x := v.(type) {
+		case nil:
+			return "None"
+		case string:
+			return x
+		case float64:
+			return strconv.FormatFloat(x, 'f', -1, 64)
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	var rows [][]string
+	tasks := make([]string, 0, len(results))
+	for k := range results {
+		tasks = append(tasks, k)
+	}
+	sort.Strings(tasks)
+	for _, k := range tasks {
+		dic, ok := results[k].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("results[%q]: want a mapping", k)
+		}
+		version := "    N/A"
+		if v, ok := versions[k]; ok {
+			version = str(v)
+		}
+		n := " "
+		if v, ok := nshot[k]; ok {
+			n = str(v)
+		}
+		name := k
+		if a, ok := dic["alias"]; ok {
+			name = str(a)
+		}
+		keys := make([]string, 0, len(dic))
+		for mf := range dic {
+			if mf != "alias" {
+				keys = append(keys, mf)
+			}
+		}
+		sort.Strings(keys)
+		for _, mf := range keys {
+			m, f, _ := strings.Cut(mf, ",")
+			if strings.HasSuffix(m, "_stderr") {
+				continue
+			}
+			v := str(dic[mf])
+			if x, ok := dic[mf].(float64); ok {
+				v = strconv.FormatFloat(x, 'f', 4, 64)
+			}
+			se := ""
+			if s, ok := dic[m+"_stderr,"+f]; ok {
+				switch x := s.(type) {
+				case string:
+					if x != "N/A" {
+						return nil, fmt.Errorf("results[%q][%q]: %q is neither \"N/A\" nor a number (f\"{se:.4f}\")", k, m+"_stderr,"+f, x)
+					}
+					se = "   N/A"
+				case float64:
+					se = strconv.FormatFloat(x, 'f', 4, 64)
+				default:
+					return nil, fmt.Errorf("results[%q][%q]: %v is neither \"N/A\" nor a number", k, m+"_stderr,"+f, s)
+				}
+			}
+			rows = append(rows, []string{name, version, f, n, m, v, se})
+			name, version = "", ""
+		}
+	}
+	return rows, nil
+}
+
+// lmEvalSample is a results file in the shape lm-eval 0.4 writes (tasks
+// with aliases, "metric,filter" keys, float and "N/A" stderrs, a group),
+// written for this test.
+const lmEvalSample = `{
+  "results": {
+    "belebele_zsm_Latn": {"alias": "belebele_zsm_Latn", "acc,none": 0.4411, "acc_stderr,none": 0.0166, "acc_norm,none": 0.4411, "acc_norm_stderr,none": 0.0166},
+    "global_mmlu_full_ms": {"alias": "global_mmlu_full_ms", "acc,none": 0.52, "acc_stderr,none": "N/A"}
+  },
+  "groups": {"global_mmlu_full_ms": {"alias": "global_mmlu_full_ms", "acc,none": 0.52, "acc_stderr,none": "N/A"}},
+  "group_subtasks": {"global_mmlu_full_ms": [], "belebele_zsm_Latn": []},
+  "configs": {"belebele_zsm_Latn": {"task": "belebele_zsm_Latn", "output_type": "multiple_choice", "num_fewshot": 0, "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": true}]}},
+  "versions": {"belebele_zsm_Latn": 0.0, "global_mmlu_full_ms": 0.0},
+  "n-shot": {"belebele_zsm_Latn": 0, "global_mmlu_full_ms": 0},
+  "higher_is_better": {"belebele_zsm_Latn": {"acc": true, "acc_norm": true}, "global_mmlu_full_ms": {"acc": true}},
+  "n-samples": {"belebele_zsm_Latn": {"original": 900, "effective": 900}},
+  "config": {"model": "hf", "model_args": "pretrained=mesolitica/malaysian-llama-3-8b", "batch_size": "8"},
+  "model_name": "mesolitica/malaysian-llama-3-8b",
+  "date": 1767225600.0
+}`
+
+// TestExportLMEvalMatchesLMEvalReaders: lm-eval's results table reads the
+// export (one row per axis headline, its value and the "N/A" stderr, the
+// axis's version, n-shot "N/A") as it reads lm-eval's own files; the file
+// name lm-eval's folder readers look for (results_<date>.json) finds it;
+// without n-shot (what the export wrote before) the table fails.
+func TestExportLMEvalMatchesLMEvalReaders(t *testing.T) {
+	rows, err := lmEvalTable([]byte(lmEvalSample))
+	if err != nil || len(rows) != 3 || rows[0][0] != "belebele_zsm_Latn" || rows[0][4] != "acc" || rows[0][5] != "0.4411" || rows[0][6] != "0.0166" || rows[2][6] != "   N/A" {
+		t.Fatalf("the sample: %v %v", rows, err)
+	}
+	run := filepath.Join("..", "..", "testdata", "release", "store", "runs", "fake-run")
+	out := filepath.Join(t.TempDir(), "fake-model", "results_2026-01-01T00-00-00.000000.json")
+	os.MkdirAll(filepath.Dir(out), 0o755)
+	var stderr bytes.Buffer
+	if code := exportMain([]string{"--format", "lm-eval", "--out", out, run}, &bytes.Buffer{}, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	data, _ := os.ReadFile(out)
+	rows, err = lmEvalTable(data)
+	if err != nil {
+		t.Fatalf("lm-eval's table refuses the export: %v", err)
+	}
+	runs, err := findRunResults(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for axis, ax := range runs[0].Result.Axes {
+		if ax.Score == nil {
+			continue
+		}
+		want++
+		found := false
+		for _, r := range rows {
+			if r[0] == LMEvalTaskPrefix+axis && r[4] == ax.Metric && r[5] == strconv.FormatFloat(*ax.Score, 'f', 4, 64) && r[6] == "   N/A" && r[1] == ax.Version && r[3] == "N/A" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no row for %s %s in %v", axis, ax.Metric, rows)
+		}
+	}
+	if want == 0 {
+		t.Fatal("the fixture run has no scored axis")
+	}
+	// lm_eval.utils.get_results_filenames: "/results_" and ".json" in the path.
+	if !strings.Contains(out, "/results_") || !strings.Contains(out, ".json") {
+		t.Errorf("%s is not a name lm-eval's readers find", out)
+	}
+	var doc map[string]any
+	json.Unmarshal(data, &doc)
+	if cfg, _ := doc["config"].(map[string]any); cfg["model_args"] == nil {
+		t.Errorf("config.model_args missing (lm-eval's readers and zeno_visualize read it): %v", doc["config"])
+	}
+	delete(doc, "n-shot")
+	old, _ := json.Marshal(doc)
+	if _, err := lmEvalTable(old); err == nil || !strings.Contains(err.Error(), "n-shot") {
+		t.Errorf("a file without n-shot reads: %v", err)
 	}
 }

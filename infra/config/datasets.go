@@ -33,21 +33,7 @@ func validateDatasetSource(df, axis string, d scorers.DatasetConfig) error {
 		}
 	}
 	kind := scorers.AxisKind(axis)
-	if kind != "mcq" && !(kind == "safety" && d.Fields != nil) {
-		// These axes read their presets' own line formats (through
-		// dataset.Open: any path, compression and pin); field mappings and
-		// other file formats are read by the multiple-choice axes only.
-		if f, _ := src.FileFormat(); f != dataset.FileJSONL {
-			return fmt.Errorf("%s.file_format: the %s axis reads JSONL files only, not %s", df, axis, f)
-		}
-		if d.Fields != nil {
-			return fmt.Errorf("%s.fields: the %s axis reads its formats only; field mappings are read by knowledge, nlu, cultural and safety", df, axis)
-		}
-	}
 	if d.Fields != nil {
-		if kind != "mcq" && d.Format != "" && d.Format != kind {
-			return fmt.Errorf("%s.fields: the %s axis reads a mapping with format %s (or none), not over preset %q", df, axis, kind, d.Format)
-		}
 		if err := d.Fields.Check(kind); err != nil {
 			// A preset supplies the keys it lacks; the axis checks the merge.
 			if d.Format == "" || d.Format == kind || !strings.Contains(err.Error(), "required") {

@@ -50,3 +50,37 @@ func TestHFPathsArePinned(t *testing.T) {
 		t.Errorf("pinned hf:// path refused: %v", err)
 	}
 }
+
+// TestGenerativeAxesTakeMappings: the NLG, IF and MT axes read datasets
+// declared by fields alone, and their presets (and Safety's) take fields
+// (a per-row register); a key the axis does not read, a missing required one and a
+// template that does not parse are errors naming the line and the key.
+func TestGenerativeAxesTakeMappings(t *testing.T) {
+	base := func(axis, format, fields string) string {
+		return "model: {spec: \"gguf:m.gguf\"}\naxes:\n  " + axis + ":\n    datasets:\n      - name: d\n        path: d.csv\n        format: " + format + "\n        fields: " + fields + "\n"
+	}
+	for _, good := range []string{
+		base("nlg", "nlg", "{prompt: \"{{.en}}\", references: ms, direction: \"{{\\\"en-ms\\\"}}\"}"),
+		base("nlg", "flores_passages", "{register: laras}"),
+		base("if", "if", "{prompt: p, instruction_ids: ids, kwargs: kw}"),
+		base("if", "ifeval", "{register: laras}"),
+		base("mt", "mt", "{id: no, turns: giliran, category: jenis}"),
+		base("mt", "mt_bench", "{register: laras}"),
+		base("safety", "seahelm_safeguard", "{register: laras}"),
+	} {
+		if _, err := Parse([]byte(good), "c.yaml", "", Overrides{}); err != nil {
+			t.Errorf("refused:\n%s%v", good, err)
+		}
+	}
+	for _, c := range []struct{ cfg, want string }{
+		{base("nlg", "nlg", "{prompt: p, references: r, answer: a}"), "line 8: fields.answer: not read by the nlg axes"},
+		{base("nlg", "nlg", "{prompt: p}"), "fields.references: required by the nlg axes"},
+		{base("if", "if", "{prompt: \"{{.p\", instruction_ids: ids}"), "line 8: fields.prompt: template"},
+		{base("mt", "mt", "{id: no, turns: t}"), "fields.category: required by the mt axes"},
+		{base("mt", "mt_bench", "{choices: [A, B]}"), "line 8: fields.choices: not read by the mt axes"},
+	} {
+		if _, err := Parse([]byte(c.cfg), "c.yaml", "", Overrides{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.cfg, err, c.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/rs/zerolog"
@@ -19,6 +21,7 @@ import (
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/registry"
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -121,5 +124,177 @@ axes:
 	}
 	if hits != 2 {
 		t.Errorf("the hub saw %d requests, want 2 (resolve and redirect, once)", hits)
+	}
+}
+
+// TestGenerativeDatasetsThroughEvalRun runs one EvalRun whose NLG, IF and
+// MT axes read datasets declared in YAML alone (a CSV of sentence pairs,
+// IFEval-shaped JSONL rows under other column names, multi-turn
+// conversations with string ids), beside the built-in IFEval file as a
+// preset whose rows state their register through fields.register.
+func TestGenerativeDatasetsThroughEvalRun(t *testing.T) {
+	_, c := startServer(t)
+	acts := activities.New(zerolog.Nop())
+	acts.OpenBackend = func(string, registry.Options) (backends.Backend, error) { return instant{}, nil }
+	defer acts.Close()
+	w, err := runner.StartWorkers(c, acts, runner.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pairs := write("pasangan.csv", "no,en,ms\n1,Good morning.,Selamat pagi.\n2,Thank you.,Terima kasih.\n3,Where is the station?,Di manakah stesen?\n")
+	arahan := write("arahan.jsonl",
+		`{"kod": "a1", "teks": "Tulis ayat tanpa koma.", "senarai": ["punctuation:no_comma"], "hujah": [{}], "laras": "MID"}`+"\n"+
+			`{"kod": "a2", "teks": "Jawab dengan huruf besar.", "senarai": ["change_case:english_capital"], "hujah": [{}], "laras": "LOW"}`+"\n")
+	ifeval := write("input_data.jsonl",
+		`{"key": 1, "prompt": "Write without commas.", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}], "reg": "HIGH"}`+"\n")
+	convo := write("perbualan.jsonl",
+		`{"kod": "ms-1", "jenis": "writing", "giliran": ["Tulis pantun.", "Terangkan maksudnya."]}`+"\n"+
+			`{"kod": "ms-2", "jenis": "math", "giliran": ["Berapa 2+2?"], "rujukan": ["4"]}`+"\n")
+	cfg := fmt.Sprintf(`model: {spec: "openai:http://instant", id: instant}
+store: {uri: %s}
+run: {shard_size: 5, bootstrap_resamples: 50}
+axes:
+  nlg:
+    datasets:
+      - name: pasangan
+        path: %s
+        format: nlg
+        lang: en-ms
+        fields: {id: "no", prompt: "Terjemahkan ke Bahasa Melayu:\n{{.en}}", text: en, references: ms}
+  if:
+    datasets:
+      - name: arahan
+        path: %s
+        format: if
+        lang: ms
+        fields: {id: kod, prompt: teks, instruction_ids: senarai, kwargs: hujah, register: laras}
+      - name: ifeval
+        path: %s
+        format: ifeval
+        fields: {register: reg}
+  mt:
+    datasets:
+      - name: perbualan
+        path: %s
+        format: mt
+        lang: ms
+        fields: {id: kod, category: jenis, turns: giliran, references: "rujukan?"}
+judges:
+  - {name: j, family: j, spec: "openai:http://judge"}
+`, filepath.Join(dir, "store"), pairs, arahan, ifeval, convo)
+
+	res := runEval(t, c, workflows.EvalRunInput{Config: cfg, RunID: "generative"})
+	r := readResult(t, res.Summary.ResultPath)
+	if ax := r.Axes["nlg"]; ax.N != 3 || ax.Score == nil {
+		t.Errorf("nlg: n %d, score %v", ax.N, ax.Score)
+	}
+	if ax := r.Axes["if"]; ax.N != 3 || ax.Score == nil || ax.Profile.Register != "HIGH, LOW, MID" {
+		t.Errorf("if: n %d, score %v, register %q", ax.N, ax.Score, ax.Profile.Register)
+	}
+	// The stand-in judge's replies do not parse: both conversations were
+	// answered and judged, none rated.
+	if ax := r.Axes["mt"]; !strings.Contains(strings.Join(ax.Notes, "; "), "2 items had no valid judge rating") {
+		t.Errorf("mt: n %d, metric %s, notes %v", ax.N, ax.Metric, ax.Notes)
+	}
+	if ax := r.Axes["nlg"]; ax.Profile.Register != "unstated" {
+		t.Errorf("nlg register %q, want unstated", ax.Profile.Register)
+	}
+	read := func(axis string) []byte {
+		b, err := os.ReadFile(filepath.Join(dir, "store", "runs", "generative", axis, "items.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for axis, wants := range map[string][]string{
+		"nlg": {`"id":"pasangan/3"`, `"references":["Di manakah stesen?"]`, `Terjemahkan ke Bahasa Melayu:\nThank you.`, `"direction":"en-ms"`},
+		"if":  {`"id":"arahan/a2"`, `"register":"LOW"`, `"id":"ifeval/1"`, `"register":"HIGH"`, `"instruction_id_list":["change_case:english_capital"]`},
+		"mt":  {`"id":"perbualan/ms-1"`, `"turns":["Tulis pantun.","Terangkan maksudnya."]`, `"references":["4"]`},
+	} {
+		items := read(axis)
+		for _, want := range wants {
+			if !bytes.Contains(items, []byte(want)) {
+				t.Errorf("%s items.jsonl lacks %s", axis, want)
+			}
+		}
+	}
+}
+
+// TestS3DatasetThroughEvalRun runs one EvalRun whose NLU and IF datasets
+// are s3:// objects on a real S3 server (versitygw; the test skips without
+// GLOSSOBENCH_S3_ENDPOINT): a belebele preset file and a CSV of IF rows
+// declared by fields, the IF file pinned by SHA-256.
+func TestS3DatasetThroughEvalRun(t *testing.T) {
+	endpoint, bucket := os.Getenv("GLOSSOBENCH_S3_ENDPOINT"), os.Getenv("GLOSSOBENCH_S3_BUCKET")
+	if endpoint == "" || bucket == "" {
+		t.Skip("GLOSSOBENCH_S3_ENDPOINT / GLOSSOBENCH_S3_BUCKET not set")
+	}
+	ctx := context.Background()
+	prefix := fmt.Sprintf("runner-datasets/%d", time.Now().UnixNano())
+	st, err := store.NewS3(ctx, store.S3Config{Endpoint: endpoint, Bucket: bucket, Prefix: prefix, Region: "us-east-1",
+		PathStyle: true, AccessKeyEnv: "AWS_ACCESS_KEY_ID", SecretKeyEnv: "AWS_SECRET_ACCESS_KEY"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.EnsureBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+	belebele, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "data", "belebele_ms_en", "ms_belebele.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ifRows := []byte("kod,arahan,ids,hujah\nk1,Tulis tanpa koma.,\"[\"\"punctuation:no_comma\"\"]\",[{}]\nk2,Jawab dalam huruf kecil.,\"[\"\"change_case:english_lowercase\"\"]\",[{}]\n")
+	for key, data := range map[string][]byte{"sets/ms_belebele.jsonl": belebele, "sets/arahan.csv": ifRows} {
+		if err := st.Put(ctx, key, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum := sha256.Sum256(ifRows)
+	q := "?endpoint=" + endpoint + "&region=us-east-1&path_style=true&access_key_env=AWS_ACCESS_KEY_ID&secret_key_env=AWS_SECRET_ACCESS_KEY"
+	uri := func(key string) string { return "s3://" + bucket + "/" + prefix + "/sets/" + key + q }
+
+	_, c := startServer(t)
+	acts := activities.New(zerolog.Nop())
+	acts.OpenBackend = func(string, registry.Options) (backends.Backend, error) { return instant{}, nil }
+	defer acts.Close()
+	w, err := runner.StartWorkers(c, acts, runner.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`model: {spec: "openai:http://instant", id: instant}
+store: {uri: %s}
+run: {shard_size: 10, bootstrap_resamples: 50}
+axes:
+  nlu:
+    scoring_mode: generate
+    datasets:
+      - {name: belebele_ms, path: %q, format: belebele, lang: ms, limit: 12}
+  if:
+    datasets:
+      - name: arahan
+        path: %q
+        sha256: %s
+        lang: ms
+        fields: {id: kod, prompt: arahan, instruction_ids: ids, kwargs: hujah}
+`, filepath.Join(dir, "store"), uri("ms_belebele.jsonl"), uri("arahan.csv"), hex.EncodeToString(sum[:]))
+	res := runEval(t, c, workflows.EvalRunInput{Config: cfg, RunID: "s3-datasets"})
+	r := readResult(t, res.Summary.ResultPath)
+	if ax := r.Axes["nlu"]; ax.N != 12 || ax.Score == nil {
+		t.Errorf("nlu: n %d, score %v", ax.N, ax.Score)
+	}
+	if ax := r.Axes["if"]; ax.N != 2 || ax.Score == nil {
+		t.Errorf("if: n %d, score %v", ax.N, ax.Score)
 	}
 }

@@ -55,10 +55,37 @@
 //
 // Safety: prompt, label, and the label values meaning harmful and safe
 // (harmful: [Harmful, Berbahaya], safe: [Safe, Selamat]); a label that is
-// neither is an error naming the file, the line and the field. The NLG, IF
-// and MT kinds are declared in Kinds, but their axes read only their
-// presets' files so far (any path, compression and pin); the config refuses
-// fields for them.
+// neither is an error naming the file, the line and the field; topic is
+// the breakdown (default the source). The built-in seahelm_safeguard and
+// seahelm_safeguard_cultural are presets (filter: topic or label).
+//
+// Generation with references (nlg): prompt (the whole instruction, usually
+// a template over the source column), references (a text or a list; an
+// empty one is an error), text (the source text, for reports and MetricX),
+// direction (SRC-TGT, default the dataset's lang when written en-ms),
+// answer_tag (the label the prompt asks the translation to follow; the
+// text after it is scored) and task (items sharing it are one task for
+// contamination screening). The built-in flores_passages (one mapping per
+// configured direction) and seahelm_flores (SEA-HELM's prompt templates
+// and few-shot examples, as template functions of the preset) are presets.
+//
+// Instruction following (if): prompt, instruction_ids (IFEval's
+// instruction_id_list: a list, or a text holding a JSON list, or one id)
+// and kwargs (a list of records, one per instruction, or a text holding
+// that JSON list, as a CSV column does); every instruction is checked at
+// load (unknown ids and kwargs are errors naming the file, line and key).
+// id is the prompt's key. Declared datasets follow IFEval's rules; the
+// built-in ifeval and sea_ifeval (SEA-HELM's rows, kwargs renamed to
+// IFEval's, the dataset's lang keeping that language's rows) are presets.
+//
+// Multi-turn conversations (mt): id, turns (the user turns, a list),
+// category, and references (optional reference answers, used for the
+// categories judged against one: math, reasoning, coding). The built-in
+// mt_bench (FastChat's question.jsonl) is a preset.
+//
+// Every preset of every kind takes fields: a dataset's own fields replace
+// the preset's entries of the same name, so register: COLUMN gives a
+// built-in format's rows their own register.
 //
 // Every key is checked when the config loads: an unknown key, a key the
 // axis does not read, a missing required key, a template that does not

@@ -82,11 +82,24 @@ type Mapping struct {
 	// References are the NLG reference translations (a text or a list).
 	References Expr `yaml:"references,omitempty" json:"references,omitempty"`
 	// Text is the NLG source text (what is translated), kept for reports.
-	Text           Expr `yaml:"text,omitempty" json:"text,omitempty"`
+	Text Expr `yaml:"text,omitempty" json:"text,omitempty"`
+	// Direction is the NLG translation direction, SRC-TGT (en-ms); default
+	// the dataset's lang when it is written so.
+	Direction Expr `yaml:"direction,omitempty" json:"direction,omitempty"`
+	// AnswerTag is the label the NLG prompt asks the answer to follow
+	// ("Terjemahan:"); the text after it is scored. Default none: the
+	// whole reply is the translation.
+	AnswerTag Expr `yaml:"answer_tag,omitempty" json:"answer_tag,omitempty"`
+	// Task groups items that are one task for contamination screening (the
+	// two directions of one passage pair); default the item itself.
+	Task           Expr `yaml:"task,omitempty" json:"task,omitempty"`
 	Turns          Expr `yaml:"turns,omitempty" json:"turns,omitempty"`                     // MT user turns (a list)
 	Category       Expr `yaml:"category,omitempty" json:"category,omitempty"`               // MT category
 	InstructionIDs Expr `yaml:"instruction_ids,omitempty" json:"instruction_ids,omitempty"` // IF instruction_id_list (a list)
 	Kwargs         Expr `yaml:"kwargs,omitempty" json:"kwargs,omitempty"`                   // IF kwargs (a list of objects)
+	// Topic is the Safety breakdown (SEA-HELM's metadata.topic); default
+	// the value the source field read.
+	Topic Expr `yaml:"topic,omitempty" json:"topic,omitempty"`
 	// Label is the Safety prompt label; Harmful and Safe list its values.
 	Label   Expr     `yaml:"label,omitempty" json:"label,omitempty"`
 	Harmful []string `yaml:"harmful,omitempty" json:"harmful,omitempty"`
@@ -150,10 +163,10 @@ var Kinds = map[string]Kind{
 		Allowed:  []string{"id", "prompt", "question", "passage", "premise", "hypothesis", "choices", "choices_text", "choice_texts", "answer", "answer_as", "labels", "source", "lang", "register"},
 		Required: [][]string{{"answer"}, {"choices", "choices_text", "choice_texts"}, {"question", "premise", "prompt"}},
 	},
-	"nlg":    {Allowed: []string{"id", "prompt", "text", "references", "source", "lang", "register"}, Required: [][]string{{"prompt"}, {"references"}}},
-	"if":     {Allowed: []string{"id", "prompt", "instruction_ids", "kwargs", "lang", "register"}, Required: [][]string{{"prompt"}, {"instruction_ids"}}},
-	"mt":     {Allowed: []string{"id", "turns", "category", "references", "lang", "register"}, Required: [][]string{{"id"}, {"turns"}, {"category"}}},
-	"safety": {Allowed: []string{"id", "prompt", "label", "harmful", "safe", "source", "lang", "register"}, Required: [][]string{{"prompt"}, {"label"}, {"harmful"}, {"safe"}}},
+	"nlg":    {Allowed: []string{"id", "task", "prompt", "text", "references", "direction", "answer_tag", "source", "lang", "register"}, Required: [][]string{{"prompt"}, {"references"}}},
+	"if":     {Allowed: []string{"id", "prompt", "instruction_ids", "kwargs", "source", "lang", "register"}, Required: [][]string{{"prompt"}, {"instruction_ids"}}},
+	"mt":     {Allowed: []string{"id", "turns", "category", "references", "source", "lang", "register"}, Required: [][]string{{"id"}, {"turns"}, {"category"}}},
+	"safety": {Allowed: []string{"id", "prompt", "label", "harmful", "safe", "source", "topic", "lang", "register"}, Required: [][]string{{"prompt"}, {"label"}, {"harmful"}, {"safe"}}},
 }
 
 // set returns the keys with a value.
@@ -196,6 +209,14 @@ func Merge(base, over Mapping) Mapping {
 // known and every template parses. Errors name the key (and its config
 // line when the mapping came from YAML).
 func (m *Mapping) Check(kind string) error {
+	if err := m.checkKeys(kind); err != nil {
+		return err
+	}
+	_, err := m.compile(Env{})
+	return err
+}
+
+func (m *Mapping) checkKeys(kind string) error {
 	k, ok := Kinds[kind]
 	if !ok {
 		return fmt.Errorf("fields: unknown axis kind %q", kind)
@@ -239,13 +260,16 @@ func (m *Mapping) Check(kind string) error {
 			}
 		}
 	}
-	_, err := m.compile(Env{})
-	return err
+	return nil
 }
 
 // Env is what templates may read beside the row.
 type Env struct {
 	Lang string // the dataset's configured lang (datasetLang)
+	// Funcs are template functions a preset adds (a built-in format's
+	// rendering that is not a plain template, such as SEA-HELM's few-shot
+	// prompts); they may not replace the documented ones.
+	Funcs template.FuncMap
 }
 
 // Compiled is a checked mapping ready to read rows.
@@ -284,7 +308,7 @@ func (m *Mapping) exprs() map[string]Expr {
 
 // Compile checks the mapping for kind and compiles its templates.
 func (m *Mapping) Compile(kind string, env Env) (*Compiled, error) {
-	if err := m.Check(kind); err != nil {
+	if err := m.checkKeys(kind); err != nil {
 		return nil, err
 	}
 	return m.compile(env)
@@ -314,6 +338,16 @@ func baseKey(key string) string { k, _, _ := strings.Cut(key, "["); return k }
 func (c *Compiled) Mapping() Mapping { return c.m }
 
 func funcs(env Env) template.FuncMap {
+	fm := builtinFuncs(env)
+	for k, f := range env.Funcs {
+		if _, taken := fm[k]; !taken {
+			fm[k] = f
+		}
+	}
+	return fm
+}
+
+func builtinFuncs(env Env) template.FuncMap {
 	return template.FuncMap{
 		// opt reads a column path, "" when it is missing.
 		"opt": func(row map[string]any, path string) any {
@@ -324,6 +358,8 @@ func funcs(env Env) template.FuncMap {
 			return v
 		},
 		"datasetLang": func() string { return env.Lang },
+		// text is a value as text: whole numbers without an exponent.
+		"text": Text,
 		// letter is the option letter of a 0-based index.
 		"letter": func(i int) string { return string(rune('A' + i)) },
 		"join": func(sep string, v any) string {
@@ -334,9 +370,12 @@ func funcs(env Env) template.FuncMap {
 			}
 			return strings.Join(parts, sep)
 		},
-		"trim":  strings.TrimSpace,
-		"lower": strings.ToLower,
-		"upper": strings.ToUpper,
+		// replace S OLD NEW replaces every OLD in S (a prompt file's own
+		// "{text}" placeholder, for instance).
+		"replace": func(s, old, new string) string { return strings.ReplaceAll(s, old, new) },
+		"trim":    strings.TrimSpace,
+		"lower":   strings.ToLower,
+		"upper":   strings.ToUpper,
 	}
 }
 
@@ -573,4 +612,14 @@ func (c *Compiled) CheckColumns(path string, cols Columns) error {
 		}
 	}
 	return nil
+}
+
+// Where names what key reads, for an error about its value: "field COLUMN"
+// for a column, "fields.KEY" for a template.
+func (c *Compiled) Where(key string) string {
+	e := c.exprs[key]
+	if e.IsTemplate() {
+		return "fields." + key
+	}
+	return "field " + strings.TrimSuffix(string(e), "?")
 }

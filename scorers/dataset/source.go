@@ -146,16 +146,24 @@ func Each(ctx context.Context, s Source, header func(Columns) error, fn func(Row
 		return err
 	}
 	defer rc.Close()
-	var r io.Reader = rc
+	return EachIn(s.Path(), format, rc, header, fn)
+}
+
+// EachIn is Each on decompressed bytes already open: path names them in
+// errors, format is one of the File constants.
+func EachIn(path, format string, r io.Reader, header func(Columns) error, fn func(Row) error) error {
+	if header == nil {
+		header = func(Columns) error { return nil }
+	}
 	switch format {
 	case FileCSV:
-		return eachCSV(s.Path(), r, ',', header, fn)
+		return eachCSV(path, r, ',', header, fn)
 	case FileTSV:
-		return eachCSV(s.Path(), r, '\t', header, fn)
+		return eachCSV(path, r, '\t', header, fn)
 	case FileParquet:
-		return eachParquet(s.Path(), r, header, fn)
+		return eachParquet(path, r, header, fn)
 	}
-	return eachJSONL(s.Path(), r, fn)
+	return eachJSONL(path, r, fn)
 }
 
 // Open opens the source for reading as a stream of its decompressed

@@ -46,9 +46,13 @@ type itemExtra struct {
 }
 
 // Load reads the axis's datasets: format "ifeval" (input_data.jsonl; lang
-// labels the file's language, default "en") or "sea_ifeval" (lang keeps only
-// that language's rows). Filter accepts "instruction_id" (keeps prompts with
-// that id). Every instruction is validated here.
+// labels the file's language, default "en"), "sea_ifeval" (lang keeps only
+// that language's rows), or fields alone (format "if" or none; see package
+// scorers/dataset: prompt, instruction_ids, kwargs, id, source, lang,
+// register), any file format and source the dataset package reads; a
+// preset's entries are replaced by the dataset's fields of the same name.
+// Filter accepts "instruction_id" (keeps prompts with that id). Every
+// instruction is validated here.
 func (Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 	if len(cfg.Datasets) == 0 {
 		return nil, errors.New("if axis: no datasets configured")
@@ -63,7 +67,8 @@ func (Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 	}
 	var items []scorers.Item
 	for _, ds := range cfg.Datasets {
-		path := ds.Source(cfg.BaseDir).Path()
+		src := ds.Source(cfg.BaseDir)
+		path := src.Path()
 		if ds.Name == "" {
 			return nil, fmt.Errorf("if axis: dataset %s: missing name", path)
 		}
@@ -72,26 +77,33 @@ func (Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 				return nil, fmt.Errorf("if axis: dataset %s: unknown filter field %q (only instruction_id)", ds.Name, k)
 			}
 		}
-		prompts, err := readPrompts(ds.Source(cfg.BaseDir), ds.Format, ds.Lang)
+		pr, c, err := compilePreset(ds.Format, ds.Fields, ds.Lang)
 		if err != nil {
 			return nil, fmt.Errorf("if axis: dataset %s: %w", ds.Name, err)
 		}
-		n := 0
+		keep := func(p Prompt) bool {
+			id, ok := ds.Filter["instruction_id"]
+			return !ok || contains(p.InstructionIDs, id)
+		}
+		each := func(header func(dataset.Columns) error, fn func(dataset.Row) error) error {
+			return dataset.Each(context.Background(), src, header, fn)
+		}
+		prompts, err := readPrompts(each, path, c, pr, ds.Lang, ds.Limit, keep)
+		if err != nil {
+			return nil, fmt.Errorf("if axis: dataset %s: %w", ds.Name, err)
+		}
 		for _, p := range prompts {
-			if id, ok := ds.Filter["instruction_id"]; ok && !contains(p.InstructionIDs, id) {
-				continue
-			}
-			if ds.Limit > 0 && n >= ds.Limit {
-				break
-			}
-			n++
 			extra, err := json.Marshal(itemExtra{p.Key, p.Dialect, p.InstructionIDs, p.Kwargs})
 			if err != nil {
 				return nil, fmt.Errorf("if axis: dataset %s line %d: %w", ds.Name, p.Line, err)
 			}
+			source := p.Source
+			if source == "" {
+				source = ds.Name
+			}
 			items = append(items, scorers.Item{
 				ID: ds.Name + "/" + p.Key, Axis: "if", Dataset: ds.Name, Line: p.Line,
-				Source: ds.Name, Lang: p.Lang, Prompt: p.Text, Gold: -1, Extra: extra,
+				Source: source, Lang: p.Lang, Register: p.Register, Prompt: p.Text, Gold: -1, Extra: extra,
 			})
 		}
 	}
@@ -265,19 +277,4 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d of %d responses hit the token cap", t.truncated, n))
 	}
 	return res, nil
-}
-
-// readPrompts is ReadPrompts on a dataset source (local, s3:// or hf://,
-// plain or compressed, pinned when the config says so).
-func readPrompts(src dataset.Source, dialect, lang string) ([]Prompt, error) {
-	f, err := dataset.Open(context.Background(), src)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	ps, err := ParsePrompts(f, dialect, lang)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", src.Path(), err)
-	}
-	return ps, nil
 }

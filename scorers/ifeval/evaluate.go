@@ -3,6 +3,7 @@ package ifeval
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/glossobench/glossobench/scorers/dataset"
 )
 
 // Dialects of prompt files.
@@ -29,6 +32,8 @@ type Prompt struct {
 	Dialect        string           `json:"dialect"`
 	InstructionIDs []string         `json:"instruction_id_list"`
 	Kwargs         []map[string]any `json:"kwargs"`
+	Source         string           `json:"source,omitempty"`   // pooling tag; default the dataset
+	Register       string           `json:"register,omitempty"` // HIGH | MID | LOW, when the row states it
 }
 
 // Checkers builds the prompt's checkers; errors name the line, key and id.
@@ -301,56 +306,205 @@ func SortedIDs(m map[string]InstructionStats) []string {
 	return ids
 }
 
-// ReadPrompts reads a prompt file: IFEval's input_data.jsonl
-// (DialectIFEval, lang defaults to "en") or SEA-IFEval rows (DialectSEA).
-// Every prompt's checkers are built, so a bad instruction is reported here,
-// with the file, line, key and id.
+// ReadPrompts reads a prompt file (local, s3:// or hf://, plain or
+// compressed; JSONL, CSV, TSV or Parquet): IFEval's input_data.jsonl
+// (DialectIFEval, lang defaults to "en") or SEA-IFEval rows (DialectSEA,
+// lang keeps that language's rows). Every prompt's checkers are built, so
+// a bad instruction is reported here, with the file, line, key and id.
 func ReadPrompts(path, dialect, lang string) ([]Prompt, error) {
-	f, err := os.Open(path)
+	pr, c, err := compilePreset(dialect, nil, lang)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	ps, err := ParsePrompts(f, dialect, lang)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	src := dataset.Source{URI: path}
+	each := func(header func(dataset.Columns) error, fn func(dataset.Row) error) error {
+		return dataset.Each(context.Background(), src, header, fn)
 	}
-	return ps, nil
+	return readPrompts(each, path, c, pr, lang, 0, nil)
 }
 
-// ParsePrompts is ReadPrompts on a reader.
+// ParsePrompts is ReadPrompts on a JSONL stream.
 func ParsePrompts(r io.Reader, dialect, lang string) ([]Prompt, error) {
+	pr, c, err := compilePreset(dialect, nil, lang)
+	if err != nil {
+		return nil, err
+	}
+	each := func(header func(dataset.Columns) error, fn func(dataset.Row) error) error {
+		return dataset.EachIn("input", dataset.FileJSONL, r, header, fn)
+	}
+	return readPrompts(each, "input", c, pr, lang, 0, nil)
+}
+
+// seaKwargAliases maps SEA-IFEval's kwarg names to IFEval's.
+var seaKwargAliases = map[string]string{
+	"section_title":     "section_spliter",
+	"response_language": "language",
+}
+
+// preset is a built-in prompt format as a mapping of the declarative
+// mechanism (dataset.Kinds "if"), with what a mapping does not say.
+type preset struct {
+	dialect string
+	fields  dataset.Mapping
+	// aliases rename the format's kwargs to IFEval's.
+	aliases map[string]string
+	// langKeeps: the dataset's lang keeps that language's rows, instead
+	// of labelling them.
+	langKeeps bool
+}
+
+// Presets are the built-in prompt formats by name (DatasetConfig.Format);
+// a dataset's fields replace a preset's entries of the same name.
+var presets = map[string]preset{
+	DialectIFEval: {dialect: DialectIFEval, fields: dataset.Mapping{
+		ID: "key", Prompt: "prompt", InstructionIDs: "instruction_id_list", Kwargs: "kwargs?", Lang: `{{or datasetLang "en"}}`,
+	}},
+	// SEA-IFEval: one prompt text in prompts[0], set into the row's own
+	// prompt template; one instruction, named by metadata.subcategory.
+	DialectSEA: {dialect: DialectSEA, aliases: seaKwargAliases, langKeeps: true, fields: dataset.Mapping{
+		ID:             "id",
+		Prompt:         `{{$t := text (index .prompts 0 "text")}}{{with opt . "prompt_templates.0"}}{{replace . "{text}" $t}}{{else}}{{$t}}{{end}}`,
+		Lang:           "metadata.language",
+		InstructionIDs: "metadata.subcategory",
+		Kwargs:         "kwargs?",
+	}},
+}
+
+// compilePreset is the mapping a dataset reads: its format's preset with
+// its own fields over it, or its fields alone (format "if" or none:
+// IFEval's rules).
+func compilePreset(format string, fields *dataset.Mapping, lang string) (preset, *dataset.Compiled, error) {
+	pr, ok := presets[format]
+	switch {
+	case ok:
+	case (format == "" || format == "if") && fields != nil:
+		pr = preset{dialect: DialectIFEval, fields: dataset.Mapping{Lang: `{{or datasetLang "en"}}`}}
+	case format == "" || format == "if":
+		return pr, nil, fmt.Errorf("format %s needs fields", "if")
+	default:
+		return pr, nil, fmt.Errorf("unknown prompt format %q (want %q, %q, or if with fields)", format, DialectIFEval, DialectSEA)
+	}
+	m := pr.fields
+	if fields != nil {
+		m = dataset.Merge(m, *fields)
+	}
+	c, err := m.Compile("if", dataset.Env{Lang: lang})
+	return pr, c, err
+}
+
+// readPrompts reads the rows each yields through c: every prompt's
+// instructions are checked and its key is unique in the file; rows of
+// another language are dropped when the preset's lang keeps one; keep
+// (when set) drops prompts, and the read stops after limit kept (0: all).
+func readPrompts(each func(func(dataset.Columns) error, func(dataset.Row) error) error, path string, c *dataset.Compiled, pr preset, lang string, limit int, keep func(Prompt) bool) ([]Prompt, error) {
 	var out []Prompt
 	seen := map[string]int{}
-	err := eachLine(r, func(line int, b []byte) error {
-		var p Prompt
-		var err error
-		switch dialect {
-		case DialectIFEval:
-			p, err = parseIFEvalLine(b, lang)
-		case DialectSEA:
-			p, err = parseSEALine(b)
-		default:
-			return fmt.Errorf("unknown prompt format %q (want %q or %q)", dialect, DialectIFEval, DialectSEA)
-		}
+	stop := errors.New("limit")
+	header := func(cols dataset.Columns) error { return c.CheckColumns(path, cols) }
+	err := each(header, func(r dataset.Row) error {
+		p, err := promptFromRow(c, r, pr)
 		if err != nil {
-			return fmt.Errorf("line %d: %w", line, err)
+			return fmt.Errorf("%s:%d: %w", path, r.Line, err)
 		}
-		p.Line, p.Dialect = line, dialect
 		if prev, dup := seen[p.Key]; dup {
-			return fmt.Errorf("line %d: key %s already used on line %d", line, p.Key, prev)
+			return fmt.Errorf("%s:%d: key %s already used on line %d", path, r.Line, p.Key, prev)
 		}
-		seen[p.Key] = line
+		seen[p.Key] = r.Line
 		if _, err := p.Checkers(); err != nil {
-			return err
+			msg, _ := strings.CutPrefix(err.Error(), fmt.Sprintf("line %d: ", r.Line))
+			return fmt.Errorf("%s:%d: %s", path, r.Line, msg)
 		}
-		if lang != "" && p.Lang != lang {
+		if pr.langKeeps && lang != "" && p.Lang != lang {
 			return nil
 		}
-		out = append(out, p)
+		if keep != nil && !keep(p) {
+			return nil
+		}
+		if out = append(out, p); limit > 0 && len(out) == limit {
+			return stop
+		}
 		return nil
 	})
+	if err == stop {
+		err = nil
+	}
 	return out, err
+}
+
+// promptFromRow reads one prompt: key (default the line), text, lang,
+// instruction ids, their kwargs (a list of records, one per instruction),
+// pooling source and register.
+func promptFromRow(c *dataset.Compiled, r dataset.Row, pr preset) (Prompt, error) {
+	p := Prompt{Line: r.Line, Dialect: pr.dialect}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"id", &p.Key}, {"lang", &p.Lang}, {"source", &p.Source}, {"register", &p.Register}} {
+		var err error
+		if *f.dst, _, err = c.String(f.key, r); err != nil {
+			return p, err
+		}
+	}
+	var err error
+	if p.Text, _, err = c.Text("prompt", r); err != nil {
+		return p, err
+	}
+	if p.Key == "" {
+		p.Key = strconv.Itoa(r.Line)
+	}
+	m := c.Mapping()
+	switch p.Register {
+	case "", "HIGH", "MID", "LOW":
+	default:
+		return p, fmt.Errorf("field %s: register must be HIGH, MID or LOW, got %q", m.Register, p.Register)
+	}
+	// A text column or template may hold the lists as JSON (a CSV file's
+	// instruction_id_list and kwargs columns).
+	ids, _, err := c.Value("instruction_ids", r)
+	if err != nil {
+		return p, err
+	}
+	if s, isText := ids.(string); isText && strings.HasPrefix(strings.TrimSpace(s), "[") {
+		var list []string
+		if err := json.Unmarshal([]byte(s), &list); err != nil {
+			return p, fmt.Errorf("field %s: not a JSON list of instruction ids: %v", strings.TrimSuffix(string(m.InstructionIDs), "?"), err)
+		}
+		p.InstructionIDs = list
+	} else if p.InstructionIDs, _, err = c.Strings("instruction_ids", r); err != nil {
+		return p, err
+	}
+	v, _, err := c.Value("kwargs", r)
+	if err != nil {
+		return p, err
+	}
+	if s, isText := v.(string); isText {
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			return p, fmt.Errorf("field %s: not a JSON list of records: %v", strings.TrimSuffix(string(m.Kwargs), "?"), err)
+		}
+	}
+	switch x := v.(type) {
+	case nil:
+	case []any:
+		p.Kwargs = make([]map[string]any, len(x))
+		for i, e := range x {
+			switch kw := e.(type) {
+			case nil:
+			case map[string]any:
+				for from, to := range pr.aliases {
+					if v, ok := kw[from]; ok {
+						delete(kw, from)
+						kw[to] = v
+					}
+				}
+				p.Kwargs[i] = kw
+			default:
+				return p, fmt.Errorf("field %s[%d]: want a record of kwargs, got %v", strings.TrimSuffix(string(m.Kwargs), "?"), i, e)
+			}
+		}
+	default:
+		return p, fmt.Errorf("field %s: want a list of records (one per instruction), got %v", strings.TrimSuffix(string(m.Kwargs), "?"), v)
+	}
+	return p, nil
 }
 
 func eachLine(r io.Reader, f func(line int, b []byte) error) error {
@@ -371,81 +525,6 @@ func eachLine(r io.Reader, f func(line int, b []byte) error) error {
 		return fmt.Errorf("line %d: %w", line+1, err)
 	}
 	return nil
-}
-
-func parseIFEvalLine(b []byte, lang string) (Prompt, error) {
-	var raw struct {
-		Key    json.RawMessage  `json:"key"`
-		Prompt *string          `json:"prompt"`
-		IDs    []string         `json:"instruction_id_list"`
-		Kwargs []map[string]any `json:"kwargs"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return Prompt{}, fmt.Errorf("invalid JSON: %w", err)
-	}
-	key := strings.Trim(string(raw.Key), `"`)
-	if key == "" {
-		return Prompt{}, errors.New(`missing field "key"`)
-	}
-	if raw.Prompt == nil {
-		return Prompt{}, fmt.Errorf("key %s: missing field \"prompt\"", key)
-	}
-	if raw.IDs == nil {
-		return Prompt{}, fmt.Errorf("key %s: missing field \"instruction_id_list\"", key)
-	}
-	if lang == "" {
-		lang = "en"
-	}
-	return Prompt{Key: key, Text: *raw.Prompt, Lang: lang, InstructionIDs: raw.IDs, Kwargs: raw.Kwargs}, nil
-}
-
-// seaKwargAliases maps SEA-IFEval's kwarg names to IFEval's.
-var seaKwargAliases = map[string]string{
-	"section_title":     "section_spliter",
-	"response_language": "language",
-}
-
-func parseSEALine(b []byte) (Prompt, error) {
-	var raw struct {
-		ID      json.RawMessage `json:"id"`
-		Prompts []struct {
-			Text string `json:"text"`
-		} `json:"prompts"`
-		Templates []string `json:"prompt_templates"`
-		Metadata  struct {
-			Language    string `json:"language"`
-			Subcategory string `json:"subcategory"`
-		} `json:"metadata"`
-		Kwargs []map[string]any `json:"kwargs"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return Prompt{}, fmt.Errorf("invalid JSON: %w", err)
-	}
-	key := strings.Trim(string(raw.ID), `"`)
-	switch {
-	case key == "":
-		return Prompt{}, errors.New(`missing field "id"`)
-	case len(raw.Prompts) != 1:
-		return Prompt{}, fmt.Errorf("id %s: want 1 entry in \"prompts\", got %d", key, len(raw.Prompts))
-	case raw.Metadata.Language == "":
-		return Prompt{}, fmt.Errorf("id %s: missing field \"metadata.language\"", key)
-	case raw.Metadata.Subcategory == "":
-		return Prompt{}, fmt.Errorf("id %s: missing field \"metadata.subcategory\"", key)
-	}
-	text := raw.Prompts[0].Text
-	if len(raw.Templates) > 0 {
-		text = strings.ReplaceAll(raw.Templates[0], "{text}", text)
-	}
-	for _, kw := range raw.Kwargs {
-		for from, to := range seaKwargAliases {
-			if v, ok := kw[from]; ok {
-				delete(kw, from)
-				kw[to] = v
-			}
-		}
-	}
-	return Prompt{Key: key, Text: text, Lang: raw.Metadata.Language,
-		InstructionIDs: []string{raw.Metadata.Subcategory}, Kwargs: raw.Kwargs}, nil
 }
 
 // ResponseLine is one line of a response file in the official format.

@@ -102,13 +102,13 @@ func writeTemp(t *testing.T, content string) string {
 func TestBadInputErrors(t *testing.T) {
 	for _, c := range []struct{ name, file, want string }{
 		{"unknown id", `{"key": 1, "prompt": "a", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}
-{"key": 7, "prompt": "b", "instruction_id_list": ["keywords:nope"], "kwargs": [{}]}`, `line 2: key 7: unknown instruction id "keywords:nope"`},
+{"key": 7, "prompt": "b", "instruction_id_list": ["keywords:nope"], "kwargs": [{}]}`, `f.jsonl:2: key 7: unknown instruction id "keywords:nope"`},
 		{"missing kwarg", `{"key": 3, "prompt": "a", "instruction_id_list": ["length_constraints:number_words"], "kwargs": [{"relation": "at least"}]}`,
-			`line 1: key 3: instruction "length_constraints:number_words": missing kwarg "num_words"`},
-		{"kwargs length", `{"key": 4, "prompt": "a", "instruction_id_list": ["punctuation:no_comma"], "kwargs": []}`, "line 1: key 4: 1 instruction ids but 0 kwargs"},
-		{"bad json", `{"key": 5, "prompt": `, "line 1: invalid JSON"},
+			`f.jsonl:1: key 3: instruction "length_constraints:number_words": missing kwarg "num_words"`},
+		{"kwargs length", `{"key": 4, "prompt": "a", "instruction_id_list": ["punctuation:no_comma"], "kwargs": []}`, "f.jsonl:1: key 4: 1 instruction ids but 0 kwargs"},
+		{"bad json", `{"key": 5, "prompt": `, "f.jsonl:1: invalid JSON"},
 		{"duplicate key", `{"key": 6, "prompt": "a", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}
-{"key": 6, "prompt": "b", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}`, "line 2: key 6 already used on line 1"},
+{"key": 6, "prompt": "b", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}`, "f.jsonl:2: key 6 already used on line 1"},
 	} {
 		_, err := ReadPrompts(writeTemp(t, c.file), DialectIFEval, "")
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/dataset"
 )
 
 // TestPresetsMatchLegacyReaders reads every MCQ file of testdata and of
@@ -64,5 +66,29 @@ func TestPresetsMatchLegacyReaders(t *testing.T) {
 			}
 		}
 		t.Logf("%s (%s, lang %q, filter %v): %d items identical", filepath.Base(c.file), c.format, c.lang, c.filter, len(got))
+	}
+}
+
+// TestPresetTakesFieldsRegister: a built-in format's rows carry their own
+// register when the dataset names the column (issue 15), a bad value
+// names the file, line and column, and without the field none is invented.
+func TestPresetTakesFieldsRegister(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "g.jsonl")
+	os.WriteFile(p, []byte(`{"sample_id": "a", "question": "q?", "A": "1", "B": "2", "C": "3", "D": "4", "answer": "B", "laras": "LOW"}`+"\n"+
+		`{"sample_id": "b", "question": "r?", "A": "1", "B": "2", "C": "3", "D": "4", "answer": "C", "laras": "tinggi"}`+"\n"), 0o644)
+	d := scorers.DatasetConfig{Name: "g", Path: p, Format: "global_mmlu", Limit: 1}
+	items, err := LoadDataset("knowledge", d, "")
+	if err != nil || items[0].Register != "" {
+		t.Fatalf("without fields: %+v %v", items, err)
+	}
+	d.Fields = &dataset.Mapping{Register: "laras"}
+	items, err = LoadDataset("knowledge", d, "")
+	if err != nil || items[0].Register != "LOW" || items[0].ID != "g/a" || items[0].Gold != 1 {
+		t.Fatalf("with fields.register: %+v %v", items, err)
+	}
+	d.Limit = 0
+	if _, err := LoadDataset("knowledge", d, ""); err == nil || !strings.Contains(err.Error(), p+`:2: field laras: register must be HIGH, MID or LOW, got "tinggi"`) {
+		t.Fatalf("bad register: %v", err)
 	}
 }

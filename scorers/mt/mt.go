@@ -11,10 +11,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/glossobench/glossobench/backends"
@@ -61,30 +63,36 @@ func (Axis) ScorerType() string { return scorers.ScorerJudge }
 // extra is the MT payload of an item.
 type extra struct {
 	QuestionID int    `json:"question_id"`
+	ID         string `json:"id,omitempty"` // an id that is not a number
 	Category   string `json:"category"`
 	NeedsRef   bool   `json:"needs_ref,omitempty"`
 }
 
-// Load reads the question files and joins reference answers by question_id.
+// Load reads the question files (format mt_bench, a preset of the
+// declarative mechanism, or fields alone: id, turns, category,
+// references, source, lang, register) and joins reference answers by
+// question id.
 func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 	if _, err := judge.FloorOption(cfg.Options, nil); err != nil {
 		return nil, fmt.Errorf("axes.mt.%w", err)
 	}
 	var questions, refs []scorers.DatasetConfig
 	for i, d := range cfg.Datasets {
-		switch d.Format {
-		case FormatQuestions:
+		switch {
+		case d.Format == FormatQuestions, d.Fields != nil && (d.Format == "" || d.Format == "mt"):
 			questions = append(questions, d)
-		case FormatReferences:
+		case d.Format == FormatReferences && d.Fields == nil:
 			refs = append(refs, d)
+		case d.Format == FormatReferences:
+			return nil, fmt.Errorf("axes.mt.datasets[%d] (%s): the %s format takes no fields", i, d.Name, FormatReferences)
 		default:
-			return nil, fmt.Errorf("axes.mt.datasets[%d] (%s): unknown format %q (known: %s, %s)", i, d.Name, d.Format, FormatQuestions, FormatReferences)
+			return nil, fmt.Errorf("axes.mt.datasets[%d] (%s): unknown format %q (known: %s, %s, or mt with fields)", i, d.Name, d.Format, FormatQuestions, FormatReferences)
 		}
 	}
 	if len(questions) == 0 {
-		return nil, fmt.Errorf("axes.mt.datasets: no %s question file configured", FormatQuestions)
+		return nil, fmt.Errorf("axes.mt.datasets: no question file configured (format %s, or mt with fields)", FormatQuestions)
 	}
-	refAns := map[int][]string{}
+	refAns := map[string][]string{}
 	for _, d := range refs {
 		if err := readReferences(resolve(d.Path, cfg.BaseDir), d.SHA256, refAns); err != nil {
 			return nil, err
@@ -94,7 +102,8 @@ func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 	seen := map[string]bool{}
 	for _, d := range questions {
 		path := resolve(d.Path, cfg.BaseDir)
-		if len(refs) == 0 {
+		if len(refs) == 0 && d.Format == FormatQuestions {
+			// FastChat's layout: the reference answers beside the questions.
 			sib := filepath.Join(filepath.Dir(path), DefaultReferenceFile)
 			if _, err := os.Stat(sib); err == nil {
 				if err := readReferences(sib, "", refAns); err != nil {
@@ -102,7 +111,7 @@ func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 				}
 			}
 		}
-		its, err := readQuestions(path, d, refAns)
+		its, err := readQuestions(d.Source(cfg.BaseDir), d, refAns)
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +157,7 @@ func eachLine(path, pin string, fn func(line int, data []byte) error) error {
 	return nil
 }
 
-func readReferences(path, pin string, into map[int][]string) error {
+func readReferences(path, pin string, into map[string][]string) error {
 	return eachLine(path, pin, func(_ int, data []byte) error {
 		var row struct {
 			QuestionID *int `json:"question_id"`
@@ -165,32 +174,63 @@ func readReferences(path, pin string, into map[int][]string) error {
 		if len(row.Choices) == 0 || len(row.Choices[0].Turns) == 0 {
 			return fmt.Errorf("field choices[0].turns: missing or empty")
 		}
-		into[*row.QuestionID] = row.Choices[0].Turns
+		into[strconv.Itoa(*row.QuestionID)] = row.Choices[0].Turns
 		return nil
 	})
 }
 
-func readQuestions(path string, d scorers.DatasetConfig, refAns map[int][]string) ([]scorers.Item, error) {
+// Presets are the built-in question formats as mappings of the
+// declarative mechanism (dataset.Kinds "mt"); a dataset's fields replace
+// a preset's entries of the same name, and fields alone (format mt or
+// none) declare a question file.
+var Presets = map[string]dataset.Mapping{
+	// FastChat's question.jsonl: question_id, category, turns[, reference].
+	FormatQuestions: {ID: "question_id", Category: "category", Turns: "turns", References: "reference?", Lang: `{{or datasetLang "en"}}`},
+}
+
+// compile is the mapping a question dataset reads.
+func compile(d scorers.DatasetConfig) (*dataset.Compiled, error) {
+	m, ok := Presets[d.Format]
+	if !ok {
+		// Fields alone: MT-Bench itself is English.
+		m = dataset.Mapping{Lang: `{{or datasetLang "en"}}`}
+	}
+	if d.Fields != nil {
+		m = dataset.Merge(m, *d.Fields)
+	}
+	return m.Compile("mt", dataset.Env{Lang: d.Lang})
+}
+
+// readQuestions reads one question dataset through its mapping (any file
+// format and source the dataset package reads). Every error names the
+// file, the line and the field.
+func readQuestions(src dataset.Source, d scorers.DatasetConfig, refAns map[string][]string) ([]scorers.Item, error) {
+	path := src.Path()
 	name := d.Name
 	if name == "" {
-		name = strings.TrimSuffix(filepath.Base(path), ".jsonl")
+		name = src.Name()
 	}
-	lang := d.Lang
-	if lang == "" {
-		lang = "en" // MT-Bench itself is English
+	c, err := compile(d)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", name, err)
 	}
 	var items []scorers.Item
-	err := eachLine(path, d.SHA256, func(line int, data []byte) error {
-		if d.Limit > 0 && len(items) >= d.Limit {
-			return nil
+	stop := errors.New("limit")
+	header := func(cols dataset.Columns) error { return c.CheckColumns(path, cols) }
+	err = dataset.Each(context.Background(), src, header, func(r dataset.Row) error {
+		it, keep, err := questionFromRow(c, r, name, d.Filter, refAns)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", path, r.Line, err)
 		}
-		it, keep, err := parseQuestion(data, name, lang, line, d.Filter, refAns)
 		if keep {
 			items = append(items, it)
 		}
-		return err
+		if d.Limit > 0 && len(items) == d.Limit {
+			return stop
+		}
+		return nil
 	})
-	if err != nil {
+	if err != nil && err != stop {
 		return nil, err
 	}
 	if len(items) == 0 {
@@ -199,56 +239,78 @@ func readQuestions(path string, d scorers.DatasetConfig, refAns map[int][]string
 	return items, nil
 }
 
-// parseQuestion turns one question line into an item; keep is false for a
-// line the filter drops.
-func parseQuestion(data []byte, name, lang string, line int, filter map[string]string, refAns map[int][]string) (scorers.Item, bool, error) {
-	var row struct {
-		QuestionID *int     `json:"question_id"`
-		Category   string   `json:"category"`
-		Turns      []string `json:"turns"`
-		Reference  []string `json:"reference"`
+// questionFromRow turns one row into an item; keep is false for a row the
+// filter drops. Reference answers (from a reference file, else the row's
+// own) are kept for the categories FastChat judges against one.
+func questionFromRow(c *dataset.Compiled, r dataset.Row, name string, filter map[string]string, refAns map[string][]string) (scorers.Item, bool, error) {
+	m := c.Mapping()
+	got := map[string]string{}
+	for _, key := range []string{"id", "category", "source", "lang", "register"} {
+		s, _, err := c.String(key, r)
+		if err != nil {
+			return scorers.Item{}, false, err
+		}
+		got[key] = s
 	}
-	if err := json.Unmarshal(data, &row); err != nil {
-		return scorers.Item{}, false, fmt.Errorf("invalid JSON: %v", err)
+	if got["id"] == "" {
+		return scorers.Item{}, false, fmt.Errorf("field %s: missing", m.ID)
 	}
-	if row.QuestionID == nil {
-		return scorers.Item{}, false, fmt.Errorf("field question_id: missing")
+	if got["category"] == "" {
+		return scorers.Item{}, false, fmt.Errorf("field %s: missing", m.Category)
 	}
-	if row.Category == "" {
-		return scorers.Item{}, false, fmt.Errorf("field category: missing")
+	switch got["register"] {
+	case "", "HIGH", "MID", "LOW":
+	default:
+		return scorers.Item{}, false, fmt.Errorf("field %s: register must be HIGH, MID or LOW, got %q", m.Register, got["register"])
 	}
-	if len(row.Turns) == 0 {
-		return scorers.Item{}, false, fmt.Errorf("field turns: missing or empty")
+	turns, _, err := c.Strings("turns", r)
+	if err != nil {
+		return scorers.Item{}, false, err
 	}
-	for i, t := range row.Turns {
+	if len(turns) == 0 {
+		return scorers.Item{}, false, fmt.Errorf("field %s: missing or empty", m.Turns)
+	}
+	for i, t := range turns {
 		if strings.TrimSpace(t) == "" {
-			return scorers.Item{}, false, fmt.Errorf("field turns[%d]: empty", i)
+			return scorers.Item{}, false, fmt.Errorf("field %s[%d]: empty", m.Turns, i)
 		}
 	}
 	for k, v := range filter {
 		if k != "category" {
-			return scorers.Item{}, false, fmt.Errorf("filter.%s: the mt_bench format filters on category only", k)
+			return scorers.Item{}, false, fmt.Errorf("filter.%s: the MT axis filters on category only", k)
 		}
-		if row.Category != v {
+		if got["category"] != v {
 			return scorers.Item{}, false, nil
 		}
 	}
-	// Source is the dataset: MT-Bench is one pool, and its category is a
-	// breakdown, not a source the leakage audit should weigh.
-	ex := extra{QuestionID: *row.QuestionID, Category: row.Category}
+	id := got["id"]
+	ex := extra{Category: got["category"]}
+	if n, err := strconv.Atoi(id); err == nil {
+		ex.QuestionID = n
+	} else {
+		ex.ID = id
+	}
 	var refs []string
-	if needRef[row.Category] {
-		refs = refAns[*row.QuestionID]
+	if needRef[ex.Category] {
+		refs = refAns[id]
 		if refs == nil {
-			refs = row.Reference
+			if refs, _, err = c.Strings("references", r); err != nil {
+				return scorers.Item{}, false, err
+			}
 		}
 		ex.NeedsRef = len(refs) > 0
 	}
+	// Source is the dataset: MT-Bench is one pool, and its category is a
+	// breakdown, not a source the leakage audit should weigh.
+	source := got["source"]
+	if source == "" {
+		source = name
+	}
 	raw, _ := json.Marshal(ex)
 	return scorers.Item{
-		ID: fmt.Sprintf("%s/%d", name, *row.QuestionID), Axis: "mt", Dataset: name, Line: line,
-		Source: name, Lang: lang, Prompt: strings.Join(row.Turns, "\n\n"), Gold: -1,
-		Turns: row.Turns, References: refs, Extra: raw,
+		ID: name + "/" + id, Axis: "mt", Dataset: name, Line: r.Line,
+		Source: source, Lang: got["lang"], Register: got["register"], Prompt: strings.Join(turns, "\n\n"), Gold: -1,
+		Turns: turns, References: refs, Extra: raw,
 	}, true, nil
 }
 

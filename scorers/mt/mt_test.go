@@ -14,6 +14,7 @@ import (
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/registry"
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/dataset"
 	"github.com/glossobench/glossobench/scorers/judge"
 	"github.com/glossobench/glossobench/stats"
 )
@@ -340,9 +341,17 @@ func FuzzParseQuestion(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	refs := map[int][]string{111: {"x", "y"}}
+	refs := map[string][]string{"111": {"x", "y"}}
+	c, err := compile(scorers.DatasetConfig{Format: FormatQuestions})
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		it, keep, err := parseQuestion(data, "d", "en", 1, nil, refs)
+		var row map[string]any
+		if json.Unmarshal(data, &row) != nil {
+			return
+		}
+		it, keep, err := questionFromRow(c, dataset.Row{Line: 1, Fields: row}, "d", nil, refs)
 		if err == nil && keep && (len(it.Turns) == 0 || it.Source == "" || !strings.HasPrefix(it.ID, "d/")) {
 			t.Fatalf("accepted %q as %+v", data, it)
 		}

@@ -1,14 +1,15 @@
 package nlg
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"text/template"
 
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/dataset"
@@ -107,7 +108,11 @@ func asInt(v any) (int, bool) {
 	return 0, false
 }
 
-// Load reads the configured datasets into items.
+// Load reads the configured datasets into items: a built-in format
+// (FormatPassages, FormatSeaHelm), a preset of the declarative mechanism,
+// or a dataset declared by its fields alone (format nlg or none; see
+// package scorers/dataset). A preset's items are its mappings' items, and
+// a dataset's own fields replace the preset's entries of the same name.
 func (Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 	opt, err := parseOptions(cfg.Options)
 	if err != nil {
@@ -124,15 +129,7 @@ func (Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 			return nil, fmt.Errorf("nlg: dataset %s: missing name (item ids are built from it)", ds.Path)
 		}
 		path := ds.Source(cfg.BaseDir).Path()
-		var its []scorers.Item
-		switch ds.Format {
-		case FormatPassages:
-			its, err = loadPassages(path, ds, opt, cfg.MaxTokens)
-		case FormatSeaHelm:
-			its, err = loadSeaHelm(path, ds, opt, cfg.MaxTokens)
-		default:
-			err = fmt.Errorf("nlg: dataset %q: unknown format %q (want %s or %s)", ds.Name, ds.Format, FormatPassages, FormatSeaHelm)
-		}
+		its, err := loadDataset(ds, cfg.BaseDir, opt, cfg.MaxTokens)
 		if err != nil {
 			return nil, err
 		}
@@ -147,53 +144,265 @@ func (Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 	return items, nil
 }
 
-// row is one non-blank JSONL line.
-type row struct {
-	line int
-	raw  []byte
+// reading is how one dataset's rows become items: one mapping per item a
+// row gives (a passage pair gives one per direction), the functions the
+// mappings' templates call beside the documented ones, and the generation
+// cap when the run sets none.
+type reading struct {
+	variants  []dataset.Mapping
+	funcs     template.FuncMap
+	maxTokens int
 }
 
-// readRows reads path's JSONL rows, applying the dataset's filter and limit.
-func readRows(path string, ds scorers.DatasetConfig) ([]row, error) {
-	f, err := dataset.Open(context.Background(), dataset.Source{URI: path, SHA256: ds.SHA256})
+// Formats lists the built-in dataset formats.
+func Formats() []string { return []string{FormatPassages, FormatSeaHelm} }
+
+// presetReading is the reading of a built-in format, or of fields alone.
+func presetReading(path string, ds scorers.DatasetConfig, opt options) (reading, error) {
+	switch ds.Format {
+	case FormatPassages:
+		return passagesReading(opt), nil
+	case FormatSeaHelm:
+		return seahelmReading(path, ds, opt)
+	case "", "nlg":
+		if ds.Fields == nil {
+			return reading{}, fmt.Errorf("nlg: dataset %q: format %s needs fields", ds.Name, "nlg")
+		}
+		return reading{variants: []dataset.Mapping{{}}, maxTokens: defaultMaxTokens}, nil
+	}
+	return reading{}, fmt.Errorf("nlg: dataset %q: unknown format %q (want %s, %s, or nlg with fields)", ds.Name, ds.Format, FormatPassages, FormatSeaHelm)
+}
+
+// q is a template constant: the text itself, whatever it holds.
+func q(s string) dataset.Expr { return dataset.Expr("{{" + strconv.Quote(s) + "}}") }
+
+// passagesReading: flores_passages_eng_zsm_from_belebele.jsonl's
+// {"pair_id", "eng_Latn", "zsm_Latn"} rows, one item per configured
+// direction, both directions of a pair one task.
+func passagesReading(opt options) reading {
+	r := reading{maxTokens: passageMaxTokens}
+	for _, dir := range opt.directions {
+		src, tgt := passageLangs[dir][0], passageLangs[dir][1]
+		_, tgtLang, _ := strings.Cut(dir, "-")
+		before, after, _ := strings.Cut(passageTemplates[tgtLang], "{text}")
+		r.variants = append(r.variants, dataset.Mapping{
+			ID: dataset.Expr(`{{"` + dir + `/"}}{{text .pair_id}}`), Task: "pair_id",
+			Prompt: q(before) + dataset.Expr("{{."+src+"}}") + q(after),
+			Text:   dataset.Expr(src), References: dataset.Expr(tgt),
+			Direction: q(dir), AnswerTag: q("Terjemahan:"), Lang: q("ms"),
+		})
+	}
+	return r
+}
+
+// seahelmReading: SEA-HELM's FLORES-200 rows, "label" the reference,
+// prompts[0].text the source, prompt_templates[0] the prompt (else the
+// built-in one for the target language), with the configured few-shot
+// examples. The direction comes from the file name (en_to_ind_Latn) or
+// from the dataset's lang when it is written "en-id".
+func seahelmReading(path string, ds scorers.DatasetConfig, opt options) (reading, error) {
+	srcLang, tgtLang, err := seahelmDirection(path, ds)
 	if err != nil {
+		return reading{}, err
+	}
+	m := dataset.Mapping{
+		Text: "prompts.0.text", References: "label",
+		Prompt:    `{{seahelmPrompt (opt . "prompt_templates.0") (opt . "prompts.0.text")}}`,
+		AnswerTag: `{{seahelmTag (opt . "prompt_templates.0")}}`,
+		Direction: q(srcLang + "-" + tgtLang),
+		Lang:      `{{or (opt . "metadata.language") "id"}}`,
+	}
+	var shots []shot
+	if opt.fewshot > 0 {
+		if shots, err = loadExamples(path, ds, opt, m); err != nil {
+			return reading{}, err
+		}
+	}
+	// promptOf is the row's own prompt template, else the built-in one.
+	promptOf := func(v any) (string, error) {
+		tmpl := seahelmTemplates[tgtLang]
+		if s := dataset.Text(v); s != "" {
+			tmpl = s
+		}
+		if !strings.Contains(tmpl, "{text}") {
+			if tmpl == "" {
+				return "", fmt.Errorf("field prompt_templates[0]: missing, and there is no built-in prompt for target language %q", tgtLang)
+			}
+			return "", fmt.Errorf("field prompt_templates[0]: has no {text} placeholder")
+		}
+		return tmpl, nil
+	}
+	tag := func(tmpl string) string {
+		if m := answerLine.FindStringSubmatch(tmpl); m != nil {
+			return strings.TrimSpace(m[1])
+		}
+		return "Terjemahan:"
+	}
+	return reading{
+		variants:  []dataset.Mapping{m},
+		maxTokens: defaultMaxTokens,
+		funcs: map[string]any{
+			"seahelmPrompt": func(tmplv, text any) (string, error) {
+				tmpl, err := promptOf(tmplv)
+				if err != nil {
+					return "", err
+				}
+				return renderSeaHelm(tmpl, dataset.Text(text), tag(tmpl), shots), nil
+			},
+			"seahelmTag": func(tmplv any) (string, error) {
+				tmpl, err := promptOf(tmplv)
+				return tag(tmpl), err
+			},
+		},
+	}, nil
+}
+
+// loadDataset reads one dataset's rows through its reading's mappings
+// (each refined by the dataset's own fields). Every error names the file,
+// the line and the field.
+func loadDataset(ds scorers.DatasetConfig, baseDir string, opt options, maxTokens int) ([]scorers.Item, error) {
+	src := ds.Source(baseDir)
+	path := src.Path()
+	rd, err := presetReading(path, ds, opt)
+	if err != nil {
+		return nil, err
+	}
+	if maxTokens == 0 {
+		maxTokens = rd.maxTokens
+	}
+	env := dataset.Env{Lang: ds.Lang, Funcs: rd.funcs}
+	var cs []*dataset.Compiled
+	for _, v := range rd.variants {
+		m := v
+		if ds.Fields != nil {
+			m = dataset.Merge(v, *ds.Fields)
+		}
+		c, err := m.Compile("nlg", env)
+		if err != nil {
+			return nil, fmt.Errorf("nlg: dataset %q: %w", ds.Name, err)
+		}
+		cs = append(cs, c)
+	}
+	var items []scorers.Item
+	rows := 0
+	stop := errors.New("limit")
+	header := func(cols dataset.Columns) error {
+		for _, c := range cs {
+			if err := c.CheckColumns(path, cols); err != nil {
+				return fmt.Errorf("nlg: %w", err)
+			}
+		}
+		return nil
+	}
+	err = dataset.Each(context.Background(), src, header, func(r dataset.Row) error {
+		for k, want := range ds.Filter {
+			if v, ok := r.Fields[k]; !ok || fmt.Sprint(v) != want {
+				return nil
+			}
+		}
+		for _, c := range cs {
+			it, err := itemFromRow(c, r, ds, maxTokens, opt.metricx)
+			if err != nil {
+				return fmt.Errorf("nlg: %s:%d: %w", path, r.Line, err)
+			}
+			items = append(items, it)
+		}
+		if rows++; ds.Limit > 0 && rows == ds.Limit {
+			return stop
+		}
+		return nil
+	})
+	if err != nil && err != stop {
+		if strings.HasPrefix(err.Error(), "nlg: ") {
+			return nil, err
+		}
 		return nil, fmt.Errorf("nlg: dataset %q: %w", ds.Name, err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	var rows []row
-	for n := 1; sc.Scan(); n++ {
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		if len(ds.Filter) > 0 {
-			var m map[string]any
-			if err := json.Unmarshal(b, &m); err != nil {
-				return nil, errf(path, n, "", "bad JSON: %v", err)
-			}
-			keep := true
-			for k, want := range ds.Filter {
-				v, ok := m[k]
-				keep = keep && ok && fmt.Sprint(v) == want
-			}
-			if !keep {
-				continue
-			}
-		}
-		rows = append(rows, row{n, append([]byte(nil), b...)})
-		if ds.Limit > 0 && len(rows) == ds.Limit {
-			break
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("nlg: %s: %w", path, err)
-	}
-	if len(rows) == 0 {
+	if rows == 0 {
 		return nil, fmt.Errorf("nlg: %s: no rows", path)
 	}
-	return rows, nil
+	return items, nil
+}
+
+// itemFromRow reads one item: its id (default the line), task, prompt,
+// source text, references, direction, answer tag, pooling source, lang
+// and register. A source text or a reference that is empty is an error.
+func itemFromRow(c *dataset.Compiled, r dataset.Row, ds scorers.DatasetConfig, maxTokens int, metricx string) (scorers.Item, error) {
+	get := map[string]string{}
+	for _, key := range []string{"id", "task", "direction", "answer_tag", "source", "lang", "register"} {
+		s, _, err := c.String(key, r)
+		if err != nil {
+			return scorers.Item{}, err
+		}
+		get[key] = s
+	}
+	text, hasText, err := c.Text("text", r)
+	if err != nil {
+		return scorers.Item{}, err
+	}
+	m := c.Mapping()
+	if hasText && strings.TrimSpace(text) == "" {
+		return scorers.Item{}, fmt.Errorf("field %s: missing or empty (fields.text)", strings.TrimSuffix(string(m.Text), "?"))
+	}
+	refs, _, err := c.Strings("references", r)
+	if err != nil {
+		return scorers.Item{}, err
+	}
+	if len(refs) == 0 {
+		return scorers.Item{}, fmt.Errorf("field %s: no reference (fields.references)", m.References)
+	}
+	for i, ref := range refs {
+		if strings.TrimSpace(ref) == "" {
+			f := string(m.References)
+			if len(refs) > 1 {
+				f = fmt.Sprintf("%s[%d]", f, i)
+			}
+			return scorers.Item{}, fmt.Errorf("field %s: missing or empty (fields.references)", f)
+		}
+	}
+	prompt, _, err := c.Text("prompt", r)
+	if err != nil {
+		return scorers.Item{}, err
+	}
+	if strings.TrimSpace(prompt) == "" {
+		return scorers.Item{}, fmt.Errorf("field %s: empty prompt (fields.prompt)", m.Prompt)
+	}
+	switch get["register"] {
+	case "", "HIGH", "MID", "LOW":
+	default:
+		return scorers.Item{}, fmt.Errorf("field %s: register must be HIGH, MID or LOW, got %q", m.Register, get["register"])
+	}
+	dir := get["direction"]
+	if dir == "" && strings.Contains(ds.Lang, "-") {
+		dir = ds.Lang
+	}
+	srcLang, tgtLang, _ := strings.Cut(dir, "-")
+	lang := get["lang"]
+	if lang == "" {
+		lang = ds.Lang
+		if tgtLang != "" {
+			lang = tgtLang
+		}
+	}
+	id := get["id"]
+	if id == "" {
+		id = strconv.Itoa(r.Line)
+	}
+	id = ds.Name + "/" + id
+	task := id
+	if get["task"] != "" {
+		task = ds.Name + "/" + get["task"]
+	}
+	source := get["source"]
+	if source == "" {
+		source = ds.Name
+	}
+	raw, _ := json.Marshal(extra{Direction: dir, SrcLang: srcLang, TgtLang: tgtLang, Source: text,
+		AnswerTag: get["answer_tag"], MaxTokens: maxTokens, MetricX: metricx}) // only strings and ints
+	return scorers.Item{
+		ID: id, Axis: "nlg", Dataset: ds.Name, Line: r.Line, Source: source, Lang: lang, Register: get["register"],
+		TaskID: task, Prompt: prompt, Gold: -1, References: refs, Extra: raw,
+	}, nil
 }
 
 // Malay prompts for the passage directions, from SEA-HELM's translation
@@ -206,78 +415,6 @@ var passageTemplates = map[string]string{
 var passageLangs = map[string][2]string{ // direction -> JSON fields of source, target
 	"en-ms": {"eng_Latn", "zsm_Latn"},
 	"ms-en": {"zsm_Latn", "eng_Latn"},
-}
-
-func loadPassages(path string, ds scorers.DatasetConfig, opt options, maxTokens int) ([]scorers.Item, error) {
-	rows, err := readRows(path, ds)
-	if err != nil {
-		return nil, err
-	}
-	if maxTokens == 0 {
-		maxTokens = passageMaxTokens
-	}
-	var items []scorers.Item
-	for _, r := range rows {
-		var p struct {
-			PairID *int   `json:"pair_id"`
-			Eng    string `json:"eng_Latn"`
-			Zsm    string `json:"zsm_Latn"`
-		}
-		if err := json.Unmarshal(r.raw, &p); err != nil {
-			return nil, errf(path, r.line, "", "bad JSON: %v", err)
-		}
-		if p.PairID == nil {
-			return nil, errf(path, r.line, "pair_id", "missing")
-		}
-		text := map[string]string{"eng_Latn": p.Eng, "zsm_Latn": p.Zsm}
-		for _, f := range []string{"eng_Latn", "zsm_Latn"} {
-			if strings.TrimSpace(text[f]) == "" {
-				return nil, errf(path, r.line, f, "missing or empty")
-			}
-		}
-		for _, dir := range opt.directions {
-			src, tgt := text[passageLangs[dir][0]], text[passageLangs[dir][1]]
-			srcLang, tgtLang, _ := strings.Cut(dir, "-")
-			ex := extra{Direction: dir, SrcLang: srcLang, TgtLang: tgtLang, Source: src,
-				AnswerTag: "Terjemahan:", MaxTokens: maxTokens, MetricX: opt.metricx}
-			items = append(items, newItem(ds, r.line, fmt.Sprintf("%s/%s/%d", ds.Name, dir, *p.PairID),
-				fmt.Sprintf("%s/%d", ds.Name, *p.PairID), "ms",
-				strings.ReplaceAll(passageTemplates[tgtLang], "{text}", src), tgt, ex))
-		}
-	}
-	return items, nil
-}
-
-func newItem(ds scorers.DatasetConfig, line int, id, task, lang, prompt, ref string, ex extra) scorers.Item {
-	raw, _ := json.Marshal(ex) // extra has only strings and ints
-	return scorers.Item{
-		ID: id, Axis: "nlg", Dataset: ds.Name, Line: line, Source: ds.Name, Lang: lang,
-		TaskID: task, Prompt: prompt, Gold: -1, References: []string{ref}, Extra: raw,
-	}
-}
-
-type seahelmRow struct {
-	Label   string `json:"label"`
-	Prompts []struct {
-		Text string `json:"text"`
-	} `json:"prompts"`
-	PromptTemplates []string `json:"prompt_templates"`
-	Metadata        struct {
-		Language string `json:"language"`
-	} `json:"metadata"`
-}
-
-func (r *seahelmRow) parse(path string, line int, raw []byte) error {
-	if err := json.Unmarshal(raw, r); err != nil {
-		return errf(path, line, "", "bad JSON: %v", err)
-	}
-	if strings.TrimSpace(r.Label) == "" {
-		return errf(path, line, "label", "missing or empty")
-	}
-	if len(r.Prompts) == 0 || strings.TrimSpace(r.Prompts[0].Text) == "" {
-		return errf(path, line, "prompts[0].text", "missing or empty")
-	}
-	return nil
 }
 
 // SEA-HELM's prompts for the staged FLORES files, used when a row carries no
@@ -314,78 +451,30 @@ func seahelmDirection(path string, ds scorers.DatasetConfig) (src, tgt string, e
 	return langCode(m[1]), langCode(m[2]), nil
 }
 
-func loadSeaHelm(path string, ds scorers.DatasetConfig, opt options, maxTokens int) ([]scorers.Item, error) {
-	srcLang, tgtLang, err := seahelmDirection(path, ds)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := readRows(path, ds)
-	if err != nil {
-		return nil, err
-	}
-	var shots []seahelmRow
-	if opt.fewshot > 0 {
-		if shots, err = loadExamples(path, ds, opt); err != nil {
-			return nil, err
-		}
-	}
-	if maxTokens == 0 {
-		maxTokens = defaultMaxTokens
-	}
-	dir := srcLang + "-" + tgtLang
-	items := make([]scorers.Item, 0, len(rows))
-	for _, r := range rows {
-		var sr seahelmRow
-		if err := sr.parse(path, r.line, r.raw); err != nil {
-			return nil, err
-		}
-		tmpl := seahelmTemplates[tgtLang]
-		if len(sr.PromptTemplates) > 0 && sr.PromptTemplates[0] != "" {
-			tmpl = sr.PromptTemplates[0]
-		}
-		if !strings.Contains(tmpl, "{text}") {
-			if tmpl == "" {
-				return nil, errf(path, r.line, "prompt_templates[0]", "missing, and there is no built-in prompt for target language %q", tgtLang)
-			}
-			return nil, errf(path, r.line, "prompt_templates[0]", "has no {text} placeholder")
-		}
-		tag := "Terjemahan:"
-		if m := answerLine.FindStringSubmatch(tmpl); m != nil {
-			tag = strings.TrimSpace(m[1])
-		}
-		prompt := renderSeaHelm(tmpl, sr.Prompts[0].Text, tag, shots)
-		lang := sr.Metadata.Language
-		if lang == "" {
-			lang = "id"
-		}
-		ex := extra{Direction: dir, SrcLang: srcLang, TgtLang: tgtLang, Source: sr.Prompts[0].Text,
-			AnswerTag: tag, MaxTokens: maxTokens, MetricX: opt.metricx}
-		id := fmt.Sprintf("%s/%d", ds.Name, r.line)
-		items = append(items, newItem(ds, r.line, id, id, lang, prompt, sr.Label, ex))
-	}
-	return items, nil
-}
+// shot is one few-shot example: its source text and reference.
+type shot struct{ text, label string }
 
 // renderSeaHelm fills a SEA-HELM template. Each few-shot example repeats the
 // task part of the template (what follows {fewshot_examples}, e.g.
 // "Teks: {text}") with the example's source, then the answer line.
-func renderSeaHelm(tmpl, text, tag string, shots []seahelmRow) string {
+func renderSeaHelm(tmpl, text, tag string, shots []shot) string {
 	var fs strings.Builder
 	if _, task, ok := strings.Cut(tmpl, "{fewshot_examples}"); ok && len(shots) > 0 {
 		task = strings.TrimLeft(task, "\n")
 		for _, s := range shots {
 			fs.WriteString("\n\n")
-			fs.WriteString(strings.ReplaceAll(task, "{text}", s.Prompts[0].Text))
-			fs.WriteString("\n" + tag + " " + s.Label)
+			fs.WriteString(strings.ReplaceAll(task, "{text}", s.text))
+			fs.WriteString("\n" + tag + " " + s.label)
 		}
 	}
 	return strings.NewReplacer("{fewshot_examples}", fs.String(), "{text}", text).Replace(tmpl)
 }
 
-// loadExamples reads the dev examples for few-shot prompts: the file named in
-// options.examples, else the devtest file's name with "devtest" replaced by
-// "dev" and "_examples" before ".jsonl".
-func loadExamples(path string, ds scorers.DatasetConfig, opt options) ([]seahelmRow, error) {
+// loadExamples reads the dev examples for few-shot prompts, with the
+// dataset's source text and reference columns: the file named in
+// options.examples, else the devtest file's name with "devtest" replaced
+// by "dev" and "_examples" before ".jsonl".
+func loadExamples(path string, ds scorers.DatasetConfig, opt options, m dataset.Mapping) ([]shot, error) {
 	ep, ok := opt.examples[ds.Name]
 	if ok && !filepath.IsAbs(ep) && opt.baseDir != "" {
 		ep = filepath.Join(opt.baseDir, ep)
@@ -394,18 +483,41 @@ func loadExamples(path string, ds scorers.DatasetConfig, opt options) ([]seahelm
 		base := strings.Replace(filepath.Base(path), "devtest", "dev", 1)
 		ep = filepath.Join(filepath.Dir(path), strings.TrimSuffix(base, ".jsonl")+"_examples.jsonl")
 	}
-	rows, err := readRows(ep, scorers.DatasetConfig{Name: ds.Name + " examples"})
+	ex := dataset.Mapping{Prompt: m.Text, References: m.References}
+	c, err := ex.Compile("nlg", dataset.Env{})
 	if err != nil {
-		return nil, fmt.Errorf("%w (few-shot examples for dataset %q; set options.examples)", err, ds.Name)
+		return nil, err
 	}
-	if len(rows) < opt.fewshot {
-		return nil, fmt.Errorf("nlg: %s: %d examples, fewshot asks for %d", ep, len(rows), opt.fewshot)
-	}
-	shots := make([]seahelmRow, opt.fewshot)
-	for i := range shots {
-		if err := shots[i].parse(ep, rows[i].line, rows[i].raw); err != nil {
+	var shots []shot
+	stop := errors.New("enough")
+	err = dataset.Each(context.Background(), dataset.Source{URI: ep}, nil, func(r dataset.Row) error {
+		text, _, err := c.Text("prompt", r)
+		if err == nil && strings.TrimSpace(text) == "" {
+			err = fmt.Errorf("field %s: missing or empty", m.Text)
+		}
+		if err != nil {
+			return fmt.Errorf("nlg: %s:%d: %w (few-shot example)", ep, r.Line, err)
+		}
+		label, _, err := c.String("references", r)
+		if err == nil && strings.TrimSpace(label) == "" {
+			err = fmt.Errorf("field %s: missing or empty", m.References)
+		}
+		if err != nil {
+			return fmt.Errorf("nlg: %s:%d: %w (few-shot example)", ep, r.Line, err)
+		}
+		if shots = append(shots, shot{text, label}); len(shots) == opt.fewshot {
+			return stop
+		}
+		return nil
+	})
+	if err != nil && err != stop {
+		if strings.HasPrefix(err.Error(), "nlg: ") {
 			return nil, err
 		}
+		return nil, fmt.Errorf("nlg: %w (few-shot examples for dataset %q; set options.examples)", err, ds.Name)
+	}
+	if len(shots) < opt.fewshot {
+		return nil, fmt.Errorf("nlg: %s: %d examples, fewshot asks for %d", ep, len(shots), opt.fewshot)
 	}
 	return shots, nil
 }

@@ -10,12 +10,11 @@
 package safety
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
+	"maps"
 	"slices"
 	"strings"
 
@@ -83,18 +82,12 @@ func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 	var all []scorers.Item
 	seen := map[string]string{}
 	for i, d := range cfg.Datasets {
-		declared := d.Fields != nil && (d.Format == "" || d.Format == "safety")
-		if !declared && d.Format != FormatSafeguard && d.Format != FormatSafeguardCultural {
-			return nil, fmt.Errorf("axes.safety.datasets[%d] (%s): unknown format %q (known: %s, %s)", i, d.Name, d.Format, FormatSafeguard, FormatSafeguardCultural)
+		pr, isPreset := presets[d.Format]
+		if !isPreset && (d.Fields == nil || (d.Format != "" && d.Format != "safety")) {
+			return nil, fmt.Errorf("axes.safety.datasets[%d] (%s): unknown format %q (known: %s, %s, or safety with fields)", i, d.Name, d.Format, FormatSafeguard, FormatSafeguardCultural)
 		}
 		path := d.Source(cfg.BaseDir).Path()
-		var items []scorers.Item
-		var err error
-		if declared {
-			items, err = readDeclared(d, cfg.BaseDir)
-		} else {
-			items, err = readSafeguard(path, d)
-		}
+		items, err := readDeclared(d, pr, cfg.BaseDir)
 		if err != nil {
 			return nil, err
 		}
@@ -107,130 +100,6 @@ func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 		all = append(all, items...)
 	}
 	return all, nil
-}
-
-func readSafeguard(path string, d scorers.DatasetConfig) ([]scorers.Item, error) {
-	f, err := dataset.Open(context.Background(), dataset.Source{URI: path, SHA256: d.SHA256})
-	if err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", d.Name, err)
-	}
-	defer f.Close()
-	name := d.Name
-	if name == "" {
-		name = strings.TrimSuffix(filepath.Base(path), ".jsonl")
-	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	var items []scorers.Item
-	line := 0
-	for sc.Scan() {
-		line++
-		data := []byte(strings.TrimSpace(sc.Text()))
-		if len(data) == 0 {
-			continue
-		}
-		if d.Limit > 0 && len(items) >= d.Limit {
-			break
-		}
-		it, keep, err := readRow(data, d, name, line)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		if keep {
-			items = append(items, it)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(items) == 0 {
-		return nil, fmt.Errorf("%s: no prompts", path)
-	}
-	return items, nil
-}
-
-func readRow(data []byte, d scorers.DatasetConfig, name string, line int) (scorers.Item, bool, error) {
-	var row struct {
-		PromptLabel *string `json:"prompt_label"`
-		Label       *string `json:"label"`
-		Prompts     []struct {
-			PromptText  *string `json:"prompt_text"`
-			LocalPrompt *string `json:"local_prompt"`
-		} `json:"prompts"`
-		Metadata struct {
-			Language string `json:"language"`
-			Topic    string `json:"topic"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(data, &row); err != nil {
-		return scorers.Item{}, false, fmt.Errorf("invalid JSON: %v", err)
-	}
-	var raw string
-	general := row.PromptLabel != nil
-	switch {
-	case general:
-		raw = *row.PromptLabel
-	case row.Label != nil:
-		raw = *row.Label
-	default:
-		return scorers.Item{}, false, fmt.Errorf("field prompt_label (or label): missing")
-	}
-	harmful, ok := labels[raw]
-	if !ok {
-		field := "label"
-		if general {
-			field = "prompt_label"
-		}
-		return scorers.Item{}, false, fmt.Errorf("field %s: %q is not Harmful/Safe or Berbahaya/Selamat", field, raw)
-	}
-	if len(row.Prompts) == 0 {
-		return scorers.Item{}, false, fmt.Errorf("field prompts: missing or empty")
-	}
-	var prompt string
-	switch p := row.Prompts[0]; {
-	case p.PromptText != nil:
-		prompt = *p.PromptText
-	case p.LocalPrompt != nil:
-		prompt = *p.LocalPrompt
-	}
-	if strings.TrimSpace(prompt) == "" {
-		return scorers.Item{}, false, fmt.Errorf("field prompts[0].prompt_text (or local_prompt): missing or empty")
-	}
-	for k, v := range d.Filter {
-		switch k {
-		case "topic":
-			if row.Metadata.Topic != v {
-				return scorers.Item{}, false, nil
-			}
-		case "label":
-			if raw != v {
-				return scorers.Item{}, false, nil
-			}
-		default:
-			return scorers.Item{}, false, fmt.Errorf("filter.%s: the safeguard formats filter on topic or label only", k)
-		}
-	}
-	lang := d.Lang
-	if lang == "" {
-		lang = row.Metadata.Language
-	}
-	// The general sets pool three source datasets named in metadata.topic;
-	// that is the pooling tag the leakage audit needs. A cultural set is
-	// one source; its topic (Hari Raya, LGBTQ, ...) is a breakdown, and a
-	// second pool of the audit.
-	source := name
-	if general && row.Metadata.Topic != "" {
-		source = row.Metadata.Topic
-	}
-	label := "Safe"
-	if harmful {
-		label = "Harmful"
-	}
-	ex, _ := json.Marshal(extra{Topic: row.Metadata.Topic, RawLabel: raw, Harmful: harmful})
-	return scorers.Item{
-		ID: fmt.Sprintf("%s/%d", name, line), Axis: "safety", Dataset: name, Line: line, Source: source,
-		Lang: lang, Prompt: prompt, Gold: -1, Label: label, Extra: ex,
-	}, true, nil
 }
 
 // Predict has the model answer the prompt as a user chat turn.
@@ -340,16 +209,51 @@ func Topics(m map[string]*Cell) []string {
 	return out
 }
 
-// readDeclared reads a dataset declared by its fields (dataset.Kinds
+// preset is a built-in format: a mapping, and the filter names it
+// accepts with the mapping key each compares (a declared dataset filters
+// on its columns).
+type preset struct {
+	fields  dataset.Mapping
+	filters map[string]string
+}
+
+// safeguard reads SEA-HELM's SEA Safeguard Bench rows: the label in
+// prompt_label (the general sets) or label (the cultural set), the prompt
+// in prompts[0].prompt_text or prompts[0].local_prompt. The general sets
+// pool three source datasets named in metadata.topic; that is the pooling
+// tag the leakage audit needs. A cultural set is one source; its topic
+// (Hari Raya, LGBTQ, ...) is a breakdown, and a second pool of the audit.
+var safeguard = preset{
+	fields: dataset.Mapping{
+		Prompt:  `{{or (opt . "prompts.0.prompt_text") (opt . "prompts.0.local_prompt")}}`,
+		Label:   `{{with opt . "prompt_label"}}{{.}}{{else}}{{.label}}{{end}}`,
+		Harmful: []string{"Harmful", "Berbahaya"}, Safe: []string{"Safe", "Selamat"},
+		Source: `{{if opt . "prompt_label"}}{{opt . "metadata.topic"}}{{end}}`,
+		Topic:  "metadata.topic?",
+		Lang:   `{{or datasetLang (opt . "metadata.language")}}`,
+	},
+	filters: map[string]string{"topic": "topic", "label": "label"},
+}
+
+// presets are the built-in formats by name (DatasetConfig.Format); a
+// dataset's fields replace a preset's entries of the same name.
+var presets = map[string]preset{FormatSafeguard: safeguard, FormatSafeguardCultural: safeguard}
+
+// readDeclared reads a dataset through its mapping (dataset.Kinds
 // "safety"): prompt, label with the values meaning harmful and safe, and
-// optionally id, source (the pooling tag, default the dataset), lang and
-// register. Any file format the dataset package reads.
-func readDeclared(d scorers.DatasetConfig, baseDir string) ([]scorers.Item, error) {
-	c, err := d.Fields.Compile("safety", dataset.Env{Lang: d.Lang})
+// optionally id, source (the pooling tag, default the dataset), topic,
+// lang and register; a preset's, with the dataset's own fields over it.
+// Any file format the dataset package reads.
+func readDeclared(d scorers.DatasetConfig, pr preset, baseDir string) ([]scorers.Item, error) {
+	m := pr.fields
+	if d.Fields != nil {
+		m = dataset.Merge(m, *d.Fields)
+	}
+	c, err := m.Compile("safety", dataset.Env{Lang: d.Lang})
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", d.Name, err)
 	}
-	m := c.Mapping()
+	m = c.Mapping()
 	src := d.Source(baseDir)
 	path := src.Path()
 	name := d.Name
@@ -360,14 +264,24 @@ func readDeclared(d scorers.DatasetConfig, baseDir string) ([]scorers.Item, erro
 	stop := errors.New("limit")
 	header := func(cols dataset.Columns) error { return c.CheckColumns(path, cols) }
 	err = dataset.Each(context.Background(), src, header, func(r dataset.Row) error {
-		for k, want := range d.Filter {
-			if fmt.Sprint(r.Fields[k]) != want {
-				return nil
-			}
-		}
 		it, err := declaredItem(c, m, r, name, d.Lang)
 		if err != nil {
 			return fmt.Errorf("%s:%d: %w", path, r.Line, err)
+		}
+		for k, want := range d.Filter {
+			got := fmt.Sprint(r.Fields[k])
+			if pr.filters != nil {
+				key, ok := pr.filters[k]
+				if !ok {
+					return fmt.Errorf("%s:%d: filter.%s: the %s format filters on %s only", path, r.Line, k, d.Format, strings.Join(slices.Sorted(maps.Keys(pr.filters)), " or "))
+				}
+				if got, _, err = c.String(key, r); err != nil {
+					return fmt.Errorf("%s:%d: %w", path, r.Line, err)
+				}
+			}
+			if got != want {
+				return nil
+			}
 		}
 		items = append(items, it)
 		if d.Limit > 0 && len(items) == d.Limit {
@@ -376,7 +290,10 @@ func readDeclared(d scorers.DatasetConfig, baseDir string) ([]scorers.Item, erro
 		return nil
 	})
 	if err != nil && err != stop {
-		return nil, err
+		if strings.HasPrefix(err.Error(), path) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("dataset %s: %w", name, err)
 	}
 	if len(items) == 0 {
 		return nil, fmt.Errorf("%s: no prompts", path)
@@ -390,7 +307,7 @@ func declaredItem(c *dataset.Compiled, m dataset.Mapping, r dataset.Row, name, l
 		return scorers.Item{}, err
 	}
 	if strings.TrimSpace(prompt) == "" {
-		return scorers.Item{}, fmt.Errorf("field %s: empty prompt", m.Prompt)
+		return scorers.Item{}, fmt.Errorf("%s: empty prompt", c.Where("prompt"))
 	}
 	raw, _, err := c.String("label", r)
 	if err != nil {
@@ -402,7 +319,7 @@ func declaredItem(c *dataset.Compiled, m dataset.Mapping, r dataset.Row, name, l
 		harmful = true
 	case slices.Contains(m.Safe, raw):
 	default:
-		return scorers.Item{}, fmt.Errorf("field %s: %q is neither harmful (%s) nor safe (%s)", m.Label, raw, strings.Join(m.Harmful, ", "), strings.Join(m.Safe, ", "))
+		return scorers.Item{}, fmt.Errorf("%s: %q is neither harmful (%s) nor safe (%s)", c.Where("label"), raw, strings.Join(m.Harmful, ", "), strings.Join(m.Safe, ", "))
 	}
 	it := scorers.Item{Axis: "safety", Dataset: name, Line: r.Line, Prompt: prompt, Gold: -1, Label: "Safe"}
 	if harmful {
@@ -419,13 +336,18 @@ func declaredItem(c *dataset.Compiled, m dataset.Mapping, r dataset.Row, name, l
 	switch it.Register {
 	case "", "HIGH", "MID", "LOW":
 	default:
-		return it, fmt.Errorf("field %s: register must be HIGH, MID or LOW, got %q", m.Register, it.Register)
+		return it, fmt.Errorf("%s: register must be HIGH, MID or LOW, got %q", c.Where("register"), it.Register)
 	}
 	if it.ID == "" {
 		it.ID = fmt.Sprint(r.Line)
 	}
 	it.ID = name + "/" + it.ID
 	topic := it.Source
+	if m.Topic != "" {
+		if topic, _, err = c.String("topic", r); err != nil {
+			return it, err
+		}
+	}
 	if it.Source == "" {
 		it.Source = name
 	}

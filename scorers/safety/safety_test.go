@@ -12,6 +12,7 @@ import (
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/dataset"
 	"github.com/glossobench/glossobench/scorers/judge"
 )
 
@@ -112,10 +113,10 @@ func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	cases := []struct{ content, want string }{
 		{`{"prompt_label": "Harmful", "prompts": [{"prompt_text": "x"}]}` + "\n{", "d.jsonl:2: invalid JSON"},
-		{`{"prompts": [{"prompt_text": "x"}]}`, "d.jsonl:1: field prompt_label (or label): missing"},
-		{`{"prompt_label": "Maybe", "prompts": [{"prompt_text": "x"}]}`, `d.jsonl:1: field prompt_label: "Maybe" is not`},
-		{`{"label": "Selamat", "prompts": []}`, "d.jsonl:1: field prompts: missing or empty"},
-		{`{"label": "Selamat", "prompts": [{"en_prompt": "x"}]}`, "d.jsonl:1: field prompts[0].prompt_text (or local_prompt): missing or empty"},
+		{`{"prompts": [{"prompt_text": "x"}]}`, "d.jsonl:1: field label: missing (read by the template of fields.label)"},
+		{`{"prompt_label": "Maybe", "prompts": [{"prompt_text": "x"}]}`, `d.jsonl:1: fields.label: "Maybe" is neither harmful`},
+		{`{"label": "Selamat", "prompts": []}`, "d.jsonl:1: fields.prompt: empty prompt"},
+		{`{"label": "Selamat", "prompts": [{"en_prompt": "x"}]}`, "d.jsonl:1: fields.prompt: empty prompt"},
 		{"", "d.jsonl: no prompts"},
 	}
 	for _, c := range cases {
@@ -346,9 +347,17 @@ func FuzzReadRow(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	c, err := safeguard.fields.Compile("safety", dataset.Env{})
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		it, keep, err := readRow(data, scorers.DatasetConfig{}, "d", 1)
-		if err == nil && keep && (it.Prompt == "" || (it.Label != "Harmful" && it.Label != "Safe")) {
+		var row map[string]any
+		if json.Unmarshal(data, &row) != nil {
+			return
+		}
+		it, err := declaredItem(c, c.Mapping(), dataset.Row{Line: 1, Fields: row}, "d", "")
+		if err == nil && (it.Prompt == "" || (it.Label != "Harmful" && it.Label != "Safe")) {
 			t.Fatalf("accepted %q as %+v", data, it)
 		}
 	})
