@@ -272,3 +272,52 @@ func TestArchitecturesWithTheirVocabularies(t *testing.T) {
 		}
 	}
 }
+
+// gemmaModel is a one-layer random Gemma 2 model whose only layer has a
+// sliding window of window tokens (sliding_window_pattern 0 makes every
+// layer a window layer) and final logits capped at finalCap.
+func gemmaModel(t *testing.T, window uint32, finalCap float32) []byte {
+	t.Helper()
+	spec := modelSpec{dim: 64, layers: 1, heads: 4, kvHeads: 2, ffn: 96, ctx: 64, typ: TypeF32, seed: 16, tied: true}
+	post := map[string]tensorSpec{}
+	for _, n := range []string{"blk.0.post_attention_norm.weight", "blk.0.post_ffw_norm.weight"} {
+		post[n] = tensorSpec{n, []uint64{64}, TypeF32, encode(slices.Repeat([]float32{1}, 64), TypeF32)}
+	}
+	return rewrite(t, asArch(t, randomModel(t, spec), "gemma2", 16, 1, post), metas(
+		kv{"gemma2.attention.sliding_window", window}, kv{"gemma2.attention.sliding_window_pattern", uint32(0)},
+		kv{"gemma2.final_logit_softcapping", finalCap}))
+}
+
+// In a sliding-window layer a position sees only the window's last tokens:
+// with one such layer, the logits from position window on do not depend on
+// the first token, and before it they do. Final soft-capping bounds every
+// logit by the cap.
+func TestGemmaSlidingWindowAndSoftcap(t *testing.T) {
+	const window = 4
+	data := gemmaModel(t, window, 1.5)
+	other := slices.Clone(probe)
+	other[1] = probe[1] + 1 // probe[0] is BOS; change the first text token
+	a, b := logits32(t, data, probe), logits32(t, data, other)
+	m, err := newModel(data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := m.cfg.Vocab
+	for i := range probe {
+		d := maxDiff(a[i*V:(i+1)*V], b[i*V:(i+1)*V])
+		if i >= 1+window && d != 0 {
+			t.Errorf("position %d (window %d) depends on token 1: logits move by %g", i, window, d)
+		}
+		if i >= 1 && i < 1+window && d == 0 {
+			t.Errorf("position %d does not see token 1 inside the window", i)
+		}
+	}
+	for _, v := range a {
+		if math.Abs(float64(v)) >= 1.5 {
+			t.Fatalf("logit %g beyond the final soft-cap 1.5", v)
+		}
+	}
+	if _, err := newModel(rewrite(t, data, setMeta("gemma2.rope.scaling.type", "longrope")), Options{}); err == nil || !strings.Contains(err.Error(), "longrope") {
+		t.Errorf("rope.scaling.type longrope: error %v", err)
+	}
+}
