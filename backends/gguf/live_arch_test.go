@@ -337,9 +337,17 @@ tokens are closer than twice the type's tolerance, since either is then a correc
 many such near-ties). At every one of the 8 steps of llama-server's greedy path the test also checks that this
 backend's argmax is a token llama-server rates within twice the tolerance of its best.
 
+The variants of llama: llama+swa carries attention.sliding_window = 8 (llama.cpp's llama graph ignores it, as
+this backend does, hence the same numbers as llama), llama+linear linear RoPE scaling x4, llama+yarn YaRN x4 from an
+original context of 64, llama+llama3 a Llama 3 rope_freqs tensor; they run in F32, F16, Q8_0 and Q4_K only. gemma2
+and gemma3 have a sliding window of 8 on every other layer (the texts are longer), gemma2 attention and final
+soft-caps of 2 and 3, gemma3 QK-norm and a global rope base of 1e6 with linear x2 beside a local base of 1e4.
+
 Both sides round the activations to each weight type's ggml vec_dot_type (F16, BF16, Q8_0, Q8_1 or Q8_K) and
 the attention to F16; what remains is float32 summation order deciding on which side of a rounding step of those
-coarse formats a value falls. Tolerances (quantTolerance in backends/gguf/live_arch_test.go): F32 1e-3, F16 5e-3,
-BF16 3e-2, every quantised type 0.1.
+coarse formats a value falls. Perturbing every activation by one float32 ulp before its BF16 rounding moves this
+backend's own logits by ~1e-2 on these models (the BF16 column's size); with the activations used unrounded, as
+before, the quantised types differed by up to 5-7e-2 and F16 by 3.6e-3. Tolerances (quantTolerance in
+backends/gguf/live_arch_test.go): F32 1e-3, F16 5e-3, BF16 3e-2, every quantised type 0.1.
 
 `
