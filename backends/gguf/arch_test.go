@@ -210,12 +210,14 @@ func TestUnusedTensorsRefused(t *testing.T) {
 
 // Models with the vocabularies of the families they come with (Llama 3's
 // byte-level BPE on llama, Qwen 2's on qwen2 and qwen3, Phi-3's SentencePiece
-// on phi3, Gemma 4's on llama) score and generate through the backend: the
+// on phi3, Gemma 4's on llama and gemma3, Llama 2's SentencePiece on gemma2)
+// score and generate through the backend: the
 // scored tokens are the tokenizer's, log-probabilities are finite, and
 // generation decodes to text.
 func TestArchitecturesWithTheirVocabularies(t *testing.T) {
 	src := llamaCppSource(t)
-	for _, c := range []struct{ arch, vocab string }{{"llama", "llama-bpe"}, {"qwen2", "qwen2"}, {"qwen3", "qwen35"}, {"phi3", "phi-3"}, {"llama", "gemma-4"}} {
+	for _, c := range []struct{ arch, vocab string }{{"llama", "llama-bpe"}, {"qwen2", "qwen2"}, {"qwen3", "qwen35"}, {"phi3", "phi-3"}, {"llama", "gemma-4"},
+		{"gemma2", "llama-spm"}, {"gemma3", "gemma-4"}} {
 		vf, err := os.ReadFile(filepath.Join(src, "models", "ggml-vocab-"+c.vocab+".gguf"))
 		if err != nil {
 			t.Fatal(err)
@@ -241,11 +243,15 @@ func TestArchitecturesWithTheirVocabularies(t *testing.T) {
 			return out
 		})
 		if c.arch != "llama" {
-			var extra map[string]tensorSpec
-			if c.arch == "qwen3" {
-				extra = map[string]tensorSpec{}
+			extra := map[string]tensorSpec{}
+			if c.arch == "qwen3" || c.arch == "gemma3" {
 				for _, n := range []string{"blk.0.attn_q_norm.weight", "blk.0.attn_k_norm.weight"} {
 					extra[n] = tensorSpec{n, []uint64{16}, TypeF32, encode(make([]float32, 16), TypeF32)}
+				}
+			}
+			if strings.HasPrefix(c.arch, "gemma") {
+				for _, n := range []string{"blk.0.post_attention_norm.weight", "blk.0.post_ffw_norm.weight"} {
+					extra[n] = tensorSpec{n, []uint64{64}, TypeF32, encode(slices.Repeat([]float32{1}, 64), TypeF32)}
 				}
 			}
 			data = asArch(t, data, c.arch, 16, 1, extra)
