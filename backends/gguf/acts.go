@@ -136,7 +136,7 @@ func roundQ8KBlock(dst, x []float32) {
 // products add beyond the float product with the rounded activations: per
 // block, the weights' minimum m times (s - Σ rounded activations), where s is
 // the Q8_1 block's stored f16 sum.
-func minCorrection(out []float32, w *matrix, xq, sums []float32, n int) {
+func (p *pool) minCorrection(out []float32, w *matrix, xq, sums []float32, n int) {
 	nb := w.cols / 32
 	_, bb, _ := w.typ.layout()
 	corr := make([]float32, n*nb)
@@ -147,15 +147,16 @@ func minCorrection(out []float32, w *matrix, xq, sums []float32, n int) {
 		}
 		corr[i] = sums[i] - s
 	}
-	for r := 0; r < w.rows; r++ {
-		raw := w.raw[r*w.rowBytes : (r+1)*w.rowBytes]
-		for t := 0; t < n; t++ {
-			c := corr[t*nb : (t+1)*nb]
-			var acc float32
-			for b := range c {
-				acc += f16ToF32(binary.LittleEndian.Uint16(raw[b*bb+2:])) * c[b]
+	p.parallel(w.rows, func(lo, hi int) {
+		mins := make([]float32, nb)
+		for r := lo; r < hi; r++ {
+			raw := w.raw[r*w.rowBytes : (r+1)*w.rowBytes]
+			for b := range mins {
+				mins[b] = f16ToF32(binary.LittleEndian.Uint16(raw[b*bb+2:]))
 			}
-			out[t*w.rows+r] += acc
+			for t := 0; t < n; t++ {
+				out[t*w.rows+r] += dot(mins, corr[t*nb:(t+1)*nb])
+			}
 		}
-	}
+	})
 }

@@ -255,7 +255,7 @@ func (p *pool) matmul(out []float32, w *matrix, x []float32, n int) {
 	sums := roundActs(k, xq, x[:n*w.cols], w.cols)
 	p.matmulF32(out, w, xq, n)
 	if sums != nil && (w.typ == TypeQ4_1 || w.typ == TypeQ5_1) {
-		minCorrection(out, w, xq, sums, n)
+		p.minCorrection(out, w, xq, sums, n)
 	}
 }
 
