@@ -327,3 +327,23 @@ func TestGemmaSlidingWindowAndSoftcap(t *testing.T) {
 		t.Errorf("rope.scaling.type longrope: error %v", err)
 	}
 }
+
+// rope.scaling.factor without rope.scaling.type scales linearly, as
+// llama.cpp's loader defaults the type to linear; type none turns it off.
+func TestRopeScalingDefaultsToLinear(t *testing.T) {
+	base := randomModel(t, modelSpec{dim: 64, layers: 1, heads: 4, kvHeads: 2, ffn: 96, ctx: 64, typ: TypeF32, seed: 17})
+	factor := kv{"llama.rope.scaling.factor", float32(4)}
+	untyped := logits32(t, rewrite(t, base, metas(factor)), probe)
+	linear := logits32(t, rewrite(t, base, metas(factor, kv{"llama.rope.scaling.type", "linear"})), probe)
+	none := logits32(t, rewrite(t, base, metas(factor, kv{"llama.rope.scaling.type", "none"})), probe)
+	plain := logits32(t, base, probe)
+	if d := maxDiff(untyped, linear); d != 0 {
+		t.Errorf("factor without a type differs from linear by %g", d)
+	}
+	if d := maxDiff(linear, plain); d < 1e-3 {
+		t.Errorf("linear scaling x4 changes the logits by only %g", d)
+	}
+	if d := maxDiff(none, plain); d != 0 {
+		t.Errorf("type none with a factor differs from no scaling by %g", d)
+	}
+}
