@@ -210,12 +210,14 @@ func TestUnusedTensorsRefused(t *testing.T) {
 
 // Models with the vocabularies of the families they come with (Llama 3's
 // byte-level BPE on llama, Qwen 2's on qwen2 and qwen3, Phi-3's SentencePiece
-// on phi3, Gemma 4's on llama) score and generate through the backend: the
+// on phi3, Gemma 4's on llama and gemma3, Llama 2's SentencePiece on gemma2)
+// score and generate through the backend: the
 // scored tokens are the tokenizer's, log-probabilities are finite, and
 // generation decodes to text.
 func TestArchitecturesWithTheirVocabularies(t *testing.T) {
 	src := llamaCppSource(t)
-	for _, c := range []struct{ arch, vocab string }{{"llama", "llama-bpe"}, {"qwen2", "qwen2"}, {"qwen3", "qwen35"}, {"phi3", "phi-3"}, {"llama", "gemma-4"}} {
+	for _, c := range []struct{ arch, vocab string }{{"llama", "llama-bpe"}, {"qwen2", "qwen2"}, {"qwen3", "qwen35"}, {"phi3", "phi-3"}, {"llama", "gemma-4"},
+		{"gemma2", "llama-spm"}, {"gemma3", "gemma-4"}} {
 		vf, err := os.ReadFile(filepath.Join(src, "models", "ggml-vocab-"+c.vocab+".gguf"))
 		if err != nil {
 			t.Fatal(err)
@@ -241,11 +243,15 @@ func TestArchitecturesWithTheirVocabularies(t *testing.T) {
 			return out
 		})
 		if c.arch != "llama" {
-			var extra map[string]tensorSpec
-			if c.arch == "qwen3" {
-				extra = map[string]tensorSpec{}
+			extra := map[string]tensorSpec{}
+			if c.arch == "qwen3" || c.arch == "gemma3" {
 				for _, n := range []string{"blk.0.attn_q_norm.weight", "blk.0.attn_k_norm.weight"} {
 					extra[n] = tensorSpec{n, []uint64{16}, TypeF32, encode(make([]float32, 16), TypeF32)}
+				}
+			}
+			if strings.HasPrefix(c.arch, "gemma") {
+				for _, n := range []string{"blk.0.post_attention_norm.weight", "blk.0.post_ffw_norm.weight"} {
+					extra[n] = tensorSpec{n, []uint64{64}, TypeF32, encode(slices.Repeat([]float32{1}, 64), TypeF32)}
 				}
 			}
 			data = asArch(t, data, c.arch, 16, 1, extra)
@@ -270,5 +276,74 @@ func TestArchitecturesWithTheirVocabularies(t *testing.T) {
 		if err != nil || g[0].Tokens == 0 && g[0].FinishReason != "stop" {
 			t.Errorf("%s with %s: generation %+v, %v", c.arch, c.vocab, g, err)
 		}
+	}
+}
+
+// gemmaModel is a one-layer random Gemma 2 model whose only layer has a
+// sliding window of window tokens (sliding_window_pattern 0 makes every
+// layer a window layer) and final logits capped at finalCap.
+func gemmaModel(t *testing.T, window uint32, finalCap float32) []byte {
+	t.Helper()
+	spec := modelSpec{dim: 64, layers: 1, heads: 4, kvHeads: 2, ffn: 96, ctx: 64, typ: TypeF32, seed: 16, tied: true}
+	post := map[string]tensorSpec{}
+	for _, n := range []string{"blk.0.post_attention_norm.weight", "blk.0.post_ffw_norm.weight"} {
+		post[n] = tensorSpec{n, []uint64{64}, TypeF32, encode(slices.Repeat([]float32{1}, 64), TypeF32)}
+	}
+	return rewrite(t, asArch(t, randomModel(t, spec), "gemma2", 16, 1, post), metas(
+		kv{"gemma2.attention.sliding_window", window}, kv{"gemma2.attention.sliding_window_pattern", uint32(0)},
+		kv{"gemma2.final_logit_softcapping", finalCap}))
+}
+
+// In a sliding-window layer a position sees only the window's last tokens:
+// with one such layer, the logits from position window on do not depend on
+// the first token, and before it they do. Final soft-capping bounds every
+// logit by the cap.
+func TestGemmaSlidingWindowAndSoftcap(t *testing.T) {
+	const window = 4
+	data := gemmaModel(t, window, 1.5)
+	other := slices.Clone(probe)
+	other[1] = probe[1] + 1 // probe[0] is BOS; change the first text token
+	a, b := logits32(t, data, probe), logits32(t, data, other)
+	m, err := newModel(data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := m.cfg.Vocab
+	for i := range probe {
+		d := maxDiff(a[i*V:(i+1)*V], b[i*V:(i+1)*V])
+		if i >= 1+window && d != 0 {
+			t.Errorf("position %d (window %d) depends on token 1: logits move by %g", i, window, d)
+		}
+		if i >= 1 && i < 1+window && d == 0 {
+			t.Errorf("position %d does not see token 1 inside the window", i)
+		}
+	}
+	for _, v := range a {
+		if math.Abs(float64(v)) >= 1.5 {
+			t.Fatalf("logit %g beyond the final soft-cap 1.5", v)
+		}
+	}
+	if _, err := newModel(rewrite(t, data, setMeta("gemma2.rope.scaling.type", "longrope")), Options{}); err == nil || !strings.Contains(err.Error(), "longrope") {
+		t.Errorf("rope.scaling.type longrope: error %v", err)
+	}
+}
+
+// rope.scaling.factor without rope.scaling.type scales linearly, as
+// llama.cpp's loader defaults the type to linear; type none turns it off.
+func TestRopeScalingDefaultsToLinear(t *testing.T) {
+	base := randomModel(t, modelSpec{dim: 64, layers: 1, heads: 4, kvHeads: 2, ffn: 96, ctx: 64, typ: TypeF32, seed: 17})
+	factor := kv{"llama.rope.scaling.factor", float32(4)}
+	untyped := logits32(t, rewrite(t, base, metas(factor)), probe)
+	linear := logits32(t, rewrite(t, base, metas(factor, kv{"llama.rope.scaling.type", "linear"})), probe)
+	none := logits32(t, rewrite(t, base, metas(factor, kv{"llama.rope.scaling.type", "none"})), probe)
+	plain := logits32(t, base, probe)
+	if d := maxDiff(untyped, linear); d != 0 {
+		t.Errorf("factor without a type differs from linear by %g", d)
+	}
+	if d := maxDiff(linear, plain); d < 1e-3 {
+		t.Errorf("linear scaling x4 changes the logits by only %g", d)
+	}
+	if d := maxDiff(none, plain); d != 0 {
+		t.Errorf("type none with a factor differs from no scaling by %g", d)
 	}
 }

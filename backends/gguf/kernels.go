@@ -17,10 +17,11 @@ type matrix struct {
 	f32        []float32 // F32 only: a view of the mapped file
 	raw        []byte
 	rowBytes   int
+	act        actKind // how matmul rounds the activations (actKindOf(typ))
 }
 
 func newMatrix(t *TensorInfo) *matrix {
-	m := &matrix{name: t.Name, typ: t.Type, cols: int(t.Dims[0]), raw: t.Data}
+	m := &matrix{name: t.Name, typ: t.Type, cols: int(t.Dims[0]), raw: t.Data, act: actKindOf(t.Type)}
 	m.rows = int(t.Elements()) / m.cols
 	bs, bb, _ := t.Type.layout()
 	m.rowBytes = m.cols / bs * bb
@@ -239,9 +240,27 @@ func (p *pool) parallel(n int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
-// matmul sets out[t*w.rows+r] = w.row(r) · x[t*w.cols:] for n tokens,
-// splitting the weight rows across threads.
+// matmul sets out[t*w.rows+r] = w.row(r) · x[t*w.cols:] for n tokens, with
+// the activations first rounded as ggml rounds them for w's type (see
+// roundActs), splitting the weight rows across threads.
 func (p *pool) matmul(out []float32, w *matrix, x []float32, n int) {
+	k := w.act
+	if k == actF32 {
+		p.matmulF32(out, w, x, n)
+		return
+	}
+	bp := getBuf(n * w.cols)
+	defer scratch.Put(bp)
+	xq := (*bp)[:n*w.cols]
+	sums := roundActs(k, xq, x[:n*w.cols], w.cols)
+	p.matmulF32(out, w, xq, n)
+	if sums != nil && (w.typ == TypeQ4_1 || w.typ == TypeQ5_1) {
+		p.minCorrection(out, w, xq, sums, n)
+	}
+}
+
+// matmulF32 is matmul with the activations used as they are.
+func (p *pool) matmulF32(out []float32, w *matrix, x []float32, n int) {
 	cols, rows := w.cols, w.rows
 	const rowBlock, tokBlock = 64, 8
 	p.parallel(rows, func(lo, hi int) {

@@ -3,6 +3,7 @@ package gguf
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -32,7 +33,8 @@ func postJSON(t *testing.T, url string, body, out any) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s: %s", url, resp.Status)
+		msg, _ := io.ReadAll(resp.Body)
+		t.Fatalf("%s: %s: %s", url, resp.Status, msg)
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		t.Fatalf("%s: %v", url, err)
@@ -53,7 +55,11 @@ func liveTokenize(t *testing.T, url, text string, bos bool) []int {
 // liveNext returns llama-server's log-probabilities of every next token
 // after prefix (n_probs = the vocabulary) and its argmax. The prompt cache is
 // off so the prefix runs in one batch from an empty cache: with reuse, the
-// server's numbers shift by ~1e-3 with whatever it computed before.
+// server's numbers shift by ~1e-3 with whatever it computed before. The
+// reported probabilities are the raw logits' softmax; a logit bias makes the
+// one token the server generates a letter, since llama-server fails a
+// request whose generated text is not valid UTF-8 (a lone byte token, which
+// random-weight models often pick).
 func liveNext(t *testing.T, url string, prefix []int, vocab int) (map[int]float64, int) {
 	var r struct {
 		Probs []struct {
@@ -64,7 +70,8 @@ func liveNext(t *testing.T, url string, prefix []int, vocab int) (map[int]float6
 		} `json:"completion_probabilities"`
 	}
 	postJSON(t, url+"/completion", map[string]any{"prompt": prefix, "n_predict": 1, "n_probs": vocab,
-		"temperature": 0, "cache_prompt": false, "samplers": []string{"top_k"}, "top_k": 1}, &r)
+		"temperature": 0, "cache_prompt": false, "samplers": []string{"top_k"}, "top_k": 1,
+		"logit_bias": [][]any{{"e", 1e4}}}, &r)
 	if len(r.Probs) == 0 || len(r.Probs[0].Top) == 0 {
 		t.Fatalf("no completion_probabilities from %s", url)
 	}

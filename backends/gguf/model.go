@@ -31,18 +31,40 @@ type Config struct {
 	RopeDims                                         int
 	RopeBase, RopeFreqScale                          float32
 	NormEps                                          float32
-	// Arch is general.architecture: llama, qwen2 or qwen3.
+	// Arch is general.architecture: llama, qwen2, qwen3, phi3, gemma2 or gemma3.
 	Arch string
 	// NeoxRope rotates the pairs (x[i], x[i+RopeDims/2]) rather than
-	// adjacent pairs: ggml's NEOX rope, which llama.cpp uses for Qwen.
+	// adjacent pairs: ggml's NEOX rope, which llama.cpp uses for Qwen, Phi
+	// and Gemma.
 	NeoxRope bool
-	// PreScaleQ multiplies the queries by 1/sqrt(HeadDim) before attention
-	// (llama.cpp's Phi-3 graph), which rounds differently in f16 attention.
-	PreScaleQ bool
+	// QScale, when nonzero, multiplies the queries before attention in place
+	// of scaling the scores by 1/sqrt(HeadDim) (llama.cpp's Phi-3 and Gemma
+	// graphs), which rounds differently in f16 attention.
+	QScale float32
+	// RopeExtFactor, RopeAttnFactor and RopeOrigCtx are YaRN's: the share of
+	// extrapolation mixed in by ggml's ramp (1 for rope.scaling.type yarn, else
+	// 0), the magnitude factor of the rotation, and the original context
+	// length the correction dimensions are computed for.
+	RopeExtFactor, RopeAttnFactor float32
+	RopeOrigCtx                   int
+	// Gemma: EmbedScale multiplies the token embeddings (sqrt(Dim)),
+	// AttnSoftcap and FinalSoftcap cap attention scores and logits as
+	// cap·tanh(x/cap) (0: none), GeGLU uses GELU rather than SiLU for the
+	// gate, and PostNorms normalises each block's output before the residual.
+	EmbedScale                float32
+	AttnSoftcap, FinalSoftcap float32
+	GeGLU, PostNorms          bool
+	// Window is the sliding window of the layers SWALayers marks: a query at
+	// position p sees keys at positions above p-Window. SWARopeBase and
+	// SWARopeFreqScale are those layers' rope base and scale.
+	Window                        int
+	SWALayers                     []bool
+	SWARopeBase, SWARopeFreqScale float32
 }
 
 type layer struct {
 	attnNorm, ffnNorm []float32
+	attnPost, ffnPost []float32 // Gemma's post-attention and post-FFN norms
 	bq, bk, bv        []float32 // optional attention biases (Qwen 2)
 	qNorm, kNorm      []float32 // per-head RMSNorm of queries and keys (Qwen 3)
 	wq, wk, wv, wo    *matrix
@@ -107,8 +129,10 @@ func newModel(data []byte, opt Options) (*Model, error) {
 	if !ok {
 		return nil, fmt.Errorf("metadata general.architecture is missing")
 	}
-	if arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "phi3" {
-		return nil, fmt.Errorf("general.architecture %q is not supported (want llama, qwen2, qwen3 or phi3)", arch)
+	switch arch {
+	case "llama", "qwen2", "qwen3", "phi3", "gemma2", "gemma3":
+	default:
+		return nil, fmt.Errorf("general.architecture %q is not supported (want llama, qwen2, qwen3, phi3, gemma2 or gemma3)", arch)
 	}
 	cfg, err := readConfig(f, arch)
 	if err != nil {
@@ -139,7 +163,8 @@ func newModel(data []byte, opt Options) (*Model, error) {
 }
 
 func readConfig(f *File, arch string) (Config, error) {
-	c := Config{Arch: arch, NeoxRope: arch == "qwen2" || arch == "qwen3" || arch == "phi3", PreScaleQ: arch == "phi3"}
+	gemma := arch == "gemma2" || arch == "gemma3"
+	c := Config{Arch: arch, NeoxRope: arch != "llama"}
 	var err error
 	get := func(dst *int, key string, def int, required bool) {
 		if err != nil {
@@ -190,21 +215,139 @@ func readConfig(f *File, arch string) (Config, error) {
 		return c, err
 	}
 	c.NormEps, c.RopeBase, c.RopeFreqScale = float32(eps), float32(base), 1
-	if st, ok, err := f.metaString(arch + ".rope.scaling.type"); err != nil {
+	if err := readRopeScaling(f, &c); err != nil {
 		return c, err
-	} else if ok && st != "none" {
-		if st != "linear" {
-			return c, fmt.Errorf(arch+".rope.scaling.type %q is not supported (only none and linear)", st)
-		}
-		factor, err := f.metaFloat(arch+".rope.scaling.factor", 1)
-		if err != nil {
+	}
+	if arch == "phi3" {
+		c.QScale = float32(1 / math.Sqrt(float64(c.HeadDim)))
+	}
+	if gemma {
+		if err := readGemma(f, &c); err != nil {
 			return c, err
-		}
-		if factor > 0 {
-			c.RopeFreqScale = float32(1 / factor)
 		}
 	}
 	return c, nil
+}
+
+// readRopeScaling reads rope.scaling.* as llama.cpp's loader and context
+// do: the type defaults to linear, the factor to 1 (0 too), and the type
+// none turns scaling off; yarn mixes extrapolation into the low frequencies
+// and scales the rotation's magnitude. LongRoPE is refused at load.
+func readRopeScaling(f *File, c *Config) error {
+	k := c.Arch + ".rope.scaling."
+	st, _, err := f.metaString(k + "type")
+	if err != nil {
+		return err
+	}
+	if st == "" {
+		st = "linear"
+	}
+	if st != "none" && st != "linear" && st != "yarn" {
+		return fmt.Errorf("%stype %q is not supported (want none, linear or yarn)", k, st)
+	}
+	factor, err := f.metaFloat(k+"factor", 0)
+	if err != nil {
+		return err
+	}
+	if factor == 0 {
+		if factor, err = f.metaFloat(c.Arch+".rope.scale_linear", 0); err != nil {
+			return err
+		}
+	}
+	if factor < 0 {
+		return fmt.Errorf("%sfactor %g is negative", k, factor)
+	}
+	if factor != 0 && st != "none" {
+		c.RopeFreqScale = 1 / float32(factor)
+	}
+	attn, err := f.metaFloat(k+"attn_factor", 1)
+	if err != nil {
+		return err
+	}
+	if c.RopeOrigCtx, err = f.metaInt(k+"original_context_length", c.ContextLength, false); err != nil {
+		return err
+	}
+	c.RopeAttnFactor = 1
+	if st == "yarn" {
+		c.RopeExtFactor = 1
+		// llama_context's yarn_attn_factor: get_mscale(factor) cancelled by
+		// the 1+0.1·ln(factor) that ggml's rope multiplies in again.
+		fac := 1 / c.RopeFreqScale
+		if fac > 1 {
+			c.RopeAttnFactor = 0.1*logf(fac) + 1
+		}
+		c.RopeAttnFactor *= 1 / (1 + 0.1*logf(fac))
+	}
+	c.RopeAttnFactor *= float32(attn)
+	return nil
+}
+
+func logf(x float32) float32 { return float32(math.Log(float64(x))) }
+
+// readGemma reads the Gemma 2 and 3 hyper-parameters as llama.cpp's
+// llama_model_gemma2/gemma3 do: Gemma 2 always has sliding-window layers
+// (window 4096 unless stated, every other layer), Gemma 3 only when
+// attention.sliding_window is set (five of every six layers); the window
+// layers keep rope scale 1 and have their own rope base (10000 unless
+// rope.freq_base_swa says otherwise; Gemma 2's default is the global base).
+func readGemma(f *File, c *Config) error {
+	a := c.Arch + "."
+	c.EmbedScale = float32(math.Sqrt(float64(c.Dim)))
+	c.GeGLU, c.PostNorms = true, true
+	// gemma_pytorch's query_pre_attn_scalar: the 27B models (46 and 62
+	// layers) scale by the model width per head rather than the head size.
+	if (c.Arch == "gemma2" && c.Layers == 46) || (c.Arch == "gemma3" && c.Layers == 62) {
+		c.QScale = float32(1 / math.Sqrt(float64(c.Dim/c.Heads)))
+	} else {
+		c.QScale = float32(1 / math.Sqrt(float64(c.HeadDim)))
+	}
+	window, period, swaBase := 0, 0, float32(10000)
+	var err error
+	if c.Arch == "gemma2" {
+		window, period, swaBase = 4096, 2, c.RopeBase
+		if window, err = f.metaInt(a+"attention.sliding_window", window, false); err != nil {
+			return err
+		}
+		attnCap, err := f.metaFloat(a+"attn_logit_softcapping", 50)
+		if err != nil {
+			return err
+		}
+		final, err := f.metaFloat(a+"final_logit_softcapping", 30)
+		if err != nil {
+			return err
+		}
+		c.AttnSoftcap, c.FinalSoftcap = float32(attnCap), float32(final)
+	} else {
+		if window, err = f.metaInt(a+"attention.sliding_window", 0, false); err != nil {
+			return err
+		}
+		if window > 0 {
+			period = 6
+		}
+		final, err := f.metaFloat(a+"final_logit_softcapping", 0)
+		if err != nil {
+			return err
+		}
+		c.FinalSoftcap = float32(final)
+	}
+	if window > 0 {
+		if period, err = f.metaInt(a+"attention.sliding_window_pattern", period, false); err != nil {
+			return err
+		}
+		b, err := f.metaFloat(a+"rope.freq_base_swa", float64(swaBase))
+		if err != nil {
+			return err
+		}
+		c.Window, c.SWARopeBase, c.SWARopeFreqScale = window, float32(b), 1
+		if c.Arch == "gemma2" {
+			c.SWARopeFreqScale = c.RopeFreqScale
+		}
+		c.SWALayers = make([]bool, c.Layers)
+		for l := range c.SWALayers {
+			c.SWALayers[l] = period == 0 || l%period < period-1
+		}
+	}
+	return nil
 }
 
 // tensor finds a tensor and checks its ggml shape.
@@ -262,7 +405,9 @@ func (m *Model) checkTensorsUsed() error {
 		if i := strings.IndexByte(name, '.'); ok && i > 0 {
 			if n, err := strconv.Atoi(name[:i]); err == nil && n < m.cfg.Layers {
 				part := name[i+1:]
-				if graphTensors[part] || (m.cfg.Arch == "qwen3" && (part == "attn_q_norm.weight" || part == "attn_k_norm.weight")) {
+				qk := part == "attn_q_norm.weight" || part == "attn_k_norm.weight"
+				post := part == "post_attention_norm.weight" || part == "post_ffw_norm.weight"
+				if graphTensors[part] || (qk && (m.cfg.Arch == "qwen3" || m.cfg.Arch == "gemma3")) || (post && m.cfg.PostNorms) {
 					continue
 				}
 			}
@@ -283,6 +428,10 @@ func (m *Model) loadWeights() error {
 	}
 	if m.outputNorm, err = m.vector("output_norm.weight", c.Dim); err != nil {
 		return err
+	}
+	if c.Arch == "gemma2" && m.file.Tensor("output.weight") != nil {
+		// llama.cpp's Gemma 2 graph always projects with token_embd.
+		return fmt.Errorf("tensor output.weight is not part of the gemma2 graph (it would be ignored)")
 	}
 	if m.file.Tensor("output.weight") == nil {
 		m.output = m.embd // tied embeddings
@@ -353,7 +502,15 @@ func (m *Model) loadWeights() error {
 				return err
 			}
 		}
-		if c.Arch == "qwen3" {
+		if c.PostNorms {
+			if l.attnPost, err = m.vector(p+"post_attention_norm.weight", c.Dim); err != nil {
+				return err
+			}
+			if l.ffnPost, err = m.vector(p+"post_ffw_norm.weight", c.Dim); err != nil {
+				return err
+			}
+		}
+		if c.Arch == "qwen3" || c.Arch == "gemma3" {
 			if l.qNorm, err = m.vector(p+"attn_q_norm.weight", c.HeadDim); err != nil {
 				return err
 			}
@@ -363,6 +520,20 @@ func (m *Model) loadWeights() error {
 		}
 	}
 	return m.checkTensorsUsed()
+}
+
+// forEachMatrix calls fn on every weight matrix of the model.
+func (m *Model) forEachMatrix(fn func(*matrix)) {
+	fn(m.embd)
+	if m.output != m.embd {
+		fn(m.output)
+	}
+	for i := range m.layers {
+		l := &m.layers[i]
+		for _, w := range []*matrix{l.wq, l.wk, l.wv, l.wo, l.wGate, l.wUp, l.wDown} {
+			fn(w)
+		}
+	}
 }
 
 // Config returns the model's architecture.
@@ -445,6 +616,11 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 	for i, t := range tokens {
 		copy(x[i*c.Dim:], m.embd.row(t, buf))
 	}
+	if c.EmbedScale != 0 {
+		for i := range x {
+			x[i] *= c.EmbedScale
+		}
+	}
 	xb := make([]float32, n*c.Dim)
 	q := make([]float32, n*qDim)
 	k := make([]float32, n*kvDim)
@@ -453,7 +629,11 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 	tmp := make([]float32, n*c.Dim)
 	gate := make([]float32, n*c.FFN)
 	up := make([]float32, n*c.FFN)
-	cosSin := m.ropeTable(p0, n)
+	cosSin := m.ropeTable(p0, n, c.RopeBase, c.RopeFreqScale)
+	var cosSinSWA []float32
+	if c.Window > 0 {
+		cosSinSWA = m.ropeTable(p0, n, c.SWARopeBase, c.SWARopeFreqScale)
+	}
 
 	for li := range m.layers {
 		l := &m.layers[li]
@@ -470,18 +650,22 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 		if c.NeoxRope {
 			rot = ropeNeox
 		}
+		swa := c.Window > 0 && c.SWALayers[li]
+		table := cosSin
+		if swa {
+			table = cosSinSWA
+		}
 		for i := 0; i < n; i++ {
-			cs := cosSin[i*c.RopeDims : (i+1)*c.RopeDims]
+			cs := table[i*c.RopeDims : (i+1)*c.RopeDims]
 			for h := 0; h < c.Heads; h++ {
 				qh := q[i*qDim+h*c.HeadDim : i*qDim+(h+1)*c.HeadDim]
 				if l.qNorm != nil {
 					rmsNorm(qh, qh, l.qNorm, c.NormEps)
 				}
 				rot(qh, cs)
-				if c.PreScaleQ {
-					scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
+				if c.QScale != 0 {
 					for d := range qh {
-						qh[d] *= scale
+						qh[d] *= c.QScale
 					}
 				}
 			}
@@ -500,8 +684,13 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 		for j, x := range v {
 			cache.v[li][p0*kvDim+j] = roundF16(x)
 		}
-		m.attention(att, q, cache.k[li], cache.v[li], p0, n)
+		window := 0
+		if swa {
+			window = c.Window
+		}
+		m.attention(att, q, cache.k[li], cache.v[li], p0, n, window)
 		m.pool.matmul(tmp, l.wo, att, n)
+		postNorm(tmp, l.attnPost, c.Dim, c.NormEps)
 		for i := range x {
 			x[i] += tmp[i]
 		}
@@ -510,10 +699,17 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 		}
 		m.pool.matmul(gate, l.wGate, xb, n)
 		m.pool.matmul(up, l.wUp, xb, n)
-		for i := range gate {
-			gate[i] = silu(gate[i]) * up[i]
+		if c.GeGLU {
+			for i := range gate {
+				gate[i] = geluF16(gate[i]) * up[i]
+			}
+		} else {
+			for i := range gate {
+				gate[i] = silu(gate[i]) * up[i]
+			}
 		}
 		m.pool.matmul(tmp, l.wDown, gate, n)
+		postNorm(tmp, l.ffnPost, c.Dim, c.NormEps)
 		for i := range x {
 			x[i] += tmp[i]
 		}
@@ -529,24 +725,76 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 	}
 	logits := make([]float32, rows*c.Vocab)
 	m.pool.matmul(logits, m.output, xb[:rows*c.Dim], rows)
+	if fc := c.FinalSoftcap; fc != 0 {
+		inv := 1 / fc
+		for i, v := range logits {
+			logits[i] = fc * tanhf(v*inv)
+		}
+	}
 	return logits, nil
 }
 
-// ropeTable returns cos, sin pairs for n positions from p0, computed as
-// ggml's rope cache does (theta multiplied up in float32).
-func (m *Model) ropeTable(p0, n int) []float32 {
+// postNorm applies Gemma's RMSNorm to each row of x (rows of dim) in place;
+// a nil weight leaves x.
+func postNorm(x, w []float32, dim int, eps float32) {
+	if w == nil {
+		return
+	}
+	for i := 0; i < len(x)/dim; i++ {
+		rmsNorm(x[i*dim:(i+1)*dim], x[i*dim:(i+1)*dim], w, eps)
+	}
+}
+
+func tanhf(x float32) float32 { return float32(math.Tanh(float64(x))) }
+
+// geluF16 is ggml's GELU on the CPU (GGML_GELU_FP16): the tanh
+// approximation looked up at x rounded to f16, the result rounded to f16,
+// and the identity and zero beyond ±10.
+func geluF16(x float32) float32 {
+	switch {
+	case x <= -10:
+		return 0
+	case x >= 10:
+		return x
+	}
+	x = roundF16(x)
+	const sqrt2OverPi, coefA = float32(0.79788456080286535587989211986876), float32(0.044715)
+	return roundF16(0.5 * x * (1 + tanhf(sqrt2OverPi*x*(1+coefA*x*x))))
+}
+
+// ropeTable returns cos, sin pairs for n positions from p0 with the given
+// base and frequency scale, computed as ggml's rope cache does (theta
+// multiplied up in float32, rope_freqs dividing it, YaRN's ramp between
+// interpolation and extrapolation and its magnitude factor).
+func (m *Model) ropeTable(p0, n int, base, freqScale float32) []float32 {
 	c := m.cfg
 	out := make([]float32, n*c.RopeDims)
-	thetaScale := float32(math.Pow(float64(c.RopeBase), -2/float64(c.RopeDims)))
+	thetaScale := float32(math.Pow(float64(base), -2/float64(c.RopeDims)))
+	var lo, hi float32
+	if c.RopeExtFactor != 0 {
+		// ggml_rope_yarn_corr_dims with beta_fast 32 and beta_slow 1.
+		corr := func(rot float32) float32 {
+			return float32(c.RopeDims) * logf(float32(c.RopeOrigCtx)/(rot*2*math.Pi)) / (2 * logf(base))
+		}
+		lo = max(0, float32(math.Floor(float64(corr(32)))))
+		hi = min(float32(c.RopeDims-1), float32(math.Ceil(float64(corr(1)))))
+	}
 	for i := 0; i < n; i++ {
 		theta := float32(p0 + i)
 		for j := 0; j < c.RopeDims; j += 2 {
-			t := theta * c.RopeFreqScale
+			extrap := theta
 			if m.ropeFreqs != nil {
-				t = theta / m.ropeFreqs[j/2] * c.RopeFreqScale
+				extrap = theta / m.ropeFreqs[j/2]
 			}
-			out[i*c.RopeDims+j] = float32(math.Cos(float64(t)))
-			out[i*c.RopeDims+j+1] = float32(math.Sin(float64(t)))
+			t, mscale := freqScale*extrap, c.RopeAttnFactor
+			if c.RopeExtFactor != 0 {
+				y := (float32(j/2) - lo) / max(0.001, hi-lo)
+				mix := (1 - min(1, max(0, y))) * c.RopeExtFactor
+				t = t*(1-mix) + extrap*mix
+				mscale *= 1 + 0.1*logf(1/freqScale)
+			}
+			out[i*c.RopeDims+j] = float32(math.Cos(float64(t))) * mscale
+			out[i*c.RopeDims+j+1] = float32(math.Sin(float64(t))) * mscale
 			theta *= thetaScale
 		}
 	}
@@ -601,13 +849,25 @@ const faTileQ = 64
 // after every update; larger batches compute in float32. Plain float32
 // attention everywhere would differ from llama-server by a few 1e-3 in the
 // log-probabilities of unlikely tokens. The cache's mode says which applies.
-func (m *Model) attention(out, q, kc, vc []float32, p0, n int) {
+func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 	c := m.cfg
 	qDim, kvDim, hd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim, c.HeadDim
 	group := c.Heads / c.KVHeads
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	if c.PreScaleQ {
-		scale = 1 // the queries carry it (see Config.PreScaleQ)
+	if c.QScale != 0 {
+		scale = 1 // the queries carry it (see Config.QScale)
+	}
+	// With soft-capping ggml computes cap·tanh(q·k · scale/cap).
+	softcap := c.AttnSoftcap
+	if softcap != 0 {
+		scale /= softcap
+	}
+	score := func(s float32) float32 {
+		s *= scale
+		if softcap != 0 {
+			s = softcap * tanhf(s)
+		}
+		return s
 	}
 	f16 := m.cache.mode == attnF16 || (m.cache.mode == attnPerBatch && n < faTileQ)
 	m.pool.parallel(n*c.Heads, func(lo, hi int) {
@@ -618,18 +878,22 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n int) {
 			i, h := job/c.Heads, job%c.Heads
 			kh := h / group
 			last := p0 + i
+			first := 0 // llama.cpp's LLAMA_SWA_TYPE_STANDARD: keys with last-p < window
+			if window > 0 {
+				first = max(0, last-window+1)
+			}
 			copy(qh, q[i*qDim+h*hd:i*qDim+(h+1)*hd])
 			clear(acc)
 			o := out[i*qDim+h*hd : i*qDim+(h+1)*hd]
 			if !f16 {
 				maxS := float32(math.Inf(-1))
-				for p := 0; p <= last; p++ {
-					s := dot(qh, kc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd]) * scale
+				for p := first; p <= last; p++ {
+					s := score(dot(qh, kc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd]))
 					scores[p] = s
 					maxS = max(maxS, s)
 				}
 				var sum float32
-				for p := 0; p <= last; p++ {
+				for p := first; p <= last; p++ {
 					e := float32(math.Exp(float64(scores[p] - maxS)))
 					sum += e
 					vv := vc[p*kvDim+kh*hd : p*kvDim+(kh+1)*hd]
@@ -646,8 +910,8 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n int) {
 				qh[d] = roundF16(v)
 			}
 			maxS, sum := float32(math.Inf(-1)), float32(0)
-			for p := 0; p <= last; p++ {
-				s := dot(qh, kc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd]) * scale
+			for p := first; p <= last; p++ {
+				s := score(dot(qh, kc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd]))
 				ms, vs := float32(1), float32(1)
 				if s > maxS {
 					ms = float32(math.Exp(float64(maxS - s)))

@@ -161,7 +161,7 @@ func TestQuantisedWeights(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := maxDiff(l, q[i*qm.cfg.Vocab:(i+1)*qm.cfg.Vocab]); d > 1e-3 {
+			if d := maxDiff(l, q[i*qm.cfg.Vocab:(i+1)*qm.cfg.Vocab]); d > oneTokenTolerance(typ) {
 				t.Fatalf("%s position %d: one-token logits differ from the batch by %g", typ, i, d)
 			}
 		}
@@ -267,4 +267,19 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// oneTokenTolerance bounds how far one-token logits may differ from the
+// batch's. The two paths add their float32 products in different orders;
+// where an activation lies within that rounding of a step of the Q8
+// formats the activations are rounded to (roundActs), the two paths round
+// it to neighbouring steps, ~1% of the block's largest value, and the
+// logits move by up to a few 1e-2. llama.cpp's batch and one-token paths
+// differ in the same way.
+func oneTokenTolerance(typ TensorType) float64 {
+	switch actKindOf(typ) {
+	case actQ8_0, actQ8_1, actQ8_K:
+		return 0.05
+	}
+	return 1e-3
 }
