@@ -28,6 +28,9 @@ type Template struct {
 	// typedOnly is true when the template renders content only as a list
 	// of {"type": "text", "text": ...} parts, not as a string.
 	typedOnly bool
+	// trimContent: llama.cpp trims every message's content for StepFun's
+	// template, found by its tool preamble (workaround::trim_all_content).
+	trimContent bool
 }
 
 // Input is one rendering request.
@@ -77,7 +80,8 @@ func Compile(origin, src string) (*Template, error) {
 	if err != nil {
 		return nil, &Error{Origin: origin, Err: err}
 	}
-	t := &Template{origin: origin, tmpl: tmpl}
+	t := &Template{origin: origin, tmpl: tmpl,
+		trimContent: strings.Contains(src, "You have access to the following functions in JSONSchema format")}
 	t.detectCaps()
 	return t, nil
 }
@@ -135,6 +139,12 @@ func textParts(s string) jinja.Value {
 // Render renders the messages into a prompt.
 func (t *Template) Render(in Input) (string, error) {
 	msgs := in.Messages
+	if t.trimContent {
+		msgs = append([]backends.Message(nil), msgs...)
+		for i := range msgs {
+			msgs[i].Content = strings.Trim(msgs[i].Content, " \t\n\v\f\r")
+		}
+	}
 	if !t.systemRole && len(msgs) > 0 && msgs[0].Role == "system" {
 		// llama.cpp's workaround::system_message_not_supported.
 		rest := append([]backends.Message(nil), msgs[1:]...)

@@ -126,3 +126,22 @@ func TestStrftime(t *testing.T) {
 		}
 	}
 }
+
+// StepFun's template (found by its tool preamble) gets every message's
+// content trimmed first, as llama.cpp's workaround::trim_all_content does;
+// other templates get the content as sent.
+func TestTrimContentForStepFun(t *testing.T) {
+	msgs := []backends.Message{{Role: "user", Content: " a \n"}, {Role: "assistant", Content: "\tb"}}
+	for src, want := range map[string]string{
+		"{# You have access to the following functions in JSONSchema format #}{% for m in messages %}[{{ m.content }}]{% endfor %}": "[a][b]",
+		"{% for m in messages %}[{{ m.content }}]{% endfor %}":                                                                      "[ a \n][\tb]",
+	} {
+		tm, err := Compile("t", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := tm.Render(Input{Messages: msgs}); err != nil || got != want {
+			t.Errorf("%q: got %q, %v; want %q", src, got, err, want)
+		}
+	}
+}
