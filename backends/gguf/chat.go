@@ -63,7 +63,7 @@ func pickChatFormat(f *File, name string) (chatFormat, error) {
 // Render applies the chat format, or explains why there is none.
 func (c chatFormat) Render(msgs []backends.Message) (string, error) {
 	if c.render == nil {
-		return "", fmt.Errorf("cannot format chat messages: %s; name a chat format (%s) in the model options", c.why, strings.Join(ChatFormats, ", "))
+		return "", fmt.Errorf("cannot format chat messages: %s; %s", c.why, nameAFormat)
 	}
 	return c.render(msgs), nil
 }

@@ -21,6 +21,9 @@ func modelTemplate(src string) chatFormat {
 	return chatFormat{name: "tokenizer.chat_template", tmpl: t}
 }
 
+// nameAFormat tells how to use a built-in chat format instead.
+var nameAFormat = "name a chat format (" + strings.Join(ChatFormats, ", ") + "): chat_format in the config, or ?chat= in the gguf spec"
+
 // renderChat applies the model's chat format to msgs; errors name the
 // model file.
 func (m *Model) renderChat(msgs []backends.Message) (string, error) {
@@ -28,7 +31,7 @@ func (m *Model) renderChat(msgs []backends.Message) (string, error) {
 	var err error
 	if m.chat.tmpl != nil {
 		if prompt, err = m.chat.tmpl.Render(m.chatInput(msgs)); err != nil {
-			err = fmt.Errorf("cannot format chat messages: %w; name a chat format (%s) in the model options to use another", err, strings.Join(ChatFormats, ", "))
+			err = fmt.Errorf("cannot format chat messages: %w; %s", err, nameAFormat)
 		}
 	} else {
 		prompt, err = m.chat.Render(msgs)
