@@ -56,41 +56,114 @@ func TestChatTemplatesMatchLlamaServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(dir, name+".gguf")
-			data := rewrite(t, base, func(m []kv) []kv { return append(m, kv{"tokenizer.chat_template", string(tmpl)}) })
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			m, err := Open(path, Options{Threads: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			if m.chat.tmpl == nil {
-				t.Fatalf("template not compiled: %s", m.chat.why)
-			}
-			url, stop := startServer(t, server, path)
-			defer stop()
-			for _, c := range templateConversations {
-				want, refused := applyTemplate(t, url, c.msgs, c.gen)
-				in := m.chatInput(c.msgs)
-				in.AddGenerationPrompt = c.gen
-				got, err := m.chat.tmpl.Render(in)
-				switch {
-				case refused != "" && err == nil:
-					t.Errorf("%s: llama-server refuses (%s), this renders %q", c.name, refused, got)
-				case refused == "" && err != nil:
-					t.Errorf("%s: %v; llama-server renders %q", c.name, err, want)
-				case got != want:
-					t.Errorf("%s:\n got %q\nwant %q", c.name, got, want)
-				}
-			}
+			checkTemplateAgainstServer(t, server, filepath.Join(dir, name+".gguf"), base, string(tmpl))
 		})
 		if ok {
 			matched = append(matched, name)
 		}
 	}
 	t.Logf("%d of %d templates render as llama-server does: %s", len(matched), len(files), strings.Join(matched, ", "))
+}
+
+// The templates of the families whose vocabularies llama.cpp ships, on a
+// random model with that vocabulary (models/ggml-vocab-*.gguf): bos_token
+// and eos_token are then the family's own control tokens (Llama 3's
+// <|begin_of_text|>, Gemma's <bos>, Qwen's none), and the BOS cut follows
+// the vocabulary's add_bos_token, as in llama-server.
+func TestChatTemplatesWithTheirVocabularies(t *testing.T) {
+	server := llamaTool(t, "GLOSSOBENCH_LLAMA_SERVER_BIN", "llama-server")
+	src := llamaCppSource(t)
+	t.Setenv("LLAMA_ARG_REASONING", "off")
+	dir := t.TempDir()
+	for _, c := range []struct {
+		vocab     string
+		templates []string
+	}{
+		{"llama-bpe", []string{"meta-llama-Llama-3.1-8B-Instruct", "meta-llama-Llama-3.2-3B-Instruct", "meta-llama-Llama-3.3-70B-Instruct", "deepseek-ai-DeepSeek-R1-Distill-Llama-8B", "NousResearch-Hermes-3-Llama-3.1-8B-tool_use"}},
+		{"qwen2", []string{"Qwen-Qwen2.5-7B-Instruct", "Qwen-Qwen3-0.6B", "Qwen-QwQ-32B", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", "Qwen3-Coder"}},
+		{"qwen35", []string{"Qwen3.5-4B"}},
+		{"gemma-4", []string{"google-gemma-4-31B-it", "google-gemma-4-31B-it-interleaved", "google-gemma-2-2b-it"}},
+		{"phi-3", []string{"microsoft-Phi-3.5-mini-instruct"}},
+		{"command-r", []string{"CohereForAI-c4ai-command-r-plus-tool_use", "CohereForAI-c4ai-command-r7b-12-2024-tool_use"}},
+		{"deepseek-llm", []string{"deepseek-ai-DeepSeek-V3.1"}},
+	} {
+		base := modelWithVocab(t, src, c.vocab)
+		for _, name := range c.templates {
+			t.Run(c.vocab+"/"+name, func(t *testing.T) {
+				tmpl, err := os.ReadFile(filepath.Join(src, "models", "templates", name+".jinja"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkTemplateAgainstServer(t, server, filepath.Join(dir, c.vocab+"-"+name+".gguf"), base, string(tmpl))
+			})
+		}
+	}
+}
+
+// modelWithVocab is a small random llama model carrying the tokenizer of
+// llama.cpp's models/ggml-vocab-NAME.gguf.
+func modelWithVocab(t *testing.T, src, name string) []byte {
+	t.Helper()
+	vf, err := os.ReadFile(filepath.Join(src, "models", "ggml-vocab-"+name+".gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Parse(vf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := modelSpec{dim: 64, layers: 1, heads: 4, kvHeads: 2, ffn: 64, ctx: 256, typ: TypeF32, seed: 17, tied: true,
+		vocab: v.Metadata["tokenizer.ggml.tokens"].([]string)}
+	return rewrite(t, randomModel(t, spec), func(m []kv) []kv {
+		var out []kv
+		for _, e := range m {
+			if !strings.HasPrefix(e.key, "tokenizer.") {
+				out = append(out, e)
+			}
+		}
+		for _, k := range v.Keys {
+			if strings.HasPrefix(k, "tokenizer.") && k != "tokenizer.chat_template" {
+				out = append(out, kv{k, v.Metadata[k]})
+			}
+		}
+		return out
+	})
+}
+
+// checkTemplateAgainstServer writes base with tmpl as its
+// tokenizer.chat_template to path, and compares the backend's rendering of
+// each of templateConversations with llama-server's /apply-template on that
+// file.
+func checkTemplateAgainstServer(t *testing.T, server, path string, base []byte, tmpl string) {
+	t.Helper()
+	data := rewrite(t, base, func(m []kv) []kv { return append(m, kv{"tokenizer.chat_template", tmpl}) })
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(path, Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.chat.tmpl == nil {
+		t.Fatalf("template not compiled: %s", m.chat.why)
+	}
+	url, stop := startServer(t, server, path)
+	defer stop()
+	for _, c := range templateConversations {
+		want, refused := applyTemplate(t, url, c.msgs, c.gen)
+		in := m.chatInput(c.msgs)
+		in.AddGenerationPrompt = c.gen
+		got, err := m.chat.tmpl.Render(in)
+		switch {
+		case refused != "" && err == nil:
+			t.Errorf("%s: llama-server refuses (%s), this renders %q", c.name, refused, got)
+		case refused == "" && err != nil:
+			t.Errorf("%s: %v; llama-server renders %q", c.name, err, want)
+		case got != want:
+			t.Errorf("%s (bos %q, eos %q):\n got %q\nwant %q", c.name, in.BOS, in.EOS, got, want)
+		}
+	}
 }
 
 // applyTemplate posts msgs to llama-server's /apply-template and returns
