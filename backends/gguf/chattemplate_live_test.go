@@ -188,3 +188,65 @@ func applyTemplate(t *testing.T, url string, msgs []backends.Message, gen bool) 
 	}
 	return *r.Prompt, ""
 }
+
+// End to end: a chat request to the tiny model, whose file carries a chat
+// template, gives llama-server's /v1/chat/completions answer (greedy) from a
+// prompt of the same number of tokens, so the template is what formats the
+// request and the rendered prompt is tokenized as llama-server tokenizes it.
+func TestChatGenerationMatchesLlamaServer(t *testing.T) {
+	server := llamaTool(t, "GLOSSOBENCH_LLAMA_SERVER_BIN", "llama-server")
+	t.Setenv("LLAMA_ARG_REASONING", "off")
+	dir := t.TempDir()
+	for _, file := range []string{"../../testdata/models/tiny-llama/qa.jinja", "../chattemplate/testdata/turns.jinja"} {
+		tmpl, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(filepath.Base(file), ".jinja")
+		path := filepath.Join(dir, name+".gguf")
+		data := rewrite(t, readTiny(t), func(m []kv) []kv { return append(m, kv{"tokenizer.chat_template", string(tmpl)}) })
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			m, err := Open(path, Options{Threads: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			url, stop := startServer(t, server, path)
+			defer stop()
+			for _, c := range templateConversations {
+				if !c.gen {
+					continue
+				}
+				var r struct {
+					Choices []struct {
+						Message struct {
+							Content string `json:"content"`
+						} `json:"message"`
+					} `json:"choices"`
+					Usage struct {
+						PromptTokens int `json:"prompt_tokens"`
+					} `json:"usage"`
+				}
+				postJSON(t, url+"/v1/chat/completions", map[string]any{"messages": c.msgs, "max_tokens": 12,
+					"temperature": 0, "samplers": []string{"top_k"}, "top_k": 1}, &r)
+				gen, err := m.Generate(bg, []backends.GenRequest{{Messages: c.msgs, MaxTokens: 12}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				prompt, err := m.renderChat(c.msgs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := len(m.tok.Encode(prompt, true)); n != r.Usage.PromptTokens {
+					t.Errorf("%s %s: prompt of %d tokens, llama-server %d", name, c.name, n, r.Usage.PromptTokens)
+				}
+				if len(r.Choices) != 1 || gen[0].Text != r.Choices[0].Message.Content {
+					t.Errorf("%s %s: answer %q, llama-server %+v", name, c.name, gen[0].Text, r.Choices)
+				}
+			}
+		}()
+	}
+}
