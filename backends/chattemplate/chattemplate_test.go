@@ -94,13 +94,16 @@ func TestWhitespaceControl(t *testing.T) {
 func TestErrorsNameTheConstruct(t *testing.T) {
 	msgs := []backends.Message{{Role: "user", Content: "x"}}
 	for src, construct := range map[string]string{
-		"{% weird %}":                                   `unknown statement "weird"`,
-		"{{ messages | wordwrap(3) }}":                  `unknown filter "wordwrap"`,
-		"{{ messages[0].content is nosuchtest }}":       `unknown test "nosuchtest"`,
-		"{{ raise_exception('roles must alternate') }}": "roles must alternate",
-		"{{ strftime_now('%Q') }}":                      "%Q",
-		"{% if messages %}":                             "if",
-		"{{ messages ":                                  "not closed",
+		"{% weird %}": `unknown statement "weird"`,
+		// The line is the template's own, whitespace control and comments
+		// notwithstanding.
+		"{# c\n\n #}\n  {%- if x -%}\n\n\n{% endif %}\n{% weird %}": `line 8: unknown statement "weird"`,
+		"{{ messages | wordwrap(3) }}":                              `unknown filter "wordwrap"`,
+		"{{ messages[0].content is nosuchtest }}":                   `unknown test "nosuchtest"`,
+		"{{ raise_exception('roles must alternate') }}":             "roles must alternate",
+		"{{ strftime_now('%Q') }}":                                  "%Q",
+		"{% if messages %}":                                         "if",
+		"{{ messages ":                                              "not closed",
 	} {
 		tm, err := Compile("model.gguf", src)
 		if err == nil {
