@@ -151,26 +151,33 @@ func checkTemplateAgainstServer(t *testing.T, server, path string, base []byte, 
 	url, stop := startServer(t, server, path)
 	defer stop()
 	for _, c := range templateConversations {
-		want, refused := applyTemplate(t, url, c.msgs, c.gen)
-		in := m.chatInput(c.msgs)
-		in.AddGenerationPrompt = c.gen
-		got, err := m.chat.tmpl.Render(in)
-		switch {
-		case refused != "" && err == nil:
-			t.Errorf("%s: llama-server refuses (%s), this renders %q", c.name, refused, got)
-		case refused == "" && err != nil:
-			t.Errorf("%s: %v; llama-server renders %q", c.name, err, want)
-		case got != want:
-			t.Errorf("%s (bos %q, eos %q):\n got %q\nwant %q", c.name, in.BOS, in.EOS, got, want)
+		for _, thinking := range []bool{false, true} {
+			want, refused := applyTemplate(t, url, c.msgs, c.gen, thinking)
+			in := m.chatInput(c.msgs)
+			in.AddGenerationPrompt, in.EnableThinking = c.gen, thinking
+			got, err := m.chat.tmpl.Render(in)
+			switch {
+			case refused != "" && err == nil:
+				t.Errorf("%s, thinking %v: llama-server refuses (%s), this renders %q", c.name, thinking, refused, got)
+			case refused == "" && err != nil:
+				t.Errorf("%s, thinking %v: %v; llama-server renders %q", c.name, thinking, err, want)
+			case got != want:
+				t.Errorf("%s, thinking %v (bos %q, eos %q):\n got %q\nwant %q", c.name, thinking, in.BOS, in.EOS, got, want)
+			}
 		}
 	}
 }
 
 // applyTemplate posts msgs to llama-server's /apply-template and returns
 // the prompt, or the server's error message when it refuses.
-func applyTemplate(t *testing.T, url string, msgs []backends.Message, gen bool) (prompt, refused string) {
+func applyTemplate(t *testing.T, url string, msgs []backends.Message, gen, thinking bool) (prompt, refused string) {
 	t.Helper()
-	b, _ := json.Marshal(map[string]any{"messages": msgs, "add_generation_prompt": gen})
+	req := map[string]any{"messages": msgs, "add_generation_prompt": gen}
+	if thinking {
+		// The request's kwarg overrides the server's --reasoning off.
+		req["chat_template_kwargs"] = map[string]any{"enable_thinking": true}
+	}
+	b, _ := json.Marshal(req)
 	resp, err := http.Post(url+"/apply-template", "application/json", bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
