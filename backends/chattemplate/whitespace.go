@@ -109,6 +109,10 @@ func signAt(s string, from, to int) byte {
 // applied to the text, which becomes string literals; comments go. Lines
 // keep their numbers, so the engine's errors still point into src.
 func normalizeWhitespace(src string) (string, error) {
+	// As Jinja's and llama.cpp's lexers do by default: newlines become
+	// "\n", and one trailing newline is dropped (keep_trailing_newline off).
+	src = strings.ReplaceAll(strings.ReplaceAll(src, "\r\n", "\n"), "\r", "\n")
+	src = strings.TrimSuffix(src, "\n")
 	ps, err := scanTemplate(src)
 	if err != nil {
 		return "", err
