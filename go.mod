@@ -5,9 +5,11 @@ module github.com/glossobench/glossobench
 //   go.temporal.io/sdk    v1.50.0 (v1.51 does not compile beside server v1.32.1)
 //   go.temporal.io/api    v1.63.5 (pinned explicitly: the server and the SDK must agree on it)
 //   github.com/temporalio/ui-server/v2 v2.54.1 (the Web UI on 127.0.0.1:8233)
+//   github.com/ardanlabs/jinja v1.8.0 (chat templates; later versions need Go 1.27)
 go 1.26.8
 
 require (
+	github.com/ardanlabs/jinja v1.8.0
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/config v1.33.18
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0

@@ -25,7 +25,7 @@ const defaultMaxTokens = 256
 
 // Capabilities reports a log-likelihood and chat capable backend.
 func (m *Model) Capabilities() backends.Capabilities {
-	return backends.Capabilities{Name: "gguf:" + filepath.Base(m.path), LogLikelihood: true, Chat: m.chat.render != nil}
+	return backends.Capabilities{Name: "gguf:" + filepath.Base(m.path), LogLikelihood: true, Chat: m.chat.ok()}
 }
 
 // eval appends tokens to the cached sequence and returns the logits of the
@@ -190,7 +190,7 @@ func (m *Model) generate(ctx context.Context, r backends.GenRequest) (backends.G
 	prompt, stops := r.Prompt, r.Stop
 	if len(r.Messages) > 0 {
 		var err error
-		if prompt, err = m.chat.Render(r.Messages); err != nil {
+		if prompt, err = m.renderChat(r.Messages); err != nil {
 			return backends.Generation{}, err
 		}
 		stops = append(append([]string(nil), stops...), m.chat.stops...)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/chattemplate"
 )
 
 // chatFormat renders chat messages into a prompt that ends where the
@@ -13,8 +14,12 @@ type chatFormat struct {
 	name   string
 	render func(msgs []backends.Message) string
 	stops  []string
-	why    string // when render is nil: why there is no format
+	tmpl   *chattemplate.Template // the model's own template (see chattemplate.go)
+	why    string                 // when render and tmpl are nil: why there is no format
 }
+
+// ok reports whether the format can render chat messages.
+func (c chatFormat) ok() bool { return c.render != nil || c.tmpl != nil }
 
 // ChatFormats lists the names Options.ChatFormat accepts.
 var ChatFormats = []string{"qa", "chatml", "llama3", "gemma"}
@@ -33,10 +38,10 @@ func namedChatFormat(name string) (chatFormat, bool) {
 	return chatFormat{}, false
 }
 
-// pickChatFormat chooses the format named in opt, else recognises the GGUF's
-// tokenizer.chat_template the way llama.cpp's llm_chat_detect_template does.
-// A model without a recognisable template still loads: only chat requests
-// fail, with an error quoting the template.
+// pickChatFormat chooses the format named in opt, else the GGUF's own
+// tokenizer.chat_template, rendered by the Jinja engine (chattemplate.go).
+// A model without a template, or with one the engine cannot parse, still
+// loads: only chat requests fail, with an error saying why.
 func pickChatFormat(f *File, name string) (chatFormat, error) {
 	if name != "" {
 		cf, ok := namedChatFormat(name)
@@ -52,39 +57,13 @@ func pickChatFormat(f *File, name string) (chatFormat, error) {
 	if !ok {
 		return chatFormat{why: "the model has no tokenizer.chat_template"}, nil
 	}
-	if n := detectTemplate(tmpl); n != "" {
-		cf, _ := namedChatFormat(n)
-		return cf, nil
-	}
-	return chatFormat{why: fmt.Sprintf("tokenizer.chat_template %q is not a format this backend can render", abbreviate(tmpl, 200))}, nil
-}
-
-func detectTemplate(t string) string {
-	has := func(s string) bool { return strings.Contains(t, s) }
-	switch {
-	case has("<|im_start|>"):
-		return "chatml"
-	case has("<|start_header_id|>") && has("<|end_header_id|>"):
-		return "llama3"
-	case has("<start_of_turn>"):
-		return "gemma"
-	case has("Question: ") && has("Answer:"):
-		return "qa"
-	}
-	return ""
-}
-
-func abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
+	return modelTemplate(tmpl), nil
 }
 
 // Render applies the chat format, or explains why there is none.
 func (c chatFormat) Render(msgs []backends.Message) (string, error) {
 	if c.render == nil {
-		return "", fmt.Errorf("cannot format chat messages: %s; name a chat format (%s) in the model options", c.why, strings.Join(ChatFormats, ", "))
+		return "", fmt.Errorf("cannot format chat messages: %s; %s", c.why, nameAFormat)
 	}
 	return c.render(msgs), nil
 }

@@ -175,10 +175,14 @@ func (c *checker) model(ctx context.Context, field, spec string, o registry.Opti
 	}
 	defer b.Close()
 	if strings.HasPrefix(spec, "gguf:") {
-		// The embedded model answers whenever its file opens; what it lacks
-		// is a chat template, which only the file or chat_format gives.
-		if len(n.chat) > 0 && !b.Capabilities().Chat {
-			c.fail(field, "%s has no chat template, and %s chat messages; set chat_format (qa, chatml, llama3 or gemma).", spec, sendWho(n.chat))
+		// The embedded model answers whenever its file opens; what it may
+		// lack is a chat template it can render (the file's own or
+		// chat_format): a one-token chat request renders it, and the error
+		// names the file and the template construct.
+		if len(n.chat) > 0 {
+			if _, err := b.Generate(ctx, []backends.GenRequest{{ID: "preflight", Messages: []backends.Message{{Role: "user", Content: "1 + 1 = ?"}}, MaxTokens: 1}}); err != nil {
+				c.fail(field, "%v (%s chat messages).", err, sendWho(n.chat))
+			}
 		}
 		return
 	}

@@ -118,7 +118,7 @@ axes:
       - {name: mt_bench, path: TESTDATA/mt/question.jsonl, format: mt_bench, limit: 2}
 `, nil)
 		if len(got) != 1 || !strings.HasPrefix(got[0], path+" line 2, model.spec: gguf:") ||
-			!strings.HasSuffix(got[0], "tiny-llama.gguf has no chat template, and mt sends chat messages; set chat_format (qa, chatml, llama3 or gemma).") {
+			!strings.HasSuffix(got[0], "tiny-llama.gguf: cannot format chat messages: the model has no tokenizer.chat_template; name a chat format (qa, chatml, llama3, gemma): chat_format in the config, or ?chat= in the gguf spec (mt sends chat messages).") {
 			t.Errorf("got %q", got)
 		}
 	})
