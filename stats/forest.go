@@ -254,6 +254,8 @@ type grower struct {
 	feature  []int
 	constant []int
 	stack    []span
+	nodes    []node
+	probs    []float64
 }
 
 func newGrower(x [][]uint8, cuts [][]float64, y []int32, classes int, opt ForestOptions) *grower {
@@ -291,9 +293,9 @@ func (g *grower) grow(r *rand.Rand) tree {
 			g.idx = append(g.idx, entry{int32(i), w, g.y[i]})
 		}
 	}
-	var t tree
-	t.nodes = make([]node, 1, 2*len(g.idx))
-	t.probs = make([]float64, 0, len(g.idx)*g.classes)
+	// The tree grows in the worker's buffers, reused tree after tree, and
+	// is copied out at its final size.
+	t := tree{nodes: append(g.nodes[:0], node{}), probs: g.probs[:0]}
 	stack := append(g.stack[:0], span{0, len(g.idx), 0, 0, 0})
 	for len(stack) > 0 {
 		s := stack[len(stack)-1]
@@ -309,10 +311,8 @@ func (g *grower) grow(r *rand.Rand) tree {
 		t.nodes[s.self] = node{feature: int32(feat), next: l, threshold: g.cuts[feat][bin]}
 		stack = append(stack, span{s.lo, mid, s.depth + 1, l, constants}, span{mid, s.hi, s.depth + 1, rt, constants})
 	}
-	g.stack = stack
-	t.nodes = slices.Clip(t.nodes)
-	t.probs = slices.Clip(t.probs)
-	return t
+	g.stack, g.nodes, g.probs = stack, t.nodes, t.probs
+	return tree{nodes: slices.Clone(t.nodes), probs: slices.Clone(t.probs)}
 }
 
 // appendShares appends the weighted class shares of rows idx[lo:hi].
