@@ -292,14 +292,13 @@ func (d *data) shuffle(rep *Report, opt Options, folds []int) *Shuffle {
 	tags0 := make([]int32, len(order))
 	yes := make([]uint8, len(order))
 	for p, i := range order {
-		tags0[p] = int32(d.src[i])
+		tags0[p] = d.src[i]
 		if d.y[i] {
 			yes[p] = 1
 		}
 	}
 	type scratch struct {
 		tags     []int32
-		src      []int // retrain: the shuffled tags as the detector reads them
 		pos, neg []int
 		merge    *mergeScratch
 	}
@@ -308,9 +307,6 @@ func (d *data) shuffle(rep *Report, opt Options, folds []int) *Shuffle {
 		work[w] = scratch{tags: make([]int32, len(tags0)), pos: make([]int, k), neg: make([]int, k)}
 		if recompute {
 			work[w].merge = mh.scratch(k)
-		}
-		if retrain {
-			work[w].src = make([]int, len(tags0))
 		}
 	}
 	ls := make([]float64, opt.Shuffles)
@@ -334,11 +330,8 @@ func (d *data) shuffle(rep *Report, opt Options, folds []int) *Shuffle {
 		case recompute:
 			h = mh.auc(sc.tags, sc.pos, sc.neg, sc.merge)
 		case retrain:
-			for i, kk := range sc.tags {
-				sc.src[i] = int(kk)
-			}
 			dd := *d
-			dd.src = sc.src
+			dd.src = sc.tags // rows in their own order here
 			if oof, err := dd.outOfFold(folds, true, fitOpt); err == nil {
 				h, _ = stats.ROCAUC(d.y, oof)
 			} else {
@@ -410,7 +403,17 @@ func (d *data) fingerprint(opt Options) (*Fingerprint, error) {
 	}
 	src := make([]int, len(perm))
 	for j, i := range perm {
-		src[j] = d.src[i]
+		src[j] = int(d.src[i])
+	}
+	// The sampled rows' measurements, row by row.
+	p := len(d.cols)
+	flat := make([]float64, len(perm)*p)
+	xs := make([][]float64, len(perm))
+	for j, i := range perm {
+		xs[j] = flat[j*p : (j+1)*p : (j+1)*p]
+		for m, col := range d.cols {
+			xs[j][m] = col[i]
+		}
 	}
 	probs := make([][]float64, len(perm))
 	for f := range opt.Folds {
@@ -418,8 +421,8 @@ func (d *data) fingerprint(opt Options) (*Fingerprint, error) {
 		var ty []int
 		for j, i := range perm {
 			if fold[j] != f {
-				tx = append(tx, d.x[i])
-				ty = append(ty, d.src[i])
+				tx = append(tx, xs[j])
+				ty = append(ty, int(d.src[i]))
 			}
 		}
 		if len(tx) == 0 {
@@ -434,9 +437,9 @@ func (d *data) fingerprint(opt Options) (*Fingerprint, error) {
 		if err != nil {
 			return nil, err
 		}
-		for j, i := range perm {
+		for j := range perm {
 			if fold[j] == f {
-				probs[j] = m.PredictProba(d.x[i])
+				probs[j] = m.PredictProba(xs[j])
 			}
 		}
 	}
@@ -462,7 +465,7 @@ func (d *data) repairs(headline []float64) *Repairs {
 		var y []bool
 		var r []float64
 		for i := range d.y {
-			if d.src[i] == k {
+			if int(d.src[i]) == k {
 				y = append(y, d.y[i])
 				r = append(r, headline[i])
 			}
