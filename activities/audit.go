@@ -66,7 +66,7 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 	for _, p := range list {
 		d := designs[p.Detector]
 		d.Source = p.Column
-		sum, err := a.auditPool(ctx, st, runfiles.AuditPrefix(in.RunID, in.Axis, p.Detector+"-"+p.Column), d, p.Rows, p.Sources, seed)
+		sum, err := a.auditPool(ctx, st, runfiles.AuditPrefix(in.RunID, in.Axis, p.Detector+"-"+p.Column), d, &p.Rows, seed)
 		if err != nil {
 			return AuditSummary{}, err
 		}
@@ -131,20 +131,21 @@ func forestAffordable(rows, sources int) bool {
 // and detector, then runs the paper's half-and-half rating and the trained
 // detectors on them, each seeded from the run's seed, and stores each full
 // report as JSON.
-func (a *Activities) auditPool(ctx context.Context, st store.Store, prefix string, design scorers.AuditDesign, rows []audit.Row, n int, seed uint64) (AuditSummary, error) {
-	sum, err := a.auditPoolRows(ctx, st, prefix, design, rows, n, seed)
-	sum.Design, sum.Rows = &design, len(rows)
+func (a *Activities) auditPool(ctx context.Context, st store.Store, prefix string, design scorers.AuditDesign, rows *audit.Table, seed uint64) (AuditSummary, error) {
+	sum, err := a.auditPoolRows(ctx, st, prefix, design, rows, seed)
+	sum.Design, sum.Rows = &design, rows.Len()
 	return sum, err
 }
 
-func (a *Activities) auditPoolRows(ctx context.Context, st store.Store, prefix string, design scorers.AuditDesign, rows []audit.Row, n int, seed uint64) (AuditSummary, error) {
+func (a *Activities) auditPoolRows(ctx context.Context, st store.Store, prefix string, design scorers.AuditDesign, rows *audit.Table, seed uint64) (AuditSummary, error) {
+	n := rows.Sources()
 	if n < 2 {
 		return AuditSummary{Sources: n, Verdict: audit.VerdictNotPooled}, nil
 	}
 	cols := audit.Columns{Label: design.Label, Source: design.Source, Measurements: []string{design.Detector}}
 	rowsKey := prefix + "-rows.csv"
 	var csv bytes.Buffer
-	if err := audit.WriteCSV(&csv, rows, cols); err != nil {
+	if err := rows.WriteCSV(&csv, cols); err != nil {
 		// Rows the command could not read back (an empty source tag) are
 		// rows the audit refuses too.
 		return AuditSummary{Sources: n, Verdict: "not audited: " + err.Error()}, nil
@@ -166,16 +167,11 @@ func (a *Activities) auditPoolRows(ctx context.Context, st store.Store, prefix s
 	// property of the rows, so it is measured once, above. A small pool
 	// whose rarer class has fewer rows than folds gets as many folds as
 	// that class has rows (the summary records it).
-	var yes int
-	for _, r := range rows {
-		if r.Label {
-			yes++
-		}
-	}
-	base.Folds = max(2, min(stageFolds, yes, len(rows)-yes))
+	yes := rows.Yes()
+	base.Folds = max(2, min(stageFolds, yes, rows.Len()-yes))
 	logreg := base
 	logreg.Detector, logreg.FingerprintTrees = audit.DetectorLogReg, -1
-	logreg.Shuffles, logreg.ShuffleRetrain = logregShuffles(len(rows)), "always"
+	logreg.Shuffles, logreg.ShuffleRetrain = logregShuffles(rows.Len()), "always"
 	lr, err := a.auditOne(ctx, st, prefix+"-logreg.json", rowsKey, rows, cols, n, logreg)
 	if err != nil {
 		return AuditSummary{}, err
@@ -184,7 +180,7 @@ func (a *Activities) auditPoolRows(ctx context.Context, st store.Store, prefix s
 	forest := base
 	forest.Detector, forest.FingerprintTrees = audit.DetectorRF, -1
 	forest.ShuffleRetrain = "never"
-	if forestAffordable(len(rows), n) {
+	if forestAffordable(rows.Len(), n) {
 		rf, err := a.auditOne(ctx, st, prefix+"-rf.json", rowsKey, rows, cols, n, forest)
 		if err != nil {
 			return AuditSummary{}, err
@@ -192,15 +188,15 @@ func (a *Activities) auditPoolRows(ctx context.Context, st store.Store, prefix s
 		sum.Trained = append(sum.Trained, rf)
 	} else {
 		sum.TrainedNote = fmt.Sprintf("random forest left out of the stage: %d rows × √%d features is over its budget of %d; run: %s",
-			len(rows), 1+n, forestBudget, auditCommand(rowsKey, cols, forest))
+			rows.Len(), 1+n, forestBudget, auditCommand(rowsKey, cols, forest))
 	}
 	return sum, nil
 }
 
 // auditOne runs one audit and summarises it; the full report is stored at key.
-func (a *Activities) auditOne(ctx context.Context, st store.Store, key, rowsKey string, rows []audit.Row, cols audit.Columns, n int, opt audit.Options) (AuditSummary, error) {
+func (a *Activities) auditOne(ctx context.Context, st store.Store, key, rowsKey string, rows *audit.Table, cols audit.Columns, n int, opt audit.Options) (AuditSummary, error) {
 	sum := AuditSummary{Sources: n, Detector: opt.Detector, Seed: opt.Seed, RowsKey: rowsKey, Command: auditCommand(rowsKey, cols, opt)}
-	rep, err := audit.Run(rows, cols.Measurements, opt)
+	rep, err := audit.RunTable(rows, cols.Measurements, opt)
 	if err != nil {
 		sum.Verdict = "not audited: " + err.Error()
 		return sum, nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
 	"testing"
 
 	"go.temporal.io/sdk/testsuite"
@@ -23,13 +24,18 @@ import (
 // datasets whose yes-rates differ (0.8, 0.5, 0.2), with a confidence that
 // carries the label weakly, a register on every item, and three overlay
 // judges rating every answer.
-func pooledAxis() ([]scorers.Item, []scorers.ItemScore) {
+func pooledAxis() ([]scorers.Item, []scorers.ItemScore) { return pooledAxisN(900) }
+
+// pooledAxisN is pooledAxis with n items: eight audit rows per item (the
+// confidence pooled by source and by register, three judges' ratings
+// pooled by judge and by dataset).
+func pooledAxisN(n int) ([]scorers.Item, []scorers.ItemScore) {
 	r := rand.New(rand.NewPCG(7, 900))
 	rj := rand.New(rand.NewPCG(8, 3))
 	rates := map[string]float64{"ds-a": 0.8, "ds-b": 0.5, "ds-c": 0.2}
 	var items []scorers.Item
 	var scores []scorers.ItemScore
-	for i := range 900 {
+	for i := range n {
 		ds := []string{"ds-a", "ds-b", "ds-c"}[i%3]
 		id := fmt.Sprintf("%s/%d", ds, i)
 		y := r.Float64() < rates[ds]
@@ -58,12 +64,17 @@ func pooledAxis() ([]scorers.Item, []scorers.ItemScore) {
 // manifest (only the seed matters here), items and scores.
 func writeScoredRun(t *testing.T, dir, run string, seed int64) {
 	t.Helper()
+	writeScoredRunN(t, dir, run, seed, 900)
+}
+
+func writeScoredRunN(t *testing.T, dir, run string, seed int64, n int) {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	items, scores := pooledAxis()
+	items, scores := pooledAxisN(n)
 	m := manifest{Config: &config.Config{Run: config.Run{Seed: seed}}}
 	if err := putJSON(ctx, st, runfiles.ManifestKey(run), m); err != nil {
 		t.Fatal(err)
@@ -246,5 +257,34 @@ func TestAuditStageMatchesLibrary(t *testing.T) {
 				rep.Headline, rep.CI95, rep.MeasurementsOnly, rep.SourceOnly, rep.L, rep.Verdict, *rep.Shuffle,
 				*s.Headline, *s.CI95, *s.MeasurementsOnly, *s.SourceOnly, *s.L, s.Verdict, *s.Shuffle)
 		}
+	}
+}
+
+// The audit stage holds an axis's pools by column (audit.Table: a rating,
+// a source index and a label bit per row) and audits one pool at a time.
+// Between a 2,000- and a 10,000-item axis (eight audit rows per item, in
+// four pools) its peak live heap grows by at most 128 bytes per audit row:
+// 65 measured, of which about 12 are the held rows and the rest the work
+// of auditing the largest pool (its logistic-regression folds, retrained
+// per shuffle on two workers). Holding []audit.Row (56 bytes a row) and a
+// row-slice per feature row it grew 196.
+func TestAuditStageMemoryPerRow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("audits of 16,000 and 80,000 rows")
+	}
+	// Collect often, so the live heap sampled at each cycle follows the
+	// peak closely instead of by the default 100% steps.
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	peak := func(n int) uint64 {
+		dir := t.TempDir()
+		writeScoredRunN(t, dir, "mem", 3, n)
+		return peakLiveHeap(func() { runAudit(t, dir, "mem") })
+	}
+	small, large := peak(2000), peak(10000)
+	perRow := float64(int64(large)-int64(small)) / (8 * 8000)
+	t.Logf("audit peak live heap %d KiB at 2,000 items, %d KiB at 10,000: %+.0f bytes per audit row (%+.0f per item)",
+		small>>10, large>>10, perRow, 8*perRow)
+	if perRow > 128 {
+		t.Errorf("the audit stage grows %.0f bytes per audit row; want at most 128", perRow)
 	}
 }

@@ -67,32 +67,8 @@ axes:
 `, t.TempDir(), p)
 	env, acts, _ := newActEnv()
 
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-			metrics.Read(sample)
-			if v := sample[0].Value.Uint64(); v > peak.Load() {
-				peak.Store(v)
-			}
-		}
-	}()
 	peaks := map[string]uint64{}
-	stage := func(name string, fn func()) {
-		runtime.GC()
-		peak.Store(0)
-		fn()
-		runtime.GC() // the stage's garbage is collected, its live data counted
-		time.Sleep(5 * time.Millisecond)
-		peaks[name] = peak.Load()
-	}
+	stage := func(name string, fn func()) { peaks[name] = peakLiveHeap(fn) }
 	var ref RunRef
 	var plan Plan
 	stage("prepare", func() {
@@ -145,4 +121,36 @@ axes:
 		}
 	})
 	return peaks
+}
+
+// peakLiveHeap runs fn and returns the peak live heap during it, as of the
+// GC cycles that ran (sampled every 2 ms, with a collection at the end so
+// fn's garbage is collected and its live data counted).
+func peakLiveHeap(fn func()) uint64 {
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+		}
+	}()
+	runtime.GC()
+	peak.Store(0)
+	fn()
+	runtime.GC()
+	time.Sleep(5 * time.Millisecond)
+	close(stop)
+	<-done
+	return peak.Load()
 }

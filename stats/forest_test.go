@@ -182,3 +182,62 @@ func TestForestHistogramMatchesSortedScan(t *testing.T) {
 		}
 	}
 }
+
+// PredictProbaRows gives every row exactly what PredictProba gives it,
+// across block boundaries, and allocates nothing.
+func TestForestPredictRows(t *testing.T) {
+	g := loadGolden(t)
+	c := g.Forest[0]
+	y := make([]int, len(c.Y))
+	for i, v := range c.Y {
+		y[i] = boolInt(v)
+	}
+	f, err := FitForest(c.X, y, 2, ForestOptions{Trees: 15, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := c.X[:2*predictBlock+7]
+	out := make([]float64, 2*len(x))
+	f.PredictProbaRows(x, out)
+	for i, row := range x {
+		if p := f.PredictProba(row); p[0] != out[2*i] || p[1] != out[2*i+1] {
+			t.Fatalf("row %d: PredictProba %v, PredictProbaRows %v", i, p, out[2*i:2*i+2])
+		}
+	}
+	if n := testing.AllocsPerRun(5, func() { f.PredictProbaRows(x, out) }); n != 0 {
+		t.Errorf("PredictProbaRows allocates %v times per call", n)
+	}
+}
+
+// MaxFeatures 0 is sklearn's "sqrt" for classifiers, ⌊√features⌋: with 7
+// features, 2 (a rounded √7 would be 3).
+func TestForestMaxFeaturesIsSklearnSqrt(t *testing.T) {
+	r := newRand(2)
+	var x [][]float64
+	var y []int
+	for range 400 {
+		row := make([]float64, 7)
+		for j := range row {
+			row[j] = r.NormFloat64()
+		}
+		x = append(x, row)
+		y = append(y, boolInt(row[0]+row[1]+r.NormFloat64() > 0))
+	}
+	fit := func(m int) *Forest {
+		f, err := FitForest(x, y, 2, ForestOptions{Trees: 10, Seed: 9, MaxFeatures: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	def, two, three := fit(0), fit(2), fit(3)
+	same, differs := true, false
+	for _, row := range x {
+		p, q, s := def.PredictProba(row), two.PredictProba(row), three.PredictProba(row)
+		same = same && p[1] == q[1]
+		differs = differs || p[1] != s[1]
+	}
+	if !same || !differs {
+		t.Errorf("default max features: same as 2: %v, differs from 3: %v", same, differs)
+	}
+}

@@ -223,11 +223,12 @@ type SourceAUC struct {
 	Skip   string  `json:"skip,omitempty"`
 }
 
-// data is the validated input with sources as indices.
+// data is the validated input with sources as indices and the
+// measurements by column (shared with the Table it came from, read only).
 type data struct {
 	y       []bool
-	src     []int
-	x       [][]float64
+	src     []int32
+	cols    [][]float64 // per measurement, per row
 	names   []string
 	sources []string
 	pos     []int // per source
@@ -239,14 +240,30 @@ type data struct {
 // missing or non-finite measurement, an unknown detector) and a Report with
 // Skip set, and Verdict "not pooled" for one source, when no audit can be run.
 func Run(rows []Row, measurementNames []string, opt Options) (Report, error) {
-	opt = withDefaults(opt)
 	d, err := validate(rows, measurementNames)
 	if err != nil {
 		return Report{}, err
 	}
+	return d.run(opt)
+}
+
+// RunTable is Run on rows held by column; t's measurements are named by
+// measurementNames, in order. It returns the same Report Run returns for
+// the same rows.
+func RunTable(t *Table, measurementNames []string, opt Options) (Report, error) {
+	d, err := validateTable(t, measurementNames)
+	if err != nil {
+		return Report{}, err
+	}
+	return d.run(opt)
+}
+
+func (d *data) run(opt Options) (Report, error) {
+	opt = withDefaults(opt)
+	n := len(d.y)
 	rep := Report{
-		Detector: opt.Detector, SourceColumn: opt.SourceColumn, Measurements: measurementNames,
-		Rows: len(rows), Yes: d.nPos, Seed: opt.Seed,
+		Detector: opt.Detector, SourceColumn: opt.SourceColumn, Measurements: d.names,
+		Rows: n, Yes: d.nPos, Seed: opt.Seed,
 		Rule: Rule{Floor: opt.Floor, Band: opt.Band, CoinFlip: opt.CoinFlip},
 	}
 	rep.Defaults = defaultsNote(rep.Rule)
@@ -260,9 +277,9 @@ func Run(rows []Row, measurementNames []string, opt Options) (Report, error) {
 		}
 	}
 	switch {
-	case d.nPos == 0 || d.nPos == len(rows):
+	case d.nPos == 0 || d.nPos == n:
 		rep.Verdict = VerdictSkipped
-		rep.Skip = fmt.Sprintf("one class: all %d rows are %s, so no AUC is defined", len(rows), yesNo(d.nPos > 0))
+		rep.Skip = fmt.Sprintf("one class: all %d rows are %s, so no AUC is defined", n, yesNo(d.nPos > 0))
 		return rep, nil
 	case len(d.sources) == 1:
 		rep.Verdict = VerdictNotPooled
@@ -337,61 +354,96 @@ func yesNo(b bool) string {
 func rate(pos, neg int) float64 { return float64(pos) / float64(pos+neg) }
 
 func validate(rows []Row, names []string) (*data, error) {
-	if len(rows) == 0 {
-		return nil, errors.New("audit: no rows")
+	if err := checkNames(len(rows), names); err != nil {
+		return nil, err
+	}
+	for i, r := range rows {
+		if err := checkRow(i, r.Source, r.Measurements, names); err != nil {
+			return nil, err
+		}
+	}
+	t, err := tableOf(rows, names)
+	if err != nil {
+		return nil, err
+	}
+	return newData(t, names), nil
+}
+
+func validateTable(t *Table, names []string) (*data, error) {
+	if err := checkNames(t.Len(), names); err != nil {
+		return nil, err
+	}
+	if t.Len() > 0 && len(t.cols) != len(names) {
+		return nil, fmt.Errorf("audit: the rows have %d measurements, want %d (%s)", len(t.cols), len(names), strings.Join(names, ","))
+	}
+	m := make([]float64, len(names))
+	for i := range t.Len() {
+		for j := range m {
+			m[j] = t.cols[j][i]
+		}
+		if err := checkRow(i, t.Source(i), m, names); err != nil {
+			return nil, err
+		}
+	}
+	return newData(t, names), nil
+}
+
+func checkNames(rows int, names []string) error {
+	if rows == 0 {
+		return errors.New("audit: no rows")
 	}
 	if len(names) == 0 {
-		return nil, errors.New("audit: no measurements named")
+		return errors.New("audit: no measurements named")
 	}
 	seen := map[string]bool{}
 	for _, n := range names {
 		if seen[n] {
-			return nil, fmt.Errorf("audit: measurement %q named twice", n)
+			return fmt.Errorf("audit: measurement %q named twice", n)
 		}
 		seen[n] = true
 	}
-	d := &data{names: names, y: make([]bool, len(rows)), src: make([]int, len(rows)), x: make([][]float64, len(rows))}
-	index := map[string]int{}
-	for i, r := range rows {
-		if len(r.Measurements) != len(names) {
-			return nil, fmt.Errorf("audit: row %d has %d measurements, want %d (%s)", i+1, len(r.Measurements), len(names), strings.Join(names, ","))
+	return nil
+}
+
+// checkRow refuses row i (0-based) with the wrong number of measurements,
+// a non-finite one, or an empty source tag.
+func checkRow(i int, source string, m []float64, names []string) error {
+	if len(m) != len(names) {
+		return fmt.Errorf("audit: row %d has %d measurements, want %d (%s)", i+1, len(m), len(names), strings.Join(names, ","))
+	}
+	for j, v := range m {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("audit: row %d measurement %q is %v", i+1, names[j], v)
 		}
-		for j, v := range r.Measurements {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("audit: row %d measurement %q is %v", i+1, names[j], v)
-			}
-		}
-		if r.Source == "" {
-			return nil, fmt.Errorf("audit: row %d has an empty source tag", i+1)
-		}
-		k, ok := index[r.Source]
-		if !ok {
-			k = len(d.sources)
-			index[r.Source] = k
-			d.sources = append(d.sources, r.Source)
-			d.pos = append(d.pos, 0)
-			d.neg = append(d.neg, 0)
-		}
-		d.y[i], d.src[i], d.x[i] = r.Label, k, r.Measurements
-		if r.Label {
+	}
+	if source == "" {
+		return fmt.Errorf("audit: row %d has an empty source tag", i+1)
+	}
+	return nil
+}
+
+// newData reads a checked table; its source indices and columns are
+// shared, not copied.
+func newData(t *Table, names []string) *data {
+	d := &data{names: names, y: make([]bool, t.Len()), src: t.src, cols: t.cols, sources: t.sources,
+		pos: make([]int, len(t.sources)), neg: make([]int, len(t.sources))}
+	for i := range d.y {
+		k := d.src[i]
+		if d.y[i] = t.Label(i); d.y[i] {
 			d.pos[k]++
 			d.nPos++
 		} else {
 			d.neg[k]++
 		}
 	}
-	return d, nil
+	return d
 }
 
 func (d *data) measure(rep *Report, opt Options) error {
 	var err error
 	rep.SourceOnly = sourceOnlyAUC(d.pos, d.neg)
 	for j, name := range d.names {
-		col := make([]float64, len(d.x))
-		for i, row := range d.x {
-			col[i] = row[j]
-		}
-		a, err := stats.ROCAUC(d.y, col)
+		a, err := stats.ROCAUC(d.y, d.cols[j])
 		if err != nil {
 			return fmt.Errorf("audit: measurement %q: %w", name, err)
 		}
@@ -494,18 +546,12 @@ func (d *data) measure(rep *Report, opt Options) error {
 	return nil
 }
 
-func (d *data) column(j int) []float64 {
-	col := make([]float64, len(d.x))
-	for i, row := range d.x {
-		col[i] = row[j]
-	}
-	return col
-}
+func (d *data) column(j int) []float64 { return d.cols[j] }
 
 func (d *data) measurementRange() (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
-	for _, row := range d.x {
-		for _, v := range row {
+	for _, col := range d.cols {
+		for _, v := range col {
 			lo, hi = min(lo, v), max(hi, v)
 		}
 	}
@@ -513,20 +559,21 @@ func (d *data) measurementRange() (lo, hi float64) {
 }
 
 func (d *data) rowMeans() []float64 {
-	out := make([]float64, len(d.x))
-	for i, row := range d.x {
-		var s float64
-		for _, v := range row {
-			s += v
+	out := make([]float64, len(d.y))
+	for _, col := range d.cols {
+		for i, v := range col {
+			out[i] += v
 		}
-		out[i] = s / float64(len(row))
+	}
+	for i := range out {
+		out[i] /= float64(len(d.cols))
 	}
 	return out
 }
 
 // meanHalf is the paper's fixed rating: half the source's yes-rate (from
 // the given tags and counts) plus half the row's mean measurement.
-func (d *data) meanHalf(src, pos, neg []int) []float64 {
+func (d *data) meanHalf(src []int32, pos, neg []int) []float64 {
 	out := d.rowMeans()
 	for i := range out {
 		k := src[i]
@@ -618,43 +665,41 @@ func StratifiedFolds(labels []bool, k int, seed uint64) ([]int, error) {
 	return fold, nil
 }
 
-// features returns row i's detector input: the measurements, then the
-// source one-hot when withSource.
-func (d *data) features(i int, withSource bool) []float64 {
-	if !withSource {
-		return d.x[i]
-	}
-	f := make([]float64, len(d.x[i])+len(d.sources))
-	copy(f, d.x[i])
-	f[len(d.x[i])+d.src[i]] = 1
-	return f
-}
-
 // outOfFold trains the detector on all folds but one and rates the rows of
 // that one, for every fold.
 func (d *data) outOfFold(folds []int, withSource bool, opt Options) ([]float64, error) {
 	k := slices.Max(folds) + 1
 	out := make([]float64, len(d.y))
-	feats := make([][]float64, len(d.y))
-	if withSource && len(d.y) > 0 {
-		// One backing array for every row's features: a pooled axis has
-		// hundreds of thousands of rows, and a slice allocation per row
-		// would cost more than the features themselves.
-		width := len(d.x[0]) + len(d.sources)
-		flat := make([]float64, width*len(d.y))
-		for i := range feats {
-			feats[i] = flat[i*width : (i+1)*width : (i+1)*width]
-			copy(feats[i], d.x[i])
-			feats[i][len(d.x[i])+d.src[i]] = 1
+	// Each row's detector input, the measurements and, withSource, the
+	// source one-hot, in one backing array: a pooled axis has hundreds of
+	// thousands of rows, and a slice allocation per row would cost more
+	// than the features themselves.
+	width := len(d.cols)
+	if withSource {
+		width += len(d.sources)
+	}
+	flat := make([]float64, width*len(d.y))
+	feats := func(i int) []float64 { return flat[i*width : (i+1)*width : (i+1)*width] }
+	for i := range d.y {
+		row := feats(i)
+		for j, col := range d.cols {
+			row[j] = col[i]
 		}
-	} else {
-		for i := range feats {
-			feats[i] = d.features(i, withSource)
+		if withSource {
+			row[len(d.cols)+int(d.src[i])] = 1
 		}
 	}
-	tx := make([][]float64, 0, len(d.y))
-	ty := make([]bool, 0, len(d.y))
-	ti := make([]int, 0, len(d.y))
+	// The training rows and their labels, as the detector takes them (a
+	// forest classes, logistic regression bools).
+	train := len(d.y) - len(d.y)/k
+	tx := make([][]float64, 0, train)
+	var ty []bool
+	var ti []int
+	if opt.Detector == DetectorRF {
+		ti = make([]int, 0, train)
+	} else {
+		ty = make([]bool, 0, train)
+	}
 	for f := range k {
 		if withSource {
 			opt.step("%s headline, fold %d of %d", opt.Detector, f+1, k)
@@ -664,12 +709,20 @@ func (d *data) outOfFold(folds []int, withSource bool, opt Options) ([]float64, 
 		tx, ty, ti = tx[:0], ty[:0], ti[:0]
 		for i := range d.y {
 			if folds[i] != f {
-				tx = append(tx, feats[i])
-				ty = append(ty, d.y[i])
-				ti = append(ti, boolInt(d.y[i]))
+				tx = append(tx, feats(i))
+				if ti != nil {
+					ti = append(ti, boolInt(d.y[i]))
+				} else {
+					ty = append(ty, d.y[i])
+				}
 			}
 		}
-		var predict func([]float64) float64
+		var test []int
+		for i := range d.y {
+			if folds[i] == f {
+				test = append(test, i)
+			}
+		}
 		switch opt.Detector {
 		case DetectorRF:
 			// The same seed per fold in both views, so they differ only in
@@ -678,21 +731,29 @@ func (d *data) outOfFold(folds []int, withSource bool, opt Options) ([]float64, 
 			if err != nil {
 				return nil, fmt.Errorf("audit: fold %d: %w", f+1, err)
 			}
-			predict = func(row []float64) float64 { return m.PredictProba(row)[1] }
+			// The test rows in blocks, each block through the forest at once.
+			const block = 1024
+			blocks := (len(test) + block - 1) / block
+			rows := make([][][]float64, opt.Workers)
+			probs := make([][]float64, opt.Workers)
+			parallel(blocks, opt.Workers, func(w, b int) {
+				part := test[b*block : min((b+1)*block, len(test))]
+				rows[w], probs[w] = rows[w][:0], slices.Grow(probs[w][:0], 2*len(part))[:2*len(part)]
+				for _, i := range part {
+					rows[w] = append(rows[w], feats(i))
+				}
+				m.PredictProbaRows(rows[w], probs[w])
+				for j, i := range part {
+					out[i] = probs[w][2*j+1]
+				}
+			})
 		case DetectorLogReg:
 			m, err := stats.FitLogReg(tx, ty, opt.C)
 			if err != nil {
 				return nil, fmt.Errorf("audit: fold %d: %w", f+1, err)
 			}
-			predict = m.Prob
+			parallel(len(test), opt.Workers, func(_, t int) { out[test[t]] = m.Prob(feats(test[t])) })
 		}
-		var test []int
-		for i := range d.y {
-			if folds[i] == f {
-				test = append(test, i)
-			}
-		}
-		parallel(len(test), opt.Workers, func(_, t int) { out[test[t]] = predict(feats[test[t]]) })
 	}
 	return out, nil
 }

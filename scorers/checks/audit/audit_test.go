@@ -544,15 +544,25 @@ func TestRunDegenerate(t *testing.T) {
 }
 
 // The merge-based half-and-half AUC used under shuffles equals the AUC of
-// the ratings sorted outright.
+// the ratings sorted outright, with ties across and within sources, with
+// coarse and fine measurements, and with source counts that do and do not
+// fill the merge tree (1 to 70 sources).
 func TestMeanHalfSorterMatchesROCAUC(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 11))
-	for trial := 0; trial < 30; trial++ {
+	for trial := 0; trial < 60; trial++ {
 		n := 20 + r.IntN(300)
+		sources := 1 + r.IntN(6)
+		if trial%3 == 2 {
+			sources = 1 + r.IntN(70)
+		}
 		rows := make([]Row, n)
 		for i := range rows {
 			// coarse values so ties occur across and within sources
-			rows[i] = Row{r.IntN(3) == 0, fmt.Sprint(r.IntN(1 + r.IntN(6))), []float64{float64(r.IntN(4)), float64(r.IntN(3))}}
+			m := []float64{float64(r.IntN(4)), float64(r.IntN(3))}
+			if trial%2 == 1 {
+				m = []float64{r.Float64(), r.NormFloat64()}
+			}
+			rows[i] = Row{r.IntN(3) == 0, fmt.Sprint(r.IntN(sources)), m}
 		}
 		rows[0].Label, rows[1].Label = true, false
 		d, err := validate(rows, []string{"a", "b"})
@@ -561,7 +571,11 @@ func TestMeanHalfSorterMatchesROCAUC(t *testing.T) {
 		}
 		m := newMeanHalfSorter(d)
 		sc := m.scratch(len(d.sources))
-		got := m.auc(d.src, d.pos, d.neg, sc)
+		tags := make([]int32, n)
+		for p, i := range m.order {
+			tags[p] = int32(d.src[i])
+		}
+		got := m.auc(tags, d.pos, d.neg, sc)
 		want := pairsGame(d.y, d.meanHalf(d.src, d.pos, d.neg))
 		if math.Abs(got-want) > 1e-12 {
 			t.Fatalf("trial %d: merge %v, pairs game %v", trial, got, want)

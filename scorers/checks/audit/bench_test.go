@@ -86,3 +86,18 @@ func BenchmarkRunMeanHalf15000(b *testing.B) {
 		}
 	}
 }
+
+// Target: 2,000 bootstrap resamples of the headline's interval on 15,000
+// rows well under a second (a resample is one pass over the rows in rating
+// order).
+func BenchmarkBootstrap15000(b *testing.B) {
+	rows, names := benchRows()
+	d, err := validate(rows, names)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ratings := d.meanHalf(d.src, d.pos, d.neg)
+	for range b.N {
+		bootstrapCI(d.y, ratings, 2000, 1, 2)
+	}
+}

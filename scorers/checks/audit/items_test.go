@@ -18,15 +18,16 @@ func TestPools(t *testing.T) {
 	got := ps.Sorted([]string{"confidence", "judge_rating"})
 	var names []string
 	for _, p := range got {
-		names = append(names, fmt.Sprintf("%s/%s:%d/%d", p.Detector, p.Column, len(p.Rows), p.Sources))
+		names = append(names, fmt.Sprintf("%s/%s:%d/%d", p.Detector, p.Column, p.Rows.Len(), p.Rows.Sources()))
 	}
 	want := "[confidence/source:6/3 confidence/register:2/1 judge_rating/judge:6/2 judge_rating/dataset:6/1]"
 	if fmt.Sprint(names) != want {
 		t.Fatalf("pools %v, want %s", names, want)
 	}
-	for i, r := range got[0].Rows {
-		if r.Measurements[0] != float64(i)/10 || r.Source != fmt.Sprint("s", i%3) || r.Label != (i%3 == 0) {
-			t.Errorf("row %d: %+v", i, r)
+	rows := &got[0].Rows
+	for i := range rows.Len() {
+		if rows.Measurement(i, 0) != float64(i)/10 || rows.Source(i) != fmt.Sprint("s", i%3) || rows.Label(i) != (i%3 == 0) {
+			t.Errorf("row %d: %v %q %v", i, rows.Label(i), rows.Source(i), rows.Measurement(i, 0))
 		}
 	}
 }

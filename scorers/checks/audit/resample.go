@@ -30,6 +30,10 @@ func parallel(n, workers int, f func(worker, i int)) {
 // over resamples of the rows, stratified by label: each resample draws as
 // many yes rows from the yes rows and no rows from the no rows as there are.
 // The ratings are not refitted; the interval is the headline's, never L's.
+//
+// The rows are sorted by rating once; a resample is a count per position
+// (multinomialCounts), and its AUC is the weighted Mann–Whitney sum read in
+// one pass over the positions, so no resample sorts or gathers rows.
 func bootstrapCI(y []bool, ratings []float64, resamples int, seed uint64, workers int) [2]float64 {
 	n := len(y)
 	order := make([]int32, n)
@@ -37,53 +41,203 @@ func bootstrapCI(y []bool, ratings []float64, resamples int, seed uint64, worker
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return cmpFloat(ratings[a], ratings[b]) })
-	// Rows are drawn as their positions in rating order, so that counting
-	// a resample's AUC reads its counts in sequence. group[p] is the tie
-	// group of position p; starts[g] where group g begins.
-	var starts []int32
-	var posAt, negAt []int32 // positions of the yes and the no rows
+	// In rating order: yes[p] is 1 for a yes row, last[p] is 1 where a tie
+	// group ends.
+	yes := make([]uint8, n)
+	last := make([]uint8, n)
+	ties := false
+	var nPos int
 	for p, i := range order {
-		if p == 0 || ratings[i] != ratings[order[p-1]] {
-			starts = append(starts, int32(p))
-		}
 		if y[i] {
-			posAt = append(posAt, int32(p))
+			yes[p] = 1
+			nPos++
+		}
+		if p+1 == n || ratings[order[p+1]] != ratings[i] {
+			last[p] = 1
 		} else {
-			negAt = append(negAt, int32(p))
+			ties = true
 		}
 	}
-	starts = append(starts, int32(n))
-	type scratch struct{ pos, neg []int32 }
-	work := make([]scratch, workers)
+	var at [2][]int32 // the positions of the no and of the yes rows
+	for p, v := range yes {
+		at[v] = append(at[v], int32(p))
+	}
+	work := make([][]int32, workers)
 	for w := range work {
-		work[w] = scratch{make([]int32, n), make([]int32, n)}
+		work[w] = make([]int32, n)
 	}
 	vals := make([]float64, resamples)
 	parallel(resamples, workers, func(w, b int) {
-		cp, cn := work[w].pos, work[w].neg
-		clear(cp)
-		clear(cn)
+		cnt := work[w]
 		r := rand.New(rand.NewPCG(seed, 0xb0075742+uint64(b)))
-		for range posAt {
-			cp[posAt[r.IntN(len(posAt))]]++
-		}
-		for range negAt {
-			cn[negAt[r.IntN(len(negAt))]]++
-		}
-		var sum, negBelow float64
-		for g := 0; g+1 < len(starts); g++ {
-			var gp, gn int64
-			for p := starts[g]; p < starts[g+1]; p++ {
-				gp += int64(cp[p])
-				gn += int64(cn[p])
-			}
-			sum += float64(gp) * (negBelow + float64(gn)/2)
-			negBelow += float64(gn)
-		}
-		vals[b] = sum / (float64(len(posAt)) * negBelow)
+		multinomialCounts(r, cnt, yes, at)
+		vals[b] = float64(weightedMannWhitney(cnt, yes, last, ties)) / (2 * float64(nPos) * float64(n-nPos))
 	})
 	slices.Sort(vals)
 	return [2]float64{stats.Quantile(vals, 0.025), stats.Quantile(vals, 0.975)}
+}
+
+// weightedMannWhitney is twice the Mann–Whitney sum of rows in rating order
+// weighted by cnt: Σ over yes rows of cnt × (2 × the no weight below its tie
+// group + the no weight in it). It is exact in integers.
+func weightedMannWhitney(cnt []int32, yes, last []uint8, ties bool) int64 {
+	var sum, negBelow int64
+	if !ties {
+		for p, c := range cnt {
+			y := int64(yes[p])
+			sum += y * int64(c) * negBelow
+			negBelow += (1 - y) * int64(c)
+		}
+		return 2 * sum
+	}
+	var gp, gn int64
+	for p, c := range cnt {
+		y := int64(yes[p])
+		gp += y * int64(c)
+		gn += (1 - y) * int64(c)
+		if last[p] == 1 {
+			sum += gp * (2*negBelow + gn)
+			negBelow += gn
+			gp, gn = 0, 0
+		}
+	}
+	return sum
+}
+
+// multinomialCounts sets cnt to one stratified bootstrap resample: the
+// positions of each class (yes[p], listed in at[class]) get counts summing
+// to the class's size, a uniform multinomial, as if as many rows were drawn
+// with replacement from the class.
+//
+// It draws a Poisson(1) count per position (see poisson) in one sequential pass and then
+// corrects each class's total: a surplus is removed one unit at a time, each
+// unit chosen uniformly among the class's units (by rejection), a shortfall
+// added one uniform draw at a time. Given their total t, independent
+// Poisson counts are a uniform multinomial of t; removing uniform units or
+// adding uniform draws leaves a uniform multinomial of the new total, so the
+// result is exactly the multinomial the row-by-row draw gives, at one cheap
+// draw per position and about √n corrections.
+func multinomialCounts(r *rand.Rand, cnt []int32, yes []uint8, at [2][]int32) {
+	var total, most [2]int32
+	draw := poisson{r: r}
+	for p := range cnt {
+		c := draw.next()
+		cnt[p] = c
+		total[yes[p]] += c
+		most[yes[p]] = max(most[yes[p]], c)
+	}
+	for class, at := range at {
+		want := int32(len(at))
+		for total[class] > want {
+			// A position with probability proportional to its count.
+			p := at[r.IntN(len(at))]
+			if r.Int32N(most[class]) < cnt[p] {
+				cnt[p]--
+				total[class]--
+			}
+		}
+		for total[class] < want {
+			cnt[at[r.IntN(len(at))]]++
+			total[class]++
+		}
+	}
+}
+
+// poissonCDF[k] is P(X ≤ k) for X ~ Poisson(1), scaled to 2⁶⁴, up to the k
+// where it rounds to 1 in float64.
+var poissonCDF = func() []uint64 {
+	var out []uint64
+	pk, cum := math.Exp(-1), 0.0
+	for k := 1; ; k++ {
+		cum += pk
+		if cum >= 1-0x1p-53 {
+			return out
+		}
+		out = append(out, uint64(math.Ldexp(cum, 64)))
+		pk /= float64(k)
+	}
+}()
+
+// poissonTop[c] is the Poisson(1) draw of every 64-bit uniform whose top
+// 12 bits are c, or poissonSplit when the cell straddles a step of the CDF.
+var poissonTop = func() []uint8 {
+	out := make([]uint8, 1<<12)
+	for c := range out {
+		lo, hi := uint64(c)<<52, uint64(c)<<52|(1<<52-1)
+		if a, b := poissonInvert(lo), poissonInvert(hi); a == b {
+			out[c] = uint8(a)
+		} else {
+			out[c] = poissonSplit
+		}
+	}
+	return out
+}()
+
+const poissonSplit = 255
+
+// poissonInvert is the Poisson(1) draw of the 64-bit uniform u: the least
+// k with u < P(X ≤ k)·2⁶⁴.
+func poissonInvert(u uint64) int32 {
+	k := int32(0)
+	for int(k) < len(poissonCDF) && u >= poissonCDF[k] {
+		k++
+	}
+	return k
+}
+
+// poisson draws Poisson(1) by inversion of a 64-bit uniform, reading its top
+// 12 bits first: they settle the draw in all but a few cells of the 4,096,
+// so one 64-bit random number serves five draws, and only in a straddling
+// cell are the other 52 bits drawn. The draws are those of poissonInvert on
+// fresh uniforms.
+type poisson struct {
+	r    *rand.Rand
+	bits uint64
+	left int
+}
+
+func (p *poisson) next() int32 {
+	if p.left == 0 {
+		p.bits, p.left = p.r.Uint64(), 5
+	}
+	c := p.bits & (1<<12 - 1)
+	p.bits >>= 12
+	p.left--
+	if k := poissonTop[c]; k != poissonSplit {
+		return int32(k)
+	}
+	return poissonInvert(c<<52 | p.r.Uint64()>>12)
+}
+
+// shuffle permutes t uniformly (Fisher–Yates), drawing each index by
+// Lemire's exact multiply-and-reject from half of a 64-bit random number.
+func shuffle(r *rand.Rand, t []int32) {
+	i := len(t) - 1
+	for ; i >= math.MaxUint32; i-- {
+		j := r.IntN(i + 1)
+		t[i], t[j] = t[j], t[i]
+	}
+	var bits uint64
+	half := false
+	u32 := func() uint32 {
+		if half {
+			half = false
+			return uint32(bits >> 32)
+		}
+		bits, half = r.Uint64(), true
+		return uint32(bits)
+	}
+	for ; i > 0; i-- {
+		bound := uint32(i + 1)
+		m := uint64(u32()) * uint64(bound)
+		if uint32(m) < bound {
+			for floor := -bound % bound; uint32(m) < floor; {
+				m = uint64(u32()) * uint64(bound)
+			}
+		}
+		j := m >> 32
+		t[i], t[j] = t[j], t[i]
+	}
 }
 
 func cmpFloat(a, b float64) int {
@@ -121,18 +275,36 @@ func (d *data) shuffle(rep *Report, opt Options, folds []int) *Shuffle {
 	fitOpt.Workers = 1 // shuffles already run in parallel
 	fitOpt.Progress = nil
 	k := len(d.sources)
+	// The tags are shuffled over positions: rows in ascending mean
+	// measurement when the half-and-half headline is recomputed (so each
+	// source's rows stay in rating order, see meanHalfSorter), else rows in
+	// their own order. Either way a shuffle is a uniform permutation of the
+	// tags over the rows.
+	var mh *meanHalfSorter
+	order := make([]int32, len(d.y))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	if recompute {
+		mh = newMeanHalfSorter(d)
+		order = mh.order
+	}
+	tags0 := make([]int32, len(order))
+	yes := make([]uint8, len(order))
+	for p, i := range order {
+		tags0[p] = d.src[i]
+		if d.y[i] {
+			yes[p] = 1
+		}
+	}
 	type scratch struct {
-		src      []int
+		tags     []int32
 		pos, neg []int
 		merge    *mergeScratch
 	}
-	var mh *meanHalfSorter
-	if recompute {
-		mh = newMeanHalfSorter(d)
-	}
 	work := make([]scratch, opt.Workers)
 	for w := range work {
-		work[w] = scratch{make([]int, len(d.src)), make([]int, k), make([]int, k), nil}
+		work[w] = scratch{tags: make([]int32, len(tags0)), pos: make([]int, k), neg: make([]int, k)}
 		if recompute {
 			work[w].merge = mh.scratch(k)
 		}
@@ -140,13 +312,13 @@ func (d *data) shuffle(rep *Report, opt Options, folds []int) *Shuffle {
 	ls := make([]float64, opt.Shuffles)
 	parallel(opt.Shuffles, opt.Workers, func(w, s int) {
 		sc := work[w]
-		copy(sc.src, d.src)
+		copy(sc.tags, tags0)
 		r := rand.New(rand.NewPCG(opt.Seed, 0x5bff1e+uint64(s)))
-		r.Shuffle(len(sc.src), func(a, b int) { sc.src[a], sc.src[b] = sc.src[b], sc.src[a] })
+		shuffle(r, sc.tags)
 		clear(sc.pos)
 		clear(sc.neg)
-		for i, kk := range sc.src {
-			if d.y[i] {
+		for p, kk := range sc.tags {
+			if yes[p] == 1 {
 				sc.pos[kk]++
 			} else {
 				sc.neg[kk]++
@@ -156,10 +328,10 @@ func (d *data) shuffle(rep *Report, opt Options, folds []int) *Shuffle {
 		h := rep.Headline
 		switch {
 		case recompute:
-			h = mh.auc(sc.src, sc.pos, sc.neg, sc.merge)
+			h = mh.auc(sc.tags, sc.pos, sc.neg, sc.merge)
 		case retrain:
 			dd := *d
-			dd.src = sc.src
+			dd.src = sc.tags // rows in their own order here
 			if oof, err := dd.outOfFold(folds, true, fitOpt); err == nil {
 				h, _ = stats.ROCAUC(d.y, oof)
 			} else {
@@ -231,7 +403,17 @@ func (d *data) fingerprint(opt Options) (*Fingerprint, error) {
 	}
 	src := make([]int, len(perm))
 	for j, i := range perm {
-		src[j] = d.src[i]
+		src[j] = int(d.src[i])
+	}
+	// The sampled rows' measurements, row by row.
+	p := len(d.cols)
+	flat := make([]float64, len(perm)*p)
+	xs := make([][]float64, len(perm))
+	for j, i := range perm {
+		xs[j] = flat[j*p : (j+1)*p : (j+1)*p]
+		for m, col := range d.cols {
+			xs[j][m] = col[i]
+		}
 	}
 	probs := make([][]float64, len(perm))
 	for f := range opt.Folds {
@@ -239,8 +421,8 @@ func (d *data) fingerprint(opt Options) (*Fingerprint, error) {
 		var ty []int
 		for j, i := range perm {
 			if fold[j] != f {
-				tx = append(tx, d.x[i])
-				ty = append(ty, d.src[i])
+				tx = append(tx, xs[j])
+				ty = append(ty, int(d.src[i]))
 			}
 		}
 		if len(tx) == 0 {
@@ -255,9 +437,9 @@ func (d *data) fingerprint(opt Options) (*Fingerprint, error) {
 		if err != nil {
 			return nil, err
 		}
-		for j, i := range perm {
+		for j := range perm {
 			if fold[j] == f {
-				probs[j] = m.PredictProba(d.x[i])
+				probs[j] = m.PredictProba(xs[j])
 			}
 		}
 	}
@@ -283,7 +465,7 @@ func (d *data) repairs(headline []float64) *Repairs {
 		var y []bool
 		var r []float64
 		for i := range d.y {
-			if d.src[i] == k {
+			if int(d.src[i]) == k {
 				y = append(y, d.y[i])
 				r = append(r, headline[i])
 			}
@@ -342,115 +524,173 @@ func (d *data) repairs(headline []float64) *Repairs {
 
 // meanHalfSorter computes the AUC of the half-and-half rating under many
 // tag shuffles without sorting the rows each time: inside one source the
-// rating orders rows by their mean measurement, so the rows sorted once by
-// mean are split by source (each part stays sorted) and the parts are
-// merged by rating.
+// rating orders rows by their mean measurement, so with the rows sorted
+// once by mean (their positions), the positions split by source stay
+// sorted, and one k-way merge of the sources by rating reads the AUC.
 type meanHalfSorter struct {
-	y      []bool
-	means  []float64
-	byMean []int32
+	order []int32   // the row at each position: rows by ascending mean measurement
+	yes   []uint8   // by position, 1 for a yes row
+	half  []float64 // by position, half the row's mean measurement
 }
 
+// mergeScratch is one worker's space for meanHalfSorter.auc.
 type mergeScratch struct {
-	buf        []int32
-	start, end []int
-	rate       []float64
-	heap       []head
+	keys      []uint64 // ratings as orderKey, grouped by source, ascending in each
+	labs      []uint8
+	head, end []int     // per source (padded to a power of two), its next and end in keys
+	rate      []float64 // per source, half its yes-rate
+	cur       []uint64  // per padded source, the key at its head; done when none is left
+	// The merge's loser tree (the source at each node and its key), and
+	// its winners while it is built.
+	loser, winner    []int32
+	loserKey, winKey []uint64
 }
 
-// head is a source's next row in the merge, keyed by its rating.
-type head struct {
-	v float64
-	k int
+// orderKey maps a finite rating to an integer in the same order, equal
+// ratings (0 and -0 too) to the same integer, and never to 0 or done.
+func orderKey(v float64) uint64 {
+	if v == 0 {
+		v = 0 // -0 and 0 are one rating
+	}
+	u := math.Float64bits(v)
+	if u>>63 == 1 {
+		return ^u
+	}
+	return u | 1<<63
 }
+
+// lessMask is 1 when a < b, else 0 (compiled without a branch).
+func lessMask(a, b uint64) uint64 {
+	var m uint64
+	if a < b {
+		m = 1
+	}
+	return m
+}
+
+// done is the key of an exhausted source in the merge, above every rating.
+const done = math.MaxUint64
 
 func newMeanHalfSorter(d *data) *meanHalfSorter {
-	m := &meanHalfSorter{y: d.y, means: d.rowMeans(), byMean: make([]int32, len(d.y))}
-	for i := range m.byMean {
-		m.byMean[i] = int32(i)
+	means := d.rowMeans()
+	m := &meanHalfSorter{order: make([]int32, len(d.y)), yes: make([]uint8, len(d.y)), half: make([]float64, len(d.y))}
+	for i := range m.order {
+		m.order[i] = int32(i)
 	}
-	slices.SortStableFunc(m.byMean, func(a, b int32) int { return cmpFloat(m.means[a], m.means[b]) })
+	slices.SortStableFunc(m.order, func(a, b int32) int { return cmpFloat(means[a], means[b]) })
+	for p, i := range m.order {
+		m.half[p] = 0.5 * means[i] // as in meanHalf, so ratings are equal to the bit
+		if d.y[i] {
+			m.yes[p] = 1
+		}
+	}
 	return m
 }
 
 func (m *meanHalfSorter) scratch(k int) *mergeScratch {
-	return &mergeScratch{buf: make([]int32, len(m.y)), start: make([]int, k), end: make([]int, k), rate: make([]float64, k), heap: make([]head, 0, k)}
+	leaves := 1
+	for leaves < k {
+		leaves *= 2
+	}
+	return &mergeScratch{
+		keys: make([]uint64, len(m.yes)), labs: make([]uint8, len(m.yes)),
+		head: make([]int, leaves), end: make([]int, leaves), rate: make([]float64, k),
+		cur: make([]uint64, leaves), loser: make([]int32, leaves), winner: make([]int32, 2*leaves),
+		loserKey: make([]uint64, leaves), winKey: make([]uint64, 2*leaves),
+	}
 }
 
-func (m *meanHalfSorter) auc(src, pos, neg []int, sc *mergeScratch) float64 {
+// auc is the AUC of the half-and-half rating when position p has source
+// tags[p], with pos and neg the yes and no rows per source under those tags.
+func (m *meanHalfSorter) auc(tags []int32, pos, neg []int, sc *mergeScratch) float64 {
+	leaves := len(sc.cur)
 	off := 0
-	for k := range pos {
-		sc.start[k], sc.end[k] = off, off
-		off += pos[k] + neg[k]
-		if pos[k]+neg[k] > 0 {
-			sc.rate[k] = rate(pos[k], neg[k])
+	for k := range leaves {
+		sc.head[k] = off
+		if k < len(pos) {
+			if pos[k]+neg[k] > 0 {
+				sc.rate[k] = 0.5 * rate(pos[k], neg[k])
+			}
+			off += pos[k] + neg[k]
+		}
+		sc.end[k] = off
+	}
+	// Deal the positions into their sources' runs, rated; each run stays
+	// ascending because positions are. head[k] runs to end[k] meanwhile.
+	for p, k := range tags {
+		q := sc.head[k]
+		sc.keys[q] = orderKey(sc.rate[k] + m.half[p])
+		sc.labs[q] = m.yes[p]
+		sc.head[k] = q + 1
+	}
+	for k := range leaves {
+		sc.head[k] = 0
+		if k > 0 {
+			sc.head[k] = sc.end[k-1]
+		}
+		if sc.head[k] < sc.end[k] {
+			sc.cur[k] = sc.keys[sc.head[k]]
+		} else {
+			sc.cur[k] = done
 		}
 	}
-	for _, i := range m.byMean {
-		k := src[i]
-		sc.buf[sc.end[k]] = i
-		sc.end[k]++
+	// A loser tree: node i (1 ≤ i < leaves) keeps the loser of the match
+	// between its subtrees (its key and source), so each step replays one
+	// leaf-to-root path of log₂(sources) comparisons. Keys are the ratings'
+	// order-preserving integer images, which lets the comparisons compile
+	// to conditional moves instead of unpredictable branches.
+	w, wk := sc.winner, sc.winKey
+	for k := range leaves {
+		w[leaves+k], wk[leaves+k] = int32(k), sc.cur[k]
 	}
-	// Reset end to the bucket limits and start to the heads.
-	for k := range pos {
-		sc.end[k] = sc.start[k] + pos[k] + neg[k]
-	}
-	key := func(k int) float64 { return 0.5*sc.rate[k] + 0.5*m.means[sc.buf[sc.start[k]]] }
-	h := sc.heap[:0]
-	less := func(a, b int) bool { return h[a].v < h[b].v }
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				return
-			}
-			c := l
-			if r := l + 1; r < len(h) && less(r, l) {
-				c = r
-			}
-			if !less(c, i) {
-				return
-			}
-			h[i], h[c] = h[c], h[i]
-			i = c
+	for i := leaves - 1; i >= 1; i-- {
+		a, b := 2*i, 2*i+1
+		if wk[b] < wk[a] {
+			a, b = b, a
 		}
+		w[i], wk[i] = w[a], wk[a]
+		sc.loser[i], sc.loserKey[i] = w[b], wk[b]
 	}
-	for k := range pos {
-		if sc.start[k] < sc.end[k] {
-			h = append(h, head{key(k), k})
-		}
+	k, v := w[1], wk[1]
+	if leaves == 1 {
+		k, v = 0, sc.cur[0]
 	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	var sum, negBelow, gp, gn float64
-	prev := math.Inf(-1)
-	for len(h) > 0 {
-		k, v := h[0].k, h[0].v
+	lkey, lsrc := sc.loserKey, sc.loser
+	// Twice the Mann–Whitney sum, in integers, one tie group at a time.
+	var sum, negBelow, gp, gn int64
+	prev := uint64(0) // below every finite rating's key
+	for range len(tags) {
 		if v != prev {
-			sum += gp * (negBelow + gn/2)
+			sum += gp * (2*negBelow + gn)
 			negBelow += gn
 			gp, gn, prev = 0, 0, v
 		}
-		if m.y[sc.buf[sc.start[k]]] {
-			gp++
-		} else {
-			gn++
+		q := sc.head[k]
+		y := int64(sc.labs[q])
+		gp += y
+		gn += 1 - y
+		q++
+		sc.head[k] = q
+		v = done
+		if q < sc.end[k] {
+			v = sc.keys[q]
 		}
-		sc.start[k]++
-		if sc.start[k] == sc.end[k] {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
-		} else {
-			h[0].v = key(k)
+		for i := (int(k) + leaves) >> 1; i > 0; i >>= 1 {
+			// Swap the climber and the node's loser when the loser is
+			// lower, by masks rather than a branch.
+			lk, li := lkey[i], lsrc[i]
+			m := -lessMask(lk, v)
+			dk := (lk ^ v) & m
+			di := (li ^ k) & int32(m)
+			lkey[i], lsrc[i] = lk^dk, li^di
+			v, k = v^dk, k^di
 		}
-		down(0)
 	}
-	sum += gp * (negBelow + gn/2)
+	sum += gp * (2*negBelow + gn)
 	negBelow += gn
-	var nPos float64
+	var nPos int64
 	for _, p := range pos {
-		nPos += float64(p)
+		nPos += int64(p)
 	}
-	return sum / (nPos * negBelow)
+	return float64(sum) / (2 * float64(nPos) * float64(negBelow))
 }
