@@ -52,7 +52,7 @@ func exportMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "glossobench export: --format %q: known: lm-eval, every-eval-ever\n", *format)
 		return 1
 	}
-	runs, err := findRunResults(fs.Arg(0))
+	runs, err := inputs.FindRuns(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "glossobench export: %v\n", err)
 		return 1

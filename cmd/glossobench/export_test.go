@@ -16,7 +16,7 @@ import (
 // headline comes back for the run's model.
 func TestExportLMEvalReadsBack(t *testing.T) {
 	run := filepath.Join("..", "..", "testdata", "release", "store", "runs", "fake-run")
-	runs, err := findRunResults(run)
+	runs, err := inputs.FindRuns(run)
 	if err != nil {
 		t.Fatal(err)
 	}
