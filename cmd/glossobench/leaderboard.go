@@ -19,7 +19,6 @@ import (
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
-	"github.com/glossobench/glossobench/stats"
 )
 
 func init() {
@@ -229,11 +228,11 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 	for _, c := range classes {
 		g := groups[c]
 		if *strict {
-			if modes := reasoningModes(g); len(modes) > 1 {
+			if modes := leaderboard.ReasoningModes(g); len(modes) > 1 {
 				return fail(fmt.Errorf("class %s mixes reasoning modes %s; --strict-parity refuses to rank them together", c, strings.Join(modes, ", ")))
 			}
 		}
-		means, over, leftOut := rankRows(g)
+		means, over, leftOut := leaderboard.RankRows(g)
 		rank := make([]int, len(g))
 		for i := range rank {
 			rank[i] = i
@@ -287,40 +286,6 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 		tw.Flush()
 	}
 	return 0
-}
-
-func reasoningModes(rows []leaderboard.Row) []string {
-	var modes []string
-	for _, r := range rows {
-		m := r.ReasoningMode
-		if m == "" {
-			m = "unspecified"
-		}
-		if !slices.Contains(modes, m) {
-			modes = append(modes, m)
-		}
-	}
-	slices.Sort(modes)
-	return modes
-}
-
-// rankRows is the ranking mean of rows compared together
-// (stats.CommonRanking): each row's weighted mean over the axes every row
-// ranks on. A row from before rows recorded ranking_weights ranks on every
-// axis it scored, weight 1.
-func rankRows(rows []leaderboard.Row) (means []*float64, axes, leftOut []string) {
-	entries := make([]stats.RankingEntry, len(rows))
-	for i, r := range rows {
-		w := r.RankingWeights
-		if w == nil {
-			w = map[string]float64{}
-			for a := range r.Scores {
-				w[a] = 1
-			}
-		}
-		entries[i] = stats.RankingEntry{Scores: r.Scores, Weights: w}
-	}
-	return stats.CommonRanking(entries)
 }
 
 func orNone(s []string) string {
