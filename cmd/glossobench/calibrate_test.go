@@ -9,6 +9,7 @@ import (
 
 	"github.com/glossobench/glossobench/activities/fakerun"
 	"github.com/glossobench/glossobench/infra/results/release"
+	"github.com/glossobench/glossobench/infra/results/spotcheck"
 )
 
 func writeFile(t *testing.T, name, data string) string {
@@ -35,7 +36,7 @@ func TestSpotcheckThenCalibrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 13 || strings.Join(recs[0], ",") != strings.Join(worksheetHeader, ",") {
+	if len(recs) != 13 || strings.Join(recs[0], ",") != strings.Join(spotcheck.Header, ",") {
 		t.Fatalf("worksheet has %d lines, header %v", len(recs), recs[0])
 	}
 	col := func(name string) int {
@@ -53,7 +54,7 @@ func TestSpotcheckThenCalibrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The fake run has cloze/generate disagreements: they rank first.
-	if !strings.Contains(recs[1][reasons], reasonDisagree) {
+	if !strings.Contains(recs[1][reasons], spotcheck.ReasonDisagree) {
 		t.Errorf("top item reasons %q", recs[1][reasons])
 	}
 	// Ranked by leverage, never rising.
@@ -64,13 +65,13 @@ func TestSpotcheckThenCalibrate(t *testing.T) {
 		}
 		lev := 0
 		for _, why := range strings.Split(r[reasons], ";") {
-			lev += reasonWeight[why]
+			lev += spotcheck.ReasonWeight[why]
 		}
 		if lev == 0 || lev > prev {
 			t.Errorf("item %s leverage %d after %d", r[1], lev, prev)
 		}
 		prev = lev
-		if r[col("axis")] == "knowledge" && strings.HasPrefix(r[1], "global_mmlu_ms/") && strings.Contains(r[reasons], reasonNotValidated) {
+		if r[col("axis")] == "knowledge" && strings.HasPrefix(r[1], "global_mmlu_ms/") && strings.Contains(r[reasons], spotcheck.ReasonNotValidated) {
 			t.Errorf("%s: global_mmlu_ms is human_validated in the config", r[1])
 		}
 	}
@@ -112,14 +113,5 @@ func TestSpotcheckThenCalibrate(t *testing.T) {
 	code, _, errs = run(t, calibrateCmd, runDir, "--anchors", writeFile(t, "bad.csv", "x,easy\ny,impossible\n"))
 	if code != 1 || !strings.Contains(errs, "bad.csv:2: field expected_difficulty") {
 		t.Errorf("bad anchors: exit %d: %s", code, errs)
-	}
-}
-
-func TestWorksheetCellsAreNotFormulas(t *testing.T) {
-	if got := cell("=HYPERLINK(\"x\")"); got != "'=HYPERLINK(\"x\")" {
-		t.Errorf("cell = %q", got)
-	}
-	if got := cell("Soalan"); got != "Soalan" {
-		t.Errorf("cell = %q", got)
 	}
 }
