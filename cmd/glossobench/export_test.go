@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/glossobench/glossobench/infra/results/export"
 	"github.com/glossobench/glossobench/infra/results/inputs"
 )
 
@@ -37,7 +38,7 @@ func TestExportLMEvalReadsBack(t *testing.T) {
 		}
 		metric := ax.Metric
 		for _, path := range []string{out, filepath.Dir(dir)} { // the file, and lm-eval's output folder
-			got, err := inputs.ReadLMEval(path, LMEvalTaskPrefix+axis, metric)
+			got, err := inputs.ReadLMEval(path, export.LMEvalTaskPrefix+axis, metric)
 			if err != nil {
 				t.Fatalf("%s %s: %v", path, axis, err)
 			}
