@@ -233,20 +233,7 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		means, over, leftOut := leaderboard.RankRows(g)
-		rank := make([]int, len(g))
-		for i := range rank {
-			rank[i] = i
-		}
-		slices.SortStableFunc(rank, func(i, j int) int {
-			a, b := means[i], means[j]
-			switch {
-			case a != nil && (b == nil || *a > *b):
-				return -1
-			case b != nil && (a == nil || *a < *b):
-				return 1
-			}
-			return g[i].Seq - g[j].Seq
-		})
+		rank := leaderboard.RankOrder(g, means)
 		var axes []string
 		for _, r := range g {
 			for a := range r.Scores {

@@ -132,3 +132,24 @@ func orNone(s []string) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// RankOrder orders rows by their ranking means (as RankRows gives them),
+// highest first: the indexes of rows, rows without a mean last, ties in
+// append order.
+func RankOrder(rows []Row, means []*float64) []int {
+	rank := make([]int, len(rows))
+	for i := range rank {
+		rank[i] = i
+	}
+	slices.SortStableFunc(rank, func(i, j int) int {
+		a, b := means[i], means[j]
+		switch {
+		case a != nil && (b == nil || *a > *b):
+			return -1
+		case b != nil && (a == nil || *a < *b):
+			return 1
+		}
+		return rows[i].Seq - rows[j].Seq
+	})
+	return rank
+}

@@ -37,3 +37,13 @@ func TestCompareLatestRows(t *testing.T) {
 		t.Errorf("mismatches %v", m)
 	}
 }
+
+// TestRankOrder: highest ranking mean first, no mean last, ties by Seq.
+func TestRankOrder(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	rows := []Row{{Seq: 4}, {Seq: 1}, {Seq: 3}, {Seq: 2}}
+	got := RankOrder(rows, []*float64{f(0.5), nil, f(0.5), f(0.9)})
+	if fmt.Sprint(got) != "[3 2 0 1]" {
+		t.Errorf("order %v, want [3 2 0 1]", got)
+	}
+}
