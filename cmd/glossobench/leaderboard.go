@@ -2,22 +2,19 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
-	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 )
 
@@ -81,45 +78,23 @@ func leaderboardAppend(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	runDir := rest[0]
-	res, cfg, err := readResult(runDir)
+	rd, err := leaderboard.ReadRunDir(runDir)
 	if err != nil {
 		return fail(err)
 	}
-	row, err := leaderboard.RowOf(res, filepath.Join(runDir, runfiles.ResultName))
-	if err != nil {
-		return fail(err)
-	}
-	major, err := leaderboard.BenchMajor(res.BenchVersion)
-	if err != nil {
-		return fail(fmt.Errorf("%s: field bench_version: %w", filepath.Join(runDir, "result.json"), err))
-	}
+	row, major := rd.Row, rd.Major
 	if *lang == "" {
-		*lang = "ms"
-		if cfg != nil && cfg.Language != "" {
-			*lang = cfg.Language
-		}
+		*lang = cmp.Or(rd.Language, "ms")
 	}
 	if *storeURI == "" {
-		abs, err := filepath.Abs(runDir)
-		if err != nil {
+		if *storeURI, err = leaderboard.StoreOfRunDir(runDir); err != nil {
 			return fail(err)
 		}
-		if filepath.Base(filepath.Dir(abs)) != "runs" {
-			return fail(fmt.Errorf("%s is not <store>/runs/<run_id>; say where the leaderboard is with --store", runDir))
-		}
-		*storeURI = filepath.Dir(filepath.Dir(abs))
 	}
 	ctx := context.Background()
 	st, err := store.Open(ctx, *storeURI)
 	if err != nil {
 		return fail(err)
-	}
-	// The row names the store the run is in (which Elo reads its items
-	// from) when RUNDIR is <store>/runs/<run_id>.
-	row.ResultRef = filepath.Join(mustAbs(runDir), "result.json")
-	if abs := mustAbs(runDir); filepath.Base(filepath.Dir(abs)) == "runs" && filepath.Base(abs) == res.RunID {
-		runs := "file:" + filepath.Dir(filepath.Dir(abs))
-		row.ResultRef, row.RunStore = runs+"/"+runfiles.ResultKey(res.RunID), runs
 	}
 	if err := leaderboard.Append(ctx, st, *lang, major, row); err != nil {
 		if errors.Is(err, leaderboard.ErrDuplicate) {
@@ -133,27 +108,6 @@ func leaderboardAppend(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "appended %s (ms_public %s) to %s on %s\n", row.ModelID, strconv.FormatFloat(row.MS, 'f', 4, 64), leaderboard.Dir(*lang, major), st.Describe())
 	return 0
-}
-
-// readResult reads RUNDIR/result.json and, when present, the run config.
-func readResult(runDir string) (*runfiles.Result, *config.Config, error) {
-	f, err := runfiles.Dir(runDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	res, err := f.Result()
-	if err != nil {
-		return nil, nil, err
-	}
-	if res.ModelID == "" {
-		return nil, nil, fmt.Errorf("%s: field model_id is missing or empty", f.Path(runfiles.ResultName))
-	}
-	var man runfiles.Manifest
-	if err := f.Manifest(&man); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, err
-	}
-	return res, man.Config, nil
 }
 
 // boardFlags name one leaderboard: its store, language and major version,
@@ -280,13 +234,6 @@ func orNone(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
-}
-
-func mustAbs(p string) string {
-	if abs, err := filepath.Abs(p); err == nil {
-		return abs
-	}
-	return p
 }
 
 func leaderboardExport(args []string, stdout, stderr io.Writer) int {
