@@ -71,14 +71,7 @@ func Concord(ours, ext map[string]inputs.ModelScore, name string, resamples int,
 	if _, rep.PermutationP, err = stats.SpearmanPermutation(rep.oursVec, rep.extVec, resamples, seed); err != nil {
 		return nil, err
 	}
-	switch {
-	case Reaches(rep.Spearman, RhoConverged):
-		rep.Verdict = "strong"
-	case Reaches(rep.Spearman, RhoDivergent):
-		rep.Verdict = "moderate"
-	default:
-		rep.Verdict = "weak"
-	}
+	rep.Verdict = verdict(rep.Spearman, "strong", "moderate", "weak")
 	return rep, nil
 }
 
@@ -90,15 +83,20 @@ func Correlate(ours, ext *inputs.Instrument) (*Report, error) {
 		return nil, err
 	}
 	rep.Name = ext.Title()
-	switch {
-	case Reaches(rep.Spearman, RhoConverged):
-		rep.Verdict = "converged"
-	case Reaches(rep.Spearman, RhoDivergent):
-		rep.Verdict = "moderate"
-	default:
-		rep.Verdict = "divergent"
-	}
+	rep.Verdict = verdict(rep.Spearman, "converged", "moderate", "divergent")
 	return rep, nil
+}
+
+// verdict names where ρ falls: at or above RhoConverged, at or above
+// RhoDivergent, or below.
+func verdict(rho float64, high, middle, low string) string {
+	switch {
+	case Reaches(rho, RhoConverged):
+		return high
+	case Reaches(rho, RhoDivergent):
+		return middle
+	}
+	return low
 }
 
 // Compare aligns two score tables on model_id and computes the rank

@@ -20,16 +20,8 @@ func LMEval(r *runfiles.Result) inputs.LMEvalResults {
 		NSamples: map[string]any{}, HigherIsOK: map[string]map[string]any{}, ModelName: r.ModelID}
 	doc.Config.Model = "glossobench"
 	doc.Config.ModelArgs = "pretrained=" + r.ModelID
-	axes := make([]string, 0, len(r.Axes))
-	for a := range r.Axes {
-		axes = append(axes, a)
-	}
-	slices.Sort(axes)
-	for _, a := range axes {
+	for _, a := range scoredAxes(r) {
 		ax := r.Axes[a]
-		if ax.Score == nil {
-			continue
-		}
 		task := LMEvalTaskPrefix + a
 		res := map[string]any{"alias": task, ax.Metric + ",none": *ax.Score, ax.Metric + "_stderr,none": "N/A"}
 		if ax.CI95 != nil {
@@ -80,16 +72,8 @@ func EveryEvalEver(r *runfiles.Result, org string, ts int64) map[string]any {
 			"score_details": sd,
 		})
 	}
-	axes := make([]string, 0, len(r.Axes))
-	for a := range r.Axes {
-		axes = append(axes, a)
-	}
-	slices.Sort(axes)
-	for _, a := range axes {
+	for _, a := range scoredAxes(r) {
 		ax := r.Axes[a]
-		if ax.Score == nil {
-			continue
-		}
 		add(LMEvalTaskPrefix+a, "GlossoBench "+a+" axis: "+ax.Metric, *ax.Score, ax.CI95, ax.N, map[string]string{"metric": ax.Metric, "plugin_version": ax.Version})
 	}
 	if r.Summary.MSPublic != nil {
@@ -106,4 +90,16 @@ func EveryEvalEver(r *runfiles.Result, org string, ts int64) map[string]any {
 		"model_info":         map[string]any{"name": r.ModelID, "id": r.ModelID},
 		"evaluation_results": results,
 	}
+}
+
+// scoredAxes are the run's axes that published a headline, in name order.
+func scoredAxes(r *runfiles.Result) []string {
+	var axes []string
+	for a, ax := range r.Axes {
+		if ax.Score != nil {
+			axes = append(axes, a)
+		}
+	}
+	slices.Sort(axes)
+	return axes
 }
