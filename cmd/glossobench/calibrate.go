@@ -7,6 +7,7 @@ import (
 	"os"
 	"text/tabwriter"
 
+	"github.com/glossobench/glossobench/infra/results/calibrate"
 	"github.com/glossobench/glossobench/infra/results/inputs"
 	"github.com/glossobench/glossobench/infra/results/release"
 )
@@ -16,83 +17,6 @@ func init() {
 }
 
 func runCalibrate(args []string) int { return calibrateMain(args, os.Stdout, os.Stderr) }
-
-// bandResult is the accuracy of one difficulty band.
-type bandResult struct {
-	Difficulty string       `json:"difficulty"`
-	Anchors    int          `json:"anchors"`
-	Scored     int          `json:"scored"`
-	Accuracy   *float64     `json:"accuracy"`
-	Expected   *inputs.Band `json:"expected,omitempty"`
-	Verdict    string       `json:"verdict"` // within, below, above, no expectation, not scored
-}
-
-type calibration struct {
-	Bands        []bandResult `json:"bands"`
-	Monotonicity string       `json:"monotonicity"` // monotone, not monotone, undetermined
-	Detail       string       `json:"detail"`
-	Missing      []string     `json:"missing"` // anchored items the run did not score
-}
-
-// calibrate scores the anchors against the run's item scores (item id →
-// score; an exact-match axis scores 1 or 0, so the mean is accuracy).
-func calibrate(set *inputs.AnchorSet, scores map[string]float64) calibration {
-	var c calibration
-	var accs []float64
-	var names []string
-	for _, d := range inputs.Difficulties {
-		br := bandResult{Difficulty: d, Verdict: "not scored"}
-		if b, ok := set.Bands[d]; ok {
-			br.Expected = &b
-		}
-		var sum float64
-		for _, a := range set.Anchors {
-			if a.Difficulty != d {
-				continue
-			}
-			br.Anchors++
-			if s, ok := scores[a.ItemID]; ok {
-				br.Scored++
-				sum += s
-			} else {
-				c.Missing = append(c.Missing, a.ItemID)
-			}
-		}
-		if br.Scored > 0 {
-			acc := sum / float64(br.Scored)
-			br.Accuracy = &acc
-			accs, names = append(accs, acc), append(names, d)
-			switch {
-			case br.Expected == nil:
-				br.Verdict = "no expectation"
-			case acc < br.Expected.Lo:
-				br.Verdict = "below"
-			case acc > br.Expected.Hi:
-				br.Verdict = "above"
-			default:
-				br.Verdict = "within"
-			}
-		}
-		if br.Anchors > 0 {
-			c.Bands = append(c.Bands, br)
-		}
-	}
-	switch {
-	case len(accs) < 2:
-		c.Monotonicity, c.Detail = "undetermined", "fewer than two difficulty bands were scored"
-	default:
-		c.Monotonicity = "monotone"
-		c.Detail = "accuracy does not rise from easy to hard"
-		for i := 1; i < len(accs); i++ {
-			if accs[i] > accs[i-1] {
-				c.Monotonicity = "not monotone"
-				c.Detail = fmt.Sprintf("%s accuracy %.4f is above %s accuracy %.4f", names[i], accs[i], names[i-1], accs[i-1])
-				break
-			}
-		}
-	}
-	return c
-}
 
 func calibrateMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
@@ -128,26 +52,10 @@ func calibrateMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	if *axis != "" {
-		if _, ok := run.Axes[*axis]; !ok {
-			return fail(fmt.Errorf("--axis %s: the run has no such axis", *axis))
-		}
+	c, err := calibrate.Run(run, set, *axis)
+	if err != nil {
+		return fail(err)
 	}
-	scores := map[string]float64{}
-	where := map[string]string{}
-	for _, name := range run.AxisNames() {
-		if *axis != "" && name != *axis {
-			continue
-		}
-		for _, s := range run.Axes[name].Scores {
-			if prev, dup := where[s.ItemID]; dup {
-				return fail(fmt.Errorf("item id %s is scored on axes %s and %s; choose one with --axis", s.ItemID, prev, name))
-			}
-			where[s.ItemID] = name
-			scores[s.ItemID] = s.Score
-		}
-	}
-	c := calibrate(set, scores)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "difficulty\tanchors\tscored\taccuracy\texpected\tverdict")
 	for _, b := range c.Bands {

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/glossobench/glossobench/infra/results/inputs"
-	"github.com/glossobench/glossobench/infra/results/release"
 	"github.com/glossobench/glossobench/activities/fakerun"
+	"github.com/glossobench/glossobench/infra/results/release"
+	"github.com/glossobench/glossobench/infra/results/spotcheck"
 )
 
 func writeFile(t *testing.T, name, data string) string {
@@ -19,31 +19,6 @@ func writeFile(t *testing.T, name, data string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func TestCalibrateVerdicts(t *testing.T) {
-	set := &inputs.AnchorSet{Bands: map[string]inputs.Band{"easy": {Lo: 0.8, Hi: 1}, "hard": {Lo: 0, Hi: 0.3}}}
-	for i, d := range []string{"easy", "easy", "medium", "medium", "hard", "hard"} {
-		set.Anchors = append(set.Anchors, inputs.Anchor{ItemID: string(rune('a' + i)), Difficulty: d})
-	}
-	c := calibrate(set, map[string]float64{"a": 1, "b": 1, "c": 1, "d": 0, "e": 0, "f": 1, "zz": 1})
-	if c.Monotonicity != "monotone" {
-		t.Errorf("1, 0.5, 0.5: %s (%s)", c.Monotonicity, c.Detail)
-	}
-	if c.Bands[0].Verdict != "within" || c.Bands[1].Verdict != "no expectation" || c.Bands[2].Verdict != "above" {
-		t.Errorf("verdicts %+v", c.Bands)
-	}
-	c = calibrate(set, map[string]float64{"a": 0, "b": 1, "c": 1, "d": 1, "e": 0})
-	if c.Monotonicity != "not monotone" || !strings.Contains(c.Detail, "medium accuracy 1.0000 is above easy accuracy 0.5000") {
-		t.Errorf("0.5, 1, 0: %s (%s)", c.Monotonicity, c.Detail)
-	}
-	if len(c.Missing) != 1 || c.Missing[0] != "f" {
-		t.Errorf("missing %v", c.Missing)
-	}
-	c = calibrate(set, map[string]float64{"a": 1})
-	if c.Monotonicity != "undetermined" {
-		t.Errorf("one band: %s", c.Monotonicity)
-	}
 }
 
 // TestSpotcheckThenCalibrate fills in the worksheet as a reviewer would and
@@ -61,7 +36,7 @@ func TestSpotcheckThenCalibrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 13 || strings.Join(recs[0], ",") != strings.Join(worksheetHeader, ",") {
+	if len(recs) != 13 || strings.Join(recs[0], ",") != strings.Join(spotcheck.Header, ",") {
 		t.Fatalf("worksheet has %d lines, header %v", len(recs), recs[0])
 	}
 	col := func(name string) int {
@@ -79,7 +54,7 @@ func TestSpotcheckThenCalibrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The fake run has cloze/generate disagreements: they rank first.
-	if !strings.Contains(recs[1][reasons], reasonDisagree) {
+	if !strings.Contains(recs[1][reasons], spotcheck.ReasonDisagree) {
 		t.Errorf("top item reasons %q", recs[1][reasons])
 	}
 	// Ranked by leverage, never rising.
@@ -90,13 +65,13 @@ func TestSpotcheckThenCalibrate(t *testing.T) {
 		}
 		lev := 0
 		for _, why := range strings.Split(r[reasons], ";") {
-			lev += reasonWeight[why]
+			lev += spotcheck.ReasonWeight[why]
 		}
 		if lev == 0 || lev > prev {
 			t.Errorf("item %s leverage %d after %d", r[1], lev, prev)
 		}
 		prev = lev
-		if r[col("axis")] == "knowledge" && strings.HasPrefix(r[1], "global_mmlu_ms/") && strings.Contains(r[reasons], reasonNotValidated) {
+		if r[col("axis")] == "knowledge" && strings.HasPrefix(r[1], "global_mmlu_ms/") && strings.Contains(r[reasons], spotcheck.ReasonNotValidated) {
 			t.Errorf("%s: global_mmlu_ms is human_validated in the config", r[1])
 		}
 	}
@@ -138,14 +113,5 @@ func TestSpotcheckThenCalibrate(t *testing.T) {
 	code, _, errs = run(t, calibrateCmd, runDir, "--anchors", writeFile(t, "bad.csv", "x,easy\ny,impossible\n"))
 	if code != 1 || !strings.Contains(errs, "bad.csv:2: field expected_difficulty") {
 		t.Errorf("bad anchors: exit %d: %s", code, errs)
-	}
-}
-
-func TestWorksheetCellsAreNotFormulas(t *testing.T) {
-	if got := cell("=HYPERLINK(\"x\")"); got != "'=HYPERLINK(\"x\")" {
-		t.Errorf("cell = %q", got)
-	}
-	if got := cell("Soalan"); got != "Soalan" {
-		t.Errorf("cell = %q", got)
 	}
 }

@@ -1,17 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/glossobench/glossobench/scorers/chrf"
 )
@@ -72,7 +67,7 @@ func chrfMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	hyps, streams, err := readChrfInputs(*hyp, refs)
+	hyps, streams, err := chrf.ReadFiles(*hyp, refs)
 	if err != nil {
 		fmt.Fprintln(stderr, "glossobench chrf:", err)
 		return 1
@@ -80,22 +75,15 @@ func chrfMain(args []string, stdout, stderr io.Writer) int {
 	m := chrf.New(opts)
 	var sents []chrf.Score
 	if *sentence {
-		sents = make([]chrf.Score, len(hyps))
-		segRefs := make([]string, len(streams))
-		for i, h := range hyps {
-			for k, s := range streams {
-				segRefs[k] = s[i]
-			}
-			sents[i] = m.Sentence(h, segRefs)
-		}
+		sents = m.Sentences(hyps, streams)
 	}
 	total := m.Corpus(hyps, streams)
-	if total.Err != nil { // readChrfInputs checked what Corpus checks
+	if total.Err != nil { // ReadFiles checked what Corpus checks
 		fmt.Fprintln(stderr, "glossobench chrf:", total.Err)
 		return 1
 	}
 	if *asJSON {
-		stdout.Write(chrfJSON(total, sents, *width))
+		stdout.Write(chrf.JSON(total, sents, *width))
 		return 0
 	}
 	for _, s := range sents {
@@ -103,101 +91,4 @@ func chrfMain(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, total.Format(*width, total.Signature))
 	return 0
-}
-
-// readChrfInputs reads the hypothesis and reference files as sacrebleu's
-// command line does: lines split on "\n" only, trailing whitespace stripped.
-func readChrfInputs(hypPath string, refPaths []string) ([]string, [][]string, error) {
-	hyps, err := readSegments(hypPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(hyps) == 0 {
-		return nil, nil, fmt.Errorf("%s: no lines to score", hypPath)
-	}
-	streams := make([][]string, len(refPaths))
-	for k, p := range refPaths {
-		if streams[k], err = readSegments(p); err != nil {
-			return nil, nil, err
-		}
-		if len(streams[k]) != len(hyps) {
-			return nil, nil, fmt.Errorf("line count mismatch: %s has %d lines but %s has %d", hypPath, len(hyps), p, len(streams[k]))
-		}
-	}
-	for i := range hyps {
-		empty := true
-		for _, s := range streams {
-			empty = empty && s[i] == ""
-		}
-		if empty {
-			return nil, nil, fmt.Errorf("line %d: empty reference in %s (sacrebleu refuses it too)", i+1, strings.Join(refPaths, ", "))
-		}
-	}
-	return hyps, streams, nil
-}
-
-func readSegments(path string) ([]string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) == 0 {
-		return nil, nil
-	}
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	lines := strings.Split(string(b), "\n")
-	for i, l := range lines {
-		if !utf8.ValidString(l) {
-			return nil, fmt.Errorf("%s:%d: not valid UTF-8", path, i+1)
-		}
-		// Python's str.rstrip(): str.isspace characters, which include U+001C..U+001F.
-		lines[i] = strings.TrimRightFunc(l, func(r rune) bool {
-			return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f
-		})
-	}
-	return lines, nil
-}
-
-// chrfJSON renders the score like sacrebleu's Score.format(is_json=True):
-// json.dumps(indent=1) of name, score rounded to width, signature and the
-// signature's fields as strings.
-func chrfJSON(total chrf.Score, sents []chrf.Score, width int) []byte {
-	var b bytes.Buffer
-	field := func(k, v string, last bool) {
-		kb, _ := json.Marshal(k)
-		b.WriteString(" " + string(kb) + ": " + v)
-		if !last {
-			b.WriteByte(',')
-		}
-		b.WriteByte('\n')
-	}
-	str := func(s string) string { sb, _ := json.Marshal(s); return string(sb) }
-	b.WriteString("{\n")
-	field("name", str(total.Name), false)
-	field("score", pyRounded(total.Score, width), false)
-	field("signature", str(total.Signature), false)
-	parts := strings.Split(total.Signature, "|")
-	for i, p := range parts {
-		k, v, _ := strings.Cut(p, ":")
-		field(k, str(v), i == len(parts)-1 && sents == nil)
-	}
-	if sents != nil {
-		vals := make([]string, len(sents))
-		for i, s := range sents {
-			vals[i] = "  " + pyRounded(s.Score, width)
-		}
-		field("sentences", "[\n"+strings.Join(vals, ",\n")+"\n ]", true)
-	}
-	b.WriteString("}\n")
-	return b.Bytes()
-}
-
-// pyRounded prints float(f'{x:.{width}f}') as Python's json does: 54.3, 100.0.
-func pyRounded(x float64, width int) string {
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', width, 64), 64)
-	s := strconv.FormatFloat(r, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
 }

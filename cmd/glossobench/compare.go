@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -66,17 +65,12 @@ func compareMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	cmp := compareBoards(latestByModel(rows1), latestByModel(rows2))
+	cmp := leaderboard.Compare(leaderboard.LatestByModel(rows1), leaderboard.LatestByModel(rows2))
 	if len(cmp) == 0 {
 		fmt.Fprintf(stdout, "no model is on both %s and %s\n", leaderboard.Dir(*lang, v1), leaderboard.Dir(*lang, v2))
 		return 0
 	}
-	var mismatched []string
-	for _, c := range cmp {
-		if c.a.ReasoningMode != c.b.ReasoningMode {
-			mismatched = append(mismatched, fmt.Sprintf("%s (%s vs %s)", c.model, modeName(c.a.ReasoningMode), modeName(c.b.ReasoningMode)))
-		}
-	}
+	mismatched := leaderboard.ReasoningMismatches(cmp)
 	if *strict && len(mismatched) > 0 {
 		return fail(fmt.Errorf("--strict-parity: reasoning mode differs for %s", strings.Join(mismatched, ", ")))
 	}
@@ -84,8 +78,8 @@ func compareMain(args []string, stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "model_id\taxis\tv1\tv2\tdelta")
 	for _, c := range cmp {
-		for _, d := range c.deltas {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.model, d.axis, fmtOpt(d.a), fmtOpt(d.b), fmtDeltaOpt(d.a, d.b))
+		for _, d := range c.Deltas {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Model, d.Axis, fmtOpt(d.A), fmtOpt(d.B), fmtDeltaOpt(d.A, d.B))
 		}
 	}
 	tw.Flush()
@@ -93,67 +87,6 @@ func compareMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "warning: reasoning mode differs for %s: not a like-for-like comparison\n", m)
 	}
 	return 0
-}
-
-// latestByModel keeps each model's last-appended row.
-func latestByModel(rows []leaderboard.Row) map[string]leaderboard.Row {
-	out := map[string]leaderboard.Row{}
-	for _, r := range rows {
-		if old, ok := out[r.ModelID]; !ok || r.Seq > old.Seq {
-			out[r.ModelID] = r
-		}
-	}
-	return out
-}
-
-type axisDelta struct {
-	axis string
-	a, b *float64
-}
-
-type modelCompare struct {
-	model  string
-	a, b   leaderboard.Row
-	deltas []axisDelta // per axis in either row, then "MS"
-}
-
-func compareBoards(a, b map[string]leaderboard.Row) []modelCompare {
-	var out []modelCompare
-	for m, ra := range a {
-		rb, ok := b[m]
-		if !ok {
-			continue
-		}
-		c := modelCompare{model: m, a: ra, b: rb}
-		var axes []string
-		for ax := range ra.Scores {
-			axes = append(axes, ax)
-		}
-		for ax := range rb.Scores {
-			if _, dup := ra.Scores[ax]; !dup {
-				axes = append(axes, ax)
-			}
-		}
-		slices.Sort(axes)
-		for _, ax := range axes {
-			d := axisDelta{axis: ax}
-			if v, ok := ra.Scores[ax]; ok {
-				d.a = &v
-			}
-			if v, ok := rb.Scores[ax]; ok {
-				d.b = &v
-			}
-			c.deltas = append(c.deltas, d)
-		}
-		msA, msB := ra.MS, rb.MS
-		c.deltas = append(c.deltas, axisDelta{axis: "MS", a: &msA, b: &msB})
-		// The two rows rank on the axes that discriminate in both (spec §4).
-		means, over, _ := rankRows([]leaderboard.Row{ra, rb})
-		c.deltas = append(c.deltas, axisDelta{axis: "MS_ranking (" + orNone(over) + ")", a: means[0], b: means[1]})
-		out = append(out, c)
-	}
-	slices.SortFunc(out, func(x, y modelCompare) int { return strings.Compare(x.model, y.model) })
-	return out
 }
 
 func fmtOpt(v *float64) string {
@@ -168,11 +101,4 @@ func fmtDeltaOpt(a, b *float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%+.4f", *b-*a)
-}
-
-func modeName(m string) string {
-	if m == "" {
-		return "unspecified"
-	}
-	return m
 }

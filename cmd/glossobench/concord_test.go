@@ -3,15 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/glossobench/glossobench/infra/results/inputs"
-	"github.com/glossobench/glossobench/stats"
+	"github.com/glossobench/glossobench/infra/results/concord"
 )
 
 func writeTemp(t *testing.T, name, content string) string {
@@ -44,7 +42,7 @@ func TestConcordReport(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
-	var rep rankReport
+	var rep concord.Report
 	b, _ := os.ReadFile(out)
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
@@ -119,26 +117,5 @@ func TestConcordErrors(t *testing.T) {
 	}
 	if code, _, stderr := runCmd(concordCmd, "--scores", t.TempDir(), "--external", ours, "--name", "x"); code != 1 || !strings.Contains(stderr, "no result.json") {
 		t.Errorf("empty run dir: exit %d %q", code, stderr)
-	}
-}
-
-// BenchmarkConcord50 is the budget: a 50-model concord with 10,000
-// permutations, under 1 s.
-func BenchmarkConcord50(b *testing.B) {
-	ours := map[string]inputs.ModelScore{}
-	ext := map[string]inputs.ModelScore{}
-	for i := range 50 {
-		id := fmt.Sprintf("model-%02d", i)
-		ours[id] = inputs.ModelScore{Score: float64(i)}
-		ext[id] = inputs.ModelScore{Score: float64((i * 37) % 50)}
-	}
-	for b.Loop() {
-		rep, err := compareRankings(ours, ext)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, _, err := stats.SpearmanPermutation(rep.oursVec, rep.extVec, 10000, 1); err != nil {
-			b.Fatal(err)
-		}
 	}
 }

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"cmp"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"slices"
 
-	"github.com/glossobench/glossobench/infra/results/inputs"
+	"github.com/glossobench/glossobench/infra/results/concord"
 )
 
 func init() {
@@ -65,18 +61,18 @@ func correlateMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "glossobench correlate: --ours and --external are required")
 		return correlateExitError
 	}
-	ours, err := readInstrumentArg(*oursPath)
+	ours, err := concord.ReadInstrument(*oursPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "glossobench correlate: %v\n", err)
 		return correlateExitError
 	}
-	ext, err := readExternalInstrument(*extPath, *task, *metric)
+	ext, err := concord.ReadExternalInstrument(*extPath, *task, *metric)
 	if err != nil {
 		fmt.Fprintf(stderr, "glossobench correlate: %v\n", err)
 		return correlateExitError
 	}
 	if *overlapFree {
-		shared, err := sharedItems(ours, ext)
+		shared, err := concord.SharedItems(ours, ext)
 		if err != nil {
 			fmt.Fprintf(stderr, "glossobench correlate: --overlap-free: %v\n", err)
 			return correlateExitOverlap
@@ -92,24 +88,17 @@ func correlateMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "overlap-free: %s (%d items) and %s (%d items) share no scored item\n",
 			ours.Title(), len(ours.Items), ext.Title(), len(ext.Items))
 	}
-	rep, err := compareRankings(ours.Scores, ext.Scores)
+	rep, err := concord.Correlate(ours, ext)
 	if err != nil {
 		fmt.Fprintf(stderr, "glossobench correlate: %v\n", err)
 		return correlateExitError
 	}
-	rep.Name = ext.Title()
 	code := correlateExitOK
-	switch {
-	case rhoReaches(rep.Spearman, rhoConverged):
-		rep.Verdict = "converged"
-	case rhoReaches(rep.Spearman, rhoDivergent):
-		rep.Verdict = "moderate"
-	default:
-		rep.Verdict = "divergent"
+	if rep.Verdict == "divergent" {
 		code = correlateExitDivergent
 	}
 	fmt.Fprintf(stdout, "%s vs %s: %d shared models\n", ours.Title(), ext.Title(), rep.N)
-	rep.print(stdout)
+	rep.Print(stdout)
 	fmt.Fprintf(stdout, "verdict: %s\n", rep.Verdict)
 	if rep.Note != "" {
 		fmt.Fprintf(stdout, "note: %s\n", rep.Note)
@@ -121,65 +110,4 @@ func correlateMain(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
-}
-
-// sharedItems returns the item hashes both instruments scored, sorted. It
-// fails when either file lists no items, since then disjointness cannot be
-// certified.
-func sharedItems(a, b *inputs.Instrument) ([]string, error) {
-	for _, in := range []*inputs.Instrument{a, b} {
-		if !in.ListsItems {
-			return nil, fmt.Errorf("%s lists no item_hashes or item_ids; cannot certify that the instruments share no item", in.Path)
-		}
-	}
-	var shared []string
-	for h := range a.Items {
-		if _, ok := b.Items[h]; ok {
-			if id := cmp.Or(a.Items[h], b.Items[h]); id != "" {
-				h += " (" + id + ")"
-			}
-			shared = append(shared, h)
-		}
-	}
-	slices.Sort(shared)
-	return shared, nil
-}
-
-// readInstrumentArg reads --ours or --external: a score file, or a
-// directory of runs, where each run's result.json gives model_id →
-// ms_public and its <axis>/scores.jsonl files give the scored item ids.
-func readInstrumentArg(path string) (*inputs.Instrument, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return readRunsInstrument(path)
-	}
-	return inputs.ReadInstrumentFile(path)
-}
-
-func readRunsInstrument(dir string) (*inputs.Instrument, error) {
-	runs, err := findRunResults(dir)
-	if err != nil {
-		return nil, err
-	}
-	scores, note, err := runRankingScores(runs)
-	if err != nil {
-		return nil, err
-	}
-	in := &inputs.Instrument{Name: "glossobench (" + note + ")", Path: dir, Scores: scores, Items: map[string]string{}}
-	for _, r := range runs {
-		for axis := range r.Axes {
-			items, err := readRunAxisScores(r.dir, axis)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // an axis that scored nothing
-			}
-			if err != nil {
-				return nil, err
-			}
-			ids := make([]string, 0, len(items))
-			for id := range items {
-				ids = append(ids, id)
-			}
-			in.AddItemIDs(ids)
-		}
-	}
-	return in, nil
 }

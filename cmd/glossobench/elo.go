@@ -8,16 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/glossobench/glossobench/infra/runplan"
-
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/results/elo"
-	"github.com/glossobench/glossobench/infra/runfiles"
-	"github.com/glossobench/glossobench/scorers/judge"
+	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/stats"
 )
 
@@ -66,7 +62,7 @@ func eloMain(args []string, stdout, stderr io.Writer) int {
 	}
 	var runs []*elo.Run
 	for _, arg := range fs.Args() {
-		rs, err := loadEloRuns(arg)
+		rs, err := elo.LoadRuns(arg)
 		if err != nil {
 			fmt.Fprintf(stderr, "glossobench elo: %v\n", err)
 			return 1
@@ -122,47 +118,7 @@ func axisCounts(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// loadEloRuns reads a run folder, or every run under a store root.
-func loadEloRuns(arg string) ([]*elo.Run, error) {
-	if st, err := os.Stat(arg); err == nil && !st.IsDir() && filepath.Base(arg) == "result.json" {
-		arg = filepath.Dir(arg)
-	}
-	dirs := []string{arg}
-	if !fileExists(filepath.Join(arg, "result.json")) {
-		matches, _ := filepath.Glob(filepath.Join(arg, "runs", "*", "result.json"))
-		if len(matches) == 0 {
-			return nil, fmt.Errorf("%s: no result.json (want a run folder runs/<run> or a store root)", arg)
-		}
-		slices.Sort(matches)
-		dirs = dirs[:0]
-		for _, m := range matches {
-			dirs = append(dirs, filepath.Dir(m))
-		}
-	}
-	var out []*elo.Run
-	for _, dir := range dirs {
-		f, err := runfiles.Dir(dir)
-		if err != nil {
-			return nil, err
-		}
-		r, err := elo.Load(f)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir()
-}
-
-// pairwiseMT has the config's judges decide the MT matches pairwise, reading
-// each run's conversations from its store (a run folder is runs/<run> under
-// the store root).
+// pairwiseMT has the config's judges decide the MT matches pairwise.
 func pairwiseMT(ctx context.Context, cfgPath string, runs []*elo.Run) ([]stats.Match, []string, error) {
 	cfg, err := config.Load(cfgPath, config.Overrides{})
 	if err != nil {
@@ -171,26 +127,5 @@ func pairwiseMT(ctx context.Context, cfgPath string, runs []*elo.Run) ([]stats.M
 	if len(cfg.Judges) == 0 {
 		return nil, nil, fmt.Errorf("%s: field judges: empty; --judges needs at least one judge", cfgPath)
 	}
-	var judges []*judge.Judge
-	for _, c := range runplan.Judges(cfg) {
-		j, err := judge.Dial(c)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer j.Close()
-		judges = append(judges, j)
-	}
-	turns := make([]elo.Turns, len(runs))
-	for i, r := range runs {
-		f, err := runfiles.Dir(r.Where)
-		if err != nil {
-			return nil, nil, err
-		}
-		turns[i], err = elo.MTTurns(f)
-		f.Close()
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	return elo.PairMatches(ctx, judges, runs, turns)
+	return elo.PairwiseMT(ctx, runplan.Judges(cfg), runs)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/glossobench/glossobench/infra/results/export"
 	"github.com/glossobench/glossobench/infra/results/inputs"
 	"github.com/glossobench/glossobench/internal/jsonschema"
 )
@@ -21,7 +22,7 @@ import (
 // headline comes back for the run's model.
 func TestExportLMEvalReadsBack(t *testing.T) {
 	run := filepath.Join("..", "..", "testdata", "release", "store", "runs", "fake-run")
-	runs, err := findRunResults(run)
+	runs, err := inputs.FindRuns(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestExportLMEvalReadsBack(t *testing.T) {
 		}
 		metric := ax.Metric
 		for _, path := range []string{out, filepath.Dir(dir)} { // the file, and lm-eval's output folder
-			got, err := inputs.ReadLMEval(path, LMEvalTaskPrefix+axis, metric)
+			got, err := inputs.ReadLMEval(path, export.LMEvalTaskPrefix+axis, metric)
 			if err != nil {
 				t.Fatalf("%s %s: %v", path, axis, err)
 			}
@@ -332,7 +333,7 @@ func TestExportLMEvalMatchesLMEvalReaders(t *testing.T) {
 	if err != nil {
 		t.Fatalf("lm-eval's table refuses the export: %v", err)
 	}
-	runs, err := findRunResults(run)
+	runs, err := inputs.FindRuns(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +345,7 @@ func TestExportLMEvalMatchesLMEvalReaders(t *testing.T) {
 		want++
 		found := false
 		for _, r := range rows {
-			if r[0] == LMEvalTaskPrefix+axis && r[4] == ax.Metric && r[5] == strconv.FormatFloat(*ax.Score, 'f', 4, 64) && r[6] == "   N/A" && r[1] == ax.Version && r[3] == "N/A" {
+			if r[0] == export.LMEvalTaskPrefix+axis && r[4] == ax.Metric && r[5] == strconv.FormatFloat(*ax.Score, 'f', 4, 64) && r[6] == "   N/A" && r[1] == ax.Version && r[3] == "N/A" {
 				found = true
 			}
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -26,4 +27,17 @@ func parse(fs *flag.FlagSet, args []string) bool {
 		return false
 	}
 	return true
+}
+
+// writeReportJSON writes a command's report as indented JSON to path.
+func writeReportJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return err
+	}
+	return nil
 }

@@ -33,7 +33,7 @@ func runIFEval(args []string) int {
 		fs.Usage()
 		return 2
 	}
-	res, err := scoreIFEval(*input, *responses, *format, *lang)
+	res, err := ifeval.ScoreFiles(*input, *responses, *format, *lang)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "glossobench ifeval:", err)
 		return 1
@@ -49,22 +49,6 @@ func runIFEval(args []string) int {
 	}
 	printIFEvalReport(os.Stdout, res)
 	return 0
-}
-
-func scoreIFEval(input, responses, format, lang string) (ifeval.Result, error) {
-	prompts, err := ifeval.ReadPrompts(input, format, lang)
-	if err != nil {
-		return ifeval.Result{}, err
-	}
-	lines, err := ifeval.ReadResponses(responses)
-	if err != nil {
-		return ifeval.Result{}, err
-	}
-	byKey, err := ifeval.MatchResponses(prompts, lines)
-	if err != nil {
-		return ifeval.Result{}, fmt.Errorf("%s vs %s: %w", responses, input, err)
-	}
-	return ifeval.Evaluate(prompts, byKey)
 }
 
 func printIFEvalReport(w io.Writer, res ifeval.Result) {

@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/glossobench/glossobench/scorers/ifeval"
 )
 
 var ifevalData = filepath.Join("..", "..", "testdata", "ifeval")
 
 func TestIFEvalCommandReport(t *testing.T) {
-	res, err := scoreIFEval(filepath.Join(ifevalData, "input_data.jsonl"), filepath.Join(ifevalData, "responses_gpt4_aligned.jsonl"), "ifeval", "")
+	res, err := ifeval.ScoreFiles(filepath.Join(ifevalData, "input_data.jsonl"), filepath.Join(ifevalData, "responses_gpt4_aligned.jsonl"), "ifeval", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func TestIFEvalCommandErrors(t *testing.T) {
 	if code := runIFEval([]string{"--input", prompts}); code != 2 {
 		t.Errorf("missing --responses: exit %d, want 2", code)
 	}
-	_, err := scoreIFEval(prompts, resp, "ifeval", "")
+	_, err := ifeval.ScoreFiles(prompts, resp, "ifeval", "")
 	if err == nil || !strings.Contains(err.Error(), "key 9") {
 		t.Errorf("error %v does not name the key", err)
 	}

@@ -2,24 +2,20 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
-	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
-	"github.com/glossobench/glossobench/stats"
 )
 
 func init() {
@@ -82,45 +78,23 @@ func leaderboardAppend(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	runDir := rest[0]
-	res, cfg, err := readResult(runDir)
+	rd, err := leaderboard.ReadRunDir(runDir)
 	if err != nil {
 		return fail(err)
 	}
-	row, err := leaderboard.RowOf(res, filepath.Join(runDir, runfiles.ResultName))
-	if err != nil {
-		return fail(err)
-	}
-	major, err := leaderboard.BenchMajor(res.BenchVersion)
-	if err != nil {
-		return fail(fmt.Errorf("%s: field bench_version: %w", filepath.Join(runDir, "result.json"), err))
-	}
+	row, major := rd.Row, rd.Major
 	if *lang == "" {
-		*lang = "ms"
-		if cfg != nil && cfg.Language != "" {
-			*lang = cfg.Language
-		}
+		*lang = cmp.Or(rd.Language, "ms")
 	}
 	if *storeURI == "" {
-		abs, err := filepath.Abs(runDir)
-		if err != nil {
+		if *storeURI, err = leaderboard.StoreOfRunDir(runDir); err != nil {
 			return fail(err)
 		}
-		if filepath.Base(filepath.Dir(abs)) != "runs" {
-			return fail(fmt.Errorf("%s is not <store>/runs/<run_id>; say where the leaderboard is with --store", runDir))
-		}
-		*storeURI = filepath.Dir(filepath.Dir(abs))
 	}
 	ctx := context.Background()
 	st, err := store.Open(ctx, *storeURI)
 	if err != nil {
 		return fail(err)
-	}
-	// The row names the store the run is in (which Elo reads its items
-	// from) when RUNDIR is <store>/runs/<run_id>.
-	row.ResultRef = filepath.Join(mustAbs(runDir), "result.json")
-	if abs := mustAbs(runDir); filepath.Base(filepath.Dir(abs)) == "runs" && filepath.Base(abs) == res.RunID {
-		runs := "file:" + filepath.Dir(filepath.Dir(abs))
-		row.ResultRef, row.RunStore = runs+"/"+runfiles.ResultKey(res.RunID), runs
 	}
 	if err := leaderboard.Append(ctx, st, *lang, major, row); err != nil {
 		if errors.Is(err, leaderboard.ErrDuplicate) {
@@ -134,27 +108,6 @@ func leaderboardAppend(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "appended %s (ms_public %s) to %s on %s\n", row.ModelID, strconv.FormatFloat(row.MS, 'f', 4, 64), leaderboard.Dir(*lang, major), st.Describe())
 	return 0
-}
-
-// readResult reads RUNDIR/result.json and, when present, the run config.
-func readResult(runDir string) (*runfiles.Result, *config.Config, error) {
-	f, err := runfiles.Dir(runDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	res, err := f.Result()
-	if err != nil {
-		return nil, nil, err
-	}
-	if res.ModelID == "" {
-		return nil, nil, fmt.Errorf("%s: field model_id is missing or empty", f.Path(runfiles.ResultName))
-	}
-	var man runfiles.Manifest
-	if err := f.Manifest(&man); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, err
-	}
-	return res, man.Config, nil
 }
 
 // boardFlags name one leaderboard: its store, language and major version,
@@ -229,25 +182,12 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 	for _, c := range classes {
 		g := groups[c]
 		if *strict {
-			if modes := reasoningModes(g); len(modes) > 1 {
+			if modes := leaderboard.ReasoningModes(g); len(modes) > 1 {
 				return fail(fmt.Errorf("class %s mixes reasoning modes %s; --strict-parity refuses to rank them together", c, strings.Join(modes, ", ")))
 			}
 		}
-		means, over, leftOut := rankRows(g)
-		rank := make([]int, len(g))
-		for i := range rank {
-			rank[i] = i
-		}
-		slices.SortStableFunc(rank, func(i, j int) int {
-			a, b := means[i], means[j]
-			switch {
-			case a != nil && (b == nil || *a > *b):
-				return -1
-			case b != nil && (a == nil || *a < *b):
-				return 1
-			}
-			return g[i].Seq - g[j].Seq
-		})
+		means, over, leftOut := leaderboard.RankRows(g)
+		rank := leaderboard.RankOrder(g, means)
 		var axes []string
 		for _, r := range g {
 			for a := range r.Scores {
@@ -289,52 +229,11 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func reasoningModes(rows []leaderboard.Row) []string {
-	var modes []string
-	for _, r := range rows {
-		m := r.ReasoningMode
-		if m == "" {
-			m = "unspecified"
-		}
-		if !slices.Contains(modes, m) {
-			modes = append(modes, m)
-		}
-	}
-	slices.Sort(modes)
-	return modes
-}
-
-// rankRows is the ranking mean of rows compared together
-// (stats.CommonRanking): each row's weighted mean over the axes every row
-// ranks on. A row from before rows recorded ranking_weights ranks on every
-// axis it scored, weight 1.
-func rankRows(rows []leaderboard.Row) (means []*float64, axes, leftOut []string) {
-	entries := make([]stats.RankingEntry, len(rows))
-	for i, r := range rows {
-		w := r.RankingWeights
-		if w == nil {
-			w = map[string]float64{}
-			for a := range r.Scores {
-				w[a] = 1
-			}
-		}
-		entries[i] = stats.RankingEntry{Scores: r.Scores, Weights: w}
-	}
-	return stats.CommonRanking(entries)
-}
-
 func orNone(s []string) string {
 	if len(s) == 0 {
 		return "none"
 	}
 	return strings.Join(s, ", ")
-}
-
-func mustAbs(p string) string {
-	if abs, err := filepath.Abs(p); err == nil {
-		return abs
-	}
-	return p
 }
 
 func leaderboardExport(args []string, stdout, stderr io.Writer) int {

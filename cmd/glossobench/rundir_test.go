@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/results/sigtest"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/scorers"
 )
@@ -100,7 +101,7 @@ func TestRunDirectories(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sigtest over runs: exit %d\n%s", code, stderr)
 	}
-	var rep sigtestReport
+	var rep sigtest.Report
 	raw, _ := os.ReadFile(out)
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/glossobench/glossobench/infra/results/sigtest"
 )
 
 func sigtestCmd(args []string, o, e *bytes.Buffer) int { return sigtestMain(args, o, e) }
@@ -43,7 +45,7 @@ func TestSigtest(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
-	var rep sigtestReport
+	var rep sigtest.Report
 	raw, _ := os.ReadFile(out)
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)

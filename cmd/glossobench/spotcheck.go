@@ -1,19 +1,13 @@
 package main
 
 import (
-	"cmp"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/csv"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/glossobench/glossobench/infra/results/release"
+	"github.com/glossobench/glossobench/infra/results/spotcheck"
 )
 
 func init() {
@@ -21,127 +15,6 @@ func init() {
 }
 
 func runSpotcheck(args []string) int { return spotcheckMain(args, os.Stdout, os.Stderr) }
-
-// Reasons an item is worth a human look, with their weight in the ranking:
-// a cloze/generate disagreement says the format, not the knowledge, decided
-// the item; a wrong answer may be a wrong key; an unvalidated dataset has
-// keys nobody fluent has confirmed.
-const (
-	reasonDisagree     = "cloze_generate_disagree"
-	reasonWrong        = "wrong_answer"
-	reasonNotValidated = "dataset_not_human_validated"
-)
-
-var reasonWeight = map[string]int{reasonDisagree: 4, reasonWrong: 2, reasonNotValidated: 1}
-
-// spotRow is one worksheet line.
-type spotRow struct {
-	axis, id, dataset, lang string
-	reasons                 []string
-	leverage                int
-	tie                     uint64
-	score                   float64
-	label                   bool
-	gold, cloze, generate   string
-	prompt, choices         string
-}
-
-var worksheetHeader = []string{"axis", "item_id", "dataset", "lang", "reasons", "score", "correct", "gold", "cloze_pred", "generate_pred", "prompt", "choices", "expected_difficulty", "reviewer_note"}
-
-// spotcheckRows ranks every scored item of the run by leverage (ties in a
-// seeded order) and returns the top n.
-func spotcheckRows(run *release.Run, n int, seed uint64) []spotRow {
-	var rows []spotRow
-	for _, axis := range run.AxisNames() {
-		ad := run.Axes[axis]
-		for _, s := range ad.Scores {
-			it, haveItem := ad.Items[s.ItemID]
-			r := spotRow{axis: axis, id: s.ItemID, dataset: it.Dataset, lang: cmp.Or(s.Lang, it.Lang), score: s.Score, label: s.Label}
-			if c, ok := s.Fields["cloze_correct"].(bool); ok && c != s.Label {
-				r.reasons = append(r.reasons, reasonDisagree)
-			}
-			if !s.Label {
-				r.reasons = append(r.reasons, reasonWrong)
-			}
-			if d, ok := run.Dataset(axis, it.Dataset); !ok || !d.HumanValidated {
-				r.reasons = append(r.reasons, reasonNotValidated)
-			}
-			for _, why := range r.reasons {
-				r.leverage += reasonWeight[why]
-			}
-			if r.leverage == 0 {
-				continue
-			}
-			if haveItem {
-				r.prompt = clip(it.Prompt, 500)
-				var ch []string
-				for i, c := range it.Choices {
-					ch = append(ch, fmt.Sprintf("%c) %s", 'A'+i, c))
-				}
-				r.choices = clip(strings.Join(ch, " | "), 500)
-				if it.Gold >= 0 && it.Gold < len(it.Choices) {
-					r.gold = string(rune('A' + it.Gold))
-				} else {
-					r.gold = it.Label
-				}
-			}
-			r.cloze, _ = s.Fields["cloze_pred"].(string)
-			r.generate, _ = s.Fields["generate_pred"].(string)
-			h := sha256.Sum256([]byte(strconv.FormatUint(seed, 10) + "\x00" + axis + "\x00" + s.ItemID))
-			r.tie = binary.BigEndian.Uint64(h[:8])
-			rows = append(rows, r)
-		}
-	}
-	slices.SortFunc(rows, func(a, b spotRow) int {
-		if a.leverage != b.leverage {
-			return b.leverage - a.leverage
-		}
-		return cmp.Compare(a.tie, b.tie)
-	})
-	return rows[:min(n, len(rows))]
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8Start(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
-
-// cell keeps a spreadsheet from reading data as a formula (CSV injection).
-func cell(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
-}
-
-func writeWorksheet(w io.Writer, rows []spotRow) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(worksheetHeader); err != nil {
-		return err
-	}
-	for _, r := range rows {
-		correct := "no"
-		if r.label {
-			correct = "yes"
-		}
-		rec := []string{r.axis, r.id, cell(r.dataset), r.lang, strings.Join(r.reasons, ";"),
-			strconv.FormatFloat(r.score, 'g', -1, 64), correct, cell(r.gold), r.cloze, r.generate,
-			cell(r.prompt), cell(r.choices), "", ""}
-		if err := cw.Write(rec); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
 
 func spotcheckMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("spotcheck", flag.ContinueOnError)
@@ -180,7 +53,7 @@ func spotcheckMain(args []string, stdout, stderr io.Writer) int {
 	if run.Config == nil {
 		fmt.Fprintf(stderr, "glossobench spotcheck: note: %s has no manifest.json; every dataset counts as not human-validated\n", rest[0])
 	}
-	rows := spotcheckRows(run, *n, *seed)
+	rows := spotcheck.Rows(run, *n, *seed)
 	w := stdout
 	if *out != "" {
 		f, err := os.Create(*out)
@@ -190,7 +63,7 @@ func spotcheckMain(args []string, stdout, stderr io.Writer) int {
 		defer f.Close()
 		w = f
 	}
-	if err := writeWorksheet(w, rows); err != nil {
+	if err := spotcheck.WriteWorksheet(w, rows); err != nil {
 		return fail(err)
 	}
 	if *out != "" {

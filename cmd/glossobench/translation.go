@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/glossobench/glossobench/infra/results/inputs"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/scorers"
 )
@@ -52,7 +53,7 @@ func runTranslationDelta(args []string) int {
 
 // translationDeltaOf pairs "<orig>/<row>" with "<trans>/<row>" item scores.
 func translationDeltaOf(dir, axis, orig, trans string, seed uint64) (scorers.TranslationDelta, error) {
-	scores, err := readRunAxisScores(dir, axis)
+	scores, err := inputs.RunAxisScores(dir, axis)
 	if err != nil {
 		return scorers.TranslationDelta{}, err
 	}

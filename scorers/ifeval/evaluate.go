@@ -600,3 +600,22 @@ func abbreviate(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// ScoreFiles scores the responses file against the prompts file (read in
+// dialect and lang, as ReadPrompts takes them), as IFEval's
+// evaluation_main does with its two files.
+func ScoreFiles(promptsPath, responsesPath, dialect, lang string) (Result, error) {
+	prompts, err := ReadPrompts(promptsPath, dialect, lang)
+	if err != nil {
+		return Result{}, err
+	}
+	lines, err := ReadResponses(responsesPath)
+	if err != nil {
+		return Result{}, err
+	}
+	byKey, err := MatchResponses(prompts, lines)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s vs %s: %w", responsesPath, promptsPath, err)
+	}
+	return Evaluate(prompts, byKey)
+}

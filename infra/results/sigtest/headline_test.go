@@ -1,4 +1,4 @@
-package main
+package sigtest
 
 import (
 	"math"
@@ -20,7 +20,7 @@ func TestSigtestOfARunAgainstItselfGivesItsHeadlines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{filepath.Join("..", "..", "testdata", "runs", "quickstart-tiny-llama"), fake} {
+	for _, dir := range []string{filepath.Join("..", "..", "..", "testdata", "runs", "quickstart-tiny-llama"), fake} {
 		f, err := runfiles.Dir(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -30,11 +30,11 @@ func TestSigtestOfARunAgainstItselfGivesItsHeadlines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, err := readSigtestInput(dir)
+		in, err := ReadInput(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := sigtest(in, in, nil, 200, 1, 0.95)
+		rep, err := Compare(in, in, nil, 200, 1, 0.95)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,209 @@
+// Package concord measures how far our ranking of models agrees with
+// another instrument's: it aligns two score tables on model_id and reports
+// tie-aware Spearman ρ and Kendall τ-b with a per-model rank table. The
+// concord and correlate commands print its reports; run folders are read
+// by their ranking mean (spec §4).
+package concord
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/glossobench/glossobench/infra/results/inputs"
+	"github.com/glossobench/glossobench/stats"
+)
+
+// Verdict thresholds on Spearman's ρ (spec §10, §11).
+const (
+	RhoConverged = 0.7 // correlate: converged; concord: strong
+	RhoDivergent = 0.5 // correlate: divergent below; concord: weak below
+)
+
+// Reaches reports whether ρ is at or above a verdict line, within the
+// rounding of its computation (ρ exactly 0.5 computes to 0.49999999999999994),
+// as the leakage audit compares its readings with its floor.
+func Reaches(rho, line float64) bool { return rho >= line-1e-12 }
+
+// Row is one model in the rank table. Rank 1 is the highest score; ties
+// share the average rank. Delta = external rank − our rank, so a positive
+// delta means we rank the model higher than the external board.
+type Row struct {
+	ModelID      string  `json:"model_id"`
+	Ours         float64 `json:"ours"`
+	External     float64 `json:"external"`
+	RankOurs     float64 `json:"rank_ours"`
+	RankExternal float64 `json:"rank_external"`
+	Delta        float64 `json:"rank_delta"`
+}
+
+// Report is what correlate and concord print and write.
+type Report struct {
+	Name         string   `json:"name,omitempty"`
+	N            int      `json:"n_shared"`
+	Spearman     float64  `json:"spearman_rho"`
+	SpearmanP    float64  `json:"spearman_p"`
+	Kendall      float64  `json:"kendall_tau_b"`
+	KendallP     float64  `json:"kendall_p"`
+	PermutationP float64  `json:"permutation_p,omitempty"`
+	Resamples    int      `json:"permutations,omitempty"`
+	Seed         uint64   `json:"seed,omitempty"`
+	Verdict      string   `json:"verdict"`
+	Note         string   `json:"note,omitempty"`
+	Models       []Row    `json:"models"`
+	OnlyOurs     []string `json:"only_ours"`
+	OnlyExternal []string `json:"only_external"`
+
+	oursVec, extVec []float64
+}
+
+// Concord ranks ours against the external leaderboard name: the rank
+// correlations, a Monte-Carlo permutation p of ρ (resamples rounds from
+// seed) and the agreement: strong, moderate or weak.
+func Concord(ours, ext map[string]inputs.ModelScore, name string, resamples int, seed uint64) (*Report, error) {
+	rep, err := Compare(ours, ext)
+	if err != nil {
+		return nil, err
+	}
+	rep.Name, rep.Resamples, rep.Seed = name, resamples, seed
+	if _, rep.PermutationP, err = stats.SpearmanPermutation(rep.oursVec, rep.extVec, resamples, seed); err != nil {
+		return nil, err
+	}
+	rep.Verdict = verdict(rep.Spearman, "strong", "moderate", "weak")
+	return rep, nil
+}
+
+// Correlate ranks our instrument against an external one on the same
+// models; the verdict is converged, moderate or divergent.
+func Correlate(ours, ext *inputs.Instrument) (*Report, error) {
+	rep, err := Compare(ours.Scores, ext.Scores)
+	if err != nil {
+		return nil, err
+	}
+	rep.Name = ext.Title()
+	rep.Verdict = verdict(rep.Spearman, "converged", "moderate", "divergent")
+	return rep, nil
+}
+
+// verdict names where ρ falls: at or above RhoConverged, at or above
+// RhoDivergent, or below.
+func verdict(rho float64, high, middle, low string) string {
+	switch {
+	case Reaches(rho, RhoConverged):
+		return high
+	case Reaches(rho, RhoDivergent):
+		return middle
+	}
+	return low
+}
+
+// Compare aligns two score tables on model_id and computes the rank
+// correlations and the rank table. Fewer than three shared models, or a
+// table whose shared scores are all equal, is an error.
+func Compare(ours, ext map[string]inputs.ModelScore) (*Report, error) {
+	rep := &Report{OnlyOurs: []string{}, OnlyExternal: []string{}}
+	var shared []string
+	for id := range ours {
+		if _, ok := ext[id]; ok {
+			shared = append(shared, id)
+		} else {
+			rep.OnlyOurs = append(rep.OnlyOurs, id)
+		}
+	}
+	for id := range ext {
+		if _, ok := ours[id]; !ok {
+			rep.OnlyExternal = append(rep.OnlyExternal, id)
+		}
+	}
+	slices.Sort(shared)
+	slices.Sort(rep.OnlyOurs)
+	slices.Sort(rep.OnlyExternal)
+	rep.N = len(shared)
+	if len(shared) < 3 {
+		return nil, fmt.Errorf("only %d shared model_ids (%s); rank correlation needs at least 3 — rename rows so ids match",
+			len(shared), strings.Join(shared, ", "))
+	}
+	for _, id := range shared {
+		rep.oursVec = append(rep.oursVec, ours[id].Score)
+		rep.extVec = append(rep.extVec, ext[id].Score)
+	}
+	var err error
+	rep.Spearman, rep.SpearmanP, err = stats.Spearman(rep.oursVec, rep.extVec)
+	if err != nil {
+		return nil, fmt.Errorf("over the %d shared models: %w", len(shared), err)
+	}
+	rep.Kendall, rep.KendallP, err = stats.Kendall(rep.oursVec, rep.extVec)
+	if err != nil {
+		return nil, fmt.Errorf("over the %d shared models: %w", len(shared), err)
+	}
+	ro, re := descRanks(rep.oursVec), descRanks(rep.extVec)
+	for i, id := range shared {
+		rep.Models = append(rep.Models, Row{id, rep.oursVec[i], rep.extVec[i], ro[i], re[i], re[i] - ro[i]})
+	}
+	slices.SortStableFunc(rep.Models, func(a, b Row) int {
+		if a.RankOurs != b.RankOurs {
+			if a.RankOurs < b.RankOurs {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.ModelID, b.ModelID)
+	})
+	if n := len(shared); n < 5 {
+		// The smallest two-sided permutation p of ρ over n models is 2/n!.
+		rep.Note = fmt.Sprintf("only %d shared models: even ρ = 1 is not significant at 0.05 (the smallest possible two-sided p is 2/%d! = %.3g); treat the result as directional",
+			n, n, 2/factorialFloat(n))
+	}
+	return rep, nil
+}
+
+func factorialFloat(n int) float64 {
+	f := 1.0
+	for i := 2; i <= n; i++ {
+		f *= float64(i)
+	}
+	return f
+}
+
+// descRanks ranks scores from the highest (rank 1), ties averaged.
+func descRanks(v []float64) []float64 {
+	neg := make([]float64, len(v))
+	for i, x := range v {
+		neg[i] = -x
+	}
+	return stats.Rank(neg)
+}
+
+// Print writes the rank table, the models only one side has, and the two
+// correlations.
+func (rep *Report) Print(w io.Writer) {
+	width := len("model_id")
+	for _, m := range rep.Models {
+		width = max(width, len(m.ModelID))
+	}
+	fmt.Fprintf(w, "%-*s  %10s  %10s  %9s  %9s  %6s\n", width, "model_id", "ours", "external", "rank_ours", "rank_ext", "delta")
+	for _, m := range rep.Models {
+		fmt.Fprintf(w, "%-*s  %10.4g  %10.4g  %9s  %9s  %6s\n", width, m.ModelID, m.Ours, m.External,
+			fmtRank(m.RankOurs), fmtRank(m.RankExternal), fmtDelta(m.Delta))
+	}
+	if len(rep.OnlyOurs) > 0 {
+		fmt.Fprintf(w, "only in ours (%d): %s\n", len(rep.OnlyOurs), strings.Join(rep.OnlyOurs, ", "))
+	}
+	if len(rep.OnlyExternal) > 0 {
+		fmt.Fprintf(w, "only in external (%d): %s\n", len(rep.OnlyExternal), strings.Join(rep.OnlyExternal, ", "))
+	}
+	fmt.Fprintf(w, "Spearman ρ = %.4f (p = %.4g), Kendall τ-b = %.4f (p = %.4g)\n", rep.Spearman, rep.SpearmanP, rep.Kendall, rep.KendallP)
+}
+
+// fmtRank prints 3 or 2.5.
+func fmtRank(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
+
+// fmtDelta prints a rank delta with its sign: +2, -1.5, 0.
+func fmtDelta(d float64) string {
+	if d > 0 {
+		return "+" + fmtRank(d)
+	}
+	return fmtRank(d)
+}

@@ -1,0 +1,198 @@
+package concord
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/glossobench/glossobench/infra/results/inputs"
+	"github.com/glossobench/glossobench/stats"
+)
+
+// ReadScores reads concord's --scores: a model_id,score CSV file, or a
+// directory holding runs, whose result.json files give model_id → ranking
+// mean (and a note naming the axes it is over).
+func ReadScores(path string) (map[string]inputs.ModelScore, string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, "", err
+	}
+	if !st.IsDir() {
+		scores, err := inputs.ReadScoresCSVFile(path)
+		return scores, "", err
+	}
+	runs, err := inputs.FindRuns(path)
+	if err != nil {
+		return nil, "", err
+	}
+	return RankingScores(runs)
+}
+
+// RankingScores maps each run's model_id to its ranking mean over the axes
+// that discriminate for every run (spec §4, stats.CommonRanking), and says
+// in note which axes those are and which it leaves out.
+func RankingScores(runs []inputs.Run) (scores map[string]inputs.ModelScore, note string, err error) {
+	scores = map[string]inputs.ModelScore{}
+	from := map[string]string{}
+	entries := make([]stats.RankingEntry, len(runs))
+	for i, r := range runs {
+		if prev, dup := from[r.ModelID]; dup {
+			return nil, "", fmt.Errorf("model_id %q has two runs: %s and %s; keep one", r.ModelID, prev, r.Path())
+		}
+		from[r.ModelID] = r.Path()
+		var axes []stats.RankingAxis
+		for name, a := range r.Axes {
+			if a.Score != nil {
+				axes = append(axes, stats.RankingAxis{Name: name, Score: *a.Score, Weight: a.Weight, Public: a.Tier != "selfbuilt", Discriminates: a.Discriminates})
+			}
+		}
+		e := stats.RankingEntry{Scores: map[string]float64{}}
+		e.Weights, _ = stats.RankingWeights(axes)
+		for _, a := range axes {
+			e.Scores[a.Name] = a.Score
+		}
+		entries[i] = e
+	}
+	means, over, leftOut := stats.CommonRanking(entries)
+	for i, r := range runs {
+		if means[i] == nil {
+			return nil, "", fmt.Errorf("%s: no axis discriminates for every run (%s), so there is no ranking mean; left out: %s", r.Path(), orNone(over), orNone(leftOut))
+		}
+		scores[r.ModelID] = inputs.ModelScore{Score: *means[i], Line: 1}
+	}
+	note = "runs ranked by ms_ranking over the axes that discriminate for every run: " + strings.Join(over, ", ")
+	if len(leftOut) > 0 {
+		note += "; left out (near chance, or not scored, for some run): " + strings.Join(leftOut, ", ")
+	}
+	return scores, note, nil
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+// ReadInstrument reads correlate's --ours (or a native --external): a
+// score file, or a directory of runs, where each run's result.json gives
+// model_id → ranking mean and its <axis>/scores.jsonl files give the
+// scored item ids.
+func ReadInstrument(path string) (*inputs.Instrument, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return ReadRunsInstrument(path)
+	}
+	return inputs.ReadInstrumentFile(path)
+}
+
+// ReadRunsInstrument reads the runs at or under dir as one instrument.
+func ReadRunsInstrument(dir string) (*inputs.Instrument, error) {
+	runs, err := inputs.FindRuns(dir)
+	if err != nil {
+		return nil, err
+	}
+	scores, note, err := RankingScores(runs)
+	if err != nil {
+		return nil, err
+	}
+	in := &inputs.Instrument{Name: "glossobench (" + note + ")", Path: dir, Scores: scores, Items: map[string]string{}}
+	for _, r := range runs {
+		for axis := range r.Axes {
+			items, err := inputs.RunAxisScores(r.Dir, axis)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // an axis that scored nothing
+			}
+			if err != nil {
+				return nil, err
+			}
+			ids := make([]string, 0, len(items))
+			for id := range items {
+				ids = append(ids, id)
+			}
+			in.AddItemIDs(ids)
+		}
+	}
+	return in, nil
+}
+
+// SharedItems returns the item hashes both instruments scored, sorted. It
+// fails when either file lists no items, since then disjointness cannot be
+// certified.
+func SharedItems(a, b *inputs.Instrument) ([]string, error) {
+	for _, in := range []*inputs.Instrument{a, b} {
+		if !in.ListsItems {
+			return nil, fmt.Errorf("%s lists no item_hashes or item_ids; cannot certify that the instruments share no item", in.Path)
+		}
+	}
+	var shared []string
+	for h := range a.Items {
+		if _, ok := b.Items[h]; ok {
+			if id := cmp.Or(a.Items[h], b.Items[h]); id != "" {
+				h += " (" + id + ")"
+			}
+			shared = append(shared, h)
+		}
+	}
+	slices.Sort(shared)
+	return shared, nil
+}
+
+// externalKind says which peer's results --external names: "lm-eval",
+// "seahelm", "helm", or "" for the native formats.
+func externalKind(path, task string) string {
+	switch {
+	case inputs.IsSEAHELMResults(path):
+		return "seahelm"
+	case inputs.IsHELMGroups(path):
+		return "helm"
+	case inputs.IsLMEvalResults(path), task != "":
+		return "lm-eval"
+	}
+	return ""
+}
+
+func readPeerScores(kind, path, task, metric string) (map[string]inputs.ModelScore, error) {
+	switch kind {
+	case "seahelm":
+		return inputs.ReadSEAHELM(path, task)
+	case "helm":
+		return inputs.ReadHELMGroups(path, task, metric)
+	}
+	return inputs.ReadLMEval(path, task, metric)
+}
+
+// ReadExternalInstrument reads correlate's --external: a peer's results
+// (lm-evaluation-harness, SEA-HELM or HELM; they list no items), else a
+// score file or a directory of runs. task and metric say what to read
+// from a peer's results.
+func ReadExternalInstrument(path, task, metric string) (*inputs.Instrument, error) {
+	kind := externalKind(path, task)
+	if kind == "" {
+		return ReadInstrument(path)
+	}
+	scores, err := readPeerScores(kind, path, task, metric)
+	if err != nil {
+		return nil, err
+	}
+	name := kind
+	if task != "" {
+		name += " " + task
+	}
+	if metric != "" {
+		name += " " + metric
+	}
+	return &inputs.Instrument{Name: name, Path: path, Scores: scores, Items: map[string]string{}}, nil
+}
+
+// ReadExternalScores reads concord's --external: a peer's results, else a
+// model_id,score CSV.
+func ReadExternalScores(path, task, metric string) (map[string]inputs.ModelScore, error) {
+	if kind := externalKind(path, task); kind != "" {
+		return readPeerScores(kind, path, task, metric)
+	}
+	return inputs.ReadScoresCSVFile(path)
+}
