@@ -96,19 +96,31 @@ func ReadInput(path string) (Input, error) {
 		}
 		return in, err
 	}
-	r, err := inputs.ReadRun(path)
-	if err != nil {
-		return Input{}, err
-	}
-	in.run, in.weights, in.msAxes = &r, map[string]float64{}, r.Summary.MSAxes
-	if in.msAxes == nil {
-		in.msAxes = []string{}
-	}
 	f, err := runfiles.Dir(path)
 	if err != nil {
 		return Input{}, err
 	}
 	defer f.Close()
+	return FolderInput(f)
+}
+
+// FolderInput reads a run folder, on disk or in a store: every axis with a
+// headline is compared on the statistic it publishes (scorers.StatisticOf
+// its metric), over its scores.jsonl records.
+func FolderInput(f *runfiles.Folder) (Input, error) {
+	res, err := f.Result()
+	if err != nil {
+		return Input{}, err
+	}
+	r := inputs.Run{Dir: f.Where(), Result: res}
+	if r.ModelID == "" {
+		return Input{}, fmt.Errorf("%s: field model_id is missing or empty", r.Path())
+	}
+	in := Input{records: map[string]map[string]scorers.ItemScore{}, stat: map[string]scorers.Statistic{}}
+	in.run, in.weights, in.msAxes = &r, map[string]float64{}, r.Summary.MSAxes
+	if in.msAxes == nil {
+		in.msAxes = []string{}
+	}
 	for axis, ax := range r.Axes {
 		if ax.Score == nil {
 			continue // an axis that published no headline
@@ -133,7 +145,7 @@ func ReadInput(path string) (Input, error) {
 		}
 	}
 	if len(in.records) == 0 {
-		return Input{}, fmt.Errorf("%s: the run has no per-item scores", path)
+		return Input{}, fmt.Errorf("%s: the run has no per-item scores", f.Where())
 	}
 	return in, nil
 }
