@@ -127,43 +127,19 @@ func runDedup(args []string) int {
 		return 2
 	}
 
-	t0 := time.Now()
-	idx, err := dedup.NewIndex(items, opt)
+	screen := corpus.Screen{Options: opt, Format: *format, TextField: *textField, ShardBytes: *shardMB << 20, Workers: *workers, NoFingerprint: *noHash}
+	p, err := screen.Prepare(ctx, items, entries)
 	if err != nil {
 		return fail(err)
 	}
-	indexTime := time.Since(t0)
-	srcs, err := corpus.Expand(ctx, entries, *format, *textField)
-	if err != nil {
-		return fail(err)
-	}
-	var stored int64
-	for _, s := range srcs {
-		stored += s.Size
-	}
-
 	if *bench {
-		return dedupBench(ctx, idx, items, srcs, stored, *shardMB<<20, *workers, indexTime)
+		return dedupBench(ctx, p)
 	}
-
-	t1 := time.Now()
-	shards := corpus.Plan(srcs, corpus.BalancedShardBytes(srcs, *shardMB<<20, *workers))
-	matches, docs, docBytes, err := corpus.Scanner{Index: idx}.ScanAll(ctx, shards, *workers)
+	res, err := p.Scan(ctx)
 	if err != nil {
 		return fail(err)
 	}
-	scanTime := time.Since(t1)
-	var fps []dedup.Fingerprint
-	for _, s := range srcs {
-		fp := dedup.Fingerprint{URI: s.URI, Size: s.Size, ETag: s.ETag}
-		if !*noHash {
-			if fp, err = corpus.FingerprintSource(ctx, nil, s); err != nil {
-				return fail(err)
-			}
-		}
-		fps = append(fps, fp)
-	}
-	rep := dedup.Summarize(items, matches, fps, idx.Options())
+	rep := res.Report
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -172,7 +148,7 @@ func runDedup(args []string) int {
 		}
 		return 0
 	}
-	printDedupReport(os.Stdout, rep, len(shards), docs, docBytes, stored, scanTime)
+	printDedupReport(os.Stdout, rep, res.Shards, res.Docs, res.DocBytes, p.Stored, res.ScanTime)
 	return 0
 }
 
@@ -264,7 +240,8 @@ func cpuSelf() time.Duration {
 // dedupBench times the screen and two baselines on the same files. CPU
 // MB/s (bytes per CPU-second) is the per-core figure, meaningful on a busy
 // machine where wall-clock rates are not.
-func dedupBench(ctx context.Context, idx *dedup.Index, items []scorers.Item, srcs []corpus.Source, stored, shardBytes int64, workers int, indexTime time.Duration) int {
+func dedupBench(ctx context.Context, p *corpus.Prepared) int {
+	idx, items, srcs, stored, shardBytes, workers, indexTime := p.Index, p.Items, p.Sources, p.Stored, p.ShardBytes, p.Workers, p.IndexTime
 	var paths []string
 	for _, s := range srcs {
 		if s.Compression != "" {
