@@ -1,7 +1,6 @@
 package gguf
 
 import (
-	"container/heap"
 	"strings"
 )
 
@@ -127,30 +126,6 @@ func byteDecode(s string) string {
 	return string(out)
 }
 
-type bpeBigram struct {
-	left, right int
-	rank, size  int
-}
-
-// bpeQueue pops the lowest rank first, then the leftmost.
-type bpeQueue []bpeBigram
-
-func (q bpeQueue) Len() int { return len(q) }
-func (q bpeQueue) Less(i, j int) bool {
-	if q[i].rank != q[j].rank {
-		return q[i].rank < q[j].rank
-	}
-	return q[i].left < q[j].left
-}
-func (q bpeQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *bpeQueue) Push(x any)   { *q = append(*q, x.(bpeBigram)) }
-func (q *bpeQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
-}
-
 // bpe appends the tokens of one raw-text fragment.
 func (t *Tokenizer) bpe(text string, out []int) []int {
 	if t.pre.escapeSpaces {
@@ -180,46 +155,12 @@ func (t *Tokenizer) bpeWord(word string, out []int) []int {
 	if id, ok := t.toID[word]; ok && (t.pre.ignoreMerges || (t.pre.gemma4 && strings.Trim(word, "\n") == "")) {
 		return append(out, id)
 	}
-	var syms []symbol
-	for off := 0; off < len(word); {
-		n := min(utf8Len(word[off]), len(word)-off)
-		next := len(syms) + 1
-		if off+n == len(word) {
-			next = -1
-		}
-		syms = append(syms, symbol{start: off, n: n, prev: len(syms) - 1, next: next})
-		off += n
-	}
-	var q bpeQueue
-	tryAdd := func(l, r int) {
-		if l < 0 || r < 0 {
-			return
-		}
+	syms := symbolsOf(word)
+	mergeSymbols(syms, func(l, r int) (float64, bool) {
 		ls, rs := syms[l], syms[r]
 		rank, ok := t.merges[mergePair{word[ls.start : ls.start+ls.n], word[rs.start : rs.start+rs.n]}]
-		if !ok {
-			return
-		}
-		heap.Push(&q, bpeBigram{left: l, right: r, rank: rank, size: ls.n + rs.n})
-	}
-	for i := 1; i < len(syms); i++ {
-		tryAdd(i-1, i)
-	}
-	for q.Len() > 0 {
-		b := heap.Pop(&q).(bpeBigram)
-		l, r := &syms[b.left], &syms[b.right]
-		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
-			continue // stale: one side was merged already
-		}
-		l.n += r.n
-		r.n = 0
-		l.next = r.next
-		if r.next >= 0 {
-			syms[r.next].prev = b.left
-		}
-		tryAdd(l.prev, b.left)
-		tryAdd(b.left, l.next)
-	}
+		return -float64(rank), ok // the lowest rank first
+	})
 	for i := 0; i < len(syms) && i != -1; i = syms[i].next {
 		s := syms[i]
 		if s.n == 0 {

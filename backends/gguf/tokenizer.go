@@ -1,7 +1,6 @@
 package gguf
 
 import (
-	"container/heap"
 	"fmt"
 	"sort"
 	"strconv"
@@ -374,36 +373,6 @@ func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 	return frags
 }
 
-type symbol struct {
-	start, n   int
-	prev, next int
-}
-
-type bigram struct {
-	left, right int
-	score       float32
-	size        int
-}
-
-// bigramQueue pops the highest score first, then the leftmost.
-type bigramQueue []bigram
-
-func (q bigramQueue) Len() int { return len(q) }
-func (q bigramQueue) Less(i, j int) bool {
-	if q[i].score != q[j].score {
-		return q[i].score > q[j].score
-	}
-	return q[i].left < q[j].left
-}
-func (q bigramQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *bigramQueue) Push(x any)   { *q = append(*q, x.(bigram)) }
-func (q *bigramQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
-}
-
 // utf8Len is llama.cpp's unicode_len_utf8: the length a lead byte announces.
 func utf8Len(b byte) int {
 	return [16]int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4}[b>>4]
@@ -413,51 +382,20 @@ func utf8Len(b byte) int {
 // characters and repeatedly merge the adjacent pair whose joined text is the
 // best-scoring vocabulary piece; leftovers fall back to byte tokens.
 func (t *Tokenizer) spm(text string, out []int) []int {
-	var syms []symbol
-	for off := 0; off < len(text); {
-		n := min(utf8Len(text[off]), len(text)-off)
-		next := len(syms) + 1
-		if off+n == len(text) {
-			next = -1
-		}
-		syms = append(syms, symbol{start: off, n: n, prev: len(syms) - 1, next: next})
-		off += n
-	}
+	syms := symbolsOf(text)
 	if len(syms) == 0 {
 		return out
 	}
-	var q bigramQueue
 	revMerge := map[string][2]int{}
-	tryAdd := func(l, r int) {
-		if l < 0 || r < 0 {
-			return
-		}
+	mergeSymbols(syms, func(l, r int) (float64, bool) {
 		s := text[syms[l].start : syms[l].start+syms[l].n+syms[r].n]
 		id, ok := t.toID[s]
 		if !ok {
-			return
+			return 0, false
 		}
-		heap.Push(&q, bigram{left: l, right: r, score: t.scores[id], size: len(s)})
 		revMerge[s] = [2]int{l, r}
-	}
-	for i := 1; i < len(syms); i++ {
-		tryAdd(i-1, i)
-	}
-	for q.Len() > 0 {
-		b := heap.Pop(&q).(bigram)
-		l, r := &syms[b.left], &syms[b.right]
-		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
-			continue // stale: one side was merged already
-		}
-		l.n += r.n
-		r.n = 0
-		l.next = r.next
-		if r.next >= 0 {
-			syms[r.next].prev = b.left
-		}
-		tryAdd(l.prev, b.left)
-		tryAdd(b.left, l.next)
-	}
+		return float64(t.scores[id]), true // the best-scoring piece first
+	})
 	var resegment func(i int)
 	resegment = func(i int) {
 		s := text[syms[i].start : syms[i].start+syms[i].n]
