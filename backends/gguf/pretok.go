@@ -446,16 +446,23 @@ func splitGPT2(c []rune, lo, hi int, add func(int)) {
 		for f(pos + nws).ws {
 			nws++
 		}
-		switch {
-		case nws > 1 && cptAt(c, lo, hi, pos+nws) != outside: // \s+(?!\S)
-			pos += nws - 1
-		case nws > 0: // \s+
-			pos += nws
-		default:
-			pos++
-		}
+		pos = spaceTail(c, lo, hi, pos, nws)
 		add(pos)
 	}
+}
+
+// spaceTail is where the splitters' closing alternatives \s+(?!\S)|\s+
+// end a piece that starts at pos with nws whitespace characters: a run
+// before a non-space leaves its last space to the next piece; otherwise the
+// whole run, or one character when there is no run.
+func spaceTail(c []rune, lo, hi, pos, nws int) int {
+	switch {
+	case nws > 1 && cptAt(c, lo, hi, pos+nws) != outside: // \s+(?!\S)
+		return pos + nws - 1
+	case nws > 0: // \s+
+		return pos + nws
+	}
+	return pos + 1
 }
 
 // splitLlama3 is llama.cpp's unicode_regex_split_custom_llama3 (digits 3),
@@ -523,15 +530,10 @@ func splitLlama3(c []rune, lo, hi int, add func(int), digits int, marks bool) {
 			}
 			nws++
 		}
-		switch {
-		case lastRN > 0: // \s*[\r\n]+
+		if lastRN > 0 { // \s*[\r\n]+
 			pos = lastRN
-		case nws > 1 && cptAt(c, lo, hi, pos+nws) != outside: // \s+(?!\S)
-			pos += nws - 1
-		case nws > 0: // \s+
-			pos += nws
-		default:
-			pos++
+		} else {
+			pos = spaceTail(c, lo, hi, pos, nws)
 		}
 		add(pos)
 	}
