@@ -115,10 +115,11 @@ axes:
 	}
 }
 
-// TestMissingDatasetSentence: preflight names the file, line and field.
-func TestMissingDatasetSentence(t *testing.T) {
-	t.Setenv("TEMPORAL_ADDRESS", "127.0.0.1:1")
-	cfg := writeConfig(t, `model:
+// missingDatasetConfig is a run config whose one dataset file is missing
+// (axes.knowledge.datasets[0].path, line 9).
+func missingDatasetConfig(t *testing.T) string {
+	t.Helper()
+	return writeConfig(t, `model:
   spec: gguf:TESTDATA/models/tiny-llama/tiny-llama.gguf
 store:
   uri: `+t.TempDir()+`
@@ -129,6 +130,12 @@ axes:
         path: data/missing.jsonl
         format: global_mmlu
 `)
+}
+
+// TestMissingDatasetSentence: preflight names the file, line and field.
+func TestMissingDatasetSentence(t *testing.T) {
+	t.Setenv("TEMPORAL_ADDRESS", "127.0.0.1:1")
+	cfg := missingDatasetConfig(t)
 	code, out := captured(t, func() int { return mainCode([]string{"check", "--config", cfg}) })
 	want := cfg + " line 9, axes.knowledge.datasets[0].path: no file at " + filepath.Join(filepath.Dir(cfg), "data/missing.jsonl") +
 		"; correct the path (a relative path is read from the config file's folder).\n"
@@ -142,17 +149,7 @@ axes:
 // workflow id, not Temporal's error chain, and logs no JSON.
 func TestRunFailureIsOneSentence(t *testing.T) {
 	srv := testCluster(t)
-	cfg := writeConfig(t, `model:
-  spec: gguf:TESTDATA/models/tiny-llama/tiny-llama.gguf
-store:
-  uri: `+t.TempDir()+`
-axes:
-  knowledge:
-    datasets:
-      - name: global_mmlu_ms
-        path: data/missing.jsonl
-        format: global_mmlu
-`)
+	cfg := missingDatasetConfig(t)
 	code, out := runWithWorker(t, srv, "--config", cfg, "--skip-preflight", "--run-id", "missing-dataset")
 	t.Logf("output:\n%s", out)
 	if code != 1 {

@@ -10,12 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/backends"
-	"github.com/glossobench/glossobench/backends/registry"
-	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -65,13 +60,7 @@ func writeSynthetic(t testing.TB, n int) string {
 func BenchmarkPipeline(b *testing.B) {
 	const items = 10000
 	_, c := startServer(b)
-	acts := activities.New(zerolog.Nop())
-	acts.OpenBackend = func(string, registry.Options) (backends.Backend, error) { return instant{}, nil }
-	w, err := runner.StartWorkers(c, acts, runner.All)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Stop()
+	startInstantWorkers(b, c)
 	data := writeSynthetic(b, items)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -15,12 +15,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/rs/zerolog"
 
-	"github.com/glossobench/glossobench/activities"
-	"github.com/glossobench/glossobench/backends"
-	"github.com/glossobench/glossobench/backends/registry"
-	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -32,14 +27,7 @@ import (
 // SHA-256 and fetched into a cache.
 func TestDeclarativeDatasetsThroughEvalRun(t *testing.T) {
 	_, c := startServer(t)
-	acts := activities.New(zerolog.Nop())
-	acts.OpenBackend = func(string, registry.Options) (backends.Backend, error) { return instant{}, nil }
-	defer acts.Close()
-	w, err := runner.StartWorkers(c, acts, runner.All)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startInstantWorkers(t, c)
 
 	dir := t.TempDir()
 	type rec struct {
@@ -134,14 +122,7 @@ axes:
 // preset whose rows state their register through fields.register.
 func TestGenerativeDatasetsThroughEvalRun(t *testing.T) {
 	_, c := startServer(t)
-	acts := activities.New(zerolog.Nop())
-	acts.OpenBackend = func(string, registry.Options) (backends.Backend, error) { return instant{}, nil }
-	defer acts.Close()
-	w, err := runner.StartWorkers(c, acts, runner.All)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startInstantWorkers(t, c)
 
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -264,14 +245,7 @@ func TestS3DatasetThroughEvalRun(t *testing.T) {
 	uri := func(key string) string { return "s3://" + bucket + "/" + prefix + "/sets/" + key + q }
 
 	_, c := startServer(t)
-	acts := activities.New(zerolog.Nop())
-	acts.OpenBackend = func(string, registry.Options) (backends.Backend, error) { return instant{}, nil }
-	defer acts.Close()
-	w, err := runner.StartWorkers(c, acts, runner.All)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startInstantWorkers(t, c)
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`model: {spec: "openai:http://instant", id: instant}
 store: {uri: %s}

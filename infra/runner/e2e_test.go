@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/registry"
 	"github.com/glossobench/glossobench/infra/devserver"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/runner"
@@ -86,7 +88,22 @@ axes:
 // until the test ends.
 func startWorkers(t testing.TB, c client.Client, q runner.Queues) {
 	t.Helper()
+	serve(t, c, q, nil)
+}
+
+// startInstantWorkers starts every queue's workers with the instant
+// in-process backend in place of the configured model.
+func startInstantWorkers(t testing.TB, c client.Client) {
+	t.Helper()
+	serve(t, c, runner.All, func(string, registry.Options) (backends.Backend, error) { return instant{}, nil })
+}
+
+// serve starts workers of this process for q, opening models with open
+// (nil: the registry), stopped when the test ends.
+func serve(t testing.TB, c client.Client, q runner.Queues, open func(string, registry.Options) (backends.Backend, error)) {
+	t.Helper()
 	acts := activities.New(zerolog.Nop())
+	acts.OpenBackend = open
 	w, err := runner.StartWorkers(c, acts, q)
 	if err != nil {
 		t.Fatal(err)

@@ -14,15 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/glossobench/glossobench/activities"
-	"github.com/glossobench/glossobench/backends"
-	"github.com/glossobench/glossobench/backends/registry"
 	"github.com/glossobench/glossobench/infra/results/release"
-	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -57,14 +52,7 @@ func treeOf(t *testing.T, dir string) []string {
 // dataset names and item ids are carried as data, never as paths.
 func TestHostileIDsStayInsideStoreAndRelease(t *testing.T) {
 	_, c := startServer(t)
-	acts := activities.New(zerolog.Nop())
-	acts.OpenBackend = func(string, registry.Options) (backends.Backend, error) { return instant{}, nil }
-	defer acts.Close()
-	w, err := runner.StartWorkers(c, acts, runner.All)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startInstantWorkers(t, c)
 
 	parent := t.TempDir()
 	storeDir := filepath.Join(parent, "store")
