@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/glossobench/glossobench/activities/fakerun"
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/results/release"
-	"github.com/glossobench/glossobench/activities/fakerun"
 	"github.com/glossobench/glossobench/infra/store"
 )
 

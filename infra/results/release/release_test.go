@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/glossobench/glossobench/infra/results/release"
 	"github.com/glossobench/glossobench/activities/fakerun"
+	"github.com/glossobench/glossobench/infra/results/release"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/release from the fake run")
