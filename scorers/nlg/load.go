@@ -154,9 +154,6 @@ type reading struct {
 	maxTokens int
 }
 
-// Formats lists the built-in dataset formats.
-func Formats() []string { return []string{FormatPassages, FormatSeaHelm} }
-
 // presetReading is the reading of a built-in format, or of fields alone.
 func presetReading(path string, ds scorers.DatasetConfig, opt options) (reading, error) {
 	switch ds.Format {
