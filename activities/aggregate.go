@@ -94,9 +94,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 				pubScores = append(pubScores, *r.Score)
 				pubWeights = append(pubWeights, o.Weight)
 				s.MSAxes = append(s.MSAxes, r.Axis)
-				err := runfiles.EachJSONL(ctx, st, runfiles.ScoresKey(in.RunID, r.Axis), func(s scorers.ItemScore) error {
-					return pooled.Add(r.Metric, s)
-				})
+				err := runfiles.EachJSONL(ctx, st, runfiles.ScoresKey(in.RunID, r.Axis), pooled.Axis(r.Metric))
 				if err != nil && !errors.Is(err, store.ErrNotFound) {
 					return Summary{}, err
 				}

@@ -150,26 +150,29 @@ func MeanStatistic(metric string) Statistic {
 // not). A corpus statistic (NLG's chrF++) has no per-record share: its
 // records enter with their item scores (sentence chrF++). Aggregate and
 // rescore both compute it here.
-type Pooled struct {
-	sum, n float64
-	terms  []float64
-}
+type Pooled struct{ sum, n float64 }
 
-// Add pools one record of an axis whose headline metric is metric.
-func (p *Pooled) Add(metric string, s ItemScore) error {
+// Axis returns the function that pools one record of an axis whose
+// headline metric is metric (the statistic is looked up once per axis).
+func (p *Pooled) Axis(metric string) func(ItemScore) error {
 	st, ok := StatisticOf(metric)
 	if !ok || !st.PerRecord {
-		p.sum += s.Score
-		p.n++
+		return func(s ItemScore) error {
+			p.sum += s.Score
+			p.n++
+			return nil
+		}
+	}
+	terms := make([]float64, 2)
+	return func(s ItemScore) error {
+		clear(terms)
+		if err := st.Terms(s, terms); err != nil {
+			return fmt.Errorf("item %s: %w", s.ItemID, err)
+		}
+		p.sum += terms[0]
+		p.n += terms[1]
 		return nil
 	}
-	p.terms = append(p.terms[:0], 0, 0)
-	if err := st.Terms(s, p.terms); err != nil {
-		return fmt.Errorf("item %s: %w", s.ItemID, err)
-	}
-	p.sum += p.terms[0]
-	p.n += p.terms[1]
-	return nil
 }
 
 // Value is the pooled mean, nil when no record counted.

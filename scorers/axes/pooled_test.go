@@ -14,7 +14,7 @@ func TestPooledCountsRecordsAsTheirHeadlines(t *testing.T) {
 	var p scorers.Pooled
 	add := func(metric string, s scorers.ItemScore) {
 		t.Helper()
-		if err := p.Add(metric, s); err != nil {
+		if err := p.Axis(metric)(s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -27,7 +27,7 @@ func TestPooledCountsRecordsAsTheirHeadlines(t *testing.T) {
 	if v := p.Value(); v == nil || *v != want {
 		t.Fatalf("pooled = %v, want %v", v, want)
 	}
-	if err := p.Add("refusal_on_unsafe", scorers.ItemScore{ItemID: "x"}); err == nil {
+	if err := p.Axis("refusal_on_unsafe")(scorers.ItemScore{ItemID: "x"}); err == nil {
 		t.Error("a Safety record without fields.refused pooled")
 	}
 }

@@ -137,8 +137,9 @@ func Rescore(m *Manifest, items []Item) *RescoreReport {
 	pooled := Check{Name: "ms_pooled", Method: "per-item pooled mean of the ms_axes (scorers.Pooled: each record counted as its axis's headline counts it)", Published: m.MSPooled}
 	var pool scorers.Pooled
 	for _, a := range m.MSAxes {
+		add := pool.Axis(m.Axes[a].Metric)
 		for _, it := range itemScores(byAxis[a]) {
-			if err := pool.Add(m.Axes[a].Metric, it); err != nil && pooled.Detail == "" {
+			if err := add(it); err != nil && pooled.Detail == "" {
 				pooled.Detail = fmt.Sprintf("axis %s: %v", a, err)
 			}
 		}
