@@ -41,7 +41,14 @@ func TestWorkerMetricsScrape(t *testing.T) {
 	if got := scoredItems(readResult(t, res.Summary.ResultPath)); got != mcqItems {
 		t.Fatalf("%d items scored, want %d", got, mcqItems)
 	}
+	// The worker counts a completed workflow after it reports the workflow
+	// task that completes it, so the client can see the result first: scrape
+	// until that counter shows, for a few seconds at most.
 	fams := scrape(t, "http://"+addr+"/metrics")
+	for deadline := time.Now().Add(10 * time.Second); sum(fams["temporal_workflow_completed"], nil) <= 0 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		fams = scrape(t, "http://"+addr+"/metrics")
+	}
 	logScrape(t, "http://"+addr+"/metrics")
 
 	for _, m := range []struct {
