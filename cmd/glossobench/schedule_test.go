@@ -11,11 +11,10 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"go.temporal.io/sdk/client"
 
 	"github.com/glossobench/glossobench/activities"
-	"github.com/glossobench/glossobench/infra/devserver"
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 )
 
 // tinyConfig is a one-axis config on the tiny GGUF model writing to store.
@@ -64,17 +63,7 @@ func writeRefresh(t *testing.T, in activities.RefreshInput) string {
 // leaderboard show has the new row; pause, unpause and describe say so.
 func TestScheduleTriggerThenLeaderboardShow(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := devserver.Start(devserver.Options{DBFile: filepath.Join(dir, "temporal.db"), Port: -1, UIPort: -1,
-		LogFile: filepath.Join(dir, "temporal.log"), SearchAttributes: runner.SearchAttributes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	c, err := client.Dial(client.Options{HostPort: srv.Address, Namespace: srv.Namespace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	srv, c := runnertest.StartServer(t)
 	acts := activities.New(zerolog.Nop())
 	w, err := runner.StartWorkers(c, acts, runner.All)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -59,7 +60,7 @@ func writeSynthetic(t testing.TB, n int) string {
 // history events per 10,000 items.
 func BenchmarkPipeline(b *testing.B) {
 	const items = 10000
-	_, c := startServer(b)
+	_, c := runnertest.StartServer(b)
 	startInstantWorkers(b, c)
 	data := writeSynthetic(b, items)
 	b.ResetTimer()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -149,7 +150,7 @@ func TestChaosFlakyBackend(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 30 s backend outage inside two EvalRuns")
 	}
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	startWorkers(t, c, runner.All)
 
 	clean := newFlakyBackend(t, 0)
@@ -201,7 +202,7 @@ func TestChaosBackendBudgetExpires(t *testing.T) {
 	if testing.Short() {
 		t.Skip("an EvalRun that waits out its budget")
 	}
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	startWorkers(t, c, runner.All)
 
 	flaky := newFlakyBackend(t, 5)

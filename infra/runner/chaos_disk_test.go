@@ -20,6 +20,7 @@ import (
 
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -121,7 +122,7 @@ func checkStoreReadable(t *testing.T, root string) int {
 // result of an undisturbed run.
 func TestChaosDiskFull(t *testing.T) {
 	disk := mountSmallDisk(t, "4m")
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	startWorkers(t, c, runner.All)
 	fake := &fakeModel{seen: map[string]int{}}
 	hs := httptest.NewServer(fake)

@@ -23,6 +23,7 @@ import (
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/registry"
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/scorers/judge"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -140,7 +141,7 @@ func (c *countingInstant) repeated() (total, repeated int) {
 // never as a score; the items with a valid rating are scored exactly as an
 // undisturbed judge would score them; no huge reply reaches the store.
 func TestChaosJudgeGarbage(t *testing.T) {
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	model := &countingInstant{seen: map[string]int{}}
 	acts := activities.New(zerolog.Nop())
 	acts.OpenBackend = func(string, registry.Options) (backends.Backend, error) { return model, nil }

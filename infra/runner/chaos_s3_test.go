@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -129,7 +130,7 @@ func TestChaosS3Outage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	startWorkers(t, c, runner.All)
 	// One model server per run, so each counts its own run's calls.
 	refModel := httptest.NewServer(&fakeModel{seen: map[string]int{}})

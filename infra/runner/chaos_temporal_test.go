@@ -19,6 +19,7 @@ import (
 
 	"github.com/glossobench/glossobench/infra/devserver"
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -131,7 +132,7 @@ func TestChaosTemporalRestart(t *testing.T) {
 	ln.Close()
 	proc := startTemporalProcess(t, db, port)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	c, err := client.Dial(client.Options{HostPort: addr, Namespace: "default"})
+	c, err := client.Dial(client.Options{HostPort: addr, Namespace: "default", Logger: runnertest.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

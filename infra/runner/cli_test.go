@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -25,7 +26,7 @@ func TestTemporalCLIStartsEvalRun(t *testing.T) {
 	if cli == "" {
 		t.Skip("GLOSSOBENCH_TEMPORAL_CLI (the temporal v1.5.1 binary) not set")
 	}
-	srv, c := startServer(t)
+	srv, c := runnertest.StartServer(t)
 	startWorkers(t, c, runner.All)
 	storeDir := t.TempDir()
 	model := "gguf:" + filepath.Join(repoRoot(t), "testdata", "models", "tiny-llama", "tiny-llama.gguf")

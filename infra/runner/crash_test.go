@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -90,7 +91,7 @@ func TestCrashResumesWithoutRepeatingWork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs two EvalRuns")
 	}
-	srv, c := startServer(t)
+	srv, c := runnertest.StartServer(t)
 	startWorkers(t, c, runner.CPU)
 	fake := &fakeModel{seen: map[string]int{}}
 	hs := httptest.NewServer(fake)

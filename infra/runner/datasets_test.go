@@ -16,6 +16,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -26,7 +27,7 @@ import (
 // Hub (resolve URL, redirect to a CDN host, X-Linked-Etag), pinned by
 // SHA-256 and fetched into a cache.
 func TestDeclarativeDatasetsThroughEvalRun(t *testing.T) {
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	startInstantWorkers(t, c)
 
 	dir := t.TempDir()
@@ -121,7 +122,7 @@ axes:
 // conversations with string ids), beside the built-in IFEval file as a
 // preset whose rows state their register through fields.register.
 func TestGenerativeDatasetsThroughEvalRun(t *testing.T) {
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	startInstantWorkers(t, c)
 
 	dir := t.TempDir()
@@ -244,7 +245,7 @@ func TestS3DatasetThroughEvalRun(t *testing.T) {
 	q := "?endpoint=" + endpoint + "&region=us-east-1&path_style=true&access_key_env=AWS_ACCESS_KEY_ID&secret_key_env=AWS_SECRET_ACCESS_KEY"
 	uri := func(key string) string { return "s3://" + bucket + "/" + prefix + "/sets/" + key + q }
 
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	startInstantWorkers(t, c)
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`model: {spec: "openai:http://instant", id: instant}

@@ -16,9 +16,9 @@ import (
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/registry"
-	"github.com/glossobench/glossobench/infra/devserver"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 	"github.com/rs/zerolog"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -33,24 +33,6 @@ import (
 func repoRoot(t testing.TB) string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
-
-// startServer starts a real embedded Temporal server on free ports.
-func startServer(t testing.TB) (*devserver.Server, client.Client) {
-	t.Helper()
-	dir := t.TempDir()
-	srv, err := devserver.Start(devserver.Options{DBFile: filepath.Join(dir, "temporal.db"), Port: -1, UIPort: -1,
-		LogFile: filepath.Join(dir, "temporal.log"), SearchAttributes: runner.SearchAttributes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	c, err := client.Dial(client.Options{HostPort: srv.Address, Namespace: srv.Namespace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return srv, c
 }
 
 // mcqConfig is a small three-axis config on the repository's test data.
@@ -170,7 +152,7 @@ func historyEvents(t testing.TB, c client.Client, wfID, saveTo string) int {
 // The three MCQ axes end to end on a real Temporal server with the embedded
 // GGUF model and the local store.
 func TestEvalRunEmbedded(t *testing.T) {
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	startWorkers(t, c, runner.All)
 
 	storeDir := t.TempDir()

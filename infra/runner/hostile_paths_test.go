@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/glossobench/glossobench/infra/results/release"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -51,7 +52,7 @@ func treeOf(t *testing.T, dir string) []string {
 // is written (a non-retryable config error naming run_id), and hostile
 // dataset names and item ids are carried as data, never as paths.
 func TestHostileIDsStayInsideStoreAndRelease(t *testing.T) {
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	startInstantWorkers(t, c)
 
 	parent := t.TempDir()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -115,7 +116,7 @@ func TestEvalRunWithZeroOneThreeJudges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three EvalRuns on the embedded server")
 	}
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	startWorkers(t, c, runner.All)
 	model := httptest.NewServer(&chatServer{})
 	defer model.Close()

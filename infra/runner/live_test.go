@@ -11,6 +11,7 @@ import (
 
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -33,7 +34,7 @@ func TestEvalRunLive(t *testing.T) {
 	if llama != "" {
 		model, extra = llama, "  flavor: llama-server\n  concurrency: 1\n"
 	}
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	startWorkers(t, c, runner.All)
 	res := runEval(t, c, workflows.EvalRunInput{Config: mcqConfig(t, model, storeURI, "cloze", extra), RunID: "live"})
 

@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -30,7 +31,7 @@ func TestLoadTwentyRunsAtOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("21 EvalRuns")
 	}
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	startWorkers(t, c, runner.All)
 	fake := &fakeModel{seen: map[string]int{}}
 	hs := httptest.NewServer(fake)
@@ -235,7 +236,7 @@ func TestLoadWorkerMemoryBounded(t *testing.T) {
 	if os.Getenv("GLOSSOBENCH_CHAOS_LOAD") != "" {
 		large = 100000
 	}
-	srv, c := startServer(t)
+	srv, c := runnertest.StartServer(t)
 	bin := buildBinary(t)
 	small := runMeasured(t, bin, srv.Address, c, 2000)
 	big := runMeasured(t, bin, srv.Address, c, large)

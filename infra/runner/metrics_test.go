@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -25,7 +26,7 @@ func TestWorkerMetricsScrape(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs an EvalRun")
 	}
-	srv, c := startServer(t)
+	srv, c := runnertest.StartServer(t)
 	bin := buildBinary(t)
 	addr := freeAddr(t)
 	w := exec.Command(bin, "worker", "--queues", "all", "--metrics-addr", addr)

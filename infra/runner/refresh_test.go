@@ -19,6 +19,7 @@ import (
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/infra/store/storetest"
 	"github.com/glossobench/glossobench/workflows"
@@ -28,7 +29,7 @@ import (
 // model whose pins have no row yet and appends the row; a second refresh with
 // unchanged pins runs nothing; a refresh that adds a model recomputes Elo.
 func TestLeaderboardRefreshSchedule(t *testing.T) {
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	startWorkers(t, c, runner.All)
 	storeDir := t.TempDir()
 	cfgPath := filepath.Join(t.TempDir(), "run.yaml")
@@ -126,7 +127,7 @@ func TestLeaderboardRefreshSchedule(t *testing.T) {
 // the store the model's config writes its runs to, and checks that the row
 // lands on the leaderboard and that its Elo inputs are found in the run store.
 func refreshAcross(t *testing.T, runsURI, boardURI string) {
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	startWorkers(t, c, runner.All)
 	cfgPath := filepath.Join(t.TempDir(), "run.yaml")
 	model := "gguf:" + filepath.Join(repoRoot(t), "testdata", "models", "tiny-llama", "tiny-llama.gguf")
@@ -231,7 +232,7 @@ func triggerAndWait(ctx context.Context, t *testing.T, c client.Client, h client
 // one is mended, the next trigger runs it alone (it has no row yet), appends
 // it and re-ranks; a trigger with unchanged pins then runs nothing.
 func TestLeaderboardRefreshOneBrokenModel(t *testing.T) {
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	startWorkers(t, c, runner.All)
 	storeDir := t.TempDir()
 	tiny := filepath.Join(repoRoot(t), "testdata", "models", "tiny-llama", "tiny-llama.gguf")

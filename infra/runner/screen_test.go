@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -19,7 +20,7 @@ import (
 // on the real server: the parent's history holds the child, not the
 // ScreenShard activities, whose rows in the child say which shard they are.
 func TestEvalRunScreensCorpusInChild(t *testing.T) {
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	startWorkers(t, c, runner.All)
 	corpus := filepath.Join(t.TempDir(), "corpus.txt")
 	var text strings.Builder

@@ -16,6 +16,7 @@ import (
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/results/release"
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -38,7 +39,7 @@ func TestAPIKeyStaysOutOfHistoryLogsAndStore(t *testing.T) {
 	}))
 	defer hs.Close()
 
-	_, c := startServer(t)
+	_, c := runnertest.StartServer(t)
 	var logs bytes.Buffer
 	acts := activities.New(zerolog.New(&logs))
 	defer acts.Close()
