@@ -8,6 +8,7 @@ package devserver
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/log/tag"
 	"go.temporal.io/server/common/membership/static"
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/common/primitives"
@@ -64,28 +66,10 @@ func Start(opt Options) (*Server, error) {
 	if opt.Port == 0 {
 		opt.Port = 7233
 	}
-	if opt.Port < 0 {
-		p, err := freePort(opt.IP)
-		if err != nil {
-			return nil, err
-		}
-		opt.Port = p
-	}
 	if opt.UIPort == 0 {
 		opt.UIPort = 8233
 	}
-	addr := net.JoinHostPort(opt.IP, strconv.Itoa(opt.Port))
-	if ln, err := net.Listen("tcp", addr); err != nil {
-		return nil, fmt.Errorf("temporal dev server: frontend address %s is not free (is another server running?): %w", addr, err)
-	} else {
-		ln.Close()
-	}
-
 	sqlConf, err := sqlConfig(opt)
-	if err != nil {
-		return nil, err
-	}
-	conf, err := serverConfig(opt, sqlConf)
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +77,60 @@ func Start(opt Options) (*Server, error) {
 	var zl log.Logger = logger
 	if opt.LogFile != "" {
 		zl = log.NewZapLogger(log.BuildZapLogger(log.Config{Level: "warn", Format: "json", OutputFile: opt.LogFile}))
+	}
+	// Ports the server chooses itself are chosen again when one was taken
+	// between choosing and binding it (another process's connection or
+	// server); a port the caller named is not.
+	attempts := 1
+	if opt.Port < 0 {
+		attempts = 3
+	}
+	for i := 1; ; i++ {
+		s, err := start(opt, sqlConf, noExitLogger{zl})
+		if err == nil || i == attempts || !errors.As(err, new(serverFatal)) {
+			return s, err
+		}
+	}
+}
+
+// start starts the server once on the ports opt names, choosing the other
+// services' ports; a Fatal of the server's is returned as a serverFatal.
+func start(opt Options, sqlConf *config.SQL, zl log.Logger) (s *Server, err error) {
+	var srv temporal.Server
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		f, ok := r.(serverFatal)
+		if !ok {
+			panic(r)
+		}
+		if s != nil && s.ui != nil {
+			s.ui.Stop()
+		}
+		if srv != nil {
+			stopQuietly(srv)
+		}
+		s, err = nil, f
+	}()
+	frontendPort := opt.Port
+	if frontendPort < 0 {
+		p, err := freePort(opt.IP)
+		if err != nil {
+			return nil, err
+		}
+		frontendPort = p
+	}
+	addr := net.JoinHostPort(opt.IP, strconv.Itoa(frontendPort))
+	if ln, err := net.Listen("tcp", addr); err != nil {
+		return nil, fmt.Errorf("temporal dev server: frontend address %s is not free (is another server running?): %w", addr, err)
+	} else {
+		ln.Close()
+	}
+	conf, err := serverConfig(opt.IP, frontendPort, sqlConf)
+	if err != nil {
+		return nil, err
 	}
 	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
 	if err != nil {
@@ -111,7 +149,7 @@ func Start(opt Options) (*Server, error) {
 		// Short-lived local runs: let workflows finish without long shutdown drains.
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8096,
 	}
-	srv, err := temporal.NewServer(
+	srv, err = temporal.NewServer(
 		temporal.WithConfig(conf),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(hosts),
@@ -123,7 +161,7 @@ func Start(opt Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("temporal dev server: %w", err)
 	}
-	s := &Server{server: srv, Address: addr, Namespace: opt.Namespace}
+	s = &Server{server: srv, Address: addr, Namespace: opt.Namespace}
 	if opt.UIPort > 0 {
 		s.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
 			Host:                opt.IP,
@@ -199,19 +237,19 @@ func sqlConfig(opt Options) (*config.SQL, error) {
 	return conf, nil
 }
 
-func serverConfig(opt Options, sqlConf *config.SQL) (*config.Config, error) {
-	httpPort, err := freePort(opt.IP)
+func serverConfig(ip string, frontendPort int, sqlConf *config.SQL) (*config.Config, error) {
+	httpPort, err := choosePort(ip)
 	if err != nil {
 		return nil, err
 	}
 	var conf config.Config
 	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
-	conf.Global.Membership.BroadcastAddress = opt.IP
+	conf.Global.Membership.BroadcastAddress = ip
 	conf.Persistence.DefaultStore = "sqlite-default"
 	conf.Persistence.VisibilityStore = "sqlite-default"
 	conf.Persistence.NumHistoryShards = 1
 	conf.Persistence.DataStores = map[string]config.DataStore{"sqlite-default": {SQL: sqlConf}}
-	frontend := net.JoinHostPort(opt.IP, strconv.Itoa(opt.Port))
+	frontend := net.JoinHostPort(ip, strconv.Itoa(frontendPort))
 	conf.ClusterMetadata = &cluster.Config{
 		FailoverVersionIncrement: 10,
 		MasterClusterName:        clusterName,
@@ -220,7 +258,7 @@ func serverConfig(opt Options, sqlConf *config.SQL) (*config.Config, error) {
 			Enabled:                true,
 			InitialFailoverVersion: 1,
 			RPCAddress:             frontend,
-			HTTPAddress:            net.JoinHostPort(opt.IP, strconv.Itoa(httpPort)),
+			HTTPAddress:            net.JoinHostPort(ip, strconv.Itoa(httpPort)),
 			ClusterID:              "glossobench-dev",
 		}},
 	}
@@ -228,12 +266,12 @@ func serverConfig(opt Options, sqlConf *config.SQL) (*config.Config, error) {
 	conf.Services = map[string]config.Service{}
 	for _, name := range temporal.DefaultServices {
 		var svc config.Service
-		svc.RPC.BindOnIP = opt.IP
+		svc.RPC.BindOnIP = ip
 		if name == string(primitives.FrontendService) {
-			svc.RPC.GRPCPort = opt.Port
+			svc.RPC.GRPCPort = frontendPort
 			svc.RPC.HTTPPort = httpPort
 		} else {
-			p, err := freePort(opt.IP)
+			p, err := choosePort(ip)
 			if err != nil {
 				return nil, err
 			}
@@ -249,13 +287,56 @@ func serverConfig(opt Options, sqlConf *config.SQL) (*config.Config, error) {
 	return &conf, nil
 }
 
+// choosePort is freePort; tests make it return a taken port.
+var choosePort = freePort
+
+// freePort returns a port free on ip now. It is chosen below Linux's
+// ephemeral range (32768-60999), where every outgoing connection on the
+// machine takes its local port and so can take the chosen one before the
+// server binds it.
 func freePort(ip string) (int, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("temporal dev server: no free port on %s: %w", ip, err)
+	var err error
+	for range 100 {
+		p := 20000 + rand.IntN(12000)
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(p))); err == nil {
+			ln.Close()
+			return p, nil
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("temporal dev server: no free port on %s: %w", ip, err)
+}
+
+// serverFatal is a Fatal of the server's: its zap logger would exit the
+// process, which in a test binary ends every test without a word on the
+// console (the message goes to the log file).
+type serverFatal struct{ msg string }
+
+func (f serverFatal) Error() string { return "temporal dev server: " + f.msg }
+
+// noExitLogger logs a Fatal as an error and panics with it, for start to
+// recover. It embeds the log.Logger interface, not the zap logger, so it has
+// no With method: log.With then wraps it, and the wrappers call its Fatal.
+type noExitLogger struct{ log.Logger }
+
+func (l noExitLogger) Fatal(msg string, tags ...tag.Tag) {
+	l.Error(msg, tags...)
+	panic(serverFatal{msg: fmt.Sprintf("%s %v", msg, tagValues(tags))})
+}
+
+func tagValues(tags []tag.Tag) []any {
+	out := make([]any, len(tags))
+	for i, t := range tags {
+		out[i] = t.Value()
+	}
+	return out
+}
+
+// stopQuietly stops a server that failed while starting; its own panics on
+// the half-built services are of no further interest.
+func stopQuietly(srv temporal.Server) {
+	defer func() { _ = recover() }()
+	srv.Stop()
 }
 
 func waitListening(addr string, timeout time.Duration) error {
