@@ -116,7 +116,7 @@ func start(opt Options, sqlConf *config.SQL, zl log.Logger) (s *Server, err erro
 	}()
 	frontendPort := opt.Port
 	if frontendPort < 0 {
-		p, err := freePort(opt.IP)
+		p, err := FreePort(opt.IP)
 		if err != nil {
 			return nil, err
 		}
@@ -287,14 +287,14 @@ func serverConfig(ip string, frontendPort int, sqlConf *config.SQL) (*config.Con
 	return &conf, nil
 }
 
-// choosePort is freePort; tests make it return a taken port.
-var choosePort = freePort
+// choosePort is FreePort; tests make it return a taken port.
+var choosePort = FreePort
 
-// freePort returns a port free on ip now. It is chosen below Linux's
+// FreePort returns a port free on ip now. It is chosen below Linux's
 // ephemeral range (32768-60999), where every outgoing connection on the
 // machine takes its local port and so can take the chosen one before the
 // server binds it.
-func freePort(ip string) (int, error) {
+func FreePort(ip string) (int, error) {
 	var err error
 	for range 100 {
 		p := 20000 + rand.IntN(12000)

@@ -33,9 +33,9 @@ func takeServicePort(t *testing.T, times int) *int {
 		if calls%4 == 2 && starts <= times {
 			return taken, nil
 		}
-		return freePort(ip)
+		return FreePort(ip)
 	}
-	t.Cleanup(func() { choosePort = freePort })
+	t.Cleanup(func() { choosePort = FreePort })
 	return &starts
 }
 

@@ -124,12 +124,10 @@ func TestChaosTemporalRestart(t *testing.T) {
 	}
 	dir := t.TempDir()
 	db := filepath.Join(dir, "temporal.db")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := devserver.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	proc := startTemporalProcess(t, db, port)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	c, err := client.Dial(client.Options{HostPort: addr, Namespace: "default", Logger: runnertest.QuietLogger()})
