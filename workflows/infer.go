@@ -1,9 +1,12 @@
 package workflows
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -174,4 +177,38 @@ func (r *evalRun) infer(ctx workflow.Context, ax activities.AxisPlan, shards int
 	}
 	p.Done += res.Done
 	return res.Expired, nil
+}
+
+// QueryProgress asks run wfID for its progress, and the InferAxis child of
+// each axis in inference for the items it has answered so far (EvalRun
+// learns them only when the child ends: a report per shard would grow its
+// history again).
+func QueryProgress(ctx context.Context, c client.Client, wfID string) (Progress, error) {
+	return progressOf(func(id string) (converter.EncodedValue, error) {
+		return c.QueryWorkflow(ctx, id, "", ProgressQuery)
+	}, wfID)
+}
+
+// progressOf is QueryProgress over a query function.
+func progressOf(query func(wfID string) (converter.EncodedValue, error), wfID string) (Progress, error) {
+	var p Progress
+	v, err := query(wfID)
+	if err != nil {
+		return p, err
+	}
+	if err := v.Get(&p); err != nil {
+		return p, err
+	}
+	for i := range p.Axes {
+		ax := &p.Axes[i]
+		if ax.Stage != StageInference || ax.Child == "" {
+			continue
+		}
+		// A child not started yet answers nothing: EvalRun's count stands.
+		var cp InferProgress
+		if cv, err := query(ax.Child); err == nil && cv.Get(&cp) == nil {
+			ax.Done = cp.Done
+		}
+	}
+	return p, nil
 }

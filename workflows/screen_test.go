@@ -58,7 +58,7 @@ func TestScreenCorpusKeepsHistoriesSmall(t *testing.T) {
 	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{}, nil)
 	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(activities.Summary{}, nil)
 
-	actsBy := map[string]int{} // activities per workflow id
+	actsBy := map[string]int{}   // activities per workflow id
 	children := map[string]int{} // child workflows per parent id
 	screens := 0
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
