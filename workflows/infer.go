@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/glossobench/glossobench/activities"
+	"github.com/glossobench/glossobench/infra/config"
 )
 
 // InferAxisName is the child workflow that runs an axis's Infer shards.
@@ -27,7 +28,9 @@ const inferChildVersion = "infer-axis-child"
 // events (below 2,000, see historyBound) whatever the number of items, and
 // EvalRun holds one child per axis: an axis of 10^6 items (10,000 shards of
 // 100) keeps every history far below Temporal's 10,000-event warning.
-const inferRunShards = 250
+// run.parallel_shards is at most this many: a run's shards can all be in
+// flight at once.
+const inferRunShards = config.MaxParallelShards
 
 // InferAxisInput names what is left of an axis's inference: shards
 // [Next, Shards) of the run's axis, until Deadline. A continued run carries
