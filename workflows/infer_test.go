@@ -305,3 +305,19 @@ func TestInferProgressCountsChildItems(t *testing.T) {
 		t.Fatalf("progress at 400 minutes: %+v", ax)
 	}
 }
+
+// A cancelled EvalRun cancels its InferAxis child, which starts no shard
+// after that and does not continue as new.
+func TestInferCancelledRunStops(t *testing.T) {
+	env, counts := bigAxis(t, 100*3*inferRunShards, 1, time.Minute)
+	runs := 0
+	env.SetOnChildWorkflowStartedListener(func(*workflow.Info, workflow.Context, converter.EncodedValues) { runs++ })
+	env.RegisterDelayedCallback(env.CancelWorkflow, 100*time.Minute+time.Second)
+	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
+	if err := env.GetWorkflowError(); err == nil || !temporal.IsCanceledError(err) {
+		t.Fatalf("error = %v, want cancelled", err)
+	}
+	if n := len(counts.shards); n > 101 || runs != 1 {
+		t.Fatalf("after the cancel at 100 minutes: %d shards started in %d InferAxis runs", n, runs)
+	}
+}
