@@ -124,16 +124,8 @@ func readResult(t testing.TB, path string) runfiles.Result {
 // historyEvents counts a workflow's history events and optionally saves them as JSON.
 func historyEvents(t testing.TB, c client.Client, wfID, saveTo string) int {
 	t.Helper()
-	ctx := context.Background()
-	it := c.GetWorkflowHistory(ctx, wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	var hist historypb.History
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		hist.Events = append(hist.Events, ev)
-	}
+	eachEvent(t, c, wfID, "", func(ev *historypb.HistoryEvent) { hist.Events = append(hist.Events, ev) })
 	if saveTo != "" {
 		data, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&hist)
 		if err != nil {
@@ -234,20 +226,29 @@ func TestEvalRunEmbedded(t *testing.T) {
 	checkReadableInUI(t, c, "evalrun-e2e-1", "test-model")
 }
 
-// childWorkflows lists the ids of the child workflows wfID started.
-func childWorkflows(t testing.TB, c client.Client, wfID string) []string {
+// eachEvent calls fn with each event of the history of run runID of wfID
+// (the latest run when runID is empty).
+func eachEvent(t testing.TB, c client.Client, wfID, runID string, fn func(*historypb.HistoryEvent)) {
 	t.Helper()
-	var ids []string
-	it := c.GetWorkflowHistory(context.Background(), wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := c.GetWorkflowHistory(context.Background(), wfID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
+		fn(ev)
+	}
+}
+
+// childWorkflows lists the ids of the child workflows wfID started.
+func childWorkflows(t testing.TB, c client.Client, wfID string) []string {
+	t.Helper()
+	var ids []string
+	eachEvent(t, c, wfID, "", func(ev *historypb.HistoryEvent) {
 		if a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil {
 			ids = append(ids, a.GetWorkflowId())
 		}
-	}
+	})
 	return ids
 }
 
@@ -289,12 +290,7 @@ func checkReadableInUI(t *testing.T, c client.Client, wfID, modelID string) {
 	seen := map[string]bool{}
 	// The run's rows are in its history and its children's (InferAxis).
 	for _, id := range append([]string{wfID}, childWorkflows(t, c, wfID)...) {
-		it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for it.HasNext() {
-			ev, err := it.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
+		eachEvent(t, c, id, "", func(ev *historypb.HistoryEvent) {
 			switch ev.GetEventType() {
 			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 				s := summary(ev)
@@ -309,7 +305,7 @@ func checkReadableInUI(t *testing.T, c client.Client, wfID, modelID string) {
 				}
 				seen[s] = true
 			}
-		}
+		})
 	}
 	for _, want := range []string{"prepare", "infer knowledge shard 3/3", "budget nlu", "probes knowledge", "audit cultural", "aggregate"} {
 		if !seen[want] {

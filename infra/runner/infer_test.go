@@ -1,11 +1,10 @@
 package runner_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
-	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/glossobench/glossobench/infra/runner/runnertest"
@@ -17,37 +16,25 @@ import (
 // first, then each run of each child, named "id run N".
 func runHistories(t testing.TB, c client.Client, wfID string) (names []string, events []int) {
 	t.Helper()
-	ctx := context.Background()
 	type child struct{ id, runID string }
 	var children []child
 	n := 0
-	it := c.GetWorkflowHistory(ctx, wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachEvent(t, c, wfID, "", func(ev *historypb.HistoryEvent) {
 		n++
 		if a := ev.GetChildWorkflowExecutionStartedEventAttributes(); a != nil {
 			children = append(children, child{a.GetWorkflowExecution().GetWorkflowId(), a.GetWorkflowExecution().GetRunId()})
 		}
-	}
+	})
 	names, events = append(names, wfID), append(events, n)
 	for _, ch := range children {
 		for run, runID := 1, ch.runID; runID != ""; run++ {
-			next := ""
-			it := c.GetWorkflowHistory(ctx, ch.id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-			k := 0
-			for it.HasNext() {
-				ev, err := it.Next()
-				if err != nil {
-					t.Fatal(err)
-				}
+			next, k := "", 0
+			eachEvent(t, c, ch.id, runID, func(ev *historypb.HistoryEvent) {
 				k++
 				if a := ev.GetWorkflowExecutionContinuedAsNewEventAttributes(); a != nil {
 					next = a.GetNewExecutionRunId()
 				}
-			}
+			})
 			names, events = append(names, fmt.Sprintf("%s run %d", ch.id, run)), append(events, k)
 			runID = next
 		}
