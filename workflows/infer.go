@@ -24,12 +24,13 @@ const inferChildVersion = "infer-axis-child"
 
 // inferRunShards is how many shards one run of InferAxis starts before it
 // continues as new. A shard costs a run at most six history events (the
-// activity's three and a workflow task's three), so a run stays near 1,500
-// events (below 2,000, see historyBound) whatever the number of items, and
-// EvalRun holds one child per axis: an axis of 10^6 items (10,000 shards of
-// 100) keeps every history far below Temporal's 10,000-event warning.
-// run.parallel_shards is at most this many: a run's shards can all be in
-// flight at once.
+// activity's three and a workflow task's three; one more if the budget
+// cancels it in flight), so a run stays below 1,800 events whatever the
+// number of items (on the embedded server a run of 250 shards holds about
+// 900), and EvalRun holds one child per axis: an axis of 10^6 items (10,000
+// shards of 100) keeps every history far below Temporal's 10,000-event
+// warning. run.parallel_shards is at most this many: a run's shards can all
+// be in flight at once.
 const inferRunShards = config.MaxParallelShards
 
 // InferAxisInput names what is left of an axis's inference: shards
