@@ -28,7 +28,6 @@ func ran(in EvalRunInput) EvalRunResult {
 // started.
 func newRefreshEnvWith(t *testing.T, run func(workflow.Context, EvalRunInput) (EvalRunResult, error)) (*testsuite.TestWorkflowEnvironment, *[]string) {
 	env := newEnv(t)
-	env.RegisterWorkflowWithOptions(LeaderboardRefresh, workflow.RegisterOptions{Name: LeaderboardRefreshName})
 	var acts *activities.Activities
 	for _, fn := range []any{acts.PlanRefresh, acts.AppendLeaderboard, acts.RecomputeElo} {
 		env.RegisterActivity(fn)

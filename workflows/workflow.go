@@ -58,6 +58,9 @@ type AxisProgress struct {
 	Done   int    `json:"done"`
 	Shards int    `json:"shards"`
 	Stage  string `json:"stage"` // pending | inference | scoring | done | stopped | skipped
+	// Child is the InferAxis workflow running the axis's inference, whose
+	// own progress query counts its answered items (see QueryProgress).
+	Child string `json:"child,omitempty"`
 }
 
 // Progress is the answer to the progress query.
@@ -207,46 +210,6 @@ func (r *evalRun) runAxis(ctx workflow.Context, i int) error {
 	return nil
 }
 
-// infer runs the axis's shards raced against its budget and reports whether
-// the budget ran out. When the budget timer fires the in-flight shards are
-// cancelled; they checkpoint what they answered and the axis is scored on that.
-func (r *evalRun) infer(ctx workflow.Context, ax activities.AxisPlan, shards int, budget time.Duration, p *AxisProgress) (expired bool, err error) {
-	p.Stage = StageInference
-	inferCtx, cancelInfer := workflow.WithCancel(ctx)
-	defer cancelInfer()
-	timerCtx, cancelTimer := workflow.WithCancel(ctx)
-	defer cancelTimer()
-	timer := workflow.NewTimerWithOptions(timerCtx, budget, workflow.TimerOptions{Summary: "budget " + ax.Name})
-	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(timer, func(f workflow.Future) {
-		if f.Get(ctx, nil) == nil {
-			expired = true
-			cancelInfer()
-		}
-	})
-	preset := inferPreset(budget, r.plan.HeartbeatSecs)
-	err = fanOut(ctx, sel, shards, r.plan.ParallelShards, func() bool { return expired }, func(shard int) workflow.Future {
-		sctx := stage(inferCtx, preset, "infer %s shard %d/%d", ax.Name, shard+1, shards)
-		return workflow.ExecuteActivity(sctx, a.Infer, activities.ShardInput{RunRef: r.ref, Axis: ax.Name, Shard: shard})
-	}, func(f workflow.Future) error {
-		var res activities.ShardResult
-		if err := f.Get(ctx, &res); err != nil {
-			if temporal.IsCanceledError(err) {
-				return nil
-			}
-			cancelInfer() // one shard failed for good: the axis fails, stop the rest
-			return err
-		}
-		p.Done += res.Done
-		return nil
-	})
-	cancelTimer()
-	if err != nil && !expired {
-		return false, fmt.Errorf("axis %s: inference: %w", ax.Name, err)
-	}
-	return expired, nil
-}
-
 // score judges, checks the probes, scores and audits an answered axis.
 func (r *evalRun) score(ctx workflow.Context, ax activities.AxisPlan, shards int, budget time.Duration, p *AxisProgress) (activities.AxisOutcome, error) {
 	in := activities.ScoreInput{AxisInput: activities.AxisInput{RunRef: r.ref, Axis: ax.Name}, Shards: shards}
@@ -351,12 +314,13 @@ func sum(x []int) int {
 
 func workflowOptions() workflow.RegisterOptions { return workflow.RegisterOptions{Name: WorkflowName} }
 
-// Register registers EvalRun, its ScreenCorpus child and LeaderboardRefresh
-// under their public names on a worker.
+// Register registers EvalRun, its ScreenCorpus and InferAxis children and
+// LeaderboardRefresh under their public names on a worker.
 func Register(w interface {
 	RegisterWorkflowWithOptions(any, workflow.RegisterOptions)
 }) {
 	w.RegisterWorkflowWithOptions(EvalRun, workflowOptions())
 	w.RegisterWorkflowWithOptions(ScreenCorpus, workflow.RegisterOptions{Name: ScreenCorpusName})
+	w.RegisterWorkflowWithOptions(InferAxis, workflow.RegisterOptions{Name: InferAxisName})
 	w.RegisterWorkflowWithOptions(LeaderboardRefresh, workflow.RegisterOptions{Name: LeaderboardRefreshName})
 }

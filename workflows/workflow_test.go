@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 )
 
 func plan(axes ...string) activities.Plan {
@@ -39,8 +38,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env := s.NewTestWorkflowEnvironment()
 	// The machine may be loaded; a slow test is not a deadlock.
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
-	env.RegisterWorkflowWithOptions(EvalRun, workflowOptions())
-	env.RegisterWorkflowWithOptions(ScreenCorpus, workflow.RegisterOptions{Name: ScreenCorpusName})
+	Register(env)
 	var acts *activities.Activities
 	for _, fn := range []any{acts.Prepare, acts.Dedup, acts.ScreenShard, acts.Infer, acts.Score, acts.Judge, acts.Probes, acts.Audit, acts.Aggregate} {
 		env.RegisterActivity(fn)

@@ -204,13 +204,9 @@ func follow(ctx context.Context, c client.Client, wfID string, v *progressView, 
 		case <-t.C:
 		}
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		val, err := c.QueryWorkflow(qctx, wfID, "", workflows.ProgressQuery)
+		p, err := workflows.QueryProgress(qctx, c, wfID)
 		cancel()
 		if err != nil {
-			continue
-		}
-		var p workflows.Progress
-		if val.Get(&p) != nil {
 			continue
 		}
 		v.show(p)

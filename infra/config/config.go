@@ -114,6 +114,11 @@ type Dedup struct {
 	Jaccard   float64  `yaml:"jaccard,omitempty" json:"jaccard,omitempty"`
 }
 
+// MaxParallelShards bounds run.parallel_shards: an axis's inference runs
+// in workflow runs that start this many shards each (the workflows'
+// history bound), so no more can be in flight at once.
+const MaxParallelShards = 250
+
 // AggregateReserveSeconds of the global budget are kept back for scoring,
 // the audit and aggregation after the last axis; max_wall_seconds must exceed it.
 const AggregateReserveSeconds = 120
@@ -255,6 +260,9 @@ func (c *Config) validate() error {
 	}
 	if c.Run.ShardSize < 1 || c.Run.CheckpointEvery < 1 || c.Run.ParallelShards < 1 {
 		return errors.New("run.shard_size, run.checkpoint_every, run.parallel_shards: must be at least 1")
+	}
+	if c.Run.ParallelShards > MaxParallelShards {
+		return fmt.Errorf("run.parallel_shards: at most %d (an axis's inference runs in workflow runs of %d shards each, which keeps every history small), got %d", MaxParallelShards, MaxParallelShards, c.Run.ParallelShards)
 	}
 	if r := c.Run.BootstrapResamples; r < 30 || r > 2000 {
 		return fmt.Errorf("run.bootstrap_resamples: must be 30 to 2000 (spec §3), got %d", r)

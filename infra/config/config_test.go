@@ -70,6 +70,7 @@ func TestErrorsNameFileAndField(t *testing.T) {
 		"many resamples":    good + "run:\n  bootstrap_resamples: 2001\n",
 		"bad judge floor":   good + "run:\n  judge_floor: 1.5\n",
 		"wall at reserve":   good + "run:\n  max_wall_seconds: 120\n",
+		"many parallel":     good + "run:\n  parallel_shards: 251\n",
 		"rules not safety":  strings.Replace(good, "knowledge:\n", "knowledge:\n    scorer: rules\n", 1),
 	}
 	wants := map[string]string{
@@ -81,6 +82,7 @@ func TestErrorsNameFileAndField(t *testing.T) {
 		"few resamples":   "run.bootstrap_resamples", "many resamples": "run.bootstrap_resamples",
 		"bad judge floor": "run.judge_floor", "wall at reserve": "run.max_wall_seconds: must exceed the 120 s",
 		"rules not safety": "axes.knowledge.scorer",
+		"many parallel":    "run.parallel_shards: at most 250",
 	}
 	for name, doc := range cases {
 		_, err := Parse([]byte(doc), "my.yaml", "", Overrides{})

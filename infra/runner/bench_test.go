@@ -56,8 +56,9 @@ func writeSynthetic(t testing.TB, n int) string {
 }
 
 // BenchmarkPipeline runs a 10,000-item MCQ EvalRun end to end on the embedded
-// Temporal server with an instant in-process backend and reports items/s and
-// history events per 10,000 items.
+// Temporal server with an instant in-process backend and reports items/s,
+// the history events of the whole run (EvalRun's and its children's) per
+// 10,000 items, and the events of its largest history.
 func BenchmarkPipeline(b *testing.B) {
 	const items = 10000
 	_, c := runnertest.StartServer(b)
@@ -77,6 +78,12 @@ axes:
 		runEval(b, c, workflows.EvalRunInput{Config: cfg, RunID: id})
 		el := time.Since(start)
 		b.ReportMetric(items/el.Seconds(), "items/s")
-		b.ReportMetric(float64(historyEvents(b, c, "evalrun-"+id, "")), "events/10k-items")
+		_, events := runHistories(b, c, "evalrun-"+id)
+		total, most := 0, 0
+		for _, n := range events {
+			total, most = total+n, max(most, n)
+		}
+		b.ReportMetric(float64(total), "events/10k-items")
+		b.ReportMetric(float64(most), "events/largest-history")
 	}
 }

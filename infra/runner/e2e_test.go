@@ -124,16 +124,8 @@ func readResult(t testing.TB, path string) runfiles.Result {
 // historyEvents counts a workflow's history events and optionally saves them as JSON.
 func historyEvents(t testing.TB, c client.Client, wfID, saveTo string) int {
 	t.Helper()
-	ctx := context.Background()
-	it := c.GetWorkflowHistory(ctx, wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	var hist historypb.History
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		hist.Events = append(hist.Events, ev)
-	}
+	eachEvent(t, c, wfID, "", func(ev *historypb.HistoryEvent) { hist.Events = append(hist.Events, ev) })
 	if saveTo != "" {
 		data, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&hist)
 		if err != nil {
@@ -205,16 +197,59 @@ func TestEvalRunEmbedded(t *testing.T) {
 		t.Fatal("ms_public differs between identical runs")
 	}
 
-	save := ""
+	save := func(string) string { return "" }
 	if os.Getenv("GLOSSOBENCH_RECORD_HISTORY") != "" {
-		save = filepath.Join(repoRoot(t), "testdata", "histories", "evalrun.json")
+		save = func(name string) string { return filepath.Join(repoRoot(t), "testdata", "histories", name+".json") }
 	}
-	n := historyEvents(t, c, "evalrun-e2e-1", save)
+	n := historyEvents(t, c, "evalrun-e2e-1", save("evalrun"))
 	t.Logf("history events: %d for %d items", n, 20+20+12)
 	if n > 300 {
 		t.Fatalf("history has %d events for 52 items", n)
 	}
+	// Each axis's inference runs in an InferAxis child; the knowledge
+	// axis's history is recorded beside EvalRun's for the replay test.
+	children := childWorkflows(t, c, "evalrun-e2e-1")
+	if len(children) != 3 {
+		t.Fatalf("EvalRun started children %v, want one InferAxis per axis", children)
+	}
+	for _, id := range children {
+		to := ""
+		if id == "evalrun-e2e-1-infer-knowledge" {
+			to = save("inferaxis")
+		}
+		n := historyEvents(t, c, id, to)
+		t.Logf("%s: %d history events", id, n)
+		if n > 300 {
+			t.Fatalf("%s has %d history events", id, n)
+		}
+	}
 	checkReadableInUI(t, c, "evalrun-e2e-1", "test-model")
+}
+
+// eachEvent calls fn with each event of the history of run runID of wfID
+// (the latest run when runID is empty).
+func eachEvent(t testing.TB, c client.Client, wfID, runID string, fn func(*historypb.HistoryEvent)) {
+	t.Helper()
+	it := c.GetWorkflowHistory(context.Background(), wfID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(ev)
+	}
+}
+
+// childWorkflows lists the ids of the child workflows wfID started.
+func childWorkflows(t testing.TB, c client.Client, wfID string) []string {
+	t.Helper()
+	var ids []string
+	eachEvent(t, c, wfID, "", func(ev *historypb.HistoryEvent) {
+		if a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil {
+			ids = append(ids, a.GetWorkflowId())
+		}
+	})
+	return ids
 }
 
 // checkReadableInUI checks what an operator sees of a run started without
@@ -252,27 +287,25 @@ func checkReadableInUI(t *testing.T, c client.Client, wfID, modelID string) {
 		return s
 	}
 	shape := regexp.MustCompile(`^(prepare|dedup|aggregate|infer (knowledge|nlu|cultural) shard \d+/\d+|(probes|score|audit) (knowledge|nlu|cultural))$`)
-	it := c.GetWorkflowHistory(ctx, wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	seen := map[string]bool{}
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch ev.GetEventType() {
-		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-			s := summary(ev)
-			if !shape.MatchString(s) {
-				t.Fatalf("activity %s (event %d) has summary %q", ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName(), ev.GetEventId(), s)
+	// The run's rows are in its history and its children's (InferAxis).
+	for _, id := range append([]string{wfID}, childWorkflows(t, c, wfID)...) {
+		eachEvent(t, c, id, "", func(ev *historypb.HistoryEvent) {
+			switch ev.GetEventType() {
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+				s := summary(ev)
+				if !shape.MatchString(s) {
+					t.Fatalf("activity %s (event %d) has summary %q", ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName(), ev.GetEventId(), s)
+				}
+				seen[s] = true
+			case enumspb.EVENT_TYPE_TIMER_STARTED:
+				s := summary(ev)
+				if !strings.HasPrefix(s, "budget ") {
+					t.Fatalf("timer (event %d) has summary %q", ev.GetEventId(), s)
+				}
+				seen[s] = true
 			}
-			seen[s] = true
-		case enumspb.EVENT_TYPE_TIMER_STARTED:
-			s := summary(ev)
-			if !strings.HasPrefix(s, "budget ") {
-				t.Fatalf("timer (event %d) has summary %q", ev.GetEventId(), s)
-			}
-			seen[s] = true
-		}
+		})
 	}
 	for _, want := range []string{"prepare", "infer knowledge shard 3/3", "budget nlu", "probes knowledge", "audit cultural", "aggregate"} {
 		if !seen[want] {

@@ -49,6 +49,7 @@ axes:
 	}
 
 	ctx := context.Background()
+	children := map[string]int{} // child workflows started, by type
 	count := func(wfID string) map[enumspb.EventType]int {
 		n := map[enumspb.EventType]int{}
 		it := c.GetWorkflowHistory(ctx, wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -58,6 +59,9 @@ axes:
 				t.Fatal(err)
 			}
 			n[ev.GetEventType()]++
+			if a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil {
+				children[a.GetWorkflowType().GetName()]++
+			}
 			if ev.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && wfID != "evalrun-screen-1" {
 				var s string
 				converter.GetDefaultDataConverter().FromPayload(ev.GetUserMetadata().GetSummary(), &s)
@@ -71,9 +75,10 @@ axes:
 	parent := count("evalrun-screen-1")
 	child := count("evalrun-screen-1-screen-1")
 	shards := child[enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED]
-	t.Logf("corpus shards %d; parent: %d child started, %d activities; child: %d activities", shards,
-		parent[enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED], parent[enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED], shards)
-	if parent[enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED] != 1 || shards < 1 {
+	t.Logf("corpus shards %d; parent: children started %v, %d activities; child: %d activities", shards,
+		children, parent[enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED], shards)
+	// One ScreenCorpus child, and the one axis's InferAxis child.
+	if children[workflows.ScreenCorpusName] != 1 || children[workflows.InferAxisName] != 1 || shards < 1 {
 		t.Fatalf("parent events %v, child events %v", parent, child)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -55,14 +56,18 @@ func TestAPIKeyStaysOutOfHistoryLogsAndStore(t *testing.T) {
 		t.Fatal("the model server never saw the key: the test proves nothing")
 	}
 
-	hist := filepath.Join(t.TempDir(), "history.json")
-	historyEvents(t, c, "evalrun-secrets", hist)
-	raw, err := os.ReadFile(hist)
-	if err != nil {
-		t.Fatal(err)
+	// EvalRun's history and its children's (each axis's InferAxis).
+	var data []byte
+	for i, id := range append([]string{"evalrun-secrets"}, childWorkflows(t, c, "evalrun-secrets")...) {
+		hist := filepath.Join(t.TempDir(), fmt.Sprintf("history-%d.json", i))
+		historyEvents(t, c, id, hist)
+		raw, err := os.ReadFile(hist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Payloads are base64 in the exported JSON: scan them decoded too.
+		data = append(append(data, raw...), decodedStrings(t, raw)...)
 	}
-	// Payloads are base64 in the exported JSON: scan them decoded too.
-	data := append(raw, decodedStrings(t, raw)...)
 	if bytes.Contains(data, []byte(key)) {
 		t.Fatal("the API key is in the workflow history")
 	}
