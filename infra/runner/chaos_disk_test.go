@@ -146,25 +146,28 @@ func TestChaosDiskFull(t *testing.T) {
 
 	// What the operator sees: Infer holds the answered items and retries
 	// the write, saying why in its heartbeat (or, past its patience, in the
-	// pending activity's last failure).
+	// pending activity's last failure), on the run's page or on its axis's
+	// InferAxis child's.
 	var failure string
 	deadline := time.Now().Add(2 * time.Minute)
 	for failure == "" && time.Now().Before(deadline) {
-		d, err := c.DescribeWorkflowExecution(ctx, wfID, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, pa := range d.PendingActivities {
-			var p activities.InferProgress
-			if pa.GetHeartbeatDetails() != nil && converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && strings.Contains(p.Waiting, "no space left") {
-				failure = pa.GetActivityType().GetName() + ": " + p.Waiting
+		for _, id := range append([]string{wfID}, childWorkflows(t, c, wfID)...) {
+			d, err := c.DescribeWorkflowExecution(ctx, id, "")
+			if err != nil {
+				t.Fatal(err)
 			}
-			if f := pa.GetLastFailure(); f != nil && strings.Contains(f.GetMessage(), "no space left") {
-				failure = pa.GetActivityType().GetName() + ": " + f.GetMessage()
+			for _, pa := range d.PendingActivities {
+				var p activities.InferProgress
+				if pa.GetHeartbeatDetails() != nil && converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && strings.Contains(p.Waiting, "no space left") {
+					failure = pa.GetActivityType().GetName() + ": " + p.Waiting
+				}
+				if f := pa.GetLastFailure(); f != nil && strings.Contains(f.GetMessage(), "no space left") {
+					failure = pa.GetActivityType().GetName() + ": " + f.GetMessage()
+				}
 			}
-		}
-		if d.GetWorkflowExecutionInfo().GetCloseTime() != nil {
-			t.Fatal("the run closed while the disk was full")
+			if id == wfID && d.GetWorkflowExecutionInfo().GetCloseTime() != nil {
+				t.Fatal("the run closed while the disk was full")
+			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
