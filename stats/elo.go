@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -26,15 +27,9 @@ type EloOptions struct {
 }
 
 func (o EloOptions) withDefaults() EloOptions {
-	if o.K == 0 {
-		o.K = 32
-	}
-	if o.Initial == 0 {
-		o.Initial = 1000
-	}
-	if o.Scale == 0 {
-		o.Scale = 400
-	}
+	o.K = cmp.Or(o.K, 32)
+	o.Initial = cmp.Or(o.Initial, 1000)
+	o.Scale = cmp.Or(o.Scale, 400)
 	return o
 }
 
@@ -119,18 +114,10 @@ func BradleyTerry(matches []Match, opt BTOptions) (map[string]float64, error) {
 	if err := checkMatches(matches); err != nil {
 		return nil, err
 	}
-	if opt.Initial == 0 {
-		opt.Initial = 1000
-	}
-	if opt.Scale == 0 {
-		opt.Scale = 400
-	}
-	if opt.MaxIter == 0 {
-		opt.MaxIter = 10000
-	}
-	if opt.Tol == 0 {
-		opt.Tol = 1e-10
-	}
+	opt.Initial = cmp.Or(opt.Initial, 1000)
+	opt.Scale = cmp.Or(opt.Scale, 400)
+	opt.MaxIter = cmp.Or(opt.MaxIter, 10000)
+	opt.Tol = cmp.Or(opt.Tol, 1e-10)
 	if opt.Prior < 0 {
 		return nil, fmt.Errorf("stats: negative prior %v", opt.Prior)
 	}
