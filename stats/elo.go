@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Match is one pairwise comparison: Score is A's result, 1 for a win,
@@ -294,17 +295,7 @@ func RatingsBootstrap(matches []Match, rate func([]Match) (map[string]float64, e
 			}
 			return 1
 		}
-		return cmpString(a.Player, b.Player)
+		return strings.Compare(a.Player, b.Player)
 	})
 	return out, skipped, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
