@@ -12,6 +12,7 @@ import (
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/internal/httpjson"
+	"golang.org/x/sync/errgroup"
 )
 
 // Server flavours. They decide how log-likelihoods are obtained.
@@ -185,38 +186,21 @@ func (c *Client) markLLUnsupported() {
 // forEach runs fn(i) for i in [0,n) on up to Concurrency goroutines and
 // returns the first error; after an error no new items are started.
 func (c *Client) forEach(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	workers := min(c.cfg.Concurrency, n)
-	next := make(chan int)
-	var (
-		wg       sync.WaitGroup
-		errOnce  sync.Once
-		firstErr error
-	)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := fn(ctx, i); err != nil {
-					errOnce.Do(func() { firstErr = err; cancel() })
-				}
-			}
-		}()
-	}
-feed:
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(c.cfg.Concurrency)
 	for i := range n {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+		if gctx.Err() != nil {
+			break
 		}
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err // an item that waited for a worker while another failed
+			}
+			return fn(gctx, i)
+		})
 	}
-	close(next)
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }
