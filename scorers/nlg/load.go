@@ -114,6 +114,12 @@ func asInt(v any) (int, bool) {
 // package scorers/dataset). A preset's items are its mappings' items, and
 // a dataset's own fields replace the preset's entries of the same name.
 func (Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
+	return loadDatasets(cfg, loadDataset)
+}
+
+// loadDatasets reads every configured dataset with read and checks that no
+// item id repeats across them.
+func loadDatasets(cfg scorers.AxisConfig, read func(ds scorers.DatasetConfig, baseDir string, opt options, maxTokens int) ([]scorers.Item, error)) ([]scorers.Item, error) {
 	opt, err := parseOptions(cfg.Options)
 	if err != nil {
 		return nil, err
@@ -129,7 +135,7 @@ func (Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 			return nil, fmt.Errorf("nlg: dataset %s: missing name (item ids are built from it)", ds.Path)
 		}
 		path := ds.Source(cfg.BaseDir).Path()
-		its, err := loadDataset(ds, cfg.BaseDir, opt, cfg.MaxTokens)
+		its, err := read(ds, cfg.BaseDir, opt, cfg.MaxTokens)
 		if err != nil {
 			return nil, err
 		}
