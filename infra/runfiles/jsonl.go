@@ -62,6 +62,20 @@ func ScanStrictJSONL[T any](r io.Reader, name string, fn func(line int, v T) err
 }
 
 func scan[T any](r io.Reader, name string, strict bool, fn func(line int, v T) error) error {
+	return EachLine(r, name, func(line int, text []byte) error {
+		var v T
+		if err := decodeLine(text, strict, &v); err != nil {
+			return lineError(name, text, line, err)
+		}
+		return fn(line, v)
+	})
+}
+
+// EachLine calls fn with every non-blank line of r, trimmed, and its line
+// number, read a line at a time, so a reader that skips most lines (the
+// viewer's) need not decode them. An error fn returns stops the scan and is
+// returned as it is; a read error names name:line.
+func EachLine(r io.Reader, name string, fn func(line int, text []byte) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	line := 0
@@ -71,11 +85,7 @@ func scan[T any](r io.Reader, name string, strict bool, fn func(line int, v T) e
 		if len(text) == 0 {
 			continue
 		}
-		var v T
-		if err := decodeLine(text, strict, &v); err != nil {
-			return lineError(name, text, line, err)
-		}
-		if err := fn(line, v); err != nil {
+		if err := fn(line, text); err != nil {
 			return err
 		}
 	}
