@@ -12,14 +12,12 @@ import (
 	"strings"
 
 	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers/dataset"
 )
 
 // The one JSONL codec of a run's files: one JSON object per line, blank
 // lines skipped; errors name the file, the line and, where the content is at
 // fault, the field.
-
-// maxLine is the longest JSONL line read (a prediction with long generations).
-const maxLine = 256 << 20
 
 // EncodeJSONL writes one JSON object per line, HTML left unescaped.
 func EncodeJSONL[T any](rows []T) ([]byte, error) {
@@ -72,27 +70,10 @@ func scan[T any](r io.Reader, name string, strict bool, fn func(line int, v T) e
 }
 
 // EachLine calls fn with every non-blank line of r, trimmed, and its line
-// number, read a line at a time, so a reader that skips most lines (the
-// viewer's) need not decode them. An error fn returns stops the scan and is
-// returned as it is; a read error names name:line.
+// number (dataset.EachLine, the one line reader), so a reader that skips
+// most lines (the viewer's) need not decode them.
 func EachLine(r io.Reader, name string, fn func(line int, text []byte) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		if err := fn(line, text); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s:%d: %w", name, line+1, err)
-	}
-	return nil
+	return dataset.EachLine(r, name, fn)
 }
 
 func decodeLine(text []byte, strict bool, v any) error {

@@ -8,7 +8,6 @@
 package mt
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -138,23 +137,12 @@ func eachLine(path, pin string, fn func(line int, data []byte) error) error {
 		return err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := []byte(strings.TrimSpace(sc.Text()))
-		if len(b) == 0 {
-			continue
-		}
+	return dataset.EachLine(f, path, func(line int, b []byte) error {
 		if err := fn(line, b); err != nil {
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+		return nil
+	})
 }
 
 func readReferences(path, pin string, into map[string][]string) error {
