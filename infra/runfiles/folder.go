@@ -117,9 +117,6 @@ func (f *Folder) Path(name string) string {
 	return f.where + "/" + name
 }
 
-// Open opens one file of the folder by its slash-separated name.
-func (f *Folder) Open(name string) (io.ReadCloser, error) { return f.open(name) }
-
 // ReadFile reads one file of the folder whole.
 func (f *Folder) ReadFile(name string) ([]byte, error) {
 	r, err := f.open(name)
@@ -132,16 +129,6 @@ func (f *Folder) ReadFile(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", f.Path(name), err)
 	}
 	return b.Bytes(), nil
-}
-
-// Has reports whether the folder holds the named file.
-func (f *Folder) Has(name string) bool {
-	r, err := f.open(name)
-	if err != nil {
-		return false
-	}
-	r.Close()
-	return true
 }
 
 // Result reads result.json; errors name the file, line and field.

@@ -199,16 +199,6 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// Topics lists the breakdown keys of a result, sorted (for reports).
-func Topics(m map[string]*Cell) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // preset is a built-in format: a mapping, and the filter names it
 // accepts with the mapping key each compares (a declared dataset filters
 // on its columns).
