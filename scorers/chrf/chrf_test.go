@@ -16,10 +16,7 @@ const eps = 1e-4 // sacrebleu's test tolerance
 
 // Vectors from sacrebleu test/test_chrf.py (2.x): corpus_chrf(hyps, [refs],
 // char_order=6, word_order=0, beta=3, eps_smoothing=True).
-var sacrebleuEpsCases = []struct {
-	hyps, refs []string
-	want       float64
-}{
+var sacrebleuEpsCases = []corpusCase{
 	{[]string{"abcdefg"}, []string{"hijklmnop"}, 0.0},
 	{[]string{"a"}, []string{"b"}, 0.0},
 	{[]string{""}, []string{"b"}, 0.0},
@@ -37,9 +34,17 @@ var sacrebleuEpsCases = []struct {
 	{[]string{"Niemand hat die Absicht, eine Mauer zu errichten"}, []string{"Niemand hat die Absicht, eine Mauer zu errichten"}, 100.0},
 }
 
-func TestSacrebleuEpsSmoothing(t *testing.T) {
-	m := New(Options{CharOrder: 6, WordOrder: 0, Beta: 3, EpsSmoothing: true})
-	for _, tc := range sacrebleuEpsCases {
+// corpusCase is one sacrebleu vector: hypotheses, their one reference
+// each, and the corpus score.
+type corpusCase struct {
+	hyps, refs []string
+	want       float64
+}
+
+// checkCorpus requires m's corpus score of every case within eps of sacrebleu's.
+func checkCorpus(t *testing.T, m *CHRF, cases []corpusCase) {
+	t.Helper()
+	for _, tc := range cases {
 		got := m.Corpus(tc.hyps, [][]string{tc.refs})
 		if got.Err != nil || math.Abs(got.Score-tc.want) >= eps {
 			t.Errorf("Corpus(%q, %q) = %v (err %v), want %v", tc.hyps, tc.refs, got.Score, got.Err, tc.want)
@@ -47,13 +52,13 @@ func TestSacrebleuEpsSmoothing(t *testing.T) {
 	}
 }
 
+func TestSacrebleuEpsSmoothing(t *testing.T) {
+	checkCorpus(t, New(Options{CharOrder: 6, WordOrder: 0, Beta: 3, EpsSmoothing: true}), sacrebleuEpsCases)
+}
+
 // test_chrf.py test_cases_effective_order: eps_smoothing=False (the default).
 func TestSacrebleuEffectiveOrder(t *testing.T) {
-	m := New(Options{CharOrder: 6, WordOrder: 0, Beta: 3})
-	for _, tc := range []struct {
-		hyps, refs []string
-		want       float64
-	}{
+	checkCorpus(t, New(Options{CharOrder: 6, WordOrder: 0, Beta: 3}), []corpusCase{
 		{[]string{"a"}, []string{"a"}, 100.0},
 		{[]string{""}, []string{"reference"}, 0.0},
 		{[]string{"a b c"}, []string{"a b c"}, 100.0},
@@ -61,12 +66,7 @@ func TestSacrebleuEffectiveOrder(t *testing.T) {
 		{[]string{""}, []string{"c"}, 0.0},
 		{[]string{"a", "b"}, []string{"a", "c"}, 50.0},
 		{[]string{"aa"}, []string{"ab"}, 25.0},
-	} {
-		got := m.Corpus(tc.hyps, [][]string{tc.refs})
-		if got.Err != nil || math.Abs(got.Score-tc.want) >= eps {
-			t.Errorf("Corpus(%q, %q) = %v (err %v), want %v", tc.hyps, tc.refs, got.Score, got.Err, tc.want)
-		}
-	}
+	})
 }
 
 // test_chrf.py test_cases_keep_whitespace: remove_whitespace=False.
