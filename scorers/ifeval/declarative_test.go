@@ -26,10 +26,7 @@ func TestDeclaredIFDataset(t *testing.T) {
 		{Name: "j", Path: "arahan.jsonl", Format: "if", Lang: "ms", Fields: scorerstest.Fields(t, `{id: "no", prompt: arahan, instruction_ids: ids, kwargs: args, register: laras}`)},
 		{Name: "c", Path: "arahan.csv", Lang: "ms", Fields: scorerstest.Fields(t, `{id: "no", prompt: "{{.arahan}}", instruction_ids: ids, kwargs: args}`)},
 	}}
-	items, err := Axis{}.Load(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, Axis{}, cfg)
 	if len(items) != 3 {
 		t.Fatalf("%d items", len(items))
 	}

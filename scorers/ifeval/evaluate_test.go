@@ -9,6 +9,7 @@ import (
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 // TestGPT4PaperNumbers compares the four accuracies on the GPT-4 responses
@@ -179,10 +180,7 @@ func TestAxis(t *testing.T) {
 		{Name: "ifeval", Path: "input_data.jsonl", Format: "ifeval", Limit: 20},
 		{Name: "sea_id", Path: "id_sea_ifeval.jsonl", Format: "sea_ifeval", Lang: "id", Limit: 10},
 	}}
-	items, err := ax.Load(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, ax, cfg)
 	if len(items) != 30 || items[0].ID != "ifeval/1000" || items[20].Lang != "id" {
 		t.Fatalf("%d items, first %q, item 20 lang %q", len(items), items[0].ID, items[20].Lang)
 	}

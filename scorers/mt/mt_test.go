@@ -16,15 +16,13 @@ import (
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/dataset"
 	"github.com/glossobench/glossobench/scorers/judge"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 	"github.com/glossobench/glossobench/stats"
 )
 
 func loadAll(t *testing.T) []scorers.Item {
 	t.Helper()
-	items, err := New().Load(scorers.AxisConfig{Datasets: []scorers.DatasetConfig{{Name: "mt_bench", Path: "question.jsonl", Format: FormatQuestions}}, BaseDir: "../../testdata/mt"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, New(), scorers.AxisConfig{Datasets: []scorers.DatasetConfig{{Name: "mt_bench", Path: "question.jsonl", Format: FormatQuestions}}, BaseDir: "../../testdata/mt"})
 	return items
 }
 

@@ -64,10 +64,7 @@ func TestDeclaredMTDataset(t *testing.T) {
 			`{"kod": "ms-2", "jenis": "writing", "giliran": ["Tulis pantun."], "laras": "HIGH"}`+"\n"), 0o644)
 	ds := scorers.DatasetConfig{Name: "ms_mt", Path: "perbualan.jsonl", Format: "mt", Lang: "ms",
 		Fields: scorerstest.Fields(t, `{id: kod, category: jenis, turns: giliran, references: "rujukan?", register: laras}`)}
-	items, err := New().Load(scorers.AxisConfig{BaseDir: dir, Datasets: []scorers.DatasetConfig{ds}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, New(), scorers.AxisConfig{BaseDir: dir, Datasets: []scorers.DatasetConfig{ds}})
 	var ex extra
 	json.Unmarshal(items[0].Extra, &ex)
 	if len(items) != 2 || items[0].ID != "ms_mt/ms-1" || len(items[0].Turns) != 2 || items[0].References[1] != "6" || !ex.NeedsRef ||
@@ -89,7 +86,7 @@ func TestDeclaredMTDataset(t *testing.T) {
 	}
 
 	mt := scorers.DatasetConfig{Name: "mt_bench", Path: "question.jsonl", Format: FormatQuestions, Limit: 2, Fields: scorerstest.Fields(t, `{register: "{{\"HIGH\"}}"}`)}
-	items, err = New().Load(scorers.AxisConfig{BaseDir: "../../testdata/mt", Datasets: []scorers.DatasetConfig{mt}})
+	items, err := New().Load(scorers.AxisConfig{BaseDir: "../../testdata/mt", Datasets: []scorers.DatasetConfig{mt}})
 	if err != nil || items[0].Register != "HIGH" || items[0].ID != "mt_bench/81" {
 		t.Fatalf("mt_bench with fields.register: %+v %v", items, err)
 	}

@@ -19,10 +19,7 @@ func TestDeclaredNLGDataset(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "pairs.csv"), []byte("no,en,ms,laras\n7,Good morning.,Selamat pagi.,MID\n9,Thank you.,Terima kasih.,LOW\n"), 0o644)
 	ds := scorers.DatasetConfig{Name: "pairs", Path: "pairs.csv", Format: "nlg", Lang: "en-ms", Fields: scorerstest.Fields(t,
 		`{id: "no", prompt: "Terjemahkan ke Bahasa Melayu:\n{{.en}}\nTerjemahan:", text: en, references: ms, answer_tag: "{{\"Terjemahan:\"}}", register: laras}`)}
-	items, err := NewAxis().Load(scorers.AxisConfig{BaseDir: dir, Datasets: []scorers.DatasetConfig{ds}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, NewAxis(), scorers.AxisConfig{BaseDir: dir, Datasets: []scorers.DatasetConfig{ds}})
 	if len(items) != 2 {
 		t.Fatalf("%d items", len(items))
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/chrf"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 const data = "../../testdata/nlg"
@@ -34,10 +35,7 @@ func TestLoadPassages(t *testing.T) {
 	cfg := scorers.AxisConfig{BaseDir: data, Datasets: []scorers.DatasetConfig{{
 		Name: "passages", Path: "flores_passages_eng_zsm_from_belebele.sample.jsonl", Format: FormatPassages, Limit: 5,
 	}}}
-	items, err := NewAxis().Load(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, NewAxis(), cfg)
 	if len(items) != 10 {
 		t.Fatalf("%d items, want 10 (5 passages x 2 directions)", len(items))
 	}
@@ -57,17 +55,14 @@ func TestLoadPassages(t *testing.T) {
 	}
 
 	cfg.Options = map[string]any{"directions": []any{"ms-en"}}
-	items, err = NewAxis().Load(cfg)
+	items, err := NewAxis().Load(cfg)
 	if err != nil || len(items) != 5 || !strings.Contains(items[0].ID, "ms-en") {
 		t.Errorf("directions [ms-en]: %d items, err %v", len(items), err)
 	}
 }
 
 func TestLoadSeaHelm(t *testing.T) {
-	items, err := NewAxis().Load(seahelmConfig(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, NewAxis(), seahelmConfig(0))
 	if len(items) != 40 {
 		t.Fatalf("%d items, want 40", len(items))
 	}
@@ -84,10 +79,7 @@ func TestLoadSeaHelm(t *testing.T) {
 		t.Errorf("reference %q", items[0].References[0])
 	}
 
-	items, err = NewAxis().Load(seahelmConfig(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	items = scorerstest.Load(t, NewAxis(), seahelmConfig(2))
 	p := items[0].Prompt
 	shot := "\n\nTeks: The War of Spanish Succession marked the first war whose central issue was the balance of power.\nTerjemahan: Perang Penerus Spanyol menandai perang pertama dengan isu sentral berupa keseimbangan kekuatan."
 	if !strings.Contains(p, "diterjemahkan."+shot+"\n\nTeks: ") || strings.Count(p, "\nTerjemahan: ") != 3 || !strings.HasSuffix(p, "he added.") {
@@ -255,10 +247,7 @@ func goldenCorpus(t *testing.T) float64 {
 // "Terjemahan: ..." format), and checks the headline against the Python
 // reference's corpus chrF++.
 func TestScoreGolden(t *testing.T) {
-	items, err := NewAxis().Load(seahelmConfig(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, NewAxis(), seahelmConfig(0))
 	hyps := readLines(t, "../../testdata/chrf/hyps.txt")
 	preds := make([]scorers.Prediction, len(items))
 	for i, it := range items {
@@ -428,10 +417,7 @@ func TestMetricX(t *testing.T) {
 	RegisterMetricX("fake", func() (MetricX, error) { opened++; return fakeMetricX{}, nil })
 	cfg := seahelmConfig(0)
 	cfg.Options = map[string]any{"metricx": "fake"}
-	items, err := NewAxis().Load(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, NewAxis(), cfg)
 	if opened != 0 {
 		t.Fatal("MetricX opened at load time")
 	}

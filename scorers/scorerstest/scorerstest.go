@@ -261,3 +261,13 @@ func SameJSON[T any](t testing.TB, what string, got, want []T) {
 		}
 	}
 }
+
+// Load reads cfg's datasets with ax, failing t when they do not load.
+func Load(t testing.TB, ax scorers.Axis, cfg scorers.AxisConfig) []scorers.Item {
+	t.Helper()
+	items, err := ax.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return items
+}
