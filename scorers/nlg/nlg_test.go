@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/backendtest"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/chrf"
 	"github.com/glossobench/glossobench/scorers/scorerstest"
@@ -322,41 +323,20 @@ func TestScoreMismatch(t *testing.T) {
 	}
 }
 
-type fakeBackend struct {
-	chat bool
-	got  []backends.GenRequest
-}
-
-func (f *fakeBackend) Generate(_ context.Context, reqs []backends.GenRequest) ([]backends.Generation, error) {
-	f.got = append(f.got, reqs...)
-	out := make([]backends.Generation, len(reqs))
-	for i, r := range reqs {
-		out[i] = backends.Generation{ID: r.ID, Text: "Terjemahan: halo", FinishReason: "stop"}
-	}
-	return out, nil
-}
-func (f *fakeBackend) LogLikelihood(context.Context, []backends.LLRequest) ([]backends.LLResult, error) {
-	return nil, backends.ErrUnsupported
-}
-func (f *fakeBackend) Capabilities() backends.Capabilities {
-	return backends.Capabilities{Chat: f.chat}
-}
-func (f *fakeBackend) Close() error { return nil }
-
 func TestPredict(t *testing.T) {
 	items, _ := NewAxis().Load(seahelmConfig(0))
-	raw := &fakeBackend{}
+	raw := &backendtest.Fixed{Text: "Terjemahan: halo"}
 	p, err := NewAxis().Predict(context.Background(), raw, items[0], scorers.PredictOptions{Seed: 3})
 	if err != nil || p.ItemID != items[0].ID || len(p.Generations) != 1 {
 		t.Fatalf("pred %+v err %v", p, err)
 	}
-	r := raw.got[0]
+	r := raw.Requests[0]
 	if r.Prompt != items[0].Prompt || r.Messages != nil || r.MaxTokens != defaultMaxTokens || r.Temperature != 0 || r.Seed != 3 {
 		t.Errorf("raw request %+v", r)
 	}
-	chat := &fakeBackend{chat: true}
+	chat := &backendtest.Fixed{Text: "Terjemahan: halo", Caps: backends.Capabilities{Chat: true}}
 	NewAxis().Predict(context.Background(), chat, items[0], scorers.PredictOptions{})
-	if r := chat.got[0]; r.Prompt != "" || len(r.Messages) != 1 || r.Messages[0].Content != items[0].Prompt {
+	if r := chat.Requests[0]; r.Prompt != "" || len(r.Messages) != 1 || r.Messages[0].Content != items[0].Prompt {
 		t.Errorf("chat request %+v", r)
 	}
 }
