@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -53,4 +55,33 @@ func captureStdout(t *testing.T, f func() int) (string, int) {
 	w.Close()
 	os.Stdout = old
 	return <-done, code
+}
+
+// runOK runs a command's main as runCmd does, fails t unless it exits 0,
+// and returns its stdout.
+func runOK(t *testing.T, main func(args []string, stdout, stderr io.Writer) int, args ...string) string {
+	t.Helper()
+	code, stdout, stderr := runCmd(main, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	return stdout
+}
+
+// wantOutput fails t for every one of want that out does not hold.
+func wantOutput(t *testing.T, out string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+// readJSON decodes the JSON file at p into v.
+func readJSON(t *testing.T, p string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(readFile(t, p)), v); err != nil {
+		t.Fatal(err)
+	}
 }

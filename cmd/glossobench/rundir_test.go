@@ -102,10 +102,7 @@ func TestRunDirectories(t *testing.T) {
 		t.Fatalf("sigtest over runs: exit %d\n%s", code, stderr)
 	}
 	var rep sigtest.Report
-	raw, _ := os.ReadFile(out)
-	if err := json.Unmarshal(raw, &rep); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, out, &rep)
 	if len(rep.Axes) != 3 || rep.MS.N != 150 || !strings.Contains(stdout, "MS leaves out cultural") {
 		t.Errorf("sigtest over runs: %+v\n%s", rep, stdout)
 	}

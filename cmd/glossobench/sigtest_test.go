@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,20 +31,10 @@ func TestSigtest(t *testing.T) {
 	aPath := writeTemp(t, "a.jsonl", itemLines("knowledge", strongA...)+itemLines("nlu", a...)+"{\"axis\":\"nlu\",\"item_id\":\"extra\",\"score\":1}\n")
 	bPath := writeTemp(t, "b.jsonl", itemLines("knowledge", strongB...)+"\n"+itemLines("nlu", b...)+itemLines("mt", 0.5))
 	out := filepath.Join(t.TempDir(), "s.json")
-	code, stdout, stderr := runCmd(sigtestMain, aPath, bPath, "--out", out, "--weights", "nlu=3")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	for _, want := range []string{"knowledge", "nlu", "MS", "1 item(s) only A scored", "axis mt only in B"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("output lacks %q:\n%s", want, stdout)
-		}
-	}
+	stdout := runOK(t, sigtestMain, aPath, bPath, "--out", out, "--weights", "nlu=3")
+	wantOutput(t, stdout, "knowledge", "nlu", "MS", "1 item(s) only A scored", "axis mt only in B")
 	var rep sigtest.Report
-	raw, _ := os.ReadFile(out)
-	if err := json.Unmarshal(raw, &rep); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, out, &rep)
 	k, n := rep.Axes[0], rep.Axes[1]
 	if k.Name != "knowledge" || k.N != 300 || k.P > 0.001 || k.Lo <= 0 {
 		t.Errorf("knowledge: %+v", k)
@@ -61,8 +48,7 @@ func TestSigtest(t *testing.T) {
 	// Same flags, same numbers.
 	out2 := filepath.Join(t.TempDir(), "s2.json")
 	runCmd(sigtestMain, "--a", aPath, "--b", bPath, "--out", out2, "--weights", "nlu=3")
-	raw2, _ := os.ReadFile(out2)
-	if !bytes.Equal(raw, raw2) {
+	if readFile(t, out) != readFile(t, out2) {
 		t.Error("two runs with one seed differ")
 	}
 }
