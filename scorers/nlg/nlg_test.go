@@ -1,7 +1,6 @@
 package nlg
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"math"
@@ -14,6 +13,7 @@ import (
 	"github.com/glossobench/glossobench/backends/backendtest"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/chrf"
+	"github.com/glossobench/glossobench/scorers/chrf/chrftest"
 	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
@@ -209,32 +209,10 @@ func FuzzExtractTranslation(f *testing.F) {
 	})
 }
 
-func readLines(t *testing.T, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-}
-
 // goldenCorpus returns the chrF++ single-reference corpus score recorded by
 // testdata/chrf/make_golden.py.
 func goldenCorpus(t *testing.T) float64 {
-	f, err := os.Open("../../testdata/chrf/golden.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var g struct {
-			Config struct{ Name string } `json:"config"`
-			Refs   string                `json:"refs"`
-			Corpus float64               `json:"corpus"`
-		}
-		json.Unmarshal(sc.Bytes(), &g)
+	for _, g := range chrftest.Golden(t) {
 		if g.Config.Name == "chrf++" && g.Refs == "1ref" {
 			return g.Corpus
 		}
@@ -249,10 +227,10 @@ func goldenCorpus(t *testing.T) float64 {
 // reference's corpus chrF++.
 func TestScoreGolden(t *testing.T) {
 	items := scorerstest.Load(t, NewAxis(), seahelmConfig(0))
-	hyps := readLines(t, "../../testdata/chrf/hyps.txt")
+	hyps := chrftest.Lines(t, "hyps.txt")
 	preds := make([]scorers.Prediction, len(items))
 	for i, it := range items {
-		if it.References[0] != readLines(t, "../../testdata/chrf/refs.txt")[i] {
+		if it.References[0] != chrftest.Lines(t, "refs.txt")[i] {
 			t.Fatalf("item %d reference differs from testdata/chrf/refs.txt", i)
 		}
 		preds[i] = scorers.Prediction{ItemID: it.ID, Generations: []backends.Generation{{Text: "Terjemahan: " + hyps[i], FinishReason: "stop"}}}
