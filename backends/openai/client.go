@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -81,19 +82,13 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Concurrency < 0 || cfg.Timeout < 0 {
 		return nil, errors.New("openai: config fields concurrency and timeout must not be negative")
 	}
-	if cfg.Concurrency == 0 {
-		cfg.Concurrency = DefaultConcurrency
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
+	cfg.Concurrency = cmp.Or(cfg.Concurrency, DefaultConcurrency)
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	maxRetries := cfg.MaxRetries
-	if maxRetries == 0 {
-		maxRetries = DefaultMaxRetries
-	}
+	maxRetries = cmp.Or(maxRetries, DefaultMaxRetries)
 	if maxRetries < 0 {
 		maxRetries = 0
 	}

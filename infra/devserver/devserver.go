@@ -6,6 +6,7 @@
 package devserver
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -55,15 +56,9 @@ type Server struct {
 
 // Start starts the server and returns once its frontend accepts connections.
 func Start(opt Options) (*Server, error) {
-	if opt.IP == "" {
-		opt.IP = "127.0.0.1"
-	}
-	if opt.Namespace == "" {
-		opt.Namespace = "default"
-	}
-	if opt.Port == 0 {
-		opt.Port = 7233
-	}
+	opt.IP = cmp.Or(opt.IP, "127.0.0.1")
+	opt.Namespace = cmp.Or(opt.Namespace, "default")
+	opt.Port = cmp.Or(opt.Port, 7233)
 	if opt.Port < 0 {
 		p, err := freePort(opt.IP)
 		if err != nil {
@@ -71,9 +66,7 @@ func Start(opt Options) (*Server, error) {
 		}
 		opt.Port = p
 	}
-	if opt.UIPort == 0 {
-		opt.UIPort = 8233
-	}
+	opt.UIPort = cmp.Or(opt.UIPort, 8233)
 	addr := net.JoinHostPort(opt.IP, strconv.Itoa(opt.Port))
 	if ln, err := net.Listen("tcp", addr); err != nil {
 		return nil, fmt.Errorf("temporal dev server: frontend address %s is not free (is another server running?): %w", addr, err)

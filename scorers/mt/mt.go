@@ -8,6 +8,7 @@
 package mt
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -291,9 +292,7 @@ func questionFromRow(c *dataset.Compiled, r dataset.Row, name string, filter map
 	// Source is the dataset: MT-Bench is one pool, and its category is a
 	// breakdown, not a source the leakage audit should weigh.
 	source := got["source"]
-	if source == "" {
-		source = name
-	}
+	source = cmp.Or(source, name)
 	raw, _ := json.Marshal(ex)
 	return scorers.Item{
 		ID: name + "/" + id, Axis: "mt", Dataset: name, Line: r.Line,

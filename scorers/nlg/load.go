@@ -1,6 +1,7 @@
 package nlg
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -270,9 +271,7 @@ func loadDataset(ds scorers.DatasetConfig, baseDir string, opt options, maxToken
 	if err != nil {
 		return nil, err
 	}
-	if maxTokens == 0 {
-		maxTokens = rd.maxTokens
-	}
+	maxTokens = cmp.Or(maxTokens, rd.maxTokens)
 	env := dataset.Env{Lang: ds.Lang, Funcs: rd.funcs}
 	var cs []*dataset.Compiled
 	for _, v := range rd.variants {
@@ -397,9 +396,7 @@ func itemFromRow(c *dataset.Compiled, r dataset.Row, ds scorers.DatasetConfig, m
 		task = ds.Name + "/" + get["task"]
 	}
 	source := get["source"]
-	if source == "" {
-		source = ds.Name
-	}
+	source = cmp.Or(source, ds.Name)
 	raw, _ := json.Marshal(extra{Direction: dir, SrcLang: srcLang, TgtLang: tgtLang, Source: text,
 		AnswerTag: get["answer_tag"], MaxTokens: maxTokens, MetricX: metricx}) // only strings and ints
 	return scorers.Item{

@@ -10,6 +10,7 @@
 package safety
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -338,12 +339,8 @@ func declaredItem(c *dataset.Compiled, m dataset.Mapping, r dataset.Row, name, l
 			return it, err
 		}
 	}
-	if it.Source == "" {
-		it.Source = name
-	}
-	if it.Lang == "" {
-		it.Lang = lang
-	}
+	it.Source = cmp.Or(it.Source, name)
+	it.Lang = cmp.Or(it.Lang, lang)
 	it.Extra, _ = json.Marshal(extra{Topic: topic, RawLabel: raw, Harmful: harmful})
 	return it, nil
 }
