@@ -22,8 +22,7 @@ import (
 
 func loadAll(t *testing.T) []scorers.Item {
 	t.Helper()
-	items := scorerstest.Load(t, New(), scorers.AxisConfig{Datasets: []scorers.DatasetConfig{{Name: "mt_bench", Path: "question.jsonl", Format: FormatQuestions}}, BaseDir: "../../testdata/mt"})
-	return items
+	return scorerstest.Load(t, New(), scorers.AxisConfig{Datasets: []scorers.DatasetConfig{{Name: "mt_bench", Path: "question.jsonl", Format: FormatQuestions}}, BaseDir: "../../testdata/mt"})
 }
 
 func TestLoadMTBench(t *testing.T) {
