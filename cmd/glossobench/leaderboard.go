@@ -170,15 +170,7 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 		}
 		means, over, leftOut := leaderboard.RankRows(g)
 		rank := leaderboard.RankOrder(g, means)
-		var axes []string
-		for _, r := range g {
-			for a := range r.Scores {
-				if !slices.Contains(axes, a) {
-					axes = append(axes, a)
-				}
-			}
-		}
-		slices.Sort(axes)
+		axes := leaderboard.Axes(g)
 		fmt.Fprintf(stdout, "%s, class %s (%d rows)\n", leaderboard.Dir(*board.lang, major), c, len(g))
 		fmt.Fprintf(stdout, "ranked by ms_ranking over the axes that discriminate for every row: %s\n", orNone(over))
 		if len(leftOut) > 0 {
