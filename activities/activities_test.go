@@ -351,6 +351,13 @@ axes:
 // prepareRun prepares a run of cfg and dedups it.
 func prepareRun(t *testing.T, env *testsuite.TestActivityEnvironment, acts *Activities, run, cfg string) RunRef {
 	t.Helper()
+	_, ref, _ := prepareAndDedup(t, env, acts, run, cfg)
+	return ref
+}
+
+// prepareAndDedup runs Prepare of cfg and Dedup of the run.
+func prepareAndDedup(t testing.TB, env *testsuite.TestActivityEnvironment, acts *Activities, run, cfg string) (Plan, RunRef, DedupResult) {
+	t.Helper()
 	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: run, ConfigYAML: cfg})
 	if err != nil {
 		t.Fatal(err)
@@ -358,10 +365,39 @@ func prepareRun(t *testing.T, env *testsuite.TestActivityEnvironment, acts *Acti
 	var plan Plan
 	v.Get(&plan)
 	ref := RunRef{RunID: run, StoreURI: plan.StoreURI}
-	if _, err := env.ExecuteActivity(acts.Dedup, ref); err != nil {
+	v, err = env.ExecuteActivity(acts.Dedup, ref)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return ref
+	var dd DedupResult
+	v.Get(&dd)
+	return plan, ref, dd
+}
+
+// inferredAxis is a run prepared, deduplicated and inferred on one axis.
+type inferredAxis struct {
+	plan   Plan
+	ref    RunRef
+	dedup  DedupResult
+	shards int // of the axis
+}
+
+// inferAxis runs Prepare of cfg, Dedup and Infer of every shard of axis.
+func inferAxis(t testing.TB, env *testsuite.TestActivityEnvironment, acts *Activities, run, cfg, axis string) inferredAxis {
+	t.Helper()
+	var r inferredAxis
+	r.plan, r.ref, r.dedup = prepareAndDedup(t, env, acts, run, cfg)
+	for _, a := range r.dedup.Axes {
+		if a.Axis == axis {
+			r.shards = len(a.Shards)
+		}
+	}
+	for s := range r.shards {
+		if _, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: r.ref, Axis: axis, Shard: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
 }
 
 // scoreOneShard prepares a run of cfg, dedups it, infers the axis's single

@@ -85,31 +85,8 @@ func runRandomAxis(t *testing.T, axis, cfg string, judged bool) AuditSummary {
 	t.Helper()
 	env, acts, _ := newActEnv()
 	acts.OpenBackend = func(string, registry.Options) (backends.Backend, error) { return randomBackend{}, nil }
-	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "t", ConfigYAML: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan Plan
-	v.Get(&plan)
-	ref := RunRef{RunID: "t", StoreURI: plan.StoreURI}
-	v, err = env.ExecuteActivity(acts.Dedup, ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dd DedupResult
-	v.Get(&dd)
-	shards := 0
-	for _, a := range dd.Axes {
-		if a.Axis == axis {
-			shards = len(a.Shards)
-		}
-	}
-	for s := range shards {
-		if _, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: axis, Shard: s}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	in := ScoreInput{AxisInput: AxisInput{RunRef: ref, Axis: axis}, Shards: shards}
+	r := inferAxis(t, env, acts, "t", cfg, axis)
+	in := ScoreInput{AxisInput: AxisInput{RunRef: r.ref, Axis: axis}, Shards: r.shards}
 	if judged {
 		if _, err := env.ExecuteActivity(acts.Judge, in); err != nil {
 			t.Fatal(err)
@@ -118,7 +95,7 @@ func runRandomAxis(t *testing.T, axis, cfg string, judged bool) AuditSummary {
 	if _, err := env.ExecuteActivity(acts.Score, in); err != nil {
 		t.Fatal(err)
 	}
-	v, err = env.ExecuteActivity(acts.Audit, in.AxisInput)
+	v, err := env.ExecuteActivity(acts.Audit, in.AxisInput)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -195,29 +195,12 @@ axes:
     datasets:
       - {name: g, path: %s/global_mmlu_ms/global_mmlu_ms_test_subset.jsonl.gz, format: global_mmlu, limit: 4}
 `, model, run, storeDir, data)
-	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: run, ConfigYAML: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan Plan
-	v.Get(&plan)
-	ref := RunRef{RunID: run, StoreURI: plan.StoreURI}
-	v, err = env.ExecuteActivity(acts.Dedup, ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dd DedupResult
-	v.Get(&dd)
-	shards := len(dd.Axes[0].Shards)
-	for s := range shards {
-		if _, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: "knowledge", Shard: s}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	r := inferAxis(t, env, acts, run, cfg, "knowledge")
 	if !whole {
 		return
 	}
-	v, err = env.ExecuteActivity(acts.Score, ScoreInput{AxisInput: AxisInput{RunRef: ref, Axis: "knowledge"}, Shards: shards})
+	plan, ref, dd := r.plan, r.ref, r.dedup
+	v, err := env.ExecuteActivity(acts.Score, ScoreInput{AxisInput: AxisInput{RunRef: ref, Axis: "knowledge"}, Shards: r.shards})
 	if err != nil {
 		t.Fatal(err)
 	}

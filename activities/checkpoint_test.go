@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/infra/metrics"
+	"github.com/glossobench/glossobench/infra/metrics/metricstest"
 	"github.com/glossobench/glossobench/infra/store"
 )
 
@@ -97,21 +98,8 @@ func counterSum(t *testing.T, name string, labels map[string]string) float64 {
 	}
 	var sum float64
 	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			have := map[string]string{}
-			for _, l := range m.GetLabel() {
-				have[l.GetName()] = l.GetValue()
-			}
-			match := true
-			for k, v := range labels {
-				match = match && have[k] == v
-			}
-			if match {
-				sum += m.GetCounter().GetValue()
-			}
+		if f.GetName() == name {
+			sum += metricstest.Sum(f, labels)
 		}
 	}
 	return sum

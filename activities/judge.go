@@ -34,7 +34,7 @@ func overlayOn(cfg *config.Config, axis string) bool {
 }
 
 func ratingsPrefix(run, axis string, shard int) string {
-	return runfiles.ShardPrefix(run, axis, shard) + "rated-"
+	return runfiles.ShardPrefix(run, axis, shard) + runfiles.Rated
 }
 
 // Judge rates an axis's responses with the judge ensemble, shard by shard.
@@ -151,7 +151,7 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 
 // readRated reads a shard's rated predictions.
 func readRated(ctx context.Context, st store.Store, run, axis string, shard int) (map[string]scorers.Prediction, int, error) {
-	return readPredictions(ctx, st, ratingsPrefix(run, axis, shard), "")
+	return runfiles.InStore(ctx, st, run).ShardCheckpoints(axis, shard, runfiles.Rated)
 }
 
 // addCounts adds one chunk's per-judge counts to the running ones.

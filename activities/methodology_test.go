@@ -57,31 +57,9 @@ type axisRun struct {
 // it when the plan says so and scores it.
 func runAxisStages(t *testing.T, env *testsuite.TestActivityEnvironment, acts *Activities, run, cfg, axis string) axisRun {
 	t.Helper()
-	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: run, ConfigYAML: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r axisRun
-	v.Get(&r.plan)
-	ref := RunRef{RunID: run, StoreURI: r.plan.StoreURI}
-	v, err = env.ExecuteActivity(acts.Dedup, ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dd DedupResult
-	v.Get(&dd)
-	shards := 0
-	for _, ad := range dd.Axes {
-		if ad.Axis == axis {
-			shards = len(ad.Shards)
-		}
-	}
-	for s := 0; s < shards; s++ {
-		if _, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: axis, Shard: s}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	in := ScoreInput{AxisInput: AxisInput{RunRef: ref, Axis: axis}, Shards: shards}
+	inf := inferAxis(t, env, acts, run, cfg, axis)
+	r := axisRun{plan: inf.plan}
+	in := ScoreInput{AxisInput: AxisInput{RunRef: inf.ref, Axis: axis}, Shards: inf.shards}
 	for _, ap := range r.plan.Axes {
 		if ap.Name == axis && ap.Judged {
 			v, err := env.ExecuteActivity(acts.Judge, in)
@@ -93,7 +71,7 @@ func runAxisStages(t *testing.T, env *testsuite.TestActivityEnvironment, acts *A
 			r.judgeNote = n.Note
 		}
 	}
-	v, err = env.ExecuteActivity(acts.Score, in)
+	v, err := env.ExecuteActivity(acts.Score, in)
 	if err != nil {
 		t.Fatal(err)
 	}

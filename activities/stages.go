@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,35 +29,10 @@ func (a *Activities) shardItems(ctx context.Context, st store.Store, run, axis s
 	return runfiles.DecodeJSONL[scorers.Item](key, data)
 }
 
-// shardPredictions reads every prediction checkpoint object of a shard.
+// shardPredictions reads every prediction checkpoint object of a shard,
+// and says how many there were (the next part number).
 func shardPredictions(ctx context.Context, st store.Store, run, axis string, shard int) (map[string]scorers.Prediction, int, error) {
-	return readPredictions(ctx, st, runfiles.PredPrefix(run, axis, shard), "")
-}
-
-// readPredictions reads the checkpoint objects under prefix (those whose key
-// contains infix, when one is given), keyed by item id, and says how many
-// objects there were (the next part number).
-func readPredictions(ctx context.Context, st store.Store, prefix, infix string) (map[string]scorers.Prediction, int, error) {
-	keys, err := st.List(ctx, prefix)
-	if err != nil {
-		return nil, 0, err
-	}
-	keys = slices.DeleteFunc(keys, func(k string) bool { return !strings.Contains(k, infix) })
-	preds := map[string]scorers.Prediction{}
-	for _, k := range keys {
-		data, err := st.Get(ctx, k)
-		if err != nil {
-			return nil, 0, err
-		}
-		rows, err := runfiles.DecodeJSONL[scorers.Prediction](k, data)
-		if err != nil {
-			return nil, 0, err
-		}
-		for _, p := range rows {
-			preds[p.ItemID] = p
-		}
-	}
-	return preds, len(keys), nil
+	return runfiles.InStore(ctx, st, run).ShardCheckpoints(axis, shard, runfiles.Answers)
 }
 
 // InferProgress is the heartbeat detail of Infer.

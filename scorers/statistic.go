@@ -40,15 +40,6 @@ func RegisterStatistic(st Statistic) { statistics.add(st.Metric, st) }
 // StatisticOf returns the registered statistic of a metric.
 func StatisticOf(metric string) (Statistic, bool) { return statistics.get(metric) }
 
-// Metrics lists the metrics with a registered statistic, sorted.
-func Metrics() []string {
-	var out []string
-	for _, st := range statistics.all() {
-		out = append(out, st.Metric)
-	}
-	return out
-}
-
 // TermsOf returns every record's terms, one row per record, in order.
 func (st Statistic) TermsOf(items []ItemScore) ([][]float64, error) {
 	flat := make([]float64, len(items)*st.Width)

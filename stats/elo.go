@@ -1,10 +1,12 @@
 package stats
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Match is one pairwise comparison: Score is A's result, 1 for a win,
@@ -26,15 +28,9 @@ type EloOptions struct {
 }
 
 func (o EloOptions) withDefaults() EloOptions {
-	if o.K == 0 {
-		o.K = 32
-	}
-	if o.Initial == 0 {
-		o.Initial = 1000
-	}
-	if o.Scale == 0 {
-		o.Scale = 400
-	}
+	o.K = cmp.Or(o.K, 32)
+	o.Initial = cmp.Or(o.Initial, 1000)
+	o.Scale = cmp.Or(o.Scale, 400)
 	return o
 }
 
@@ -119,18 +115,10 @@ func BradleyTerry(matches []Match, opt BTOptions) (map[string]float64, error) {
 	if err := checkMatches(matches); err != nil {
 		return nil, err
 	}
-	if opt.Initial == 0 {
-		opt.Initial = 1000
-	}
-	if opt.Scale == 0 {
-		opt.Scale = 400
-	}
-	if opt.MaxIter == 0 {
-		opt.MaxIter = 10000
-	}
-	if opt.Tol == 0 {
-		opt.Tol = 1e-10
-	}
+	opt.Initial = cmp.Or(opt.Initial, 1000)
+	opt.Scale = cmp.Or(opt.Scale, 400)
+	opt.MaxIter = cmp.Or(opt.MaxIter, 10000)
+	opt.Tol = cmp.Or(opt.Tol, 1e-10)
 	if opt.Prior < 0 {
 		return nil, fmt.Errorf("stats: negative prior %v", opt.Prior)
 	}
@@ -307,17 +295,7 @@ func RatingsBootstrap(matches []Match, rate func([]Match) (map[string]float64, e
 			}
 			return 1
 		}
-		return cmpString(a.Player, b.Player)
+		return strings.Compare(a.Player, b.Player)
 	})
 	return out, skipped, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -139,9 +139,6 @@ func FitForest(x [][]float64, y []int, classes int, opt ForestOptions) (*Forest,
 	return f, nil
 }
 
-// Classes is the number of classes the forest was fitted on.
-func (f *Forest) Classes() int { return f.classes }
-
 // PredictProba returns the class probabilities for one row: the mean over
 // trees of the class shares in the leaf the row falls into.
 func (f *Forest) PredictProba(row []float64) []float64 {

@@ -1,6 +1,7 @@
 package metricx
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,28 +63,18 @@ func New(cfg Config) (*Client, error) {
 	if !strings.HasPrefix(cfg.BaseURL, "http://") && !strings.HasPrefix(cfg.BaseURL, "https://") {
 		return nil, fmt.Errorf("metricx: base URL %q must start with http:// or https://", cfg.BaseURL)
 	}
-	if cfg.Mode == "" {
-		cfg.Mode = ModeHybrid
-	}
+	cfg.Mode = cmp.Or(cfg.Mode, ModeHybrid)
 	if _, err := parseMode(string(cfg.Mode)); err != nil {
 		return nil, fmt.Errorf("metricx: %w", err)
 	}
 	if cfg.BatchSize < 0 || cfg.Concurrency < 0 || cfg.Timeout < 0 {
 		return nil, errors.New("metricx: batch size, concurrency and timeout must not be negative")
 	}
-	if cfg.BatchSize == 0 {
-		cfg.BatchSize = DefaultBatchSize
-	}
-	if cfg.Concurrency == 0 {
-		cfg.Concurrency = DefaultConcurrency
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
+	cfg.BatchSize = cmp.Or(cfg.BatchSize, DefaultBatchSize)
+	cfg.Concurrency = cmp.Or(cfg.Concurrency, DefaultConcurrency)
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
 	maxRetries := cfg.MaxRetries
-	if maxRetries == 0 {
-		maxRetries = DefaultMaxRetries
-	}
+	maxRetries = cmp.Or(maxRetries, DefaultMaxRetries)
 	maxRetries = max(maxRetries, 0)
 	var key string
 	if cfg.APIKeyEnv != "" {

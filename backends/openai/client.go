@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/internal/httpjson"
+	"golang.org/x/sync/errgroup"
 )
 
 // Server flavours. They decide how log-likelihoods are obtained.
@@ -80,19 +82,13 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Concurrency < 0 || cfg.Timeout < 0 {
 		return nil, errors.New("openai: config fields concurrency and timeout must not be negative")
 	}
-	if cfg.Concurrency == 0 {
-		cfg.Concurrency = DefaultConcurrency
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
+	cfg.Concurrency = cmp.Or(cfg.Concurrency, DefaultConcurrency)
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	maxRetries := cfg.MaxRetries
-	if maxRetries == 0 {
-		maxRetries = DefaultMaxRetries
-	}
+	maxRetries = cmp.Or(maxRetries, DefaultMaxRetries)
 	if maxRetries < 0 {
 		maxRetries = 0
 	}
@@ -185,38 +181,21 @@ func (c *Client) markLLUnsupported() {
 // forEach runs fn(i) for i in [0,n) on up to Concurrency goroutines and
 // returns the first error; after an error no new items are started.
 func (c *Client) forEach(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	workers := min(c.cfg.Concurrency, n)
-	next := make(chan int)
-	var (
-		wg       sync.WaitGroup
-		errOnce  sync.Once
-		firstErr error
-	)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := fn(ctx, i); err != nil {
-					errOnce.Do(func() { firstErr = err; cancel() })
-				}
-			}
-		}()
-	}
-feed:
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(c.cfg.Concurrency)
 	for i := range n {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+		if gctx.Err() != nil {
+			break
 		}
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err // an item that waited for a worker while another failed
+			}
+			return fn(gctx, i)
+		})
 	}
-	close(next)
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }

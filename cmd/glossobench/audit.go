@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,8 +21,9 @@ func runAudit(args []string) int {
 }
 
 func auditMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("audit", stderr, "audit --data FILE --label COL --source COL --measurements C1,C2,... [--detector fixed|mean-half|rf|logreg|each] [--folds 5] [--seed N] [--floor 0.65] [--band 0.90] [--shuffles 1000] [--json] [--plot FILE]",
+		"\nScores the pooled rows three ways (headline, measurements-only, source-only; each a ROC AUC),",
+		"prints L = source-only ÷ headline and reads it by the paper's rule (Xia & Aykent, AACL-IJCNLP 2026).")
 	def := audit.DefaultOptions()
 	dataPath := fs.String("data", "", "pooled rows, `FILE`.csv or .jsonl (optionally .gz) (required)")
 	label := fs.String("label", "", "yes/no label `column` (1/0, true/false, yes/no) (required)")
@@ -43,12 +43,6 @@ func auditMain(args []string, stdout, stderr io.Writer) int {
 	fpTrees := fs.Int("fingerprint-trees", def.FingerprintTrees, "trees in the source-fingerprint forest (negative skips)")
 	asJSON := fs.Bool("json", false, "print the report as JSON with every number")
 	plotPath := fs.String("plot", "", "also draw the three marks on one ruler to `FILE`.png or .svg")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: glossobench audit --data FILE --label COL --source COL --measurements C1,C2,... [--detector fixed|mean-half|rf|logreg|each] [--folds 5] [--seed N] [--floor 0.65] [--band 0.90] [--shuffles 1000] [--json] [--plot FILE]")
-		fmt.Fprintln(stderr, "\nScores the pooled rows three ways (headline, measurements-only, source-only; each a ROC AUC),")
-		fmt.Fprintln(stderr, "prints L = source-only ÷ headline and reads it by the paper's rule (Xia & Aykent, AACL-IJCNLP 2026).")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 
 	"github.com/glossobench/glossobench/infra/results/calibrate"
@@ -13,37 +11,27 @@ import (
 )
 
 func init() {
-	register("calibrate", "accuracy per human-expected difficulty band and an easy→hard monotonicity verdict", runCalibrate)
+	registerIO("calibrate", "accuracy per human-expected difficulty band and an easy→hard monotonicity verdict", calibrateMain)
 }
 
-func runCalibrate(args []string) int { return calibrateMain(args, os.Stdout, os.Stderr) }
-
 func calibrateMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("calibrate", stderr, "calibrate RUNDIR --anchors FILE [--axis NAME] [--out FILE]",
+		"\nThe anchors name items a fluent reader rated easy, medium or hard, optionally with the",
+		"accuracy band expected of each (0.8-1.0 or 80-100%). A filled-in spotcheck worksheet",
+		"works as is. Prints accuracy per band against the expected band and whether accuracy",
+		"falls from easy to hard. Exit 0 when monotone (or undetermined), 2 when not, 1 on error.")
 	anchorsPath := fs.String("anchors", "", "anchors CSV `FILE`: item_id,expected_difficulty[,expected_accuracy]")
 	axis := fs.String("axis", "", "only this axis's items (when item ids repeat across axes)")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: glossobench calibrate RUNDIR --anchors FILE [--axis NAME] [--out FILE]")
-		fmt.Fprintln(stderr, "\nThe anchors name items a fluent reader rated easy, medium or hard, optionally with the")
-		fmt.Fprintln(stderr, "accuracy band expected of each (0.8-1.0 or 80-100%). A filled-in spotcheck worksheet")
-		fmt.Fprintln(stderr, "works as is. Prints accuracy per band against the expected band and whether accuracy")
-		fmt.Fprintln(stderr, "falls from easy to hard. Exit 0 when monotone (or undetermined), 2 when not, 1 on error.")
-		fs.PrintDefaults()
+	rest, code, ok := parseArgs(fs, args, 1)
+	if !ok {
+		return code
 	}
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(rest) != 1 || *anchorsPath == "" {
+	if *anchorsPath == "" {
 		fs.Usage()
 		return 1
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "glossobench calibrate: %v\n", err)
-		return 1
-	}
+	fail := failer(stderr, "calibrate")
 	set, err := inputs.ReadAnchorsFile(*anchorsPath)
 	if err != nil {
 		return fail(err)

@@ -12,21 +12,12 @@ import (
 	"github.com/glossobench/glossobench/infra/results/spotcheck"
 )
 
-func writeFile(t *testing.T, name, data string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestSpotcheckThenCalibrate fills in the worksheet as a reviewer would and
 // feeds it back to calibrate.
 func TestSpotcheckThenCalibrate(t *testing.T) {
 	runDir := fakeRunDir(t, t.TempDir(), fakerun.Options{})
 	ws := filepath.Join(t.TempDir(), "ws.csv")
-	code, _, errs := run(t, spotcheckCmd, runDir, "--n", "12", "--out", ws)
+	code, _, errs := runCmd(spotcheckMain, runDir, "--n", "12", "--out", ws)
 	if code != 0 {
 		t.Fatalf("spotcheck exit %d: %s", code, errs)
 	}
@@ -77,7 +68,7 @@ func TestSpotcheckThenCalibrate(t *testing.T) {
 	}
 	_ = run0
 	// Same seed, same sheet; the reviewer marks easy the items the model got right.
-	code, out2, _ := run(t, spotcheckCmd, runDir, "--n", "12")
+	code, out2, _ := runCmd(spotcheckMain, runDir, "--n", "12")
 	want, _ := os.ReadFile(ws)
 	if code != 0 || out2 != string(want) {
 		t.Error("spotcheck is not reproducible for a fixed seed")
@@ -94,7 +85,7 @@ func TestSpotcheckThenCalibrate(t *testing.T) {
 	w := csv.NewWriter(g)
 	w.WriteAll(recs)
 	g.Close()
-	code, out, errs := run(t, calibrateCmd, runDir, "--anchors", filled)
+	code, out, errs := runCmd(calibrateMain, runDir, "--anchors", filled)
 	if code != 0 || !strings.Contains(out, "easy→hard: monotone") {
 		t.Errorf("calibrate exit %d:\n%s%s", code, out, errs)
 	}
@@ -106,11 +97,11 @@ func TestSpotcheckThenCalibrate(t *testing.T) {
 	w = csv.NewWriter(g)
 	w.WriteAll(recs)
 	g.Close()
-	code, out, _ = run(t, calibrateCmd, runDir, "--anchors", filled)
+	code, out, _ = runCmd(calibrateMain, runDir, "--anchors", filled)
 	if code != 2 || !strings.Contains(out, "not monotone") {
 		t.Errorf("swapped: exit %d\n%s", code, out)
 	}
-	code, _, errs = run(t, calibrateCmd, runDir, "--anchors", writeFile(t, "bad.csv", "x,easy\ny,impossible\n"))
+	code, _, errs = runCmd(calibrateMain, runDir, "--anchors", writeTemp(t, "bad.csv", "x,easy\ny,impossible\n"))
 	if code != 1 || !strings.Contains(errs, "bad.csv:2: field expected_difficulty") {
 		t.Errorf("bad anchors: exit %d: %s", code, errs)
 	}

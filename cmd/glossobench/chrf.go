@@ -26,8 +26,8 @@ func runChrf(args []string) int {
 }
 
 func chrfMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("chrf", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("chrf", stderr, "chrf --hyp FILE --ref FILE [--ref FILE2 ...] [--word-order N] [--sentence] [--json]",
+		"\nScores a saved system output the way sacrebleu 2.x's chrF does; scores are 0-100.")
 	var refs refFiles
 	hyp := fs.String("hyp", "", "hypothesis `file`, one segment per line (required)")
 	fs.Var(&refs, "ref", "reference `file`, one segment per line; repeat for several references (required)")
@@ -40,11 +40,6 @@ func chrfMain(args []string, stdout, stderr io.Writer) int {
 	sentence := fs.Bool("sentence", false, "also print one score per line")
 	asJSON := fs.Bool("json", false, "print JSON in sacrebleu's -f json layout (plus \"sentences\" with --sentence)")
 	width := fs.Int("width", 1, "decimals printed (sacrebleu --width)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: glossobench chrf --hyp FILE --ref FILE [--ref FILE2 ...] [--word-order N] [--sentence] [--json]")
-		fmt.Fprintln(stderr, "\nScores a saved system output the way sacrebleu 2.x's chrF does; scores are 0-100.")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,16 +12,10 @@ import (
 
 const chrfData = "../../testdata/chrf/"
 
-func runChrfArgs(args ...string) (code int, stdout, stderr string) {
-	var o, e bytes.Buffer
-	code = chrfMain(args, &o, &e)
-	return code, o.String(), e.String()
-}
-
 // The command's corpus score equals the golden chrF++ value (73.43..., from
 // testdata/chrf/make_golden.py) printed at sacrebleu's default width.
 func TestChrfCommandText(t *testing.T) {
-	code, out, errOut := runChrfArgs("--hyp", chrfData+"hyps.txt", "--ref", chrfData+"refs.txt")
+	code, out, errOut := runCmd(chrfMain, "--hyp", chrfData+"hyps.txt", "--ref", chrfData+"refs.txt")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -30,7 +23,7 @@ func TestChrfCommandText(t *testing.T) {
 	if !strings.HasPrefix(out, want) {
 		t.Fatalf("output %q, want prefix %q", out, want)
 	}
-	code, out, _ = runChrfArgs("--hyp", chrfData+"hyps.txt", "--ref", chrfData+"refs.txt", "--ref", chrfData+"refs2.txt", "--word-order", "0", "--sentence")
+	code, out, _ = runCmd(chrfMain, "--hyp", chrfData+"hyps.txt", "--ref", chrfData+"refs.txt", "--ref", chrfData+"refs2.txt", "--word-order", "0", "--sentence")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code != 0 || len(lines) != 41 {
 		t.Fatalf("exit %d, %d lines, want 41", code, len(lines))
@@ -41,7 +34,7 @@ func TestChrfCommandText(t *testing.T) {
 }
 
 func TestChrfCommandJSON(t *testing.T) {
-	code, out, errOut := runChrfArgs("--hyp", chrfData+"hyps.txt", "--ref", chrfData+"refs.txt", "--json", "--width", "4", "--sentence")
+	code, out, errOut := runCmd(chrfMain, "--hyp", chrfData+"hyps.txt", "--ref", chrfData+"refs.txt", "--json", "--width", "4", "--sentence")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -86,18 +79,9 @@ func TestChrfCommandErrors(t *testing.T) {
 		{[]string{"--hyp", short}, "at least one --ref"},
 		{[]string{"--hyp", short, "--ref", short, "--word-order", "-1"}, "not negative"},
 	} {
-		code, _, errOut := runChrfArgs(tc.args...)
+		code, _, errOut := runCmd(chrfMain, tc.args...)
 		if code == 0 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want it to contain %q", tc.args, code, errOut, tc.want)
 		}
 	}
-}
-
-func readFile(t *testing.T, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

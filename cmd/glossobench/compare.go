@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -14,36 +12,22 @@ import (
 )
 
 func init() {
-	register("compare", "per-axis score deltas of the models on two leaderboard versions", runCompare)
+	registerIO("compare", "per-axis score deltas of the models on two leaderboard versions", compareMain)
 }
 
-func runCompare(args []string) int { return compareMain(args, os.Stdout, os.Stderr) }
-
 func compareMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("compare", stderr, "compare V1 V2 [--lang ms] [--store URI] [--strict-parity]",
+		"\nFor every model on both leaderboard versions (e.g. v1 v2), its latest row on each",
+		"and the per-axis and MS deltas V2 − V1. A model whose two rows differ in reasoning",
+		"mode is flagged, or with --strict-parity refused (exit 1).")
 	storeURI := fs.String("store", defaultStore, "leaderboard store `URI`")
 	lang := fs.String("lang", "ms", "leaderboard language")
 	strict := fs.Bool("strict-parity", false, "refuse when a model's rows differ in reasoning mode")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: glossobench compare V1 V2 [--lang ms] [--store URI] [--strict-parity]")
-		fmt.Fprintln(stderr, "\nFor every model on both leaderboard versions (e.g. v1 v2), its latest row on each")
-		fmt.Fprintln(stderr, "and the per-axis and MS deltas V2 − V1. A model whose two rows differ in reasoning")
-		fmt.Fprintln(stderr, "mode is flagged, or with --strict-parity refused (exit 1).")
-		fs.PrintDefaults()
+	rest, code, ok := parseArgs(fs, args, 2)
+	if !ok {
+		return code
 	}
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "glossobench compare: %v\n", err)
-		return 1
-	}
-	if len(rest) != 2 {
-		fs.Usage()
-		return 1
-	}
+	fail := failer(stderr, "compare")
 	v1, err := parseVersion(rest[0])
 	if err != nil {
 		return fail(err)

@@ -1,25 +1,23 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/glossobench/glossobench/infra/results/concord"
 )
 
 func init() {
-	register("concord", "rank-agree our model scores with an external leaderboard (Spearman, Kendall, permutation p)", runConcord)
+	registerIO("concord", "rank-agree our model scores with an external leaderboard (Spearman, Kendall, permutation p)", concordMain)
 }
-
-func runConcord(args []string) int { return concordMain(args, os.Stdout, os.Stderr) }
 
 // concordMain exits 0 with a report whatever the agreement, 1 on bad input
 // or usage.
 func concordMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("concord", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("concord", stderr, "concord --scores CSV|RUNDIR --external CSV --name NAME [--out FILE] [--resamples N] [--seed S]",
+		"\nAligns the two tables on model_id and reports tie-aware Spearman ρ and Kendall τ-b,",
+		"a Monte-Carlo permutation p-value of ρ, and a per-model rank table (rank 1 = highest score).",
+		"Agreement: strong (ρ ≥ 0.7), moderate (0.5 ≤ ρ < 0.7), weak (ρ < 0.5). Exit 0 with a report, 1 on error.")
 	scores := fs.String("scores", "", "our scores: a model_id,score `CSV` (header optional), or a directory of runs (their result.json ms_public)")
 	external := fs.String("external", "", "the external leaderboard: a model_id,score `CSV` (header optional)")
 	task := fs.String("task", "", "what to read from a peer's --external results: "+externalHelp)
@@ -28,13 +26,6 @@ func concordMain(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "write the JSON report to `FILE`")
 	resamples := fs.Int("resamples", 10000, "Monte-Carlo permutations for the p-value")
 	seed := fs.Uint64("seed", 1, "permutation seed")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: glossobench concord --scores CSV|RUNDIR --external CSV --name NAME [--out FILE] [--resamples N] [--seed S]")
-		fmt.Fprintln(stderr, "\nAligns the two tables on model_id and reports tie-aware Spearman ρ and Kendall τ-b,")
-		fmt.Fprintln(stderr, "a Monte-Carlo permutation p-value of ρ, and a per-model rank table (rank 1 = highest score).")
-		fmt.Fprintln(stderr, "Agreement: strong (ρ ≥ 0.7), moderate (0.5 ≤ ρ < 0.7), weak (ρ < 0.5). Exit 0 with a report, 1 on error.")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return 1
 	}

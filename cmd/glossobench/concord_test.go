@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,41 +9,14 @@ import (
 	"github.com/glossobench/glossobench/infra/results/concord"
 )
 
-func writeTemp(t *testing.T, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func runCmd(main func([]string, *bytes.Buffer, *bytes.Buffer) int, args ...string) (int, string, string) {
-	var out, errb bytes.Buffer
-	code := main(args, &out, &errb)
-	return code, out.String(), errb.String()
-}
-
-func concordCmd(args []string, o, e *bytes.Buffer) int { return concordMain(args, o, e) }
-
 func TestConcordReport(t *testing.T) {
 	ours := writeTemp(t, "ours.csv", "model_id,score\nm1,0.81\nm2,0.74\nm3,0.66\nm4,0.52\nm5,0.40\nm6,0.33\nonly_ours,0.9\n")
 	ext := writeTemp(t, "ext.csv", "m1,71.2\nm2,69.0\nm3,55.5\nm4,58.0\n\nm5,30.1\nm6,22.0\nm9,10\n")
 	out := filepath.Join(t.TempDir(), "c.json")
-	code, stdout, stderr := runCmd(concordCmd, "--scores", ours, "--external", ext, "--name", "board-x", "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	for _, want := range []string{"6 shared models", "agreement: strong", "only in ours (1): only_ours", "only in external (1): m9", "permutation p"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("output lacks %q:\n%s", want, stdout)
-		}
-	}
+	stdout := runOK(t, concordMain, "--scores", ours, "--external", ext, "--name", "board-x", "--out", out)
+	wantOutput(t, stdout, "6 shared models", "agreement: strong", "only in ours (1): only_ours", "only in external (1): m9", "permutation p")
 	var rep concord.Report
-	b, _ := os.ReadFile(out)
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, out, &rep)
 	// scipy.stats.spearmanr / kendalltau on these six pairs.
 	if rep.N != 6 || !near(rep.Spearman, 0.9428571428571428) || !near(rep.SpearmanP, 0.004804664723032055) ||
 		!near(rep.Kendall, 0.8666666666666666) || !near(rep.KendallP, 0.016666666666666666) {
@@ -81,7 +51,7 @@ func TestConcordVerdictsAndSmallN(t *testing.T) {
 	}
 	for _, c := range cases {
 		ext := writeTemp(t, "ext.csv", c.ext)
-		code, stdout, stderr := runCmd(concordCmd, "--scores", ours, "--external", ext, "--name", "x")
+		code, stdout, stderr := runCmd(concordMain, "--scores", ours, "--external", ext, "--name", "x")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -107,15 +77,15 @@ func TestConcordErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		ext := writeTemp(t, "ext.csv", c.ext)
-		code, _, stderr := runCmd(concordCmd, "--scores", ours, "--external", ext, "--name", "x")
+		code, _, stderr := runCmd(concordMain, "--scores", ours, "--external", ext, "--name", "x")
 		if code != 1 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 1 and %q", c.name, code, stderr, c.want)
 		}
 	}
-	if code, _, _ := runCmd(concordCmd, "--scores", ours); code != 1 {
+	if code, _, _ := runCmd(concordMain, "--scores", ours); code != 1 {
 		t.Errorf("missing flags: exit %d, want 1", code)
 	}
-	if code, _, stderr := runCmd(concordCmd, "--scores", t.TempDir(), "--external", ours, "--name", "x"); code != 1 || !strings.Contains(stderr, "no result.json") {
+	if code, _, stderr := runCmd(concordMain, "--scores", t.TempDir(), "--external", ours, "--name", "x"); code != 1 || !strings.Contains(stderr, "no result.json") {
 		t.Errorf("empty run dir: exit %d %q", code, stderr)
 	}
 }

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/glossobench/glossobench/infra/results/concord"
 )
 
 func init() {
-	register("correlate", "rank-correlate our scores with an external benchmark on the same models (exit 2 if divergent)", runCorrelate)
+	registerIO("correlate", "rank-correlate our scores with an external benchmark on the same models (exit 2 if divergent)", correlateMain)
 }
 
 // Exit codes of correlate. Divergence is the CI gate (spec §10), so errors
@@ -22,8 +20,6 @@ const (
 	correlateExitOverlap   = 3 // --overlap-free refused: the instruments share items
 )
 
-func runCorrelate(args []string) int { return correlateMain(args, os.Stdout, os.Stderr) }
-
 const scoresFormatHelp = `Score files are JSON, in one of three shapes:
   {"instrument": "seahelm", "item_hashes": ["<sha256 hex>", ...],
    "scores": [{"model_id": "m1", "score": 0.71, "item_ids": ["ds/1", ...]}, ...]}
@@ -34,22 +30,17 @@ the same way. Both may sit at the top level (the instrument's scored items)
 or on a score (that model's scored items); --overlap-free reads their union.`
 
 func correlateMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("correlate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("correlate", stderr, "correlate --ours OURS.json --external EXTERNAL.json [--overlap-free] [--out FILE]",
+		"\nAligns on model_id; prints Spearman ρ, Kendall τ-b and a per-model rank-delta table.",
+		"converged (ρ ≥ 0.7) exits 0, moderate (0.5 ≤ ρ < 0.7) exits 0, divergent (ρ < 0.5) exits 2;",
+		"--overlap-free refusing exits 3; bad input exits 1.",
+		"\n"+scoresFormatHelp)
 	oursPath := fs.String("ours", "", "our scores: a JSON `FILE`, or a directory of runs (result.json ms_public, scores.jsonl item ids)")
 	extPath := fs.String("external", "", "the external instrument's scores on the same models: a JSON `FILE` (or a directory of runs)")
 	task := fs.String("task", "", "what to read from a peer's --external results: "+externalHelp)
 	metric := fs.String("metric", "", "lm-eval: the `metric,filter` to read (default acc,none); HELM: the column")
 	overlapFree := fs.Bool("overlap-free", false, "refuse unless the two instruments share no scored item (checked by item-id hashes)")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: glossobench correlate --ours OURS.json --external EXTERNAL.json [--overlap-free] [--out FILE]")
-		fmt.Fprintln(stderr, "\nAligns on model_id; prints Spearman ρ, Kendall τ-b and a per-model rank-delta table.")
-		fmt.Fprintln(stderr, "converged (ρ ≥ 0.7) exits 0, moderate (0.5 ≤ ρ < 0.7) exits 0, divergent (ρ < 0.5) exits 2;")
-		fmt.Fprintln(stderr, "--overlap-free refusing exits 3; bad input exits 1.")
-		fmt.Fprintln(stderr, "\n"+scoresFormatHelp)
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return correlateExitError
 	}

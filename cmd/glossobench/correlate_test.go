@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/glossobench/glossobench/infra/results/inputs"
 )
-
-func correlateCmd(args []string, o, e *bytes.Buffer) int { return correlateMain(args, o, e) }
 
 const oursJSON = `{"instrument": "glossobench-v1", "item_ids": ["belebele/1", "belebele/2"],
  "scores": [
@@ -46,7 +43,7 @@ func TestCorrelateExitCodes(t *testing.T) {
 	for _, c := range cases {
 		ext := writeTemp(t, "ext.json", c.ext)
 		args := append([]string{"--ours", ours, "--external", ext}, c.args...)
-		code, stdout, stderr := runCmd(correlateCmd, args...)
+		code, stdout, stderr := runCmd(correlateMain, args...)
 		if code != c.code || !strings.Contains(stdout, c.stdout) || !strings.Contains(stderr, c.err) {
 			t.Errorf("%s: exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", c.name, code, c.code, stdout, stderr)
 		}
@@ -62,12 +59,12 @@ func TestCorrelateBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		ext := writeTemp(t, "ext.json", c.ext)
-		code, _, stderr := runCmd(correlateCmd, "--ours", ours, "--external", ext)
+		code, _, stderr := runCmd(correlateMain, "--ours", ours, "--external", ext)
 		if code != 1 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 1 and %q", c.name, code, stderr, c.want)
 		}
 	}
-	if code, _, _ := runCmd(correlateCmd, "--ours", ours); code != 1 {
+	if code, _, _ := runCmd(correlateMain, "--ours", ours); code != 1 {
 		t.Errorf("missing --external: exit %d, want 1", code)
 	}
 }
@@ -85,7 +82,7 @@ func TestVerdictLinesHoldExactly(t *testing.T) {
 		{`{"a": 3, "b": 5, "c": 4, "d": 2, "e": 1}`, "verdict: converged", "agreement: strong", 0},  // ranks 3,1,2,4,5: ρ = 0.7
 	} {
 		ext := writeTemp(t, "ext.json", c.ext)
-		code, stdout, stderr := runCmd(correlateCmd, "--ours", ours, "--external", ext)
+		code, stdout, stderr := runCmd(correlateMain, "--ours", ours, "--external", ext)
 		if code != c.code || !strings.Contains(stdout, c.correlate) {
 			t.Errorf("correlate %s: exit %d, want %d and %q\n%s%s", c.ext, code, c.code, c.correlate, stdout, stderr)
 		}
@@ -97,7 +94,7 @@ func TestVerdictLinesHoldExactly(t *testing.T) {
 			fmt.Fprintf(&b, "%s,%g\n", k, v)
 		}
 		csvExt := writeTemp(t, "ext.csv", b.String())
-		code, stdout, stderr = runCmd(concordCmd, "--scores", csvOurs, "--external", csvExt, "--name", "x", "--out", filepath.Join(t.TempDir(), "c.json"))
+		code, stdout, stderr = runCmd(concordMain, "--scores", csvOurs, "--external", csvExt, "--name", "x", "--out", filepath.Join(t.TempDir(), "c.json"))
 		if code != 0 || !strings.Contains(stdout, c.concord) {
 			t.Errorf("concord %s: exit %d, want %q\n%s%s", c.ext, code, c.concord, stdout, stderr)
 		}

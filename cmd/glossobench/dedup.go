@@ -76,10 +76,7 @@ func runDedup(args []string) int {
 		fs.Usage()
 		return 2
 	}
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, "glossobench dedup:", err)
-		return 1
-	}
+	fail := failer(os.Stderr, "dedup")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,22 +20,6 @@ import (
 	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/testsuite"
 )
-
-func captureStdout(t *testing.T, f func() int) (string, int) {
-	t.Helper()
-	old := os.Stdout
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Stdout = w
-	done := make(chan string)
-	go func() { b, _ := io.ReadAll(r); done <- string(b) }()
-	code := f()
-	w.Close()
-	os.Stdout = old
-	return <-done, code
-}
 
 func TestDedupCommand(t *testing.T) {
 	dir := t.TempDir()

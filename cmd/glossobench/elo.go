@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -18,15 +16,17 @@ import (
 )
 
 func init() {
-	register("elo", "rank models from several runs by Elo (or Bradley–Terry) over item-level pairwise matches", runElo)
+	registerIO("elo", "rank models from several runs by Elo (or Bradley–Terry) over item-level pairwise matches", eloMain)
 }
-
-func runElo(args []string) int { return eloMain(args, os.Stdout, os.Stderr) }
 
 // eloMain exits 0 with a ranking, 1 on bad input or usage.
 func eloMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("elo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("elo", stderr, "elo [--json] [--bt] [--seed S] [--resamples N] [--ties] [--axes a,b] [--judges CONFIG] RUNDIR...",
+		"\nA RUNDIR is a run's store folder runs/<run> (holding result.json and <axis>/scores.jsonl),",
+		"or a store root holding runs/*/result.json. For every pair of models and every item both scored",
+		"on an exact-match axis (deterministic-rule, 0/1 scores), the model that got it right wins; on",
+		"MT (judge-scored), the higher mean judge rating wins, or with --judges the judges compare the",
+		"two answers directly. Works with zero judges (spec §4).")
 	asJSON := fs.Bool("json", false, "print the ranking as JSON")
 	bt := fs.Bool("bt", false, "fit Bradley–Terry by maximum likelihood (SEA-HELM's convention) instead of sequential Elo")
 	seed := fs.Uint64("seed", 1, "seed of the Elo match order and of the bootstrap")
@@ -36,15 +36,6 @@ func eloMain(args []string, stdout, stderr io.Writer) int {
 	ties := fs.Bool("ties", false, "count items both models got right (or both wrong) as ties; by default only decisive items are matches")
 	axesFlag := fs.String("axes", "", "comma-separated axes to use (default: every exact-match axis, plus mt when judged)")
 	judgesCfg := fs.String("judges", "", "a run `CONFIG` whose judges decide MT matches pairwise (each pair of answers in both orders) instead of by single-answer scores")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: glossobench elo [--json] [--bt] [--seed S] [--resamples N] [--ties] [--axes a,b] [--judges CONFIG] RUNDIR...")
-		fmt.Fprintln(stderr, "\nA RUNDIR is a run's store folder runs/<run> (holding result.json and <axis>/scores.jsonl),")
-		fmt.Fprintln(stderr, "or a store root holding runs/*/result.json. For every pair of models and every item both scored")
-		fmt.Fprintln(stderr, "on an exact-match axis (deterministic-rule, 0/1 scores), the model that got it right wins; on")
-		fmt.Fprintln(stderr, "MT (judge-scored), the higher mean judge rating wins, or with --judges the judges compare the")
-		fmt.Fprintln(stderr, "two answers directly. Works with zero judges (spec §4).")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return 1
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -39,8 +38,6 @@ func writeEloRun(t *testing.T, root, run, model string, axes map[string]string, 
 	return dir
 }
 
-func eloCmd(args []string, o, e *bytes.Buffer) int { return eloMain(args, o, e) }
-
 // A hand-checkable tournament on one exact-match axis of four items:
 //
 //	item  0 1 2 3
@@ -55,7 +52,7 @@ func TestEloHandChecked(t *testing.T) {
 	a := writeEloRun(t, root, "r1", "model-a", ax, map[string][]float64{"knowledge": {1, 1, 1, 0}})
 	b := writeEloRun(t, root, "r2", "model-b", ax, map[string][]float64{"knowledge": {1, 0, 0, 1}})
 
-	code, out, errs := runCmd(eloCmd, "--bt", "--json", "--resamples", "50", a, b)
+	code, out, errs := runCmd(eloMain, "--bt", "--json", "--resamples", "50", a, b)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -75,15 +72,15 @@ func TestEloHandChecked(t *testing.T) {
 		t.Errorf("tallies %+v %+v", pa, pb)
 	}
 	// With ties, item 0 counts half to each: 2.5–1.5, ratio 5/3.
-	_, out, _ = runCmd(eloCmd, "--bt", "--json", "--ties", "--resamples", "50", a, b)
+	_, out, _ = runCmd(eloMain, "--bt", "--json", "--ties", "--resamples", "50", a, b)
 	rep = elo.Report{}
 	json.Unmarshal([]byte(out), &rep)
 	if d := 200 * math.Log10(5.0/3); rep.Matches != 4 || math.Abs(rep.Players[0].Rating-(1000+d)) > 1e-6 || rep.Players[0].Ties != 1 {
 		t.Errorf("with ties: %+v", rep)
 	}
 	// Sequential Elo, K=32, from 1000 each: zero-sum, and the order is seeded.
-	_, out1, _ := runCmd(eloCmd, "--json", "--seed", "7", "--resamples", "50", a, b)
-	_, out2, _ := runCmd(eloCmd, "--json", "--seed", "7", "--resamples", "50", a, b)
+	_, out1, _ := runCmd(eloMain, "--json", "--seed", "7", "--resamples", "50", a, b)
+	_, out2, _ := runCmd(eloMain, "--json", "--seed", "7", "--resamples", "50", a, b)
 	if out1 != out2 {
 		t.Error("same seed, different output")
 	}
@@ -101,7 +98,7 @@ func TestEloHandChecked(t *testing.T) {
 	one := t.TempDir()
 	x := writeEloRun(t, one, "x", "x", ax, map[string][]float64{"knowledge": {1, 1}})
 	y := writeEloRun(t, one, "y", "y", ax, map[string][]float64{"knowledge": {0, 1}})
-	_, out, _ = runCmd(eloCmd, "--json", "--resamples", "10", x, y)
+	_, out, _ = runCmd(eloMain, "--json", "--resamples", "10", x, y)
 	rep = elo.Report{}
 	json.Unmarshal([]byte(out), &rep)
 	if rep.Matches != 1 || rep.Players[0].Rating != 1016 || rep.Players[1].Rating != 984 {
@@ -117,7 +114,7 @@ func TestEloStoreRootAndAxes(t *testing.T) {
 	writeEloRun(t, root, "r1", "strong", ax, map[string][]float64{"nlu": {1, 1, 1, 1, 0}, "nlg": {0.5, 0.6}, "mt": {0.9, 0.8}, "safety": {1, 1}})
 	writeEloRun(t, root, "r2", "middle", ax, map[string][]float64{"nlu": {1, 1, 0, 0, 1}, "nlg": {0.4, 0.2}, "mt": {0.5, 0.9}, "safety": {0, 0}})
 	writeEloRun(t, root, "r3", "weak", ax, map[string][]float64{"nlu": {0, 1, 0, 0, 0}, "nlg": {0.1, 0.2}, "mt": {0.2, 0.3}, "safety": {0, 1}})
-	code, out, errs := runCmd(eloCmd, "--bt", "--prior", "0.5", "--json", "--resamples", "100", root)
+	code, out, errs := runCmd(eloMain, "--bt", "--prior", "0.5", "--json", "--resamples", "100", root)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -137,13 +134,13 @@ func TestEloStoreRootAndAxes(t *testing.T) {
 	if !strings.Contains(strings.Join(rep.Notes, ";"), "axis nlg: scores are not 0/1") {
 		t.Errorf("notes %v", rep.Notes)
 	}
-	_, out, _ = runCmd(eloCmd, "--json", "--axes", "mt", "--resamples", "20", root)
+	_, out, _ = runCmd(eloMain, "--json", "--axes", "mt", "--resamples", "20", root)
 	rep = elo.Report{}
 	json.Unmarshal([]byte(out), &rep)
 	if rep.Matches != 6 || len(rep.ByAxis) != 1 {
 		t.Errorf("--axes mt: %+v", rep)
 	}
-	code, out, _ = runCmd(eloCmd, "--resamples", "20", root)
+	code, out, _ = runCmd(eloMain, "--resamples", "20", root)
 	if code != 0 || !strings.Contains(out, "rank  model") || !strings.Contains(out, "strong") {
 		t.Errorf("text output %d %q", code, out)
 	}
@@ -172,14 +169,14 @@ func TestEloErrors(t *testing.T) {
 		{[]string{"--resamples", "0", a, c}, "--resamples must be at least 1"},
 	}
 	for _, tc := range cases {
-		code, _, errs := runCmd(eloCmd, tc.args...)
+		code, _, errs := runCmd(eloMain, tc.args...)
 		if code != 1 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d stderr %q, want %q", tc.args, code, errs, tc.want)
 		}
 	}
 	// A model that never loses has no BT maximum-likelihood estimate.
 	d := writeEloRun(t, t.TempDir(), "r4", "always", ax, map[string][]float64{"knowledge": {1, 1}})
-	code, _, errs := runCmd(eloCmd, "--bt", a, d)
+	code, _, errs := runCmd(eloMain, "--bt", a, d)
 	if code != 1 || !strings.Contains(errs, "--prior") {
 		t.Errorf("no MLE: exit %d %q", code, errs)
 	}
@@ -192,7 +189,7 @@ func TestEloNamesItsStatistic(t *testing.T) {
 	ax := map[string]string{"knowledge": "deterministic-rule"}
 	a := writeEloRun(t, root, "r1", "model-a", ax, map[string][]float64{"knowledge": {1, 1, 1, 0}})
 	b := writeEloRun(t, root, "r2", "model-b", ax, map[string][]float64{"knowledge": {1, 0, 0, 1}})
-	code, out, errs := runCmd(eloCmd, "--bt", "--resamples", "20", a, b)
+	code, out, errs := runCmd(eloMain, "--bt", "--resamples", "20", a, b)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}

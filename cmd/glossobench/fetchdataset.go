@@ -5,27 +5,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/glossobench/glossobench/infra/datasource"
 )
 
 func init() {
-	register("fetch-dataset", "fetch hf://datasets/OWNER/NAME@REVISION/PATH files into the cache and print the sha256 to pin", runFetchDataset)
+	registerIO("fetch-dataset", "fetch hf://datasets/OWNER/NAME@REVISION/PATH files into the cache and print the sha256 to pin", fetchDatasetMain)
 }
-
-func runFetchDataset(args []string) int { return fetchDatasetMain(args, os.Stdout, os.Stderr) }
 
 // fetchDatasetMain downloads each hf:// file once (HF_ENDPOINT, HF_TOKEN,
 // GLOSSOBENCH_HF_CACHE as for a run) and prints "sha256  uri", the value a
 // config's sha256 key pins.
 func fetchDatasetMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("fetch-dataset", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: glossobench fetch-dataset hf://datasets/OWNER/NAME@REVISION/PATH...")
-		fs.PrintDefaults()
-	}
+	fs := commandFlags("fetch-dataset", stderr, "fetch-dataset hf://datasets/OWNER/NAME@REVISION/PATH...")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -29,6 +30,46 @@ func parse(fs *flag.FlagSet, args []string) bool {
 	return true
 }
 
+// commandFlags returns the flag set of the command name: its errors and its
+// usage go to stderr, the usage being "usage: glossobench " + synopsis, each
+// line of about, then the flags.
+func commandFlags(name string, stderr io.Writer, synopsis string, about ...string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: glossobench "+synopsis)
+		for _, line := range about {
+			fmt.Fprintln(stderr, line)
+		}
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseArgs parses args, flags before or after the positional arguments, and
+// wants n positional arguments. When ok is false the command stops with exit
+// code: 0 after -h, 1 after a bad flag or, the usage printed, another count.
+func parseArgs(fs *flag.FlagSet, args []string, n int) (rest []string, code int, ok bool) {
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return nil, flagExit(err), false
+	}
+	if len(rest) != n {
+		fs.Usage()
+		return nil, 1, false
+	}
+	return rest, 0, true
+}
+
+// failer returns the error exit of the command name: it prints
+// "glossobench name: err" to stderr and returns 1.
+func failer(stderr io.Writer, name string) func(error) int {
+	return func(err error) int {
+		fmt.Fprintf(stderr, "glossobench %s: %v\n", name, err)
+		return 1
+	}
+}
+
 // writeReportJSON writes a command's report as indented JSON to path.
 func writeReportJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
@@ -40,4 +81,32 @@ func writeReportJSON(path string, v any) error {
 		return err
 	}
 	return nil
+}
+
+// flagExit is the exit code after a flag parse error: 0 for -h.
+func flagExit(err error) int {
+	if err == flag.ErrHelp {
+		return 0
+	}
+	return 1
+}
+
+// parseInterspersed parses flags that may come before, between or after
+// the positional arguments, which it returns.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
 }

@@ -19,10 +19,8 @@ import (
 )
 
 func init() {
-	register("leaderboard", "append a run to the append-only leaderboard, show it by model class, or export its leaderboard.jsonl", runLeaderboard)
+	registerIO("leaderboard", "append a run to the append-only leaderboard, show it by model class, or export its leaderboard.jsonl", leaderboardMain)
 }
-
-func runLeaderboard(args []string) int { return leaderboardMain(args, os.Stdout, os.Stderr) }
 
 // defaultStore is the config's default store folder.
 const defaultStore = ".glossobench/store"
@@ -61,22 +59,14 @@ func leaderboardMain(args []string, stdout, stderr io.Writer) int {
 }
 
 func leaderboardAppend(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("leaderboard append", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("leaderboard append", stderr, "leaderboard append RUNDIR [--store URI] [--lang ms]")
 	storeURI := fs.String("store", "", "leaderboard store `URI` (default: the store RUNDIR is in)")
 	lang := fs.String("lang", "", "leaderboard language (default: the run config's language, else ms)")
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagExit(err)
+	rest, code, ok := parseArgs(fs, args, 1)
+	if !ok {
+		return code
 	}
-	if len(rest) != 1 {
-		fmt.Fprintln(stderr, "usage: glossobench leaderboard append RUNDIR [--store URI] [--lang ms]")
-		return 1
-	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "glossobench leaderboard append: %v\n", err)
-		return 1
-	}
+	fail := failer(stderr, "leaderboard append")
 	runDir := rest[0]
 	rd, err := leaderboard.ReadRunDir(runDir)
 	if err != nil {
@@ -142,22 +132,14 @@ func parseVersion(s string) (int, error) {
 }
 
 func leaderboardShow(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("leaderboard show", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("leaderboard show", stderr, "leaderboard show [--class base|instruct|...] [--lang ms] [--version v1] [--store URI] [--strict-parity]")
 	board := addBoardFlags(fs)
 	class := fs.String("class", "", "show only this model_class (base, instruct, ...)")
 	strict := fs.Bool("strict-parity", false, "refuse a view whose rows differ in reasoning mode")
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagExit(err)
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "glossobench leaderboard show: %v\n", err)
-		return 1
-	}
-	if len(rest) > 0 {
-		return fail(fmt.Errorf("unexpected argument %q", rest[0]))
-	}
+	fail := failer(stderr, "leaderboard show")
 	ctx := context.Background()
 	st, major, err := board.open(ctx)
 	if err != nil {
@@ -188,15 +170,7 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 		}
 		means, over, leftOut := leaderboard.RankRows(g)
 		rank := leaderboard.RankOrder(g, means)
-		var axes []string
-		for _, r := range g {
-			for a := range r.Scores {
-				if !slices.Contains(axes, a) {
-					axes = append(axes, a)
-				}
-			}
-		}
-		slices.Sort(axes)
+		axes := leaderboard.Axes(g)
 		fmt.Fprintf(stdout, "%s, class %s (%d rows)\n", leaderboard.Dir(*board.lang, major), c, len(g))
 		fmt.Fprintf(stdout, "ranked by ms_ranking over the axes that discriminate for every row: %s\n", orNone(over))
 		if len(leftOut) > 0 {
@@ -237,22 +211,14 @@ func orNone(s []string) string {
 }
 
 func leaderboardExport(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("leaderboard export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("leaderboard export", stderr, "leaderboard export [--lang ms] [--version v1] [--store URI] [--out FILE | --publish]")
 	board := addBoardFlags(fs)
 	out := fs.String("out", "", "write to `FILE` instead of stdout")
 	publish := fs.Bool("publish", false, "rewrite the store's leaderboard/<lang>/v<MAJOR>/leaderboard.jsonl")
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagExit(err)
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "glossobench leaderboard export: %v\n", err)
-		return 1
-	}
-	if len(rest) > 0 {
-		return fail(fmt.Errorf("unexpected argument %q", rest[0]))
-	}
+	fail := failer(stderr, "leaderboard export")
 	if *out != "" && *publish {
 		return fail(errors.New("--out and --publish: give one"))
 	}

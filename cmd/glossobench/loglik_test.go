@@ -2,34 +2,15 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"math"
-	"os"
 	"strings"
 	"testing"
 )
 
 const tinyGGUF = "gguf:../../testdata/models/tiny-llama/tiny-llama.gguf"
 
-// modelCmdOutput runs f with os.Stdout redirected and returns what it printed.
-func modelCmdOutput(t *testing.T, f func() int) (string, int) {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := os.Stdout
-	os.Stdout = w
-	done := make(chan string)
-	go func() { b, _ := io.ReadAll(r); done <- string(b) }()
-	code := f()
-	w.Close()
-	os.Stdout = old
-	return <-done, code
-}
-
 func TestLoglikCommand(t *testing.T) {
-	out, code := modelCmdOutput(t, func() int {
+	out, code := captureStdout(t, func() int {
 		return runLoglik([]string{"--model", tinyGGUF, "--json", "--context", "Question: What is the capital of France?\nAnswer:", "--continuation", " Paris"})
 	})
 	if code != 0 {
@@ -55,7 +36,7 @@ func TestLoglikCommand(t *testing.T) {
 }
 
 func TestGenerateCommand(t *testing.T) {
-	out, code := modelCmdOutput(t, func() int {
+	out, code := captureStdout(t, func() int {
 		return runGenerate([]string{"--model", tinyGGUF, "--prompt", "Question: What is the capital of France?\nAnswer:", "--max-tokens", "4"})
 	})
 	if code != 0 || !strings.HasPrefix(out, " Paris") {

@@ -3,6 +3,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"sort"
@@ -22,6 +23,12 @@ func register(name, summary string, run func(args []string) int) {
 		panic("duplicate command " + name)
 	}
 	commands[name] = command{summary, run}
+}
+
+// registerIO adds a subcommand whose main writes to the writers it is given
+// (so tests can read them); the command itself writes to stdout and stderr.
+func registerIO(name, summary string, main func(args []string, stdout, stderr io.Writer) int) {
+	register(name, summary, func(args []string) int { return main(args, os.Stdout, os.Stderr) })
 }
 
 func usage() {

@@ -34,12 +34,12 @@ func TestLeaderboardRanksByRankingMean(t *testing.T) {
 			}
 		}
 	}
-	code, out, errs := run(t, leaderboardCmd, "show", "--store", dir)
+	code, out, errs := runCmd(leaderboardMain, "show", "--store", dir)
 	if code != 0 || !regexp.MustCompile(`(?m)^1\s+x\s+0\.9000\s+0\.6000`).MatchString(out) ||
 		!strings.Contains(out, "over the axes that discriminate for every row: knowledge") || !strings.Contains(out, "left out of the ranking (near chance, or not scored, for some row): nlu") {
 		t.Errorf("show: exit %d\n%s%s", code, out, errs)
 	}
-	code, out, errs = run(t, compareCmd, "v1", "v2", "--store", dir)
+	code, out, errs = runCmd(compareMain, "v1", "v2", "--store", dir)
 	if code != 0 || !regexp.MustCompile(`x\s+MS_ranking \(knowledge\)\s+0\.9000\s+0\.9000`).MatchString(out) ||
 		!regexp.MustCompile(`y\s+MS_ranking \(knowledge, nlu\)\s+0\.7000\s+0\.7000`).MatchString(out) {
 		t.Errorf("compare: exit %d\n%s%s", code, out, errs)
@@ -62,12 +62,12 @@ func TestRunFoldersRankByRankingMean(t *testing.T) {
 	data, _ = json.Marshal(doc)
 	os.WriteFile(res, data, 0o644)
 	ext := writeTemp(t, "ext.csv", "m1,3\nm2,2\nm3,1\n")
-	code, stdout, stderr := runCmd(concordCmd, "--scores", root, "--external", ext, "--name", "x")
+	code, stdout, stderr := runCmd(concordMain, "--scores", root, "--external", ext, "--name", "x")
 	if code != 0 || !strings.Contains(stdout, "agreement: strong") || !strings.Contains(stdout, "discriminate for every run: knowledge; left out (near chance, or not scored, for some run): nlu") {
 		t.Errorf("concord: exit %d\n%s%s", code, stdout, stderr)
 	}
 	ours := writeTemp(t, "ext.json", `{"m1": 3, "m2": 2, "m3": 1}`)
-	code, stdout, stderr = runCmd(correlateCmd, "--ours", root, "--external", ours)
+	code, stdout, stderr = runCmd(correlateMain, "--ours", root, "--external", ours)
 	if code != 0 || !strings.Contains(stdout, "verdict: converged") {
 		t.Errorf("correlate: exit %d\n%s%s", code, stdout, stderr)
 	}

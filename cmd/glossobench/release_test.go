@@ -17,21 +17,6 @@ import (
 	"github.com/glossobench/glossobench/infra/store"
 )
 
-func run(t *testing.T, main func([]string, *bytes.Buffer, *bytes.Buffer) int, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := main(args, &out, &errb)
-	return code, out.String(), errb.String()
-}
-
-func releaseCmd(a []string, o, e *bytes.Buffer) int     { return releaseMain(a, o, e) }
-func rescoreCmd(a []string, o, e *bytes.Buffer) int     { return rescoreMain(a, o, e) }
-func leaderboardCmd(a []string, o, e *bytes.Buffer) int { return leaderboardMain(a, o, e) }
-func compareCmd(a []string, o, e *bytes.Buffer) int     { return compareMain(a, o, e) }
-func calibrateCmd(a []string, o, e *bytes.Buffer) int   { return calibrateMain(a, o, e) }
-func spotcheckCmd(a []string, o, e *bytes.Buffer) int   { return spotcheckMain(a, o, e) }
-func reportCmd(a []string, o, e *bytes.Buffer) int      { return reportMain(a, o, e) }
-
 func fakeRunDir(t *testing.T, storeDir string, o fakerun.Options) string {
 	t.Helper()
 	dir, err := fakerun.WriteRun(storeDir, o)
@@ -44,14 +29,14 @@ func fakeRunDir(t *testing.T, storeDir string, o fakerun.Options) string {
 func TestReleaseThenRescore(t *testing.T) {
 	runDir := fakeRunDir(t, t.TempDir(), fakerun.Options{})
 	bundle := filepath.Join(t.TempDir(), "bundle")
-	code, out, errs := run(t, releaseCmd, runDir, "--out", bundle)
+	code, out, errs := runCmd(releaseMain, runDir, "--out", bundle)
 	if code != 0 {
 		t.Fatalf("release exit %d: %s", code, errs)
 	}
 	if !strings.Contains(out, "most restrictive dataset licence: CC-BY-NC-SA-4.0") {
 		t.Errorf("release output:\n%s", out)
 	}
-	code, out, errs = run(t, rescoreCmd, bundle)
+	code, out, errs = runCmd(rescoreMain, bundle)
 	if code != 0 || !strings.Contains(out, "result: reproduced") || strings.Contains(out, release.StatusDiffers) {
 		t.Fatalf("rescore exit %d:\n%s%s", code, out, errs)
 	}
@@ -81,7 +66,7 @@ func TestReleaseThenRescore(t *testing.T) {
 	m.ItemsSHA256 = hex.EncodeToString(sum[:])
 	mdata, _ = json.Marshal(&m)
 	os.WriteFile(filepath.Join(bundle, release.ManifestFile), mdata, 0o644)
-	code, out, _ = run(t, rescoreCmd, bundle)
+	code, out, _ = runCmd(rescoreMain, bundle)
 	if code != 1 || !strings.Contains(out, "DIFFERS") {
 		t.Errorf("tampered nlg stats: exit %d\n%s", code, out)
 	}
@@ -100,19 +85,19 @@ func TestReleaseBadInput(t *testing.T) {
 	p := filepath.Join(runDir, "knowledge", "scores.jsonl")
 	os.Chmod(p, 0o644)
 	os.WriteFile(p, []byte(`{"item_id":"a","score":1}`+"\n"+`{"item_id":"b","score":true}`+"\n"), 0o644)
-	code, _, errs := run(t, releaseCmd, runDir, "--out", t.TempDir())
+	code, _, errs := runCmd(releaseMain, runDir, "--out", t.TempDir())
 	if code != 1 || !strings.Contains(errs, "scores.jsonl:2: field score") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
-	code, _, errs = run(t, releaseCmd, t.TempDir(), "--out", t.TempDir())
+	code, _, errs = runCmd(releaseMain, t.TempDir(), "--out", t.TempDir())
 	if code != 1 || !strings.Contains(errs, "result.json") {
 		t.Errorf("no result.json: exit %d: %s", code, errs)
 	}
-	code, _, _ = run(t, releaseCmd, runDir)
+	code, _, _ = runCmd(releaseMain, runDir)
 	if code != 1 {
 		t.Errorf("missing --out: exit %d", code)
 	}
-	code, _, errs = run(t, rescoreCmd, t.TempDir())
+	code, _, errs = runCmd(rescoreMain, t.TempDir())
 	if code != 1 || !strings.Contains(errs, "manifest.json") {
 		t.Errorf("rescore of an empty folder: exit %d: %s", code, errs)
 	}
@@ -121,7 +106,7 @@ func TestReleaseBadInput(t *testing.T) {
 func TestReportCommand(t *testing.T) {
 	runDir := fakeRunDir(t, t.TempDir(), fakerun.Options{})
 	out := filepath.Join(t.TempDir(), "r.html")
-	code, _, errs := run(t, reportCmd, runDir, "--out", out)
+	code, _, errs := runCmd(reportMain, runDir, "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -131,7 +116,7 @@ func TestReportCommand(t *testing.T) {
 	}
 	os.Chmod(filepath.Join(runDir, "result.json"), 0o644)
 	os.WriteFile(filepath.Join(runDir, "result.json"), []byte("{\n \"axes\": []\n}"), 0o644)
-	code, _, errs = run(t, reportCmd, runDir, "--out", out)
+	code, _, errs = runCmd(reportMain, runDir, "--out", out)
 	if code != 1 || !strings.Contains(errs, "result.json:2: field axes") {
 		t.Errorf("bad result.json: exit %d: %s", code, errs)
 	}
@@ -142,19 +127,19 @@ func TestLeaderboardAppendShowCompare(t *testing.T) {
 	a := fakeRunDir(t, st, fakerun.Options{RunID: "run-a", ModelID: "org/alpha", Class: "instruct"})
 	b := fakeRunDir(t, st, fakerun.Options{RunID: "run-b", ModelID: "org/beta", Class: "base", Shift: 1})
 	for _, dir := range []string{a, b} {
-		if code, _, errs := run(t, leaderboardCmd, "append", dir); code != 0 {
+		if code, _, errs := runCmd(leaderboardMain, "append", dir); code != 0 {
 			t.Fatalf("append %s: exit %d: %s", dir, code, errs)
 		}
 	}
-	code, _, errs := run(t, leaderboardCmd, "append", a)
+	code, _, errs := runCmd(leaderboardMain, "append", a)
 	if code != 1 || !strings.Contains(errs, "refused") {
 		t.Errorf("duplicate append: exit %d: %s", code, errs)
 	}
-	code, out, errs := run(t, leaderboardCmd, "show", "--store", st, "--class", "instruct")
+	code, out, errs := runCmd(leaderboardMain, "show", "--store", st, "--class", "instruct")
 	if code != 0 || !strings.Contains(out, "org/alpha") || strings.Contains(out, "org/beta") {
 		t.Errorf("show instruct: exit %d\n%s%s", code, out, errs)
 	}
-	code, out, _ = run(t, leaderboardCmd, "show", "--store", st)
+	code, out, _ = runCmd(leaderboardMain, "show", "--store", st)
 	if code != 0 || !strings.Contains(out, "class base") || !strings.Contains(out, "class instruct") {
 		t.Errorf("show all:\n%s", out)
 	}
@@ -181,15 +166,15 @@ func TestLeaderboardAppendShowCompare(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	code, out, errs = run(t, compareCmd, "v1", "v2", "--store", st)
+	code, out, errs = runCmd(compareMain, "v1", "v2", "--store", st)
 	if code != 0 || !strings.Contains(out, "+0.1250") || !strings.Contains(out, "+0.0625") || !strings.Contains(out, "warning: reasoning mode differs for org/beta (off vs on)") {
 		t.Errorf("compare: exit %d\n%s%s", code, out, errs)
 	}
-	code, _, errs = run(t, compareCmd, "v1", "v2", "--store", st, "--strict-parity")
+	code, _, errs = runCmd(compareMain, "v1", "v2", "--store", st, "--strict-parity")
 	if code != 1 || !strings.Contains(errs, "org/beta") {
 		t.Errorf("compare --strict-parity: exit %d: %s", code, errs)
 	}
-	code, _, errs = run(t, compareCmd, "v1", "vx", "--store", st)
+	code, _, errs = runCmd(compareMain, "v1", "vx", "--store", st)
 	if code != 1 || !strings.Contains(errs, "vx") {
 		t.Errorf("bad version: exit %d: %s", code, errs)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,45 +12,32 @@ import (
 )
 
 func init() {
-	register("report", "write one self-contained HTML page of a run: scores with CIs, measurement profile, notes", runReport)
+	registerIO("report", "write one self-contained HTML page of a run: scores with CIs, measurement profile, notes", reportMain)
 }
 
-func runReport(args []string) int { return reportMain(args, os.Stdout, os.Stderr) }
-
 func reportMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("report", stderr, "report RUNDIR [--out FILE]",
+		"\nRUNDIR is <store>/runs/<run_id>; its result.json is rendered. The page loads",
+		"nothing and runs no script; the plot is embedded.")
 	out := fs.String("out", "", "HTML `FILE` to write (default RUNDIR/report.html)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: glossobench report RUNDIR [--out FILE]")
-		fmt.Fprintln(stderr, "\nRUNDIR is <store>/runs/<run_id>; its result.json is rendered. The page loads")
-		fmt.Fprintln(stderr, "nothing and runs no script; the plot is embedded.")
-		fs.PrintDefaults()
+	rest, code, ok := parseArgs(fs, args, 1)
+	if !ok {
+		return code
 	}
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(rest) != 1 {
-		fs.Usage()
-		return 1
-	}
+	fail := failer(stderr, "report")
 	res, err := readRunFolderResult(rest[0])
 	if err != nil {
-		fmt.Fprintf(stderr, "glossobench report: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	var b bytes.Buffer
 	if err := report.Write(&b, res); err != nil {
-		fmt.Fprintf(stderr, "glossobench report: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	if *out == "" {
 		*out = filepath.Join(rest[0], "report.html")
 	}
 	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
-		fmt.Fprintf(stderr, "glossobench report: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
 	return 0

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"text/tabwriter"
 
@@ -12,38 +10,27 @@ import (
 )
 
 func init() {
-	register("rescore", "re-derive every headline of a release bundle; exit 1 when one differs", runRescore)
+	registerIO("rescore", "re-derive every headline of a release bundle; exit 1 when one differs", rescoreMain)
 }
 
-func runRescore(args []string) int { return rescoreMain(args, os.Stdout, os.Stderr) }
-
 func rescoreMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("rescore", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("rescore", stderr, "rescore BUNDLE [--require-all] [--out FILE]",
+		"\nRe-derives each axis headline and ms_public / ms_pooled / ms_experimental from",
+		"the bundle alone. Exactly rescorable: acc_cloze, acc_generate, prompt_level_strict_acc,",
+		"mean_judge_score_normalized (mean of item scores), refusal_on_unsafe (share of harmful",
+		"items refused), chrf++ (corpus chrF++ from the per-item chrf_stats) and ms_ci95 (the",
+		"run's seeded bootstrap).",
+		"Exit 0 when every number is reproduced, 1 when one differs or on error.")
 	strict := fs.Bool("require-all", false, "also fail when an axis cannot be rescored")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: glossobench rescore BUNDLE [--require-all] [--out FILE]")
-		fmt.Fprintln(stderr, "\nRe-derives each axis headline and ms_public / ms_pooled / ms_experimental from")
-		fmt.Fprintln(stderr, "the bundle alone. Exactly rescorable: acc_cloze, acc_generate, prompt_level_strict_acc,")
-		fmt.Fprintln(stderr, "mean_judge_score_normalized (mean of item scores), refusal_on_unsafe (share of harmful")
-		fmt.Fprintln(stderr, "items refused), chrf++ (corpus chrF++ from the per-item chrf_stats) and ms_ci95 (the")
-		fmt.Fprintln(stderr, "run's seeded bootstrap).")
-		fmt.Fprintln(stderr, "Exit 0 when every number is reproduced, 1 when one differs or on error.")
-		fs.PrintDefaults()
+	rest, code, ok := parseArgs(fs, args, 1)
+	if !ok {
+		return code
 	}
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(rest) != 1 {
-		fs.Usage()
-		return 1
-	}
+	fail := failer(stderr, "rescore")
 	m, items, err := release.Read(rest[0])
 	if err != nil {
-		fmt.Fprintf(stderr, "glossobench rescore: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	rep := release.Rescore(m, items)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -62,8 +49,7 @@ func rescoreMain(args []string, stdout, stderr io.Writer) int {
 	tw.Flush()
 	if *out != "" {
 		if err := writeReportJSON(*out, rep); err != nil {
-			fmt.Fprintf(stderr, "glossobench rescore: %v\n", err)
-			return 1
+			return fail(err)
 		}
 	}
 	if !rep.OK() {

@@ -80,32 +80,29 @@ func TestRunDirectories(t *testing.T) {
 
 	// concord --scores <store>: every run's ms_public.
 	ext := writeTemp(t, "ext.csv", "model_id,score\nm1,3\nm2,2\nm3,1\n")
-	code, stdout, stderr := runCmd(concordCmd, "--scores", root, "--external", ext, "--name", "x")
+	code, stdout, stderr := runCmd(concordMain, "--scores", root, "--external", ext, "--name", "x")
 	if code != 0 || !strings.Contains(stdout, "3 shared models") || !strings.Contains(stdout, "agreement: strong") {
 		t.Errorf("concord over runs: exit %d\n%s%s", code, stdout, stderr)
 	}
 
 	// correlate --overlap-free reads the runs' item ids.
 	disjoint := writeTemp(t, "d.json", `{"item_ids": ["other/1"], "scores": [{"model_id":"m1","score":3},{"model_id":"m2","score":2},{"model_id":"m3","score":1}]}`)
-	if code, stdout, stderr := runCmd(correlateCmd, "--ours", root, "--external", disjoint, "--overlap-free"); code != 0 || !strings.Contains(stdout, "share no scored item") {
+	if code, stdout, stderr := runCmd(correlateMain, "--ours", root, "--external", disjoint, "--overlap-free"); code != 0 || !strings.Contains(stdout, "share no scored item") {
 		t.Errorf("correlate over runs, disjoint: exit %d\n%s%s", code, stdout, stderr)
 	}
 	shared := writeTemp(t, "s.json", `{"item_ids": ["nlu/7"], "scores": [{"model_id":"m1","score":3},{"model_id":"m2","score":2},{"model_id":"m3","score":1}]}`)
-	if code, _, stderr := runCmd(correlateCmd, "--ours", root, "--external", shared, "--overlap-free"); code != 3 || !strings.Contains(stderr, "(nlu/7)") {
+	if code, _, stderr := runCmd(correlateMain, "--ours", root, "--external", shared, "--overlap-free"); code != 3 || !strings.Contains(stderr, "(nlu/7)") {
 		t.Errorf("correlate over runs, shared item: exit %d\n%s", code, stderr)
 	}
 
 	// sigtest on two runs: MS over the shared ms_public axes only.
 	out := filepath.Join(t.TempDir(), "s.json")
-	code, stdout, stderr = runCmd(sigtestCmd, runA, runB, "--out", out)
+	code, stdout, stderr = runCmd(sigtestMain, runA, runB, "--out", out)
 	if code != 0 {
 		t.Fatalf("sigtest over runs: exit %d\n%s", code, stderr)
 	}
 	var rep sigtest.Report
-	raw, _ := os.ReadFile(out)
-	if err := json.Unmarshal(raw, &rep); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, out, &rep)
 	if len(rep.Axes) != 3 || rep.MS.N != 150 || !strings.Contains(stdout, "MS leaves out cultural") {
 		t.Errorf("sigtest over runs: %+v\n%s", rep, stdout)
 	}
@@ -116,7 +113,7 @@ func TestRunDirectories(t *testing.T) {
 
 	// A broken result.json is named.
 	os.WriteFile(filepath.Join(runB, "result.json"), []byte("{\n\"model_id\": 3}"), 0o644)
-	if code, _, stderr := runCmd(concordCmd, "--scores", root, "--external", ext, "--name", "x"); code != 1 || !strings.Contains(stderr, "result.json:2: field model_id") {
+	if code, _, stderr := runCmd(concordMain, "--scores", root, "--external", ext, "--name", "x"); code != 1 || !strings.Contains(stderr, "result.json:2: field model_id") {
 		t.Errorf("broken result.json: exit %d %q", code, stderr)
 	}
 }
@@ -140,13 +137,13 @@ func TestSigtestStrictParity(t *testing.T) {
 		{on, jsonl, 3, "not a run directory"},
 	}
 	for _, c := range cases {
-		code, _, stderr := runCmd(sigtestCmd, "--strict-parity", c.a, c.b)
+		code, _, stderr := runCmd(sigtestMain, "--strict-parity", c.a, c.b)
 		if code != c.code || !strings.Contains(stderr, c.want) {
 			t.Errorf("%s vs %s: exit %d %q, want %d and %q", filepath.Base(c.a), filepath.Base(c.b), code, stderr, c.code, c.want)
 		}
 	}
 	// Without the flag the mismatch is compared anyway.
-	if code, _, stderr := runCmd(sigtestCmd, on, off); code != 0 {
+	if code, _, stderr := runCmd(sigtestMain, on, off); code != 0 {
 		t.Errorf("without --strict-parity: exit %d %q", code, stderr)
 	}
 }

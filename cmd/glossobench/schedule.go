@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -21,10 +20,8 @@ import (
 )
 
 func init() {
-	register("schedule", "create, list, describe, trigger, pause, unpause or delete LeaderboardRefresh schedules", runSchedule)
+	registerIO("schedule", "create, list, describe, trigger, pause, unpause or delete LeaderboardRefresh schedules", scheduleMain)
 }
-
-func runSchedule(args []string) int { return scheduleMain(args, os.Stdout, os.Stderr) }
 
 // defaultScheduleID is the schedule a command acts on without --id.
 const defaultScheduleID = "glossobench-leaderboard-refresh"
@@ -76,10 +73,7 @@ func scheduleMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "glossobench schedule %s: unexpected argument %q\n", action, fs.Arg(0))
 		return 2
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "glossobench schedule %s: %v\n", action, err)
-		return 1
-	}
+	fail := failer(stderr, "schedule "+action)
 	var in leaderboard.Refresh
 	if action == "create" {
 		var err error

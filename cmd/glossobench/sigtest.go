@@ -2,11 +2,9 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -14,10 +12,8 @@ import (
 )
 
 func init() {
-	register("sigtest", "is A better than B? per-axis and MS paired bootstrap CI and permutation p on shared items", runSigtest)
+	registerIO("sigtest", "is A better than B? per-axis and MS paired bootstrap CI and permutation p on shared items", sigtestMain)
 }
-
-func runSigtest(args []string) int { return sigtestMain(args, os.Stdout, os.Stderr) }
 
 const itemScoresHelp = `Each input is JSONL, one scored item per line:
   {"axis": "knowledge", "item_id": "global_mmlu/17", "score": 1}
@@ -29,8 +25,11 @@ A run directory (<store>/runs/<run>) is read from its result.json and
 the runs' axis weights.`
 
 func sigtestMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sigtest", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("sigtest", stderr, "sigtest [flags] A B   (or --a A --b B); A and B are JSONL files or run directories",
+		"\nPer axis and for MS: A − B on shared items, a paired bootstrap percentile interval",
+		"(items resampled within each axis) and a paired sign-flip permutation p-value.",
+		"Exit 0 with a report, 1 on error, 3 when --strict-parity refuses.",
+		"\n"+itemScoresHelp)
 	aPath := fs.String("a", "", "system A's per-item scores: a JSONL `FILE` or a run directory (or the first argument)")
 	bPath := fs.String("b", "", "system B's per-item scores: a JSONL `FILE` or a run directory (or the second argument)")
 	resamples := fs.Int("resamples", 2000, "bootstrap resamples and permutation rounds")
@@ -39,14 +38,6 @@ func sigtestMain(args []string, stdout, stderr io.Writer) int {
 	weights := fs.String("weights", "", "axis weights in MS, e.g. `knowledge=1,nlu=2` (default 1 each)")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")
 	strictParity := fs.Bool("strict-parity", false, "refuse unless A and B are runs with the same model_meta.reasoning_mode (spec §10 #11); exit 3")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: glossobench sigtest [flags] A B   (or --a A --b B); A and B are JSONL files or run directories")
-		fmt.Fprintln(stderr, "\nPer axis and for MS: A − B on shared items, a paired bootstrap percentile interval")
-		fmt.Fprintln(stderr, "(items resampled within each axis) and a paired sign-flip permutation p-value.")
-		fmt.Fprintln(stderr, "Exit 0 with a report, 1 on error, 3 when --strict-parity refuses.")
-		fmt.Fprintln(stderr, "\n"+itemScoresHelp)
-		fs.PrintDefaults()
-	}
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 1
@@ -88,26 +79,6 @@ func sigtestMain(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
-}
-
-// parseInterspersed parses flags that may come before, between or after
-// the positional arguments, which it returns.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
 }
 
 func parseWeights(s string) (map[string]float64, error) {

@@ -1,18 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/glossobench/glossobench/infra/results/sigtest"
 )
-
-func sigtestCmd(args []string, o, e *bytes.Buffer) int { return sigtestMain(args, o, e) }
 
 func itemLines(axis string, scores ...float64) string {
 	var b strings.Builder
@@ -36,20 +31,10 @@ func TestSigtest(t *testing.T) {
 	aPath := writeTemp(t, "a.jsonl", itemLines("knowledge", strongA...)+itemLines("nlu", a...)+"{\"axis\":\"nlu\",\"item_id\":\"extra\",\"score\":1}\n")
 	bPath := writeTemp(t, "b.jsonl", itemLines("knowledge", strongB...)+"\n"+itemLines("nlu", b...)+itemLines("mt", 0.5))
 	out := filepath.Join(t.TempDir(), "s.json")
-	code, stdout, stderr := runCmd(sigtestCmd, aPath, bPath, "--out", out, "--weights", "nlu=3")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	for _, want := range []string{"knowledge", "nlu", "MS", "1 item(s) only A scored", "axis mt only in B"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("output lacks %q:\n%s", want, stdout)
-		}
-	}
+	stdout := runOK(t, sigtestMain, aPath, bPath, "--out", out, "--weights", "nlu=3")
+	wantOutput(t, stdout, "knowledge", "nlu", "MS", "1 item(s) only A scored", "axis mt only in B")
 	var rep sigtest.Report
-	raw, _ := os.ReadFile(out)
-	if err := json.Unmarshal(raw, &rep); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, out, &rep)
 	k, n := rep.Axes[0], rep.Axes[1]
 	if k.Name != "knowledge" || k.N != 300 || k.P > 0.001 || k.Lo <= 0 {
 		t.Errorf("knowledge: %+v", k)
@@ -62,9 +47,8 @@ func TestSigtest(t *testing.T) {
 	}
 	// Same flags, same numbers.
 	out2 := filepath.Join(t.TempDir(), "s2.json")
-	runCmd(sigtestCmd, "--a", aPath, "--b", bPath, "--out", out2, "--weights", "nlu=3")
-	raw2, _ := os.ReadFile(out2)
-	if !bytes.Equal(raw, raw2) {
+	runCmd(sigtestMain, "--a", aPath, "--b", bPath, "--out", out2, "--weights", "nlu=3")
+	if readFile(t, out) != readFile(t, out2) {
 		t.Error("two runs with one seed differ")
 	}
 }
@@ -79,15 +63,15 @@ func TestSigtestErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		b := writeTemp(t, "b.jsonl", c.b)
-		code, _, stderr := runCmd(sigtestCmd, good, b)
+		code, _, stderr := runCmd(sigtestMain, good, b)
 		if code != 1 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 1 and %q", c.name, code, stderr, c.want)
 		}
 	}
-	if code, _, stderr := runCmd(sigtestCmd, good, good, "--weights", "mt=2"); code != 1 || !strings.Contains(stderr, "mt") {
+	if code, _, stderr := runCmd(sigtestMain, good, good, "--weights", "mt=2"); code != 1 || !strings.Contains(stderr, "mt") {
 		t.Errorf("weight for a missing axis: exit %d %q", code, stderr)
 	}
-	if code, _, _ := runCmd(sigtestCmd, good); code != 1 {
+	if code, _, _ := runCmd(sigtestMain, good); code != 1 {
 		t.Errorf("one file: exit %d, want 1", code)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,38 +10,24 @@ import (
 )
 
 func init() {
-	register("spotcheck", "CSV worksheet of high-leverage items for a fluent reader, with an expected_difficulty column", runSpotcheck)
+	registerIO("spotcheck", "CSV worksheet of high-leverage items for a fluent reader, with an expected_difficulty column", spotcheckMain)
 }
 
-func runSpotcheck(args []string) int { return spotcheckMain(args, os.Stdout, os.Stderr) }
-
 func spotcheckMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("spotcheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("spotcheck", stderr, "spotcheck RUNDIR [--n 50] [--seed 1] [--out FILE]",
+		"\nA CSV worksheet of the run's highest-leverage items: cloze/generate disagreements,",
+		"wrong answers, items of datasets not marked human_validated. A reviewer fills in",
+		"expected_difficulty (easy, medium, hard); the filled sheet is an anchors file for",
+		"`glossobench calibrate`. Text cells starting with = + - @ get a leading ' so a",
+		"spreadsheet shows them as text.")
 	n := fs.Int("n", 50, "items on the worksheet")
 	seed := fs.Uint64("seed", 1, "seed of the order among equally ranked items")
 	out := fs.String("out", "", "write the worksheet to `FILE` (default stdout)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: glossobench spotcheck RUNDIR [--n 50] [--seed 1] [--out FILE]")
-		fmt.Fprintln(stderr, "\nA CSV worksheet of the run's highest-leverage items: cloze/generate disagreements,")
-		fmt.Fprintln(stderr, "wrong answers, items of datasets not marked human_validated. A reviewer fills in")
-		fmt.Fprintln(stderr, "expected_difficulty (easy, medium, hard); the filled sheet is an anchors file for")
-		fmt.Fprintln(stderr, "`glossobench calibrate`. Text cells starting with = + - @ get a leading ' so a")
-		fmt.Fprintln(stderr, "spreadsheet shows them as text.")
-		fs.PrintDefaults()
+	rest, code, ok := parseArgs(fs, args, 1)
+	if !ok {
+		return code
 	}
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(rest) != 1 {
-		fs.Usage()
-		return 1
-	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "glossobench spotcheck: %v\n", err)
-		return 1
-	}
+	fail := failer(stderr, "spotcheck")
 	if *n < 1 {
 		return fail(fmt.Errorf("--n %d: want at least 1", *n))
 	}

@@ -69,6 +69,18 @@ func serveMetrics(log zerolog.Logger) (stop func(), err error) {
 	return func() { s.Close() }, nil
 }
 
+// loggerServingMetrics returns the logger of a server command (dev, worker)
+// and starts its metrics endpoint; false (the error logged) means exit 1.
+func loggerServingMetrics() (log zerolog.Logger, stop func(), ok bool) {
+	log = newLogger()
+	stop, err := serveMetrics(log)
+	if err != nil {
+		log.Error().Err(err).Msg("metrics")
+		return log, nil, false
+	}
+	return log, stop, true
+}
+
 func newLogger() zerolog.Logger {
 	lvl := zerolog.InfoLevel
 	if os.Getenv("GLOSSOBENCH_DEBUG") != "" {
@@ -96,10 +108,8 @@ func runDev(args []string) int {
 	if !parse(fs, args) {
 		return 2
 	}
-	log := newLogger()
-	stopMetrics, err := serveMetrics(log)
-	if err != nil {
-		log.Error().Err(err).Msg("metrics")
+	log, stopMetrics, ok := loggerServingMetrics()
+	if !ok {
 		return 1
 	}
 	defer stopMetrics()
@@ -148,10 +158,8 @@ func runWorker(args []string) int {
 		fmt.Fprintf(os.Stderr, "worker: --queues: want all, cpu or inference, got %q\n", *queues)
 		return 2
 	}
-	log := newLogger()
-	stopMetrics, err := serveMetrics(log)
-	if err != nil {
-		log.Error().Err(err).Msg("metrics")
+	log, stopMetrics, ok := loggerServingMetrics()
+	if !ok {
 		return 1
 	}
 	defer stopMetrics()

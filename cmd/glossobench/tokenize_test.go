@@ -35,7 +35,7 @@ func TestTokenizeCommand(t *testing.T) {
 		{[]string{"--no-bos", "--prompt", rec.Text}, rec.NoBOS},
 		{[]string{"--file", file}, rec.BOS},
 	} {
-		out, code := modelCmdOutput(t, func() int { return runTokenize(append([]string{"--model", tinyGGUF}, c.args...)) })
+		out, code := captureStdout(t, func() int { return runTokenize(append([]string{"--model", tinyGGUF}, c.args...)) })
 		want, _ := json.Marshal(c.want)
 		if code != 0 || out != strings.ReplaceAll(string(want), ",", ", ")+"\n" {
 			t.Errorf("%v: exit %d, printed %q, want %s", c.args, code, out, want)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,35 +23,24 @@ func runView(args []string) int {
 
 // viewMain serves until ctx ends.
 func viewMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("view", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("view", stderr, "view [--store URI|FOLDER] [--addr 127.0.0.1:7788]",
+		"\nServes the runs of the store until interrupted. It only reads the store, and the",
+		"pages load nothing from the network.")
 	uri := fs.String("store", defaultStore, "store `URI|FOLDER` to read (a folder, file:DIR or s3://bucket/prefix?...)")
 	addr := fs.String("addr", "127.0.0.1:7788", "`HOST:PORT` to serve on (port 0 picks a free one)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: glossobench view [--store URI|FOLDER] [--addr 127.0.0.1:7788]")
-		fmt.Fprintln(stderr, "\nServes the runs of the store until interrupted. It only reads the store, and the")
-		fmt.Fprintln(stderr, "pages load nothing from the network.")
-		fs.PrintDefaults()
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
 	}
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(rest) != 0 {
-		fs.Usage()
-		return 1
-	}
+	fail := failer(stderr, "view")
 	st, err := store.Open(ctx, *uri)
 	if err != nil {
-		fmt.Fprintf(stderr, "glossobench view: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	err = viewer.ListenAndServe(ctx, st, *addr, func(a string) {
 		fmt.Fprintf(stdout, "glossobench view: %s on http://%s/\n", st.Describe(), a)
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "glossobench view: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	return 0
 }

@@ -5,6 +5,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -172,37 +173,17 @@ func Parse(data []byte, name, baseDir string, ov Overrides) (*Config, error) {
 }
 
 func (c *Config) applyDefaults(baseDir string) {
-	if c.BenchVersion == "" {
-		c.BenchVersion = BenchVersion
-	}
-	if c.Language == "" {
-		c.Language = "ms"
-	}
+	c.BenchVersion = cmp.Or(c.BenchVersion, BenchVersion)
+	c.Language = cmp.Or(c.Language, "ms")
 	r := &c.Run
-	if r.MaxWallSeconds == 0 {
-		r.MaxWallSeconds = 10800
-	}
-	if r.Seed == 0 {
-		r.Seed = 1234
-	}
-	if r.BootstrapResamples == 0 {
-		r.BootstrapResamples = 1000
-	}
-	if r.ShardSize == 0 {
-		r.ShardSize = 100
-	}
-	if r.CheckpointEvery == 0 {
-		r.CheckpointEvery = 10
-	}
-	if r.HeartbeatSeconds == 0 {
-		r.HeartbeatSeconds = 30
-	}
-	if r.ParallelShards == 0 {
-		r.ParallelShards = 4
-	}
-	if r.ChatTemplate == "" {
-		r.ChatTemplate = "auto"
-	}
+	r.MaxWallSeconds = cmp.Or(r.MaxWallSeconds, 10800)
+	r.Seed = cmp.Or(r.Seed, 1234)
+	r.BootstrapResamples = cmp.Or(r.BootstrapResamples, 1000)
+	r.ShardSize = cmp.Or(r.ShardSize, 100)
+	r.CheckpointEvery = cmp.Or(r.CheckpointEvery, 10)
+	r.HeartbeatSeconds = cmp.Or(r.HeartbeatSeconds, 30)
+	r.ParallelShards = cmp.Or(r.ParallelShards, 4)
+	r.ChatTemplate = cmp.Or(r.ChatTemplate, "auto")
 	if r.NearChanceEps == 0 {
 		r.NearChanceEps = 0.05
 		if v, err := strconv.ParseFloat(os.Getenv("MB_NEAR_CHANCE_EPS"), 64); err == nil && v > 0 {
@@ -212,9 +193,7 @@ func (c *Config) applyDefaults(baseDir string) {
 	if r.JudgeFloor == nil {
 		r.JudgeFloor = ptr(0.5)
 	}
-	if c.Store.URI == "" {
-		c.Store.URI = ".glossobench/store"
-	}
+	c.Store.URI = cmp.Or(c.Store.URI, ".glossobench/store")
 	if p, ok := strings.CutPrefix(c.Model.Spec, "gguf:"); ok && !filepath.IsAbs(p) && baseDir != "" {
 		c.Model.Spec = "gguf:" + filepath.Join(baseDir, p)
 	}
@@ -237,12 +216,8 @@ func (c *Config) applyDefaults(baseDir string) {
 		if a.Weight == nil {
 			a.Weight = ptr(1.0)
 		}
-		if a.Tier == "" {
-			a.Tier = "public"
-		}
-		if a.ScoringMode == "" {
-			a.ScoringMode = "cloze"
-		}
+		a.Tier = cmp.Or(a.Tier, "public")
+		a.ScoringMode = cmp.Or(a.ScoringMode, "cloze")
 		a.BaseDir = baseDir
 		c.Axes[name] = a
 	}

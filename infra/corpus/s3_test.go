@@ -18,11 +18,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/infra/store/storetest"
 	"github.com/glossobench/glossobench/scorers/checks/dedup"
 	"github.com/glossobench/glossobench/scorers/checks/dedup/deduptest"
 )
@@ -32,20 +31,11 @@ import (
 // test when no S3 server is configured.
 func s3Corpus(t *testing.T, files map[string][]byte) (entry, prefix string) {
 	t.Helper()
-	endpoint, bucket := os.Getenv("GLOSSOBENCH_S3_ENDPOINT"), os.Getenv("GLOSSOBENCH_S3_BUCKET")
-	if endpoint == "" || bucket == "" {
-		t.Skip("GLOSSOBENCH_S3_ENDPOINT / GLOSSOBENCH_S3_BUCKET not set")
-	}
+	cfg := storetest.S3Config(t)
+	st := storetest.OpenS3(t, cfg)
+	endpoint, bucket := cfg.Endpoint, cfg.Bucket
+	prefix = cfg.Prefix
 	ctx := context.Background()
-	prefix = fmt.Sprintf("dedup-test/%s-%d", t.Name(), time.Now().UnixNano())
-	st, err := store.NewS3(ctx, store.S3Config{Endpoint: endpoint, Bucket: bucket, Prefix: prefix, Region: "us-east-1",
-		PathStyle: true, AccessKeyEnv: "AWS_ACCESS_KEY_ID", SecretKeyEnv: "AWS_SECRET_ACCESS_KEY"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.EnsureBucket(ctx); err != nil {
-		t.Fatal(err)
-	}
 	for name, data := range files {
 		if err := st.Put(ctx, name, data); err != nil {
 			t.Fatal(err)

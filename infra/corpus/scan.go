@@ -2,12 +2,11 @@ package corpus
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/glossobench/glossobench/scorers/checks/dedup"
+	"golang.org/x/sync/errgroup"
 )
 
 // Defaults of Scanner.
@@ -114,47 +113,24 @@ func (s Scanner) ScanShard(ctx context.Context, sh Shard, from Checkpoint, progr
 // and bytes screened. It is the single-machine path; a workflow runs
 // ScanShard per shard as activities instead and merges with dedup.MergeMatches.
 func (s Scanner) ScanAll(ctx context.Context, shards []Shard, workers int) ([]dedup.Match, int64, int64, error) {
-	workers = max(1, min(workers, len(shards)))
-	parent := ctx
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	results := make([]ShardResult, len(shards))
-	errs := make([]error, len(shards))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i], errs[i] = s.ScanShard(ctx, shards[i], Checkpoint{}, nil)
-				if errs[i] != nil {
-					cancel()
-				}
-			}
-		}()
-	}
-feed:
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, workers))
 	for i := range shards {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+		if gctx.Err() != nil {
+			break
 		}
+		g.Go(func() error {
+			var err error
+			results[i], err = s.ScanShard(gctx, shards[i], Checkpoint{}, nil)
+			return err
+		})
 	}
-	close(next)
-	wg.Wait()
-	for _, e := range errs { // a real failure before the cancellations it caused
-		if e != nil && !errors.Is(e, context.Canceled) {
-			return nil, 0, 0, e
-		}
+	// The first error is the real failure; the shards it cancelled come after.
+	if err := g.Wait(); err != nil {
+		return nil, 0, 0, err
 	}
-	for _, e := range errs {
-		if e != nil {
-			return nil, 0, 0, e
-		}
-	}
-	if err := parent.Err(); err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, 0, 0, err
 	}
 	var docs, nbytes int64

@@ -3,14 +3,12 @@ package datasource
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/infra/store/storetest"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/dataset"
 	"github.com/glossobench/glossobench/scorers/ifeval"
@@ -24,20 +22,10 @@ import (
 // local copies give, byte for byte; a sha256 pin is checked on the
 // object's bytes, and a missing object is an error naming its URI.
 func TestS3DatasetSource(t *testing.T) {
-	endpoint, bucket := os.Getenv("GLOSSOBENCH_S3_ENDPOINT"), os.Getenv("GLOSSOBENCH_S3_BUCKET")
-	if endpoint == "" || bucket == "" {
-		t.Skip("GLOSSOBENCH_S3_ENDPOINT / GLOSSOBENCH_S3_BUCKET not set")
-	}
+	cfg := storetest.S3Config(t)
+	st := storetest.OpenS3(t, cfg)
+	endpoint, bucket, prefix := cfg.Endpoint, cfg.Bucket, cfg.Prefix
 	ctx := context.Background()
-	prefix := fmt.Sprintf("datasource-test/%d", time.Now().UnixNano())
-	st, err := store.NewS3(ctx, store.S3Config{Endpoint: endpoint, Bucket: bucket, Prefix: prefix, Region: "us-east-1",
-		PathStyle: true, AccessKeyEnv: "AWS_ACCESS_KEY_ID", SecretKeyEnv: "AWS_SECRET_ACCESS_KEY"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.EnsureBucket(ctx); err != nil {
-		t.Fatal(err)
-	}
 	root := filepath.Join("..", "..", "testdata")
 	csv := []byte("id,question,A,B,C,key,subject\n1,Ibu negara Malaysia?,Kuala Lumpur,Ipoh,Melaka,A,Geografi\n2,Negeri paling luas?,Perlis,Sarawak,Johor,B,Geografi\n")
 	local := map[string]string{

@@ -6,6 +6,7 @@
 package devserver
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -57,18 +58,10 @@ type Server struct {
 
 // Start starts the server and returns once its frontend accepts connections.
 func Start(opt Options) (*Server, error) {
-	if opt.IP == "" {
-		opt.IP = "127.0.0.1"
-	}
-	if opt.Namespace == "" {
-		opt.Namespace = "default"
-	}
-	if opt.Port == 0 {
-		opt.Port = 7233
-	}
-	if opt.UIPort == 0 {
-		opt.UIPort = 8233
-	}
+	opt.IP = cmp.Or(opt.IP, "127.0.0.1")
+	opt.Namespace = cmp.Or(opt.Namespace, "default")
+	opt.Port = cmp.Or(opt.Port, 7233)
+	opt.UIPort = cmp.Or(opt.UIPort, 8233)
 	sqlConf, err := sqlConfig(opt)
 	if err != nil {
 		return nil, err

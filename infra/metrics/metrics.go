@@ -23,44 +23,33 @@ var Registry = prometheus.NewRegistry()
 var requestBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
 
 var (
-	itemsInferred = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "glossobench_items_inferred_total",
-		Help: "Items whose model answer was checkpointed, by axis.",
-	}, []string{"axis"})
-	itemsScored = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "glossobench_items_scored_total",
-		Help: "Items scored by a completed Score activity, by axis.",
-	}, []string{"axis"})
-	backendRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "glossobench_backend_requests_total",
-		Help: "Attempts of model requests, by backend, endpoint and status (HTTP status, error, or ok for the embedded model).",
-	}, []string{"backend", "endpoint", "status"})
+	itemsInferred = counterVec("glossobench_items_inferred_total",
+		"Items whose model answer was checkpointed, by axis.", "axis")
+	itemsScored = counterVec("glossobench_items_scored_total",
+		"Items scored by a completed Score activity, by axis.", "axis")
+	backendRequests = counterVec("glossobench_backend_requests_total",
+		"Attempts of model requests, by backend, endpoint and status (HTTP status, error, or ok for the embedded model).", "backend", "endpoint", "status")
 	backendLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "glossobench_backend_request_duration_seconds",
 		Help:    "Duration of one attempt of a model request, by backend and endpoint.",
 		Buckets: requestBuckets,
 	}, []string{"backend", "endpoint"})
-	backendRetries = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "glossobench_backend_retries_total",
-		Help: "Model request attempts retried after a transient failure (429, 5xx, timeout, refused connection), by backend and endpoint.",
-	}, []string{"backend", "endpoint"})
-	tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "glossobench_backend_tokens_total",
-		Help: "Tokens sent to the model (direction in) and generated (out), by backend, as the server's usage or the embedded model counts them.",
-	}, []string{"backend", "direction"})
-	checkpointWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "glossobench_checkpoint_writes_total",
-		Help: "Checkpoint objects written to the store (kind predictions or ratings), by result (ok or error).",
-	}, []string{"kind", "result"})
-	checkpointRetries = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "glossobench_checkpoint_write_retries_total",
-		Help: "Checkpoint writes tried again after the store failed them, by kind.",
-	}, []string{"kind"})
-	judgeParseFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "glossobench_judge_parse_failures_total",
-		Help: "Judge replies that held no valid rating, by judge.",
-	}, []string{"judge"})
+	backendRetries = counterVec("glossobench_backend_retries_total",
+		"Model request attempts retried after a transient failure (429, 5xx, timeout, refused connection), by backend and endpoint.", "backend", "endpoint")
+	tokens = counterVec("glossobench_backend_tokens_total",
+		"Tokens sent to the model (direction in) and generated (out), by backend, as the server's usage or the embedded model counts them.", "backend", "direction")
+	checkpointWrites = counterVec("glossobench_checkpoint_writes_total",
+		"Checkpoint objects written to the store (kind predictions or ratings), by result (ok or error).", "kind", "result")
+	checkpointRetries = counterVec("glossobench_checkpoint_write_retries_total",
+		"Checkpoint writes tried again after the store failed them, by kind.", "kind")
+	judgeParseFailures = counterVec("glossobench_judge_parse_failures_total",
+		"Judge replies that held no valid rating, by judge.", "judge")
 )
+
+// counterVec is a counter of the given name and help text, by the labels.
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
 
 func init() {
 	Registry.MustRegister(

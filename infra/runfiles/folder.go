@@ -117,9 +117,6 @@ func (f *Folder) Path(name string) string {
 	return f.where + "/" + name
 }
 
-// Open opens one file of the folder by its slash-separated name.
-func (f *Folder) Open(name string) (io.ReadCloser, error) { return f.open(name) }
-
 // ReadFile reads one file of the folder whole.
 func (f *Folder) ReadFile(name string) ([]byte, error) {
 	r, err := f.open(name)
@@ -132,16 +129,6 @@ func (f *Folder) ReadFile(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", f.Path(name), err)
 	}
 	return b.Bytes(), nil
-}
-
-// Has reports whether the folder holds the named file.
-func (f *Folder) Has(name string) bool {
-	r, err := f.open(name)
-	if err != nil {
-		return false
-	}
-	r.Close()
-	return true
 }
 
 // Result reads result.json; errors name the file, line and field.
@@ -234,6 +221,11 @@ func (f *Folder) EachPrediction(axis string, fn func(itemID string, raw json.Raw
 	if err != nil {
 		return err
 	}
+	return f.eachPredictionIn(names, fn)
+}
+
+// eachPredictionIn is EachPrediction over the files names.
+func (f *Folder) eachPredictionIn(names []string, fn func(itemID string, raw json.RawMessage) error) error {
 	for _, name := range names {
 		r, err := f.open(name)
 		if err != nil {
@@ -260,15 +252,41 @@ func (f *Folder) EachPrediction(axis string, fn func(itemID string, raw json.Raw
 // Predictions reads an axis's checkpointed predictions by item id.
 func (f *Folder) Predictions(axis string) (map[string]scorers.Prediction, error) {
 	out := map[string]scorers.Prediction{}
-	err := f.EachPrediction(axis, func(id string, raw json.RawMessage) error {
+	err := f.EachPrediction(axis, collectPrediction(out))
+	return out, err
+}
+
+// Checkpoint kinds of a shard: the model's answers and the judged answers.
+const (
+	Answers = "pred-"
+	Rated   = "rated-"
+)
+
+// ShardCheckpoints reads the checkpoint files of one shard of an axis of
+// the kind given (Answers or Rated), by item id (a later file's wins), and
+// says how many files there were: the next part number.
+func (f *Folder) ShardCheckpoints(axis string, shard int, kind string) (map[string]scorers.Prediction, int, error) {
+	names, err := f.Glob(shardName(axis, shard) + kind + "*")
+	if err != nil {
+		return nil, 0, err
+	}
+	out := map[string]scorers.Prediction{}
+	if err := f.eachPredictionIn(names, collectPrediction(out)); err != nil {
+		return nil, 0, err
+	}
+	return out, len(names), nil
+}
+
+// collectPrediction decodes each prediction into out by item id.
+func collectPrediction(out map[string]scorers.Prediction) func(id string, raw json.RawMessage) error {
+	return func(id string, raw json.RawMessage) error {
 		var p scorers.Prediction
 		if err := json.Unmarshal(raw, &p); err != nil {
 			return fmt.Errorf("prediction of %s: %w", id, err)
 		}
 		out[id] = p
 		return nil
-	})
-	return out, err
+	}
 }
 
 // FindRuns returns the run folders at or under dir, in path order: every

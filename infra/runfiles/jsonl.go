@@ -12,14 +12,12 @@ import (
 	"strings"
 
 	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/scorers/dataset"
 )
 
 // The one JSONL codec of a run's files: one JSON object per line, blank
 // lines skipped; errors name the file, the line and, where the content is at
 // fault, the field.
-
-// maxLine is the longest JSONL line read (a prediction with long generations).
-const maxLine = 256 << 20
 
 // EncodeJSONL writes one JSON object per line, HTML left unescaped.
 func EncodeJSONL[T any](rows []T) ([]byte, error) {
@@ -62,27 +60,20 @@ func ScanStrictJSONL[T any](r io.Reader, name string, fn func(line int, v T) err
 }
 
 func scan[T any](r io.Reader, name string, strict bool, fn func(line int, v T) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
+	return EachLine(r, name, func(line int, text []byte) error {
 		var v T
 		if err := decodeLine(text, strict, &v); err != nil {
 			return lineError(name, text, line, err)
 		}
-		if err := fn(line, v); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s:%d: %w", name, line+1, err)
-	}
-	return nil
+		return fn(line, v)
+	})
+}
+
+// EachLine calls fn with every non-blank line of r, trimmed, and its line
+// number (dataset.EachLine, the one line reader), so a reader that skips
+// most lines (the viewer's) need not decode them.
+func EachLine(r io.Reader, name string, fn func(line int, text []byte) error) error {
+	return dataset.EachLine(r, name, fn)
 }
 
 func decodeLine(text []byte, strict bool, v any) error {

@@ -64,8 +64,11 @@ func ShardsPrefix(run, axis string) string { return RunPrefix(run) + axis + "/sh
 
 // ShardPrefix is the folder of one shard of an axis.
 func ShardPrefix(run, axis string, shard int) string {
-	return fmt.Sprintf("%s%04d/", ShardsPrefix(run, axis), shard)
+	return RunPrefix(run) + shardName(axis, shard)
 }
+
+// shardName is the folder of one shard of an axis within the run's folder.
+func shardName(axis string, shard int) string { return fmt.Sprintf("%s/shards/%04d/", axis, shard) }
 
 // ShardItemsKey is where the kept items of one shard live.
 func ShardItemsKey(run, axis string, shard int) string {
@@ -73,7 +76,7 @@ func ShardItemsKey(run, axis string, shard int) string {
 }
 
 // PredPrefix is the prefix of a shard's prediction checkpoints.
-func PredPrefix(run, axis string, shard int) string { return ShardPrefix(run, axis, shard) + "pred-" }
+func PredPrefix(run, axis string, shard int) string { return ShardPrefix(run, axis, shard) + Answers }
 
 // PredKey is one prediction checkpoint of a shard.
 func PredKey(run, axis string, shard, part int) string {

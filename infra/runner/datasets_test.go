@@ -12,12 +12,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/glossobench/glossobench/infra/runner/runnertest"
-	"github.com/glossobench/glossobench/infra/store"
+	"github.com/glossobench/glossobench/infra/store/storetest"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -217,20 +216,10 @@ judges:
 // GLOSSOBENCH_S3_ENDPOINT): a belebele preset file and a CSV of IF rows
 // declared by fields, the IF file pinned by SHA-256.
 func TestS3DatasetThroughEvalRun(t *testing.T) {
-	endpoint, bucket := os.Getenv("GLOSSOBENCH_S3_ENDPOINT"), os.Getenv("GLOSSOBENCH_S3_BUCKET")
-	if endpoint == "" || bucket == "" {
-		t.Skip("GLOSSOBENCH_S3_ENDPOINT / GLOSSOBENCH_S3_BUCKET not set")
-	}
+	s3 := storetest.S3Config(t)
+	st := storetest.OpenS3(t, s3)
+	endpoint, bucket, prefix := s3.Endpoint, s3.Bucket, s3.Prefix
 	ctx := context.Background()
-	prefix := fmt.Sprintf("runner-datasets/%d", time.Now().UnixNano())
-	st, err := store.NewS3(ctx, store.S3Config{Endpoint: endpoint, Bucket: bucket, Prefix: prefix, Region: "us-east-1",
-		PathStyle: true, AccessKeyEnv: "AWS_ACCESS_KEY_ID", SecretKeyEnv: "AWS_SECRET_ACCESS_KEY"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.EnsureBucket(ctx); err != nil {
-		t.Fatal(err)
-	}
 	belebele, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "data", "belebele_ms_en", "ms_belebele.jsonl"))
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/glossobench/glossobench/infra/devserver"
+	"github.com/glossobench/glossobench/infra/metrics/metricstest"
 	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -48,7 +49,7 @@ func TestWorkerMetricsScrape(t *testing.T) {
 	// task that completes it, so the client can see the result first: scrape
 	// until that counter shows, for a few seconds at most.
 	fams := scrape(t, "http://"+addr+"/metrics")
-	for deadline := time.Now().Add(10 * time.Second); sum(fams["temporal_workflow_completed"], nil) <= 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); metricstest.Sum(fams["temporal_workflow_completed"], nil) <= 0 && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 		fams = scrape(t, "http://"+addr+"/metrics")
 	}
@@ -75,15 +76,15 @@ func TestWorkerMetricsScrape(t *testing.T) {
 		{"glossobench_backend_tokens_total", map[string]string{"backend": "openai", "direction": "out"}},
 		{"glossobench_checkpoint_writes_total", map[string]string{"kind": "predictions", "result": "ok"}},
 	} {
-		if v := sum(fams[m.name], m.labels); v <= 0 {
+		if v := metricstest.Sum(fams[m.name], m.labels); v <= 0 {
 			t.Errorf("%s%v = %v, want > 0", m.name, m.labels, v)
 		}
 	}
 	// Every item answered once is one inferred item; the scorer saw them all.
 	var inferred, scored float64
 	for _, axis := range []string{"knowledge", "nlu", "cultural"} {
-		inferred += sum(fams["glossobench_items_inferred_total"], map[string]string{"axis": axis})
-		scored += sum(fams["glossobench_items_scored_total"], map[string]string{"axis": axis})
+		inferred += metricstest.Sum(fams["glossobench_items_inferred_total"], map[string]string{"axis": axis})
+		scored += metricstest.Sum(fams["glossobench_items_scored_total"], map[string]string{"axis": axis})
 	}
 	if inferred != mcqItems || scored != mcqItems {
 		t.Errorf("items inferred %v, scored %v; want %d each", inferred, scored, mcqItems)
@@ -120,37 +121,6 @@ func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	}
 	t.Fatalf("%s: %v", url, last)
 	return nil
-}
-
-// sum adds the values (a histogram's observation counts) of the family's
-// series that carry all the given labels.
-func sum(f *dto.MetricFamily, labels map[string]string) float64 {
-	if f == nil {
-		return 0
-	}
-	var total float64
-	for _, m := range f.GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		match := true
-		for k, v := range labels {
-			match = match && have[k] == v
-		}
-		if !match {
-			continue
-		}
-		switch {
-		case m.Counter != nil:
-			total += m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			total += m.GetGauge().GetValue()
-		case m.Histogram != nil:
-			total += float64(m.GetHistogram().GetSampleCount())
-		}
-	}
-	return total
 }
 
 // logScrape logs GlossoBench's series and a few of the SDK's (go test -v).

@@ -27,6 +27,7 @@
 package chrf
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -92,12 +93,8 @@ func New(opts Options) *CHRF {
 	if err := opts.Validate(); err != nil {
 		panic(err)
 	}
-	if opts.CharOrder == 0 {
-		opts.CharOrder = DefaultCharOrder
-	}
-	if opts.Beta == 0 {
-		opts.Beta = DefaultBeta
-	}
+	opts.CharOrder = cmp.Or(opts.CharOrder, DefaultCharOrder)
+	opts.Beta = cmp.Or(opts.Beta, DefaultBeta)
 	c := &CHRF{opt: opts, order: opts.CharOrder + opts.WordOrder}
 	c.name = "chrF" + strconv.Itoa(opts.Beta) + strings.Repeat("+", opts.WordOrder)
 	c.sig1 = c.signature(-2)

@@ -10,16 +10,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/glossobench/glossobench/scorers/chrf/chrftest"
 )
 
 const eps = 1e-4 // sacrebleu's test tolerance
 
 // Vectors from sacrebleu test/test_chrf.py (2.x): corpus_chrf(hyps, [refs],
 // char_order=6, word_order=0, beta=3, eps_smoothing=True).
-var sacrebleuEpsCases = []struct {
-	hyps, refs []string
-	want       float64
-}{
+var sacrebleuEpsCases = []corpusCase{
 	{[]string{"abcdefg"}, []string{"hijklmnop"}, 0.0},
 	{[]string{"a"}, []string{"b"}, 0.0},
 	{[]string{""}, []string{"b"}, 0.0},
@@ -37,9 +36,17 @@ var sacrebleuEpsCases = []struct {
 	{[]string{"Niemand hat die Absicht, eine Mauer zu errichten"}, []string{"Niemand hat die Absicht, eine Mauer zu errichten"}, 100.0},
 }
 
-func TestSacrebleuEpsSmoothing(t *testing.T) {
-	m := New(Options{CharOrder: 6, WordOrder: 0, Beta: 3, EpsSmoothing: true})
-	for _, tc := range sacrebleuEpsCases {
+// corpusCase is one sacrebleu vector: hypotheses, their one reference
+// each, and the corpus score.
+type corpusCase struct {
+	hyps, refs []string
+	want       float64
+}
+
+// checkCorpus requires m's corpus score of every case within eps of sacrebleu's.
+func checkCorpus(t *testing.T, m *CHRF, cases []corpusCase) {
+	t.Helper()
+	for _, tc := range cases {
 		got := m.Corpus(tc.hyps, [][]string{tc.refs})
 		if got.Err != nil || math.Abs(got.Score-tc.want) >= eps {
 			t.Errorf("Corpus(%q, %q) = %v (err %v), want %v", tc.hyps, tc.refs, got.Score, got.Err, tc.want)
@@ -47,13 +54,13 @@ func TestSacrebleuEpsSmoothing(t *testing.T) {
 	}
 }
 
+func TestSacrebleuEpsSmoothing(t *testing.T) {
+	checkCorpus(t, New(Options{CharOrder: 6, WordOrder: 0, Beta: 3, EpsSmoothing: true}), sacrebleuEpsCases)
+}
+
 // test_chrf.py test_cases_effective_order: eps_smoothing=False (the default).
 func TestSacrebleuEffectiveOrder(t *testing.T) {
-	m := New(Options{CharOrder: 6, WordOrder: 0, Beta: 3})
-	for _, tc := range []struct {
-		hyps, refs []string
-		want       float64
-	}{
+	checkCorpus(t, New(Options{CharOrder: 6, WordOrder: 0, Beta: 3}), []corpusCase{
 		{[]string{"a"}, []string{"a"}, 100.0},
 		{[]string{""}, []string{"reference"}, 0.0},
 		{[]string{"a b c"}, []string{"a b c"}, 100.0},
@@ -61,12 +68,7 @@ func TestSacrebleuEffectiveOrder(t *testing.T) {
 		{[]string{""}, []string{"c"}, 0.0},
 		{[]string{"a", "b"}, []string{"a", "c"}, 50.0},
 		{[]string{"aa"}, []string{"ab"}, 25.0},
-	} {
-		got := m.Corpus(tc.hyps, [][]string{tc.refs})
-		if got.Err != nil || math.Abs(got.Score-tc.want) >= eps {
-			t.Errorf("Corpus(%q, %q) = %v (err %v), want %v", tc.hyps, tc.refs, got.Score, got.Err, tc.want)
-		}
-	}
+	})
 }
 
 // test_chrf.py test_cases_keep_whitespace: remove_whitespace=False.
@@ -274,55 +276,17 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-type goldenConfig struct {
-	Name         string `json:"name"`
-	NC           int    `json:"nc"`
-	NW           int    `json:"nw"`
-	Beta         int    `json:"beta"`
-	LC           bool   `json:"lc"`
-	KeepSpace    bool   `json:"keep_space"`
-	EpsSmoothing bool   `json:"eps_smoothing"`
-}
-
-type golden struct {
-	Config   goldenConfig `json:"config"`
-	Refs     string       `json:"refs"`
-	Corpus   float64      `json:"corpus"`
-	Stats    []int        `json:"stats"`
-	Sentence []float64    `json:"sentence"`
-}
-
-func readLines(t testing.TB, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-}
-
 // TestGolden compares with testdata/chrf/golden.jsonl, written by
 // testdata/chrf/make_golden.py (a Counter-based restatement of sacrebleu's
 // chrF that first checks itself against sacrebleu's published vectors), on
 // 40 FLORES-200 Indonesian sentences with perturbed hypotheses and a second,
 // sometimes empty, reference stream.
 func TestGolden(t *testing.T) {
-	hyps := readLines(t, "../../testdata/chrf/hyps.txt")
-	refs := readLines(t, "../../testdata/chrf/refs.txt")
-	refs2 := readLines(t, "../../testdata/chrf/refs2.txt")
-	f, err := os.Open("../../testdata/chrf/golden.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
+	hyps := chrftest.Lines(t, "hyps.txt")
+	refs := chrftest.Lines(t, "refs.txt")
+	refs2 := chrftest.Lines(t, "refs2.txt")
 	n := 0
-	for sc.Scan() {
-		var g golden
-		if err := json.Unmarshal(sc.Bytes(), &g); err != nil {
-			t.Fatal(err)
-		}
+	for _, g := range chrftest.Golden(t) {
 		n++
 		m := New(Options{CharOrder: g.Config.NC, WordOrder: g.Config.NW, Beta: g.Config.Beta,
 			Lowercase: g.Config.LC, Whitespace: g.Config.KeepSpace, EpsSmoothing: g.Config.EpsSmoothing})
@@ -368,9 +332,9 @@ func TestGoldenRandom(t *testing.T) {
 			Hyp    string   `json:"hyp"`
 			Refs   []string `json:"refs"`
 			Scores map[string]struct {
-				Config goldenConfig `json:"config"`
-				Score  float64      `json:"score"`
-				Stats  []int        `json:"stats"`
+				Config chrftest.Config `json:"config"`
+				Score  float64         `json:"score"`
+				Stats  []int           `json:"stats"`
 			} `json:"scores"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
@@ -398,8 +362,8 @@ func TestGoldenRandom(t *testing.T) {
 // TestSegmentStatsSum checks that the corpus score is the F-score of the
 // summed segment statistics, which the NLG bootstrap relies on.
 func TestSegmentStatsSum(t *testing.T) {
-	hyps := readLines(t, "../../testdata/chrf/hyps.txt")
-	refs := readLines(t, "../../testdata/chrf/refs.txt")
+	hyps := chrftest.Lines(t, "hyps.txt")
+	refs := chrftest.Lines(t, "refs.txt")
 	m := New(ChrFPlusPlus)
 	segs, err := m.SegmentStats(hyps, [][]string{refs})
 	if err != nil {
@@ -442,8 +406,8 @@ func FuzzTokenize(f *testing.F) {
 // characters) hypothesis/reference pairs one at a time; pairs/s is the
 // figure the issue asks for (≥ 20,000 on one core).
 func BenchmarkSentencePair(b *testing.B) {
-	hyps := readLines(b, "../../testdata/chrf/hyps.txt")
-	refs := readLines(b, "../../testdata/chrf/refs.txt")
+	hyps := chrftest.Lines(b, "hyps.txt")
+	refs := chrftest.Lines(b, "refs.txt")
 	m := New(ChrFPlusPlus)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -466,8 +430,8 @@ func reportPairs(b *testing.B, pairs int, cpu0 time.Duration) {
 
 // BenchmarkCorpus scores the 40-segment corpus at once.
 func BenchmarkCorpus(b *testing.B) {
-	hyps := readLines(b, "../../testdata/chrf/hyps.txt")
-	refs := readLines(b, "../../testdata/chrf/refs.txt")
+	hyps := chrftest.Lines(b, "hyps.txt")
+	refs := chrftest.Lines(b, "refs.txt")
 	m := New(ChrFPlusPlus)
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"iter"
 	"reflect"
 	"regexp"
 	"slices"
@@ -172,18 +173,30 @@ var Kinds = map[string]Kind{
 // set returns the keys with a value.
 func (m *Mapping) set() []string {
 	var out []string
-	v := reflect.ValueOf(*m)
-	t := v.Type()
-	for i := range t.NumField() {
-		tag := t.Field(i).Tag.Get("yaml")
-		if tag == "" {
-			continue
-		}
-		if !v.Field(i).IsZero() {
-			out = append(out, strings.Split(tag, ",")[0])
+	for key, v := range m.keys() {
+		if !v.IsZero() {
+			out = append(out, key)
 		}
 	}
 	return out
+}
+
+// keys yields each key of the mapping (a field's yaml name) with its value,
+// in field order.
+func (m *Mapping) keys() iter.Seq2[string, reflect.Value] {
+	return func(yield func(string, reflect.Value) bool) {
+		v := reflect.ValueOf(*m)
+		t := v.Type()
+		for i := range t.NumField() {
+			tag := t.Field(i).Tag.Get("yaml")
+			if tag == "" {
+				continue
+			}
+			if !yield(strings.Split(tag, ",")[0], v.Field(i)) {
+				return
+			}
+		}
+	}
 }
 
 // Merge returns base with every key set in over replaced by over's value
@@ -281,15 +294,8 @@ type Compiled struct {
 
 func (m *Mapping) exprs() map[string]Expr {
 	out := map[string]Expr{}
-	v := reflect.ValueOf(*m)
-	t := v.Type()
-	for i := range t.NumField() {
-		tag := t.Field(i).Tag.Get("yaml")
-		if tag == "" {
-			continue
-		}
-		key := strings.Split(tag, ",")[0]
-		switch f := v.Field(i).Interface().(type) {
+	for key, v := range m.keys() {
+		switch f := v.Interface().(type) {
 		case Expr:
 			if f != "" {
 				out[key] = f

@@ -7,20 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/glossobench/glossobench/scorers"
-	"github.com/glossobench/glossobench/scorers/dataset"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
-
-func fields(t *testing.T, y string) *dataset.Mapping {
-	t.Helper()
-	var m dataset.Mapping
-	if err := yaml.Unmarshal([]byte(y), &m); err != nil {
-		t.Fatal(err)
-	}
-	return &m
-}
 
 // TestDeclaredIFDataset: instruction-following rows as IFEval has them
 // (prompt, instruction_id_list, kwargs) in a file of other column names,
@@ -34,13 +23,10 @@ func TestDeclaredIFDataset(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "arahan.csv"), []byte("no,arahan,ids,args\n"+
 		`b1,Jawab dalam huruf kecil.,"[""change_case:english_lowercase""]","[{}]"`+"\n"), 0o644)
 	cfg := scorers.AxisConfig{BaseDir: dir, Datasets: []scorers.DatasetConfig{
-		{Name: "j", Path: "arahan.jsonl", Format: "if", Lang: "ms", Fields: fields(t, `{id: "no", prompt: arahan, instruction_ids: ids, kwargs: args, register: laras}`)},
-		{Name: "c", Path: "arahan.csv", Lang: "ms", Fields: fields(t, `{id: "no", prompt: "{{.arahan}}", instruction_ids: ids, kwargs: args}`)},
+		{Name: "j", Path: "arahan.jsonl", Format: "if", Lang: "ms", Fields: scorerstest.Fields(t, `{id: "no", prompt: arahan, instruction_ids: ids, kwargs: args, register: laras}`)},
+		{Name: "c", Path: "arahan.csv", Lang: "ms", Fields: scorerstest.Fields(t, `{id: "no", prompt: "{{.arahan}}", instruction_ids: ids, kwargs: args}`)},
 	}}
-	items, err := Axis{}.Load(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, Axis{}, cfg)
 	if len(items) != 3 {
 		t.Fatalf("%d items", len(items))
 	}
@@ -61,7 +47,7 @@ func TestDeclaredIFDataset(t *testing.T) {
 		{"unknown instruction", "arahan.csv", `{prompt: arahan, instruction_ids: "{{\"nope:x\"}}", kwargs: args}`, `arahan.csv:2: key 2: unknown instruction id "nope:x"`},
 		{"kwargs not records", "arahan.jsonl", `{prompt: arahan, instruction_ids: ids, kwargs: ids}`, "arahan.jsonl:1: field ids[0]: want a record of kwargs"},
 	} {
-		d := scorers.DatasetConfig{Name: "x", Path: c.path, Fields: fields(t, c.fields)}
+		d := scorers.DatasetConfig{Name: "x", Path: c.path, Fields: scorerstest.Fields(t, c.fields)}
 		_, err := Axis{}.Load(scorers.AxisConfig{BaseDir: dir, Datasets: []scorers.DatasetConfig{d}})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
@@ -79,7 +65,7 @@ func TestPresetTakesFieldsRegister(t *testing.T) {
 	if err != nil || items[0].Register != "" {
 		t.Fatalf("without fields: %q %v", items[0].Register, err)
 	}
-	ds.Fields = fields(t, `{register: register}`)
+	ds.Fields = scorerstest.Fields(t, `{register: register}`)
 	items, err = Axis{}.Load(scorers.AxisConfig{BaseDir: dir, Datasets: []scorers.DatasetConfig{ds}})
 	if err != nil || items[0].Register != "MID" || items[0].ID != "i/1" {
 		t.Fatalf("with fields.register: %+v %v", items, err)

@@ -1,8 +1,6 @@
 package ifeval
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -508,23 +506,7 @@ func promptFromRow(c *dataset.Compiled, r dataset.Row, pr preset) (Prompt, error
 }
 
 func eachLine(r io.Reader, f func(line int, b []byte) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		if err := f(line, b); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("line %d: %w", line+1, err)
-	}
-	return nil
+	return dataset.EachLine(r, "", f)
 }
 
 // ResponseLine is one line of a response file in the official format.

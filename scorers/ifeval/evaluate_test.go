@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/backendtest"
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 // TestGPT4PaperNumbers compares the four accuracies on the GPT-4 responses
@@ -148,28 +150,6 @@ func TestLooseVariants(t *testing.T) {
 	}
 }
 
-// fakeBackend answers every request with a fixed text and records requests.
-type fakeBackend struct {
-	text string
-	reqs []backends.GenRequest
-}
-
-func (f *fakeBackend) Generate(_ context.Context, reqs []backends.GenRequest) ([]backends.Generation, error) {
-	f.reqs = append(f.reqs, reqs...)
-	out := make([]backends.Generation, len(reqs))
-	for i, r := range reqs {
-		out[i] = backends.Generation{ID: r.ID, Text: f.text, FinishReason: "stop"}
-	}
-	return out, nil
-}
-func (f *fakeBackend) LogLikelihood(context.Context, []backends.LLRequest) ([]backends.LLResult, error) {
-	return nil, backends.ErrUnsupported
-}
-func (f *fakeBackend) Capabilities() backends.Capabilities {
-	return backends.Capabilities{Name: "fake"}
-}
-func (f *fakeBackend) Close() error { return nil }
-
 func TestAxis(t *testing.T) {
 	ax := NewAxis()
 	if ax.Name() != "if" {
@@ -179,14 +159,11 @@ func TestAxis(t *testing.T) {
 		{Name: "ifeval", Path: "input_data.jsonl", Format: "ifeval", Limit: 20},
 		{Name: "sea_id", Path: "id_sea_ifeval.jsonl", Format: "sea_ifeval", Lang: "id", Limit: 10},
 	}}
-	items, err := ax.Load(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, ax, cfg)
 	if len(items) != 30 || items[0].ID != "ifeval/1000" || items[20].Lang != "id" {
 		t.Fatalf("%d items, first %q, item 20 lang %q", len(items), items[0].ID, items[20].Lang)
 	}
-	b := &fakeBackend{text: "hello world"}
+	b := &backendtest.Fixed{Text: "hello world", Caps: backends.Capabilities{Name: "fake"}}
 	var preds []scorers.Prediction
 	for i, it := range items {
 		chat := "auto"
@@ -199,8 +176,8 @@ func TestAxis(t *testing.T) {
 		}
 		preds = append(preds, p)
 	}
-	if len(b.reqs[0].Messages) != 1 || b.reqs[0].Prompt != "" || b.reqs[1].Prompt == "" || b.reqs[1].MaxTokens != DefaultMaxTokens {
-		t.Errorf("requests: chat %+v raw %+v", b.reqs[0], b.reqs[1])
+	if len(b.Requests[0].Messages) != 1 || b.Requests[0].Prompt != "" || b.Requests[1].Prompt == "" || b.Requests[1].MaxTokens != DefaultMaxTokens {
+		t.Errorf("requests: chat %+v raw %+v", b.Requests[0], b.Requests[1])
 	}
 	res, err := ax.Score(items, preds, scorers.ScoreOptions{Seed: 1, BootstrapResamples: 200})
 	if err != nil {

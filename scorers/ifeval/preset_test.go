@@ -10,6 +10,7 @@ import (
 
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/dataset"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 // legacyLoad is the axis's Load as it was before the formats became
@@ -80,7 +81,7 @@ func TestPresetsMatchLegacyReaders(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: preset: %v", d.Path, err)
 		}
-		same(t, d.Path+" prompts", got, want)
+		scorerstest.SameJSON(t, d.Path+" prompts", got, want)
 		cfg := scorers.AxisConfig{Datasets: []scorers.DatasetConfig{d}}
 		wantItems, err := legacyLoad(cfg)
 		if err != nil {
@@ -90,21 +91,7 @@ func TestPresetsMatchLegacyReaders(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		same(t, d.Path+" items", gotItems, wantItems)
+		scorerstest.SameJSON(t, d.Path+" items", gotItems, wantItems)
 		t.Logf("%s (%s, lang %q, limit %d, filter %v): %d prompts, %d items identical", filepath.Base(d.Path), d.Format, d.Lang, d.Limit, d.Filter, len(got), len(gotItems))
-	}
-}
-
-func same[T any](t *testing.T, what string, got, want []T) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d, legacy %d", what, len(got), len(want))
-	}
-	for i := range want {
-		w, _ := json.Marshal(want[i])
-		g, _ := json.Marshal(got[i])
-		if string(w) != string(g) {
-			t.Fatalf("%s %d differs:\npreset %s\nlegacy %s", what, i, g, w)
-		}
 	}
 }

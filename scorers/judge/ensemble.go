@@ -474,8 +474,6 @@ func (t *KappaTally) Report() KappaReport {
 	if t.kind == KindHarm {
 		rep.Weights, weights = "unweighted", stats.Unweighted
 	}
-	var sum float64
-	var defined int
 	for x := 0; x < len(judges); x++ {
 		for y := x + 1; y < len(judges); y++ {
 			pk := PairKappa{A: judges[x], B: judges[y]}
@@ -484,21 +482,37 @@ func (t *KappaTally) Report() KappaReport {
 				pk.N, confusion = pc.n, pc.confusion
 			}
 			k, err := stats.KappaFromConfusion(confusion, t.labels(), weights)
-			if err != nil {
-				pk.Note = err.Error()
-			} else {
-				pk.Kappa = &k
-				sum += k
-				defined++
-			}
-			rep.Pairs = append(rep.Pairs, pk)
+			rep.add(pk, k, err)
+		}
+	}
+	rep.setMean()
+	return rep
+}
+
+// add records one pair's κ, or, err not nil, why it is undefined.
+func (rep *KappaReport) add(pk PairKappa, k float64, err error) {
+	if err != nil {
+		pk.Note = err.Error()
+	} else {
+		pk.Kappa = &k
+	}
+	rep.Pairs = append(rep.Pairs, pk)
+}
+
+// setMean sets Mean to the mean κ over the pairs where it is defined.
+func (rep *KappaReport) setMean() {
+	var sum float64
+	var defined int
+	for _, pk := range rep.Pairs {
+		if pk.Kappa != nil {
+			sum += *pk.Kappa
+			defined++
 		}
 	}
 	if defined > 0 {
 		m := sum / float64(defined)
 		rep.Mean = &m
 	}
-	return rep
 }
 
 // OverlayRequests builds the judge-overlay requests of a verifiable axis

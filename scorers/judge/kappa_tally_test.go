@@ -33,8 +33,6 @@ func referenceKappa(groups [][]Rating, kind string) KappaReport {
 	if kind == KindHarm {
 		rep.Weights = "unweighted"
 	}
-	var sum float64
-	var defined int
 	for x := range judges {
 		for y := x + 1; y < len(judges); y++ {
 			pk := PairKappa{A: judges[x], B: judges[y]}
@@ -58,20 +56,10 @@ func referenceKappa(groups [][]Rating, kind string) KappaReport {
 				pk.N = len(ia)
 				k, err = stats.CohenKappa(ia, ib, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, stats.Quadratic)
 			}
-			if err != nil {
-				pk.Note = err.Error()
-			} else {
-				pk.Kappa = &k
-				sum += k
-				defined++
-			}
-			rep.Pairs = append(rep.Pairs, pk)
+			rep.add(pk, k, err)
 		}
 	}
-	if defined > 0 {
-		m := sum / float64(defined)
-		rep.Mean = &m
-	}
+	rep.setMean()
 	return rep
 }
 

@@ -16,26 +16,16 @@ const pairGuard = "All text between the markers \"The Start of ...\" and \"The E
 // when a reference answer is given. It returns the template used, whose
 // system prompt carries the instruction.
 func pairPrompt(r Request) (Template, string) {
+	t := fastchatTemplate(r, "pair-v2", "pair-math-v1")
 	refs := r.refs()
-	hasRef := refs[len(refs)-1] != ""
 	n := len(r.Answer)
 	if n == 1 {
-		name := "pair-v2"
-		if hasRef {
-			name = "pair-math-v1"
-		}
-		t := templates[name]
 		return t, strings.NewReplacer(
 			"{question}", quote(r.Question[0]),
 			"{answer_a}", quote(r.Answer[0]), "{answer_b}", quote(r.AnswerB[0]),
 			"{ref_answer_1}", quote(refs[0]),
 		).Replace(t.PromptTemplate)
 	}
-	name := "pair-v2-multi-turn"
-	if hasRef {
-		name = "pair-math-v1-multi-turn"
-	}
-	t := templates[name]
 	q, a, b, rf := r.Question[n-2:n], r.Answer[n-2:n], r.AnswerB[n-2:n], refs[n-2:n]
 	return t, strings.NewReplacer(
 		"{question_1}", quote(q[0]), "{question_2}", quote(q[1]),

@@ -2,12 +2,10 @@ package judge
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/glossobench/glossobench/backends/registry"
+	"github.com/glossobench/glossobench/backends/registry/registrytest"
 )
 
 func TestParsePair(t *testing.T) {
@@ -89,15 +87,7 @@ func TestPairMessages(t *testing.T) {
 
 // A pairwise verdict from the real llama-server, constrained by the schema.
 func TestLlamaServerPairJudge(t *testing.T) {
-	url := os.Getenv("GLOSSOBENCH_LLAMA_SERVER_URL")
-	if url == "" {
-		t.Skip("GLOSSOBENCH_LLAMA_SERVER_URL not set")
-	}
-	b, err := registry.Open(url, registry.Options{Timeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := registrytest.LlamaServer(t)
 	j := New(Config{Name: "llama-server", SystemPrompt: "Pick the better answer as JSON.", MaxTokens: 128}, b)
 	rs, err := j.Rate(context.Background(), []Request{
 		{ItemID: "p", Lang: "en", Kind: KindPair, Question: []string{"Capital of France?"}, Answer: []string{"Paris."}, AnswerB: []string{"Lyon."}},

@@ -1,6 +1,7 @@
 package mcq
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -127,12 +128,8 @@ func EachInDataset(axis string, d scorers.DatasetConfig, baseDir string, fn func
 			return fmt.Errorf("%s:%d: %w", path, r.Line, err)
 		}
 		it.Axis, it.Dataset, it.Line = axis, name, r.Line
-		if it.Lang == "" {
-			it.Lang = d.Lang
-		}
-		if it.Source == "" {
-			it.Source = name
-		}
+		it.Lang = cmp.Or(it.Lang, d.Lang)
+		it.Source = cmp.Or(it.Source, name)
 		if it.ID == "" {
 			it.ID = strconv.Itoa(r.Line)
 		}
@@ -179,9 +176,7 @@ func fewshotPrefix(d scorers.DatasetConfig, baseDir string, c *dataset.Compiled)
 		if err != nil {
 			return fmt.Errorf("%s:%d: %w (few-shot example)", path, r.Line, err)
 		}
-		if it.Lang == "" {
-			it.Lang = d.Lang
-		}
+		it.Lang = cmp.Or(it.Lang, d.Lang)
 		p := Render(it)
 		if c.Mapping().Prompt != "" {
 			if p, _, err = c.String("prompt", r); err != nil {

@@ -11,10 +11,10 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
-	"gopkg.in/yaml.v3"
 
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/dataset"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 const malayMMLUFields = `
@@ -26,20 +26,11 @@ answer_as: letter
 source: subject
 `
 
-func fieldsYAML(t *testing.T, s string) *dataset.Mapping {
-	t.Helper()
-	var m dataset.Mapping
-	if err := yaml.Unmarshal([]byte(s), &m); err != nil {
-		t.Fatal(err)
-	}
-	return &m
-}
-
 // TestMalayMMLUShapedCSV declares a MalayMMLU-shaped CSV in fields alone:
 // ids, subjects as pooling sources, four- and five-option questions, the
 // letter key, and few-shot examples from a second file.
 func TestMalayMMLUShapedCSV(t *testing.T) {
-	d := scorers.DatasetConfig{Name: "malaymmlu", Path: "../../testdata/suites/data/malaymmlu_sample.csv", Format: "mcq", Lang: "ms", Fields: fieldsYAML(t, malayMMLUFields)}
+	d := scorers.DatasetConfig{Name: "malaymmlu", Path: "../../testdata/suites/data/malaymmlu_sample.csv", Format: "mcq", Lang: "ms", Fields: scorerstest.Fields(t, malayMMLUFields)}
 	items, err := LoadDataset("knowledge", d, "")
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +69,7 @@ func TestMalayMMLUShapedCSV(t *testing.T) {
 // JSONL, a JSON array and Parquet: each reads to the CSV's items.
 func TestSourcesGiveTheSameItems(t *testing.T) {
 	dir := t.TempDir()
-	base := scorers.DatasetConfig{Name: "m", Format: "mcq", Lang: "ms", Fields: fieldsYAML(t, malayMMLUFields)}
+	base := scorers.DatasetConfig{Name: "m", Format: "mcq", Lang: "ms", Fields: scorerstest.Fields(t, malayMMLUFields)}
 	base.Path = "../../testdata/suites/data/malaymmlu_sample.csv"
 	want, err := LoadDataset("knowledge", base, "")
 	if err != nil {
@@ -185,7 +176,7 @@ func TestMalformedRowsNameFileLineAndField(t *testing.T) {
 		{jsonPath, "question: q\nchoices: [A, B]\nanswer: key\n", jsonPath + ":2: field q: missing (fields.question)"},
 	}
 	for _, c := range cases {
-		d := scorers.DatasetConfig{Name: "m", Path: c.path, Format: "mcq", Fields: fieldsYAML(t, c.fields)}
+		d := scorers.DatasetConfig{Name: "m", Path: c.path, Format: "mcq", Fields: scorerstest.Fields(t, c.fields)}
 		_, err := LoadDataset("knowledge", d, "")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("fields %q: error %v, want %q", c.fields, err, c.want)

@@ -5,6 +5,7 @@
 package mcq
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -136,9 +137,7 @@ func Render(it scorers.Item) string {
 	q := extra["question"]
 	if q == "" && extra["sentence1"] != "" {
 		q = map[string]string{"ms": "Pernyataan manakah yang paling sesuai untuk ayat 1 dan ayat 2?", "id": "Pernyataan mana yang paling sesuai untuk kalimat 1 dan kalimat 2?"}[it.Lang]
-		if q == "" {
-			q = "Which statement fits sentence 1 and sentence 2 best?"
-		}
+		q = cmp.Or(q, "Which statement fits sentence 1 and sentence 2 best?")
 	}
 	fmt.Fprintf(&b, "%s: %s\n", c.question, q)
 	for i, ch := range it.Choices {
@@ -187,9 +186,7 @@ func (a *Axis) Predict(ctx context.Context, b backends.Backend, it scorers.Item,
 		if n, ok := opt.Options[optGenTokens].(int); ok && n > 0 {
 			req.MaxTokens = n
 		}
-		if req.MaxTokens == 0 {
-			req.MaxTokens = 16
-		}
+		req.MaxTokens = cmp.Or(req.MaxTokens, 16)
 		text := c.instruct + "\n\n" + it.Prompt
 		if opt.ChatTemplate == "always" {
 			req.Messages = []backends.Message{{Role: "user", Content: text}}
@@ -355,9 +352,7 @@ func (t *tally) add(it scorers.Item, p scorers.Prediction) (s scorers.ItemScore,
 	}
 	if p.Error != "" {
 		t.errored++
-		if t.firstErr == "" {
-			t.firstErr = p.Error
-		}
+		t.firstErr = cmp.Or(t.firstErr, p.Error)
 	}
 	if p.Unsupported {
 		t.unsupported++

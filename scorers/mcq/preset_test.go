@@ -1,7 +1,6 @@
 package mcq
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/dataset"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 // TestPresetsMatchLegacyReaders reads every MCQ file of testdata and of
@@ -55,16 +55,7 @@ func TestPresetsMatchLegacyReaders(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: preset: %v", c.file, err)
 		}
-		if len(got) != len(want) {
-			t.Fatalf("%s (%s): %d items, legacy %d", c.file, c.format, len(got), len(want))
-		}
-		for i := range want {
-			w, _ := json.Marshal(want[i])
-			g, _ := json.Marshal(got[i])
-			if string(w) != string(g) {
-				t.Fatalf("%s (%s) item %d differs:\npreset %s\nlegacy %s", c.file, c.format, i, g, w)
-			}
-		}
+		scorerstest.SameJSON(t, c.file+" ("+c.format+")", got, want)
 		t.Logf("%s (%s, lang %q, filter %v): %d items identical", filepath.Base(c.file), c.format, c.lang, c.filter, len(got))
 	}
 }

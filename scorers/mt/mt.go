@@ -8,7 +8,7 @@
 package mt
 
 import (
-	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -138,23 +138,12 @@ func eachLine(path, pin string, fn func(line int, data []byte) error) error {
 		return err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := []byte(strings.TrimSpace(sc.Text()))
-		if len(b) == 0 {
-			continue
-		}
+	return dataset.EachLine(f, path, func(line int, b []byte) error {
 		if err := fn(line, b); err != nil {
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+		return nil
+	})
 }
 
 func readReferences(path, pin string, into map[string][]string) error {
@@ -303,9 +292,7 @@ func questionFromRow(c *dataset.Compiled, r dataset.Row, name string, filter map
 	// Source is the dataset: MT-Bench is one pool, and its category is a
 	// breakdown, not a source the leakage audit should weigh.
 	source := got["source"]
-	if source == "" {
-		source = name
-	}
+	source = cmp.Or(source, name)
 	raw, _ := json.Marshal(ex)
 	return scorers.Item{
 		ID: name + "/" + id, Axis: "mt", Dataset: name, Line: r.Line,

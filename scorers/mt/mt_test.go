@@ -12,20 +12,17 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/backends"
-	"github.com/glossobench/glossobench/backends/registry"
+	"github.com/glossobench/glossobench/backends/registry/registrytest"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/dataset"
 	"github.com/glossobench/glossobench/scorers/judge"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 	"github.com/glossobench/glossobench/stats"
 )
 
 func loadAll(t *testing.T) []scorers.Item {
 	t.Helper()
-	items, err := New().Load(scorers.AxisConfig{Datasets: []scorers.DatasetConfig{{Name: "mt_bench", Path: "question.jsonl", Format: FormatQuestions}}, BaseDir: "../../testdata/mt"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return items
+	return scorerstest.Load(t, New(), scorers.AxisConfig{Datasets: []scorers.DatasetConfig{{Name: "mt_bench", Path: "question.jsonl", Format: FormatQuestions}}, BaseDir: "../../testdata/mt"})
 }
 
 func TestLoadMTBench(t *testing.T) {
@@ -295,18 +292,12 @@ func TestEnsembleSizes(t *testing.T) {
 // The embedded GGUF model answering both turns, then judging them: whatever
 // the tiny model writes, the axis scores or reports, never fails.
 func TestGGUFEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short")
-	}
-	b, err := registry.Open("gguf:../../testdata/models/tiny-llama/tiny-llama.gguf", registry.Options{ChatFormat: "qa"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := registrytest.TinyModel(t)
 	items := loadAll(t)[:2]
 	ax := New()
 	preds := make([]scorers.Prediction, len(items))
 	for i, it := range items {
+		var err error
 		if preds[i], err = ax.Predict(context.Background(), b, it, scorers.PredictOptions{MaxTokens: 8}); err != nil {
 			t.Fatal(err)
 		}

@@ -7,10 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/glossobench/glossobench/scorers"
-	"github.com/glossobench/glossobench/scorers/dataset"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 // TestPresetsMatchLegacyReaders reads the MT-Bench question files of
@@ -44,31 +42,15 @@ func TestPresetsMatchLegacyReaders(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != len(want) {
-			t.Fatalf("%s: %d items, legacy %d", path, len(got), len(want))
-		}
+		scorerstest.SameJSON(t, path, got, want)
 		nref := 0
-		for i := range want {
-			w, _ := json.Marshal(want[i])
-			g, _ := json.Marshal(got[i])
-			if string(w) != string(g) {
-				t.Fatalf("%s item %d differs:\npreset %s\nlegacy %s", path, i, g, w)
-			}
-			if len(got[i].References) > 0 {
+		for _, it := range got {
+			if len(it.References) > 0 {
 				nref++
 			}
 		}
 		t.Logf("%s (limit %d, filter %v): %d items (%d with references) identical", path, c.ds.Limit, c.ds.Filter, len(got), nref)
 	}
-}
-
-func fields(t *testing.T, y string) *dataset.Mapping {
-	t.Helper()
-	var m dataset.Mapping
-	if err := yaml.Unmarshal([]byte(y), &m); err != nil {
-		t.Fatal(err)
-	}
-	return &m
 }
 
 // TestDeclaredMTDataset: multi-turn conversations in a file of other
@@ -81,11 +63,8 @@ func TestDeclaredMTDataset(t *testing.T) {
 		`{"kod": "ms-1", "jenis": "math", "giliran": ["Berapa 2+2?", "Dan 3+3?"], "rujukan": ["4", "6"], "laras": "MID"}`+"\n"+
 			`{"kod": "ms-2", "jenis": "writing", "giliran": ["Tulis pantun."], "laras": "HIGH"}`+"\n"), 0o644)
 	ds := scorers.DatasetConfig{Name: "ms_mt", Path: "perbualan.jsonl", Format: "mt", Lang: "ms",
-		Fields: fields(t, `{id: kod, category: jenis, turns: giliran, references: "rujukan?", register: laras}`)}
-	items, err := New().Load(scorers.AxisConfig{BaseDir: dir, Datasets: []scorers.DatasetConfig{ds}})
-	if err != nil {
-		t.Fatal(err)
-	}
+		Fields: scorerstest.Fields(t, `{id: kod, category: jenis, turns: giliran, references: "rujukan?", register: laras}`)}
+	items := scorerstest.Load(t, New(), scorers.AxisConfig{BaseDir: dir, Datasets: []scorers.DatasetConfig{ds}})
 	var ex extra
 	json.Unmarshal(items[0].Extra, &ex)
 	if len(items) != 2 || items[0].ID != "ms_mt/ms-1" || len(items[0].Turns) != 2 || items[0].References[1] != "6" || !ex.NeedsRef ||
@@ -99,15 +78,15 @@ func TestDeclaredMTDataset(t *testing.T) {
 		{"reference missing in a row", `{id: kod, category: "{{\"math\"}}", turns: giliran, references: rujukan}`, "perbualan.jsonl:2: field rujukan: missing (fields.references)"},
 	} {
 		d := ds
-		d.Fields = fields(t, c.fields)
+		d.Fields = scorerstest.Fields(t, c.fields)
 		_, err := New().Load(scorers.AxisConfig{BaseDir: dir, Datasets: []scorers.DatasetConfig{d}})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
 
-	mt := scorers.DatasetConfig{Name: "mt_bench", Path: "question.jsonl", Format: FormatQuestions, Limit: 2, Fields: fields(t, `{register: "{{\"HIGH\"}}"}`)}
-	items, err = New().Load(scorers.AxisConfig{BaseDir: "../../testdata/mt", Datasets: []scorers.DatasetConfig{mt}})
+	mt := scorers.DatasetConfig{Name: "mt_bench", Path: "question.jsonl", Format: FormatQuestions, Limit: 2, Fields: scorerstest.Fields(t, `{register: "{{\"HIGH\"}}"}`)}
+	items, err := New().Load(scorers.AxisConfig{BaseDir: "../../testdata/mt", Datasets: []scorers.DatasetConfig{mt}})
 	if err != nil || items[0].Register != "HIGH" || items[0].ID != "mt_bench/81" {
 		t.Fatalf("mt_bench with fields.register: %+v %v", items, err)
 	}

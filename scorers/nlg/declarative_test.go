@@ -7,20 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/glossobench/glossobench/scorers"
-	"github.com/glossobench/glossobench/scorers/dataset"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
-
-func fields(t *testing.T, y string) *dataset.Mapping {
-	t.Helper()
-	var m dataset.Mapping
-	if err := yaml.Unmarshal([]byte(y), &m); err != nil {
-		t.Fatal(err)
-	}
-	return &m
-}
 
 // TestDeclaredNLGDataset: a CSV of source sentences and references
 // becomes NLG items through fields alone, with the prompt a template, the
@@ -28,12 +17,9 @@ func fields(t *testing.T, y string) *dataset.Mapping {
 func TestDeclaredNLGDataset(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "pairs.csv"), []byte("no,en,ms,laras\n7,Good morning.,Selamat pagi.,MID\n9,Thank you.,Terima kasih.,LOW\n"), 0o644)
-	ds := scorers.DatasetConfig{Name: "pairs", Path: "pairs.csv", Format: "nlg", Lang: "en-ms", Fields: fields(t,
+	ds := scorers.DatasetConfig{Name: "pairs", Path: "pairs.csv", Format: "nlg", Lang: "en-ms", Fields: scorerstest.Fields(t,
 		`{id: "no", prompt: "Terjemahkan ke Bahasa Melayu:\n{{.en}}\nTerjemahan:", text: en, references: ms, answer_tag: "{{\"Terjemahan:\"}}", register: laras}`)}
-	items, err := NewAxis().Load(scorers.AxisConfig{BaseDir: dir, Datasets: []scorers.DatasetConfig{ds}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, NewAxis(), scorers.AxisConfig{BaseDir: dir, Datasets: []scorers.DatasetConfig{ds}})
 	if len(items) != 2 {
 		t.Fatalf("%d items", len(items))
 	}
@@ -52,7 +38,7 @@ func TestDeclaredNLGDataset(t *testing.T) {
 		{"bad register", `{prompt: "{{.en}}", references: ms, register: en}`, "pairs.csv:2: field en: register must be HIGH, MID or LOW"},
 	} {
 		d := ds
-		d.Fields = fields(t, c.fields)
+		d.Fields = scorerstest.Fields(t, c.fields)
 		_, err := NewAxis().Load(scorers.AxisConfig{BaseDir: dir, Datasets: []scorers.DatasetConfig{d}})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
@@ -70,7 +56,7 @@ func TestPresetTakesFieldsRegister(t *testing.T) {
 	if err != nil || items[0].Register != "" {
 		t.Fatalf("without fields: register %q, %v", items[0].Register, err)
 	}
-	ds.Fields = fields(t, `{register: reg}`)
+	ds.Fields = scorerstest.Fields(t, `{register: reg}`)
 	items, err = NewAxis().Load(scorers.AxisConfig{BaseDir: dir, Datasets: []scorers.DatasetConfig{ds}})
 	if err != nil || len(items) != 2 || items[0].Register != "HIGH" || items[1].Register != "HIGH" || items[0].ID != "p/en-ms/1" {
 		t.Fatalf("with fields.register: %+v, %v", items, err)

@@ -18,44 +18,18 @@ import (
 	"github.com/glossobench/glossobench/scorers/dataset"
 )
 
-// Load reads the configured datasets into items.
+// legacyLoad reads the configured datasets into items.
 func legacyLoad(cfg scorers.AxisConfig) ([]scorers.Item, error) {
-	opt, err := parseOptions(cfg.Options)
-	if err != nil {
-		return nil, err
-	}
-	opt.baseDir = cfg.BaseDir
-	if len(cfg.Datasets) == 0 {
-		return nil, fmt.Errorf("nlg: no datasets configured")
-	}
-	var items []scorers.Item
-	seen := map[string]bool{}
-	for _, ds := range cfg.Datasets {
-		if ds.Name == "" {
-			return nil, fmt.Errorf("nlg: dataset %s: missing name (item ids are built from it)", ds.Path)
-		}
-		path := ds.Source(cfg.BaseDir).Path()
-		var its []scorers.Item
+	return loadDatasets(cfg, func(ds scorers.DatasetConfig, baseDir string, opt options, maxTokens int) ([]scorers.Item, error) {
+		path := ds.Source(baseDir).Path()
 		switch ds.Format {
 		case FormatPassages:
-			its, err = legacyLoadPassages(path, ds, opt, cfg.MaxTokens)
+			return legacyLoadPassages(path, ds, opt, maxTokens)
 		case FormatSeaHelm:
-			its, err = legacyLoadSeaHelm(path, ds, opt, cfg.MaxTokens)
-		default:
-			err = fmt.Errorf("nlg: dataset %q: unknown format %q (want %s or %s)", ds.Name, ds.Format, FormatPassages, FormatSeaHelm)
+			return legacyLoadSeaHelm(path, ds, opt, maxTokens)
 		}
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range its {
-			if seen[it.ID] {
-				return nil, fmt.Errorf("nlg: %s:%d: duplicate item id %q (give each dataset its own name)", path, it.Line, it.ID)
-			}
-			seen[it.ID] = true
-		}
-		items = append(items, its...)
-	}
-	return items, nil
+		return nil, fmt.Errorf("nlg: dataset %q: unknown format %q (want %s or %s)", ds.Name, ds.Format, FormatPassages, FormatSeaHelm)
+	})
 }
 
 // row is one non-blank JSONL line.

@@ -1,6 +1,7 @@
 package nlg
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -114,6 +115,12 @@ func asInt(v any) (int, bool) {
 // package scorers/dataset). A preset's items are its mappings' items, and
 // a dataset's own fields replace the preset's entries of the same name.
 func (Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
+	return loadDatasets(cfg, loadDataset)
+}
+
+// loadDatasets reads every configured dataset with read and checks that no
+// item id repeats across them.
+func loadDatasets(cfg scorers.AxisConfig, read func(ds scorers.DatasetConfig, baseDir string, opt options, maxTokens int) ([]scorers.Item, error)) ([]scorers.Item, error) {
 	opt, err := parseOptions(cfg.Options)
 	if err != nil {
 		return nil, err
@@ -129,7 +136,7 @@ func (Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 			return nil, fmt.Errorf("nlg: dataset %s: missing name (item ids are built from it)", ds.Path)
 		}
 		path := ds.Source(cfg.BaseDir).Path()
-		its, err := loadDataset(ds, cfg.BaseDir, opt, cfg.MaxTokens)
+		its, err := read(ds, cfg.BaseDir, opt, cfg.MaxTokens)
 		if err != nil {
 			return nil, err
 		}
@@ -264,9 +271,7 @@ func loadDataset(ds scorers.DatasetConfig, baseDir string, opt options, maxToken
 	if err != nil {
 		return nil, err
 	}
-	if maxTokens == 0 {
-		maxTokens = rd.maxTokens
-	}
+	maxTokens = cmp.Or(maxTokens, rd.maxTokens)
 	env := dataset.Env{Lang: ds.Lang, Funcs: rd.funcs}
 	var cs []*dataset.Compiled
 	for _, v := range rd.variants {
@@ -391,9 +396,7 @@ func itemFromRow(c *dataset.Compiled, r dataset.Row, ds scorers.DatasetConfig, m
 		task = ds.Name + "/" + get["task"]
 	}
 	source := get["source"]
-	if source == "" {
-		source = ds.Name
-	}
+	source = cmp.Or(source, ds.Name)
 	raw, _ := json.Marshal(extra{Direction: dir, SrcLang: srcLang, TgtLang: tgtLang, Source: text,
 		AnswerTag: get["answer_tag"], MaxTokens: maxTokens, MetricX: metricx}) // only strings and ints
 	return scorers.Item{

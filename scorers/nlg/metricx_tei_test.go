@@ -15,6 +15,7 @@ import (
 	"github.com/glossobench/glossobench/backends/metricx"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/nlg"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 // The NLG axis with a real MetricX-24 client (backends/metricx, registered
@@ -105,10 +106,7 @@ func TestMetricXServedByTEI(t *testing.T) {
 	defer ts.Close()
 	spec := "tei+" + ts.URL + "?mode=hybrid&batch_size=16"
 
-	items, err := nlg.NewAxis().Load(teiConfig(spec))
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, nlg.NewAxis(), teiConfig(spec))
 	preds, wrong := predictions(t, items)
 	tei.wrong = wrong
 	if n := tei.count(); n != 0 {
@@ -161,10 +159,7 @@ func TestMetricXUnreachableIsANote(t *testing.T) {
 	}
 	url := "http://" + l.Addr().String()
 	l.Close()
-	items, err := nlg.NewAxis().Load(teiConfig("tei+" + url + "?max_retries=0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, nlg.NewAxis(), teiConfig("tei+"+url+"?max_retries=0"))
 	preds, _ := predictions(t, items)
 	res, err := nlg.NewAxis().Score(items, preds, scorers.ScoreOptions{BootstrapResamples: 10})
 	if err != nil {
@@ -186,10 +181,7 @@ func TestMetricXBadSpecFailsLoad(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 	// A family nobody registered is left to scoring, which notes it.
-	items, err := nlg.NewAxis().Load(teiConfig("vllm+http://127.0.0.1:8080"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, nlg.NewAxis(), teiConfig("vllm+http://127.0.0.1:8080"))
 	preds, _ := predictions(t, items)
 	res, _ := nlg.NewAxis().Score(items, preds, scorers.ScoreOptions{BootstrapResamples: 10})
 	if !strings.Contains(strings.Join(res.Notes, "|"), `no MetricX-24 client registered for "vllm+" specs (registered: tei)`) {

@@ -16,6 +16,7 @@
 package nlg
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -79,12 +80,8 @@ func (Axis) Predict(ctx context.Context, b backends.Backend, it scorers.Item, op
 		return scorers.Prediction{}, fmt.Errorf("nlg: item %s: bad extra: %w", it.ID, err)
 	}
 	req := backends.GenRequest{ID: it.ID, MaxTokens: ex.MaxTokens, Temperature: 0, Seed: opt.Seed}
-	if req.MaxTokens == 0 {
-		req.MaxTokens = opt.MaxTokens
-	}
-	if req.MaxTokens == 0 {
-		req.MaxTokens = defaultMaxTokens
-	}
+	req.MaxTokens = cmp.Or(req.MaxTokens, opt.MaxTokens)
+	req.MaxTokens = cmp.Or(req.MaxTokens, defaultMaxTokens)
 	// The prompt is an instruction; a chat model gets it as a user turn.
 	if opt.ChatTemplate == "always" || b.Capabilities().Chat {
 		req.Messages = []backends.Message{{Role: "user", Content: it.Prompt}}

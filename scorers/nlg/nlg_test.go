@@ -1,7 +1,6 @@
 package nlg
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"math"
@@ -11,8 +10,11 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/backendtest"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/chrf"
+	"github.com/glossobench/glossobench/scorers/chrf/chrftest"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 const data = "../../testdata/nlg"
@@ -34,10 +36,7 @@ func TestLoadPassages(t *testing.T) {
 	cfg := scorers.AxisConfig{BaseDir: data, Datasets: []scorers.DatasetConfig{{
 		Name: "passages", Path: "flores_passages_eng_zsm_from_belebele.sample.jsonl", Format: FormatPassages, Limit: 5,
 	}}}
-	items, err := NewAxis().Load(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, NewAxis(), cfg)
 	if len(items) != 10 {
 		t.Fatalf("%d items, want 10 (5 passages x 2 directions)", len(items))
 	}
@@ -57,17 +56,14 @@ func TestLoadPassages(t *testing.T) {
 	}
 
 	cfg.Options = map[string]any{"directions": []any{"ms-en"}}
-	items, err = NewAxis().Load(cfg)
+	items, err := NewAxis().Load(cfg)
 	if err != nil || len(items) != 5 || !strings.Contains(items[0].ID, "ms-en") {
 		t.Errorf("directions [ms-en]: %d items, err %v", len(items), err)
 	}
 }
 
 func TestLoadSeaHelm(t *testing.T) {
-	items, err := NewAxis().Load(seahelmConfig(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, NewAxis(), seahelmConfig(0))
 	if len(items) != 40 {
 		t.Fatalf("%d items, want 40", len(items))
 	}
@@ -84,10 +80,7 @@ func TestLoadSeaHelm(t *testing.T) {
 		t.Errorf("reference %q", items[0].References[0])
 	}
 
-	items, err = NewAxis().Load(seahelmConfig(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	items = scorerstest.Load(t, NewAxis(), seahelmConfig(2))
 	p := items[0].Prompt
 	shot := "\n\nTeks: The War of Spanish Succession marked the first war whose central issue was the balance of power.\nTerjemahan: Perang Penerus Spanyol menandai perang pertama dengan isu sentral berupa keseimbangan kekuatan."
 	if !strings.Contains(p, "diterjemahkan."+shot+"\n\nTeks: ") || strings.Count(p, "\nTerjemahan: ") != 3 || !strings.HasSuffix(p, "he added.") {
@@ -216,32 +209,10 @@ func FuzzExtractTranslation(f *testing.F) {
 	})
 }
 
-func readLines(t *testing.T, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-}
-
 // goldenCorpus returns the chrF++ single-reference corpus score recorded by
 // testdata/chrf/make_golden.py.
 func goldenCorpus(t *testing.T) float64 {
-	f, err := os.Open("../../testdata/chrf/golden.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var g struct {
-			Config struct{ Name string } `json:"config"`
-			Refs   string                `json:"refs"`
-			Corpus float64               `json:"corpus"`
-		}
-		json.Unmarshal(sc.Bytes(), &g)
+	for _, g := range chrftest.Golden(t) {
 		if g.Config.Name == "chrf++" && g.Refs == "1ref" {
 			return g.Corpus
 		}
@@ -255,14 +226,11 @@ func goldenCorpus(t *testing.T) float64 {
 // "Terjemahan: ..." format), and checks the headline against the Python
 // reference's corpus chrF++.
 func TestScoreGolden(t *testing.T) {
-	items, err := NewAxis().Load(seahelmConfig(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hyps := readLines(t, "../../testdata/chrf/hyps.txt")
+	items := scorerstest.Load(t, NewAxis(), seahelmConfig(0))
+	hyps := chrftest.Lines(t, "hyps.txt")
 	preds := make([]scorers.Prediction, len(items))
 	for i, it := range items {
-		if it.References[0] != readLines(t, "../../testdata/chrf/refs.txt")[i] {
+		if it.References[0] != chrftest.Lines(t, "refs.txt")[i] {
 			t.Fatalf("item %d reference differs from testdata/chrf/refs.txt", i)
 		}
 		preds[i] = scorers.Prediction{ItemID: it.ID, Generations: []backends.Generation{{Text: "Terjemahan: " + hyps[i], FinishReason: "stop"}}}
@@ -333,41 +301,20 @@ func TestScoreMismatch(t *testing.T) {
 	}
 }
 
-type fakeBackend struct {
-	chat bool
-	got  []backends.GenRequest
-}
-
-func (f *fakeBackend) Generate(_ context.Context, reqs []backends.GenRequest) ([]backends.Generation, error) {
-	f.got = append(f.got, reqs...)
-	out := make([]backends.Generation, len(reqs))
-	for i, r := range reqs {
-		out[i] = backends.Generation{ID: r.ID, Text: "Terjemahan: halo", FinishReason: "stop"}
-	}
-	return out, nil
-}
-func (f *fakeBackend) LogLikelihood(context.Context, []backends.LLRequest) ([]backends.LLResult, error) {
-	return nil, backends.ErrUnsupported
-}
-func (f *fakeBackend) Capabilities() backends.Capabilities {
-	return backends.Capabilities{Chat: f.chat}
-}
-func (f *fakeBackend) Close() error { return nil }
-
 func TestPredict(t *testing.T) {
 	items, _ := NewAxis().Load(seahelmConfig(0))
-	raw := &fakeBackend{}
+	raw := &backendtest.Fixed{Text: "Terjemahan: halo"}
 	p, err := NewAxis().Predict(context.Background(), raw, items[0], scorers.PredictOptions{Seed: 3})
 	if err != nil || p.ItemID != items[0].ID || len(p.Generations) != 1 {
 		t.Fatalf("pred %+v err %v", p, err)
 	}
-	r := raw.got[0]
+	r := raw.Requests[0]
 	if r.Prompt != items[0].Prompt || r.Messages != nil || r.MaxTokens != defaultMaxTokens || r.Temperature != 0 || r.Seed != 3 {
 		t.Errorf("raw request %+v", r)
 	}
-	chat := &fakeBackend{chat: true}
+	chat := &backendtest.Fixed{Text: "Terjemahan: halo", Caps: backends.Capabilities{Chat: true}}
 	NewAxis().Predict(context.Background(), chat, items[0], scorers.PredictOptions{})
-	if r := chat.got[0]; r.Prompt != "" || len(r.Messages) != 1 || r.Messages[0].Content != items[0].Prompt {
+	if r := chat.Requests[0]; r.Prompt != "" || len(r.Messages) != 1 || r.Messages[0].Content != items[0].Prompt {
 		t.Errorf("chat request %+v", r)
 	}
 }
@@ -428,10 +375,7 @@ func TestMetricX(t *testing.T) {
 	RegisterMetricX("fake", func() (MetricX, error) { opened++; return fakeMetricX{}, nil })
 	cfg := seahelmConfig(0)
 	cfg.Options = map[string]any{"metricx": "fake"}
-	items, err := NewAxis().Load(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, NewAxis(), cfg)
 	if opened != 0 {
 		t.Fatal("MetricX opened at load time")
 	}

@@ -1,12 +1,12 @@
 package nlg
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 // TestPresetsMatchLegacyReaders reads every NLG file of testdata and of
@@ -48,16 +48,7 @@ func TestPresetsMatchLegacyReaders(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: preset: %v", c.ds.Path, err)
 		}
-		if len(got) != len(want) {
-			t.Fatalf("%s: %d items, legacy %d", c.ds.Path, len(got), len(want))
-		}
-		for i := range want {
-			w, _ := json.Marshal(want[i])
-			g, _ := json.Marshal(got[i])
-			if string(w) != string(g) {
-				t.Fatalf("%s item %d differs:\npreset %s\nlegacy %s", c.ds.Path, i, g, w)
-			}
-		}
+		scorerstest.SameJSON(t, c.ds.Path, got, want)
 		t.Logf("%s (%s, options %v): %d items identical", c.ds.Path, c.ds.Format, c.opts, len(got))
 	}
 }

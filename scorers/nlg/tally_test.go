@@ -60,10 +60,7 @@ func tallyFixture(t *testing.T, metricx string) ([]scorers.Item, []scorers.Predi
 	if metricx != "" {
 		cfg.Options = map[string]any{"metricx": metricx}
 	}
-	items, err := NewAxis().Load(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := scorerstest.Load(t, NewAxis(), cfg)
 	if len(items) != 52 {
 		t.Fatalf("%d items, want 52", len(items))
 	}

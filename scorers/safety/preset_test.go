@@ -1,16 +1,13 @@
 package safety
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/glossobench/glossobench/scorers"
-	"github.com/glossobench/glossobench/scorers/dataset"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 // TestPresetsMatchLegacyReaders reads every safeguard file of testdata and
@@ -45,16 +42,7 @@ func TestPresetsMatchLegacyReaders(t *testing.T) {
 				}
 				continue // both find no prompts
 			}
-			if len(got) != len(want) {
-				t.Fatalf("%s: %d items, legacy %d", f, len(got), len(want))
-			}
-			for i := range want {
-				w, _ := json.Marshal(want[i])
-				g, _ := json.Marshal(got[i])
-				if string(w) != string(g) {
-					t.Fatalf("%s item %d differs:\npreset %s\nlegacy %s", f, i, g, w)
-				}
-			}
+			scorerstest.SameJSON(t, f, got, want)
 			t.Logf("%s (lang %q, limit %d, filter %v): %d items identical", filepath.Base(f), d.Lang, d.Limit, d.Filter, len(got))
 		}
 	}
@@ -67,9 +55,7 @@ func TestPresetTakesFieldsRegister(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "s.jsonl")
 	os.WriteFile(p, []byte(`{"prompt_label": "Harmful", "prompts": [{"prompt_text": "x"}], "metadata": {"topic": "aegis2", "register": "LOW"}}`+"\n"), 0o644)
-	var m dataset.Mapping
-	yaml.Unmarshal([]byte(`{register: metadata.register}`), &m)
-	d := scorers.DatasetConfig{Name: "s", Path: p, Format: FormatSafeguard, Fields: &m}
+	d := scorers.DatasetConfig{Name: "s", Path: p, Format: FormatSafeguard, Fields: scorerstest.Fields(t, `{register: metadata.register}`)}
 	items, err := New().Load(scorers.AxisConfig{Datasets: []scorers.DatasetConfig{d}})
 	if err != nil || items[0].Register != "LOW" || items[0].Source != "aegis2" || items[0].Label != "Harmful" {
 		t.Fatalf("%+v %v", items, err)

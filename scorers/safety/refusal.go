@@ -85,12 +85,6 @@ func Refusal(response string) (phrase, lang string, ok bool) {
 	return "", "", false
 }
 
-// IsRefusal reports whether a response opens with a refusal.
-func IsRefusal(response string) bool {
-	_, _, ok := Refusal(response)
-	return ok
-}
-
 var apostrophes = strings.NewReplacer("\u2019", "'", "\u2018", "'", "\u02bc", "'", "`", "'")
 
 func normalize(s string) string {

@@ -10,6 +10,7 @@
 package safety
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -199,16 +200,6 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// Topics lists the breakdown keys of a result, sorted (for reports).
-func Topics(m map[string]*Cell) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // preset is a built-in format: a mapping, and the filter names it
 // accepts with the mapping key each compares (a declared dataset filters
 // on its columns).
@@ -348,12 +339,8 @@ func declaredItem(c *dataset.Compiled, m dataset.Mapping, r dataset.Row, name, l
 			return it, err
 		}
 	}
-	if it.Source == "" {
-		it.Source = name
-	}
-	if it.Lang == "" {
-		it.Lang = lang
-	}
+	it.Source = cmp.Or(it.Source, name)
+	it.Lang = cmp.Or(it.Lang, lang)
 	it.Extra, _ = json.Marshal(extra{Topic: topic, RawLabel: raw, Harmful: harmful})
 	return it, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/dataset"
 	"github.com/glossobench/glossobench/scorers/judge"
+	"github.com/glossobench/glossobench/scorers/scorerstest"
 )
 
 func TestRefusalDetector(t *testing.T) {
@@ -67,15 +68,11 @@ func cfg(ds ...scorers.DatasetConfig) scorers.AxisConfig {
 
 func loadSamples(t *testing.T) []scorers.Item {
 	t.Helper()
-	items, err := New().Load(cfg(
+	return scorerstest.Load(t, New(), cfg(
 		scorers.DatasetConfig{Name: "ms_general", Path: "ms_general_sample.jsonl", Format: FormatSafeguard},
 		scorers.DatasetConfig{Name: "en_general", Path: "en_general_sample.jsonl", Format: FormatSafeguard},
 		scorers.DatasetConfig{Name: "ms_cultural_in_the_wild", Path: "ms_cultural_in_the_wild_sample.jsonl", Format: FormatSafeguardCultural},
 	))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return items
 }
 
 func TestLoadSamples(t *testing.T) {

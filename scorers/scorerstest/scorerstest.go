@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/dataset"
+	"gopkg.in/yaml.v3"
 )
 
 // Split is one way of cutting an axis into shards: the shards' sizes, in order.
@@ -232,4 +234,40 @@ func CheckEmpty(t testing.TB, ax scorers.Axis, opt scorers.ScoreOptions) scorers
 		}
 	}
 	return want
+}
+
+// Fields decodes a dataset's fields mapping written as in a run config's
+// YAML, failing t when it does not decode.
+func Fields(t testing.TB, y string) *dataset.Mapping {
+	t.Helper()
+	var m dataset.Mapping
+	if err := yaml.Unmarshal([]byte(y), &m); err != nil {
+		t.Fatal(err)
+	}
+	return &m
+}
+
+// SameJSON fails t unless got and want hold as many values and each pair
+// marshals to the same JSON: what the preset tests ask of a preset and the
+// legacy reader it replaced. what names the file or case in the failure.
+func SameJSON[T any](t testing.TB, what string, got, want []T) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d items, legacy %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if g, w := JSON(t, got[i]), JSON(t, want[i]); g != w {
+			t.Fatalf("%s item %d differs:\npreset %s\nlegacy %s", what, i, g, w)
+		}
+	}
+}
+
+// Load reads cfg's datasets with ax, failing t when they do not load.
+func Load(t testing.TB, ax scorers.Axis, cfg scorers.AxisConfig) []scorers.Item {
+	t.Helper()
+	items, err := ax.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return items
 }

@@ -6,6 +6,7 @@ package httpjson
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,12 +56,8 @@ func New(cfg Config) *Client {
 		panic(fmt.Sprintf("httpjson: %s: concurrency %d, timeout %v and response cap %d must be positive",
 			cfg.Name, cfg.Concurrency, cfg.Timeout, cfg.MaxResponseBytes))
 	}
-	if cfg.BackoffBase == 0 {
-		cfg.BackoffBase = 250 * time.Millisecond
-	}
-	if cfg.BackoffMax == 0 {
-		cfg.BackoffMax = 20 * time.Second
-	}
+	cfg.BackoffBase = cmp.Or(cfg.BackoffBase, 250*time.Millisecond)
+	cfg.BackoffMax = cmp.Or(cfg.BackoffMax, 20*time.Second)
 	// The default transport keeps only 2 idle connections per host, which
 	// would make every request beyond the second open a new connection.
 	tr := http.DefaultTransport.(*http.Transport).Clone()

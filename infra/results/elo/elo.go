@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"strings"
 
@@ -282,14 +283,11 @@ func axesOrAll(runs []*Run, chosen []string) []string {
 	if len(chosen) > 0 {
 		return chosen
 	}
-	var all []string
+	scored := map[string]bool{}
 	for _, r := range runs {
 		for a := range r.Scores {
-			if !slices.Contains(all, a) {
-				all = append(all, a)
-			}
+			scored[a] = true
 		}
 	}
-	slices.Sort(all)
-	return all
+	return slices.Sorted(maps.Keys(scored))
 }

@@ -1,6 +1,7 @@
 package inputs
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
 	"os"
@@ -92,9 +93,7 @@ func ReadLMEval(path, task, metric string) (map[string]ModelScore, error) {
 	if task == "" {
 		return nil, fmt.Errorf("%s: lm-eval results need the task to read (--task)", path)
 	}
-	if metric == "" {
-		metric = "acc,none"
-	}
+	metric = cmp.Or(metric, "acc,none")
 	if !strings.Contains(metric, ",") {
 		metric += ",none"
 	}

@@ -421,3 +421,14 @@ func ByClass(rows []Row) map[string][]Row {
 	}
 	return out
 }
+
+// Axes returns every axis some row scored, sorted.
+func Axes(rows []Row) []string {
+	scored := map[string]bool{}
+	for _, r := range rows {
+		for a := range r.Scores {
+			scored[a] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(scored))
+}

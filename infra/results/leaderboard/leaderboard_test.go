@@ -126,6 +126,23 @@ func TestDuplicateRefused(t *testing.T) {
 	})
 }
 
+// race runs fn(0) … fn(n-1) on n goroutines released at once and returns
+// their errors by i.
+func race(n int, fn func(i int) error) []error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			errs[i] = fn(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+	return errs
+}
+
 // TestConcurrentAppends races appenders: every distinct row lands exactly
 // once on its own line, and same-identity racers yield one row.
 func TestConcurrentAppends(t *testing.T) {
@@ -133,17 +150,9 @@ func TestConcurrentAppends(t *testing.T) {
 		ctx := context.Background()
 		for _, n := range []int{2, 6} {
 			lang := fmt.Sprintf("race%d", n)
-			errs := make([]error, n)
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for i := range n {
-				wg.Go(func() {
-					<-start
-					errs[i] = Append(ctx, st, lang, 1, row(fmt.Sprintf("model-%d", i), pinsA, float64(i)/10))
-				})
-			}
-			close(start)
-			wg.Wait()
+			errs := race(n, func(i int) error {
+				return Append(ctx, st, lang, 1, row(fmt.Sprintf("model-%d", i), pinsA, float64(i)/10))
+			})
 			for i, err := range errs {
 				if err != nil {
 					t.Fatalf("n=%d: append %d: %v", n, i, err)
@@ -175,17 +184,7 @@ func TestConcurrentAppends(t *testing.T) {
 
 		// Racers with one identity: exactly one lands.
 		const n = 4
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range n {
-			wg.Go(func() {
-				<-start
-				errs[i] = Append(ctx, st, "dup", 1, row("same", pinsA, float64(i)))
-			})
-		}
-		close(start)
-		wg.Wait()
+		errs := race(n, func(i int) error { return Append(ctx, st, "dup", 1, row("same", pinsA, float64(i))) })
 		ok := 0
 		for i, err := range errs {
 			switch {

@@ -15,6 +15,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -290,9 +291,8 @@ func view(column, field string, l *runfiles.AuditSummary) auditView {
 		MeasOnly: num(field+".measurements_only", l.MeasurementsOnly), SourceOnly: num(field+".source_only", l.SourceOnly),
 		L: num(field+".l", l.L), LMin: num(field+".l_min", l.LMin),
 		ShuffleMean: num(field+".shuffle.mean", nil), ShuffleP99: num(field+".shuffle.p99", nil), ShuffleMax: num(field+".shuffle.max", nil)}
-	if v.Detector == "" {
-		v.Detector = audit.DetectorMeanHalf // summaries written before the detector was named
-	}
+	// Summaries written before the detector was named were of the mean-half rule.
+	v.Detector = cmp.Or(v.Detector, audit.DetectorMeanHalf)
 	if l.CI95 != nil {
 		v.Lo.Value, v.Hi.Value = f64(l.CI95[0]), f64(l.CI95[1])
 	}
@@ -347,9 +347,7 @@ func chartMarks(column string, l *runfiles.AuditSummary) (audit.Marks, bool) {
 	m := audit.Marks{Detector: l.Detector, SourceColumn: column, Verdict: l.Verdict,
 		Headline: *l.Headline, CI95: l.CI95, MeasurementsOnly: *l.MeasurementsOnly, SourceOnly: *l.SourceOnly,
 		L: *l.L, LMin: *l.LMin, Floor: rule.Floor, Band: rule.Band}
-	if m.Detector == "" {
-		m.Detector = audit.DetectorMeanHalf
-	}
+	m.Detector = cmp.Or(m.Detector, audit.DetectorMeanHalf)
 	if l.FloorPassed != nil {
 		m.FloorPassed = *l.FloorPassed
 	} else {

@@ -2,10 +2,8 @@ package viewer
 
 import (
 	"cmp"
-	"encoding/json"
 	"html"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -51,15 +49,16 @@ func compareRows(t *testing.T, doc string) map[string]compareRow {
 
 func readRunResult(t *testing.T, dir, run string) runfiles.Result {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "runs", run, "result.json"))
+	f, err := runfiles.Dir(filepath.Join(dir, "runs", run))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r runfiles.Result
-	if err := json.Unmarshal(data, &r); err != nil {
+	defer f.Close()
+	r, err := f.Result()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return *r
 }
 
 // TestCompareHeadlines: two runs compared on their shared items show, per

@@ -5,10 +5,10 @@ package viewer
 // codec.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -129,28 +129,24 @@ func eachLine(ctx context.Context, st store.Store, key string, fn func(line int,
 }
 
 func scanLines(r io.Reader, key string, fn func(line int, b []byte) (bool, error)) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 256<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+	err := runfiles.EachLine(r, key, func(line int, b []byte) error {
 		more, err := fn(line, b)
 		if err != nil {
 			return fmt.Errorf("%s:%d: %w", key, line, err)
 		}
 		if !more {
-			return nil
+			return errStopScan
 		}
+		return nil
+	})
+	if errors.Is(err, errStopScan) {
+		return nil
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s:%d: %w", key, line+1, err)
-	}
-	return nil
+	return err
 }
+
+// errStopScan ends scanLines early when fn has seen what it wants.
+var errStopScan = errors.New("stop scan")
 
 // eachScore streams an axis's scores.jsonl.
 func eachScore(ctx context.Context, st store.Store, run, axis string, fn func(scoreLine, []byte) (bool, error)) error {

@@ -51,7 +51,15 @@ func S3Config(t testing.TB) store.S3Config {
 // bucket if needed, or skips the test when no server is configured.
 func S3(t testing.TB) *store.S3 {
 	t.Helper()
-	s, err := store.NewS3(context.Background(), S3Config(t))
+	return OpenS3(t, S3Config(t))
+}
+
+// OpenS3 returns the store cfg (from S3Config) names, creating the bucket
+// if needed; the tests that also name its objects by s3:// URI read the
+// bucket, prefix and endpoint from cfg.
+func OpenS3(t testing.TB, cfg store.S3Config) *store.S3 {
+	t.Helper()
+	s, err := store.NewS3(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,7 @@
 package audit
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -295,33 +296,15 @@ func (d *data) run(opt Options) (Report, error) {
 
 func withDefaults(o Options) Options {
 	def := DefaultOptions()
-	if o.Detector == "" {
-		o.Detector = def.Detector
-	}
-	if o.Folds == 0 {
-		o.Folds = def.Folds
-	}
-	if o.Floor == 0 {
-		o.Floor = def.Floor
-	}
-	if o.Band == 0 {
-		o.Band = def.Band
-	}
-	if o.Trees == 0 {
-		o.Trees = def.Trees
-	}
-	if o.C == 0 {
-		o.C = def.C
-	}
-	if o.FingerprintTrees == 0 {
-		o.FingerprintTrees = def.FingerprintTrees
-	}
-	if o.FingerprintWarn == 0 {
-		o.FingerprintWarn = def.FingerprintWarn
-	}
-	if o.SourceColumn == "" {
-		o.SourceColumn = def.SourceColumn
-	}
+	o.Detector = cmp.Or(o.Detector, def.Detector)
+	o.Folds = cmp.Or(o.Folds, def.Folds)
+	o.Floor = cmp.Or(o.Floor, def.Floor)
+	o.Band = cmp.Or(o.Band, def.Band)
+	o.Trees = cmp.Or(o.Trees, def.Trees)
+	o.C = cmp.Or(o.C, def.C)
+	o.FingerprintTrees = cmp.Or(o.FingerprintTrees, def.FingerprintTrees)
+	o.FingerprintWarn = cmp.Or(o.FingerprintWarn, def.FingerprintWarn)
+	o.SourceColumn = cmp.Or(o.SourceColumn, def.SourceColumn)
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}

@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -34,15 +35,9 @@ type Options struct {
 }
 
 func (o Options) withDefaults() (Options, error) {
-	if o.MinExactLen == 0 {
-		o.MinExactLen = DefaultMinExactLen
-	}
-	if o.ShingleN == 0 {
-		o.ShingleN = DefaultShingleN
-	}
-	if o.Jaccard == 0 {
-		o.Jaccard = DefaultJaccard
-	}
+	o.MinExactLen = cmp.Or(o.MinExactLen, DefaultMinExactLen)
+	o.ShingleN = cmp.Or(o.ShingleN, DefaultShingleN)
+	o.Jaccard = cmp.Or(o.Jaccard, DefaultJaccard)
 	switch {
 	case o.MinExactLen < 1:
 		return o, fmt.Errorf("dedup: min_exact_len %d: must be at least 1", o.MinExactLen)
@@ -135,9 +130,7 @@ func NewIndex(items []scorers.Item, opt Options) (*Index, error) {
 		}
 		idx.ids = append(idx.ids, it.ID)
 		task := it.TaskID
-		if task == "" {
-			task = it.ID
-		}
+		task = cmp.Or(task, it.ID)
 		idx.taskIDs = append(idx.taskIDs, task)
 		idx.axes = append(idx.axes, it.Axis)
 		idx.byID[it.ID] = g

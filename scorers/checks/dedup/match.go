@@ -364,23 +364,6 @@ func (s *u64set) has(h uint64) bool {
 	}
 }
 
-// intersectCount counts common values of two sorted distinct slices.
-func intersectCount(a, b []uint64) int {
-	n := 0
-	for len(a) > 0 && len(b) > 0 {
-		switch {
-		case a[0] < b[0]:
-			a = a[1:]
-		case a[0] > b[0]:
-			b = b[1:]
-		default:
-			n++
-			a, b = a[1:], b[1:]
-		}
-	}
-	return n
-}
-
 // Matches expands the groups found so far to per-item matches in the
 // corpus file uri, sorted by item id.
 func (m *Matcher) Matches(uri string) []Match {

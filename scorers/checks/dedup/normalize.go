@@ -144,17 +144,6 @@ func hashBytes(b []byte) uint64 {
 	return mix64(h)
 }
 
-// hash32 hashes exactly 32 bytes; the anchor window in the common case.
-func hash32(b []byte) uint64 {
-	_ = b[31]
-	h := uint64(k0) ^ 32
-	h = bits.RotateLeft64((h^binary.LittleEndian.Uint64(b))*k1, 31)
-	h = bits.RotateLeft64((h^binary.LittleEndian.Uint64(b[8:]))*k1, 31)
-	h = bits.RotateLeft64((h^binary.LittleEndian.Uint64(b[16:]))*k1, 31)
-	h = bits.RotateLeft64((h^binary.LittleEndian.Uint64(b[24:]))*k1, 31)
-	return mix64(h)
-}
-
 // isWordRune reports whether a non-ASCII rune belongs to a word.
 func isWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)

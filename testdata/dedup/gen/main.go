@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/glossobench/glossobench/scorers/checks/dedup/deduptest"
 )
 
 func main() {
@@ -27,41 +29,7 @@ func main() {
 		log.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(*seed, 99))
-	syl := []string{"ka", "ma", "sa", "la", "ra", "ta", "pa", "ba", "da", "ng", "an", "in", "un", "ke", "me", "be", "pe", "te", "se", "di", "ku", "mu", "lu", "ah", "at", "nya", "kan", "lah", "per", "ber"}
-	seen := map[string]bool{}
-	var vocab []string
-	for len(vocab) < 20000 {
-		var b strings.Builder
-		for k := 1 + r.IntN(4); k > 0; k-- {
-			b.WriteString(syl[r.IntN(len(syl))])
-		}
-		if w := b.String(); !seen[w] {
-			seen[w] = true
-			vocab = append(vocab, w)
-		}
-	}
-	word := func() string { // Zipf-like
-		return vocab[int(float64(len(vocab))*r.Float64()*r.Float64()*r.Float64())]
-	}
-	sentence := func(n int) string {
-		var b strings.Builder
-		for i := 0; i < n; i++ {
-			w := word()
-			if i == 0 {
-				w = strings.ToUpper(w[:1]) + w[1:]
-			}
-			b.WriteString(w)
-			switch {
-			case i == n-1:
-				b.WriteString(".")
-			case r.IntN(12) == 0:
-				b.WriteString(", ")
-			default:
-				b.WriteString(" ")
-			}
-		}
-		return b.String()
-	}
+	sentence := deduptest.Sentences(r)
 
 	items := make([]string, *nItems)
 	f, err := os.Create(filepath.Join(*out, "items.jsonl"))

@@ -136,6 +136,38 @@ func RandomCase(r *rand.Rand, nItems, nDocs int) ([]scorers.Item, []string) {
 	return items, docs
 }
 
+// Sentences returns a maker of pseudo-Malay sentences of n words, drawn
+// from r: a vocabulary of 20,000 words (synthVocab), words picked Zipf-like
+// (small indexes are common), the first capitalised, a comma after one word
+// in 12, a full stop at the end. The benchmark generator testdata/dedup/gen
+// writes its corpus with it too.
+func Sentences(r *rand.Rand) func(n int) string {
+	vocab := synthVocab(r, 20000)
+	word := func() string {
+		i := int(float64(len(vocab)) * r.Float64() * r.Float64() * r.Float64())
+		return vocab[i]
+	}
+	return func(n int) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			w := word()
+			if i == 0 {
+				w = strings.ToUpper(w[:1]) + w[1:]
+			}
+			b.WriteString(w)
+			switch {
+			case i == n-1:
+				b.WriteString(".")
+			case r.IntN(12) == 0:
+				b.WriteString(", ")
+			default:
+				b.WriteString(" ")
+			}
+		}
+		return b.String()
+	}
+}
+
 // synthVocab is a pseudo-Malay vocabulary: words of 1 to 4 syllables.
 func synthVocab(r *rand.Rand, n int) []string {
 	syl := []string{"ka", "ma", "sa", "la", "ra", "ta", "pa", "ba", "da", "ng", "an", "in", "un", "ke", "me", "be", "pe", "te", "se", "di", "ku", "mu", "lu", "ah", "at", "nya", "kan", "lah", "per", "ber"}
@@ -159,31 +191,7 @@ func synthVocab(r *rand.Rand, n int) []string {
 // from one vocabulary; one paragraph in 5000 is a planted item.
 func Synth(seed uint64, nItems, size int) ([]scorers.Item, []byte) {
 	r := rand.New(rand.NewPCG(seed, 99))
-	vocab := synthVocab(r, 20000)
-	word := func() string {
-		// Zipf-like: small indexes are common.
-		i := int(float64(len(vocab)) * r.Float64() * r.Float64() * r.Float64())
-		return vocab[i]
-	}
-	sentence := func(n int) string {
-		var b strings.Builder
-		for i := 0; i < n; i++ {
-			w := word()
-			if i == 0 {
-				w = strings.ToUpper(w[:1]) + w[1:]
-			}
-			b.WriteString(w)
-			switch {
-			case i == n-1:
-				b.WriteString(".")
-			case r.IntN(12) == 0:
-				b.WriteString(", ")
-			default:
-				b.WriteString(" ")
-			}
-		}
-		return b.String()
-	}
+	sentence := Sentences(r)
 	items := make([]scorers.Item, nItems)
 	for i := range items {
 		items[i] = scorers.Item{ID: fmt.Sprintf("synth/%d", i), Prompt: sentence(8 + r.IntN(70))}
