@@ -1,0 +1,78 @@
+//go:build amd64 && !purego
+
+package gguf
+
+//go:noescape
+func q8Dot4AVX2(w *byte, x *int8, xstride int, xd *float32, dstride int, nb int, acc *[16]float32)
+
+//go:noescape
+func q8Dot1AVX2(w *byte, x *int8, xd *float32, dstride int, nb int, acc *[4]float32)
+
+//go:noescape
+func q4KDotAVX2(w *byte, x *int8, xd *float32, dstride int, bs *int16, nsb int) float32
+
+//go:noescape
+func q6KDotAVX2(w *byte, x *int8, xd *float32, dstride int, bs *int16, nsb int) float32
+
+// q8Dot4 sets o[k] to a Q8_0 row times token t+k of a, k < 4.
+func q8Dot4(o *[4]float32, w []byte, a *qacts, t int) {
+	nb := a.cols / 32
+	nb4 := nb &^ 3
+	if !hasAVX2 {
+		nb4 = 0
+	}
+	var acc [16]float32
+	if nb4 > 0 {
+		_ = w[nb4*34-1]
+		_ = a.q[(t+3)*a.cols+nb4*32-1]
+		_ = a.d[(nb4-1)*a.n+t+3]
+		q8Dot4AVX2(&w[0], &a.q[t*a.cols], a.cols, &a.d[t], 4*a.n, nb4, &acc)
+	}
+	for k := 0; k < 4; k++ {
+		c := [4]float32{acc[k], acc[4+k], acc[8+k], acc[12+k]}
+		q8BlocksGo(&c, w, a.q[(t+k)*a.cols:(t+k+1)*a.cols], a.d[t+k:], a.n, nb4, nb)
+		o[k] = sum4(&c)
+	}
+}
+
+// q8Dot1 is a Q8_0 row times one token's activations q, with block b's
+// scale at d[b*dstride].
+func q8Dot1(w []byte, q []int8, d []float32, dstride int) float32 {
+	nb := len(q) / 32
+	nb4 := nb &^ 3
+	if !hasAVX2 {
+		nb4 = 0
+	}
+	var acc [4]float32
+	if nb4 > 0 {
+		_ = w[nb4*34-1]
+		_ = d[(nb4-1)*dstride]
+		q8Dot1AVX2(&w[0], &q[0], &d[0], 4*dstride, nb4, &acc)
+	}
+	q8BlocksGo(&acc, w, q, d, dstride, nb4, nb)
+	return sum4(&acc)
+}
+
+// q4KDot is a Q4_K row times one token's Q8_K activations.
+func q4KDot(w []byte, q []int8, d []float32, dstride int, bs []int16) float32 {
+	nsb := len(q) / qk
+	if !hasAVX2 || nsb == 0 {
+		return q4KDotGo(w, q, d, dstride, bs)
+	}
+	_ = w[nsb*144-1]
+	_ = d[(nsb-1)*dstride]
+	_ = bs[nsb*16-1]
+	return q4KDotAVX2(&w[0], &q[0], &d[0], 4*dstride, &bs[0], nsb)
+}
+
+// q6KDot is a Q6_K row times one token's Q8_K activations.
+func q6KDot(w []byte, q []int8, d []float32, dstride int, bs []int16) float32 {
+	nsb := len(q) / qk
+	if !hasAVX2 || nsb == 0 {
+		return q6KDotGo(w, q, d, dstride)
+	}
+	_ = w[nsb*210-1]
+	_ = d[(nsb-1)*dstride]
+	_ = bs[nsb*16-1]
+	return q6KDotAVX2(&w[0], &q[0], &d[0], 4*dstride, &bs[0], nsb)
+}

@@ -1,0 +1,395 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Integer kernels for Q8_0 x Q8_0, Q4_K x Q8_K and Q6_K x Q8_K (see qdot.go
+// for the order of the float arithmetic, which the portable loops repeat).
+// Products of unsigned and signed bytes are VPMADDUBSW (Q8_0 weights made
+// unsigned by VPABSB, their sign moved to the activations by VPSIGNB, as
+// ggml does), pairs of those summed by VPMADDWD.
+
+// Q8B4 is block k of a 4-token group: the four tokens' block sums into X2,
+// then ACC += (dw*dx) * float(sums).
+#define Q8B4(woff, xoff, ACC) \
+	VMOVDQU    woff+2(SI), Y0         \
+	VPABSB     Y0, Y1                 \
+	VMOVDQU    xoff(DI), Y2           \
+	VMOVDQU    xoff(DI)(R8*1), Y3     \
+	VMOVDQU    xoff(DI)(R8*2), Y4     \
+	VMOVDQU    xoff(DI)(R10*1), Y5    \
+	VPSIGNB    Y0, Y2, Y2             \
+	VPSIGNB    Y0, Y3, Y3             \
+	VPSIGNB    Y0, Y4, Y4             \
+	VPSIGNB    Y0, Y5, Y5             \
+	VPMADDUBSW Y2, Y1, Y2             \
+	VPMADDUBSW Y3, Y1, Y3             \
+	VPMADDUBSW Y4, Y1, Y4             \
+	VPMADDUBSW Y5, Y1, Y5             \
+	VPMADDWD   Y15, Y2, Y2            \
+	VPMADDWD   Y15, Y3, Y3            \
+	VPMADDWD   Y15, Y4, Y4            \
+	VPMADDWD   Y15, Y5, Y5            \
+	VPHADDD    Y3, Y2, Y2             \
+	VPHADDD    Y5, Y4, Y4             \
+	VPHADDD    Y4, Y2, Y2             \
+	VEXTRACTI128 $1, Y2, X3           \
+	VPADDD     X3, X2, X2             \
+	VCVTDQ2PS  X2, X2                 \
+	MOVWLZX    woff(SI), AX           \
+	VMOVD      AX, X6                 \
+	VCVTPH2PS  X6, X6                 \
+	VBROADCASTSS X6, X6               \
+	VMULPS     (DX), X6, X6           \
+	ADDQ       R9, DX                 \
+	VMULPS     X2, X6, X6             \
+	VADDPS     X6, ACC, ACC
+
+// func q8Dot4AVX2(w *byte, x *int8, xstride int, xd *float32, dstride int, nb int, acc *[16]float32)
+// Four tokens (x, x+xstride, ...) against one Q8_0 row; nb is a multiple of 4;
+// acc[4*k+t] is token t's accumulator k.
+TEXT ·q8Dot4AVX2(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ xstride+16(FP), R8
+	MOVQ xd+24(FP), DX
+	MOVQ dstride+32(FP), R9
+	MOVQ nb+40(FP), CX
+	MOVQ acc+48(FP), R11
+	LEAQ (R8)(R8*2), R10
+	VPCMPEQW Y15, Y15, Y15
+	VPSRLW   $15, Y15, Y15
+	VXORPS   X8, X8, X8
+	VXORPS   X9, X9, X9
+	VXORPS   X10, X10, X10
+	VXORPS   X11, X11, X11
+	SHRQ     $2, CX
+
+q8d4loop:
+	Q8B4(0, 0, X8)
+	Q8B4(34, 32, X9)
+	Q8B4(68, 64, X10)
+	Q8B4(102, 96, X11)
+	ADDQ $136, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  q8d4loop
+
+	VMOVUPS X8, (R11)
+	VMOVUPS X9, 16(R11)
+	VMOVUPS X10, 32(R11)
+	VMOVUPS X11, 48(R11)
+	VZEROUPPER
+	RET
+
+// Q8B1 is block k of one token's group of four blocks: its sum vector into Yk.
+#define Q8B1(woff, xoff, YK) \
+	VMOVDQU    woff+2(SI), Y0 \
+	VMOVDQU    xoff(DI), YK   \
+	VPSIGNB    Y0, YK, YK     \
+	VPABSB     Y0, Y0         \
+	VPMADDUBSW YK, Y0, YK     \
+	VPMADDWD   Y15, YK, YK
+
+// func q8Dot1AVX2(w *byte, x *int8, xd *float32, dstride int, nb int, acc *[4]float32)
+// One token against one Q8_0 row; nb is a multiple of 4; acc[k] is
+// accumulator k.
+TEXT ·q8Dot1AVX2(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ xd+16(FP), DX
+	MOVQ dstride+24(FP), R9
+	MOVQ nb+32(FP), CX
+	MOVQ acc+40(FP), R11
+	LEAQ (R9)(R9*2), R10
+	VPCMPEQW Y15, Y15, Y15
+	VPSRLW   $15, Y15, Y15
+	VXORPS   X8, X8, X8
+	SHRQ     $2, CX
+
+q8d1loop:
+	Q8B1(0, 0, Y2)
+	Q8B1(34, 32, Y3)
+	Q8B1(68, 64, Y4)
+	Q8B1(102, 96, Y5)
+	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y4, Y2, Y2
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VCVTDQ2PS    X2, X2
+	MOVWLZX      0(SI), AX
+	MOVWLZX      34(SI), BX
+	MOVWLZX      68(SI), R12
+	MOVWLZX      102(SI), R13
+	VMOVD        AX, X6
+	VPINSRW      $1, BX, X6, X6
+	VPINSRW      $2, R12, X6, X6
+	VPINSRW      $3, R13, X6, X6
+	VCVTPH2PS    X6, X6
+	VMOVSS       (DX), X7
+	VINSERTPS    $0x10, (DX)(R9*1), X7, X7
+	VINSERTPS    $0x20, (DX)(R9*2), X7, X7
+	VINSERTPS    $0x30, (DX)(R10*1), X7, X7
+	VMULPS       X7, X6, X6
+	VMULPS       X2, X6, X6
+	VADDPS       X6, X8, X8
+	LEAQ         (DX)(R9*4), DX
+	ADDQ         $136, SI
+	ADDQ         $128, DI
+	DECQ         CX
+	JNZ          q8d1loop
+
+	VMOVUPS X8, (R11)
+	VZEROUPPER
+	RET
+
+// Q4KCHUNK is 64 values j of a Q4_K super-block: low nibbles (scale k) and
+// high nibbles (scale k+1) against the activations, added into Y2.
+#define Q4KCHUNK(j, k) \
+	VMOVDQU    16+32*j(SI), Y3          \
+	VPSRLW     $4, Y3, Y4               \
+	VPAND      Y15, Y3, Y3              \
+	VPAND      Y15, Y4, Y4              \
+	VPMADDUBSW 64*j(DI), Y3, Y3         \
+	VPMADDUBSW 64*j+32(DI), Y4, Y4      \
+	VPSHUFB    q4kScale<>+32*k(SB), Y0, Y5 \
+	VPSHUFB    q4kScale<>+32*k+32(SB), Y0, Y6 \
+	VPMADDWD   Y5, Y3, Y3               \
+	VPMADDWD   Y6, Y4, Y4               \
+	VPADDD     Y3, Y2, Y2               \
+	VPADDD     Y4, Y2, Y2
+
+// func q4KDotAVX2(w *byte, x *int8, xd *float32, dstride int, bs *int16, nsb int) float32
+TEXT ·q4KDotAVX2(SB), NOSPLIT, $0-52
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ xd+16(FP), DX
+	MOVQ dstride+24(FP), R9
+	MOVQ bs+32(FP), R8
+	MOVQ nsb+40(FP), CX
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VXORPS X14, X14, X14
+	VMOVDQU q4kMinDup<>(SB), Y13
+
+q4kloop:
+	// The 12 bytes of 6-bit scales and mins as ggml unpacks them: bytes
+	// 0-7 the scales, 8-15 the mins.
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), R10
+	MOVL R10, R11
+	SHRL $4, R11
+	ANDL $0x0f0f0f0f, R11
+	MOVL BX, R12
+	SHRL $6, R12
+	ANDL $0x03030303, R12
+	SHLL $4, R12
+	ORL  R12, R11
+	MOVL BX, R13
+	ANDL $0x3f3f3f3f, R13
+	MOVL R10, BX
+	ANDL $0x0f0f0f0f, BX
+	MOVL AX, R12
+	SHRL $6, R12
+	ANDL $0x03030303, R12
+	SHLL $4, R12
+	ORL  R12, BX
+	ANDL $0x3f3f3f3f, AX
+	VMOVD   AX, X0
+	VPINSRD $1, BX, X0, X0
+	VPINSRD $2, R13, X0, X0
+	VPINSRD $3, R11, X0, X0
+	VINSERTI128 $1, X0, Y0, Y0
+
+	// Mins times the activations' 32-sums.
+	VPSHUFB  Y13, Y0, Y1
+	VPMADDWD (R8), Y1, Y1
+
+	VPXOR Y2, Y2, Y2
+	Q4KCHUNK(0, 0)
+	Q4KCHUNK(1, 2)
+	Q4KCHUNK(2, 4)
+	Q4KCHUNK(3, 6)
+
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VEXTRACTI128 $1, Y1, X3
+	VPADDD       X3, X1, X1
+	VPHADDD      X1, X2, X2
+	VPHADDD      X2, X2, X2
+	VCVTDQ2PS    X2, X2
+	VMOVD        (SI), X3
+	VCVTPH2PS    X3, X3
+	VBROADCASTSS (DX), X4
+	VMULPS       X3, X4, X3
+	VMULPS       X2, X3, X3
+	VMOVSHDUP    X3, X4
+	VSUBSS       X4, X3, X3
+	VADDSS       X3, X14, X14
+
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ R9, DX
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  q4kloop
+
+	VMOVSS X14, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// Q6KCHUNK adds chunk c (32 values, in Y6) of a Q6_K super-block, scaled
+// by its two 16-value scales (table bytes C...C+15), into Y2.
+#define Q6KCHUNK(xoff, C) \
+	VPMADDUBSW xoff(DI), Y6, Y6         \
+	VPSHUFB    q6kScale<>+C(SB), X0, X7 \
+	VPMOVSXBW  X7, Y7                   \
+	VPMADDWD   Y7, Y6, Y6               \
+	VPADDD     Y6, Y2, Y2
+
+// Q6KHALF is values 128*h... of a super-block: ql at ql0 and ql0+32, qh
+// at qh0, activations at x0, scale table entries c0...c0+3.
+#define Q6KHALF(ql0, ql1, qh0, x0, x1, x2, x3, c0, c1, c2, c3) \
+	VMOVDQU ql0(SI), Y3         \
+	VMOVDQU ql1(SI), Y4         \
+	VMOVDQU qh0(SI), Y5         \
+	VPAND   Y15, Y3, Y6         \
+	VPAND   Y14, Y5, Y7         \
+	VPSLLW  $4, Y7, Y7          \
+	VPOR    Y7, Y6, Y6          \
+	Q6KCHUNK(x0, c0)            \
+	VPAND   Y15, Y4, Y6         \
+	VPAND   Y13, Y5, Y7         \
+	VPSLLW  $2, Y7, Y7          \
+	VPOR    Y7, Y6, Y6          \
+	Q6KCHUNK(x1, c1)            \
+	VPSRLW  $4, Y3, Y6          \
+	VPAND   Y15, Y6, Y6         \
+	VPAND   Y12, Y5, Y7         \
+	VPOR    Y7, Y6, Y6          \
+	Q6KCHUNK(x2, c2)            \
+	VPSRLW  $4, Y4, Y6          \
+	VPAND   Y15, Y6, Y6         \
+	VPAND   Y11, Y5, Y7         \
+	VPSRLW  $2, Y7, Y7          \
+	VPOR    Y7, Y6, Y6          \
+	Q6KCHUNK(x3, c3)
+
+// func q6KDotAVX2(w *byte, x *int8, xd *float32, dstride int, bs *int16, nsb int) float32
+TEXT ·q6KDotAVX2(SB), NOSPLIT, $0-52
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ xd+16(FP), DX
+	MOVQ dstride+24(FP), R9
+	MOVQ bs+32(FP), R8
+	MOVQ nsb+40(FP), CX
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x03030303, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL $0x0c0c0c0c, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL $0x30303030, AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12
+	MOVL $0xc0c0c0c0, AX
+	VMOVD AX, X11
+	VPBROADCASTD X11, Y11
+	VXORPS X8, X8, X8
+
+q6kloop:
+	// The values are stored plus 32: subtract 32 times each scale times
+	// the activations' 16-sums.
+	VMOVDQU   192(SI), X0
+	VPMOVSXBW X0, Y1
+	VPMADDWD  (R8), Y1, Y1
+	VPSLLD    $5, Y1, Y1
+	VPXOR     Y2, Y2, Y2
+	Q6KHALF(0, 32, 128, 0, 32, 64, 96, 0, 16, 32, 48)
+	Q6KHALF(64, 96, 160, 128, 160, 192, 224, 64, 80, 96, 112)
+	VPSUBD       Y1, Y2, Y2
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VPHADDD      X2, X2, X2
+	VPHADDD      X2, X2, X2
+	VCVTDQ2PS    X2, X2
+	MOVWLZX      208(SI), AX
+	VMOVD        AX, X3
+	VCVTPH2PS    X3, X3
+	VMULSS       (DX), X3, X3
+	VMULSS       X2, X3, X3
+	VADDSS       X3, X8, X8
+
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ R9, DX
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  q6kloop
+
+	VMOVSS X8, ret+48(FP)
+	VZEROUPPER
+	RET
+
+DATA q4kScale<>+0(SB)/8, $0x8000800080008000
+DATA q4kScale<>+8(SB)/8, $0x8000800080008000
+DATA q4kScale<>+16(SB)/8, $0x8000800080008000
+DATA q4kScale<>+24(SB)/8, $0x8000800080008000
+DATA q4kScale<>+32(SB)/8, $0x8001800180018001
+DATA q4kScale<>+40(SB)/8, $0x8001800180018001
+DATA q4kScale<>+48(SB)/8, $0x8001800180018001
+DATA q4kScale<>+56(SB)/8, $0x8001800180018001
+DATA q4kScale<>+64(SB)/8, $0x8002800280028002
+DATA q4kScale<>+72(SB)/8, $0x8002800280028002
+DATA q4kScale<>+80(SB)/8, $0x8002800280028002
+DATA q4kScale<>+88(SB)/8, $0x8002800280028002
+DATA q4kScale<>+96(SB)/8, $0x8003800380038003
+DATA q4kScale<>+104(SB)/8, $0x8003800380038003
+DATA q4kScale<>+112(SB)/8, $0x8003800380038003
+DATA q4kScale<>+120(SB)/8, $0x8003800380038003
+DATA q4kScale<>+128(SB)/8, $0x8004800480048004
+DATA q4kScale<>+136(SB)/8, $0x8004800480048004
+DATA q4kScale<>+144(SB)/8, $0x8004800480048004
+DATA q4kScale<>+152(SB)/8, $0x8004800480048004
+DATA q4kScale<>+160(SB)/8, $0x8005800580058005
+DATA q4kScale<>+168(SB)/8, $0x8005800580058005
+DATA q4kScale<>+176(SB)/8, $0x8005800580058005
+DATA q4kScale<>+184(SB)/8, $0x8005800580058005
+DATA q4kScale<>+192(SB)/8, $0x8006800680068006
+DATA q4kScale<>+200(SB)/8, $0x8006800680068006
+DATA q4kScale<>+208(SB)/8, $0x8006800680068006
+DATA q4kScale<>+216(SB)/8, $0x8006800680068006
+DATA q4kScale<>+224(SB)/8, $0x8007800780078007
+DATA q4kScale<>+232(SB)/8, $0x8007800780078007
+DATA q4kScale<>+240(SB)/8, $0x8007800780078007
+DATA q4kScale<>+248(SB)/8, $0x8007800780078007
+GLOBL q4kScale<>(SB), RODATA|NOPTR, $256
+
+DATA q4kMinDup<>+0(SB)/8, $0x8009800980088008
+DATA q4kMinDup<>+8(SB)/8, $0x800b800b800a800a
+DATA q4kMinDup<>+16(SB)/8, $0x800d800d800c800c
+DATA q4kMinDup<>+24(SB)/8, $0x800f800f800e800e
+GLOBL q4kMinDup<>(SB), RODATA|NOPTR, $32
+
+DATA q6kScale<>+0(SB)/8, $0x0000000000000000
+DATA q6kScale<>+8(SB)/8, $0x0101010101010101
+DATA q6kScale<>+16(SB)/8, $0x0202020202020202
+DATA q6kScale<>+24(SB)/8, $0x0303030303030303
+DATA q6kScale<>+32(SB)/8, $0x0404040404040404
+DATA q6kScale<>+40(SB)/8, $0x0505050505050505
+DATA q6kScale<>+48(SB)/8, $0x0606060606060606
+DATA q6kScale<>+56(SB)/8, $0x0707070707070707
+DATA q6kScale<>+64(SB)/8, $0x0808080808080808
+DATA q6kScale<>+72(SB)/8, $0x0909090909090909
+DATA q6kScale<>+80(SB)/8, $0x0a0a0a0a0a0a0a0a
+DATA q6kScale<>+88(SB)/8, $0x0b0b0b0b0b0b0b0b
+DATA q6kScale<>+96(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA q6kScale<>+104(SB)/8, $0x0d0d0d0d0d0d0d0d
+DATA q6kScale<>+112(SB)/8, $0x0e0e0e0e0e0e0e0e
+DATA q6kScale<>+120(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL q6kScale<>(SB), RODATA|NOPTR, $128

@@ -1,0 +1,23 @@
+//go:build !amd64 || purego
+
+package gguf
+
+func q8Dot4(o *[4]float32, w []byte, a *qacts, t int) {
+	for k := 0; k < 4; k++ {
+		o[k] = q8Dot1(w, a.q[(t+k)*a.cols:(t+k+1)*a.cols], a.d[t+k:], a.n)
+	}
+}
+
+func q8Dot1(w []byte, q []int8, d []float32, dstride int) float32 {
+	var acc [4]float32
+	q8BlocksGo(&acc, w, q, d, dstride, 0, len(q)/32)
+	return sum4(&acc)
+}
+
+func q4KDot(w []byte, q []int8, d []float32, dstride int, bs []int16) float32 {
+	return q4KDotGo(w, q, d, dstride, bs)
+}
+
+func q6KDot(w []byte, q []int8, d []float32, dstride int, bs []int16) float32 {
+	return q6KDotGo(w, q, d, dstride)
+}
