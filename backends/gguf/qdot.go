@@ -25,7 +25,7 @@ type qacts struct {
 	n, cols int
 	q       []int8    // [t*cols+i]
 	d       []float32 // block scales, block-major: [b*n+t]
-	bs      []int16   // Q8_K only: sums of each 16 q's, [t*cols/16+g]
+	bs      []int16   // Q8_K only: sums of each 16 q's, block-major: [(b*n+t)*16+g]
 }
 
 // usesQKernel reports whether matmul uses the integer kernels for typ.
@@ -60,7 +60,7 @@ func quantActs(k actKind, x []float32, n, cols int) *qacts {
 				for _, v := range a.q[t*cols+g*16 : t*cols+g*16+16] {
 					s += int16(v)
 				}
-				a.bs[t*cols/16+g] = s
+				a.bs[(g/16*n+t)*16+g%16] = s
 			}
 		}
 	}
@@ -121,7 +121,8 @@ func q8BlocksGo(acc *[4]float32, w []byte, q []int8, d []float32, dstride, b0, b
 func sum4(acc *[4]float32) float32 { return (acc[0] + acc[1]) + (acc[2] + acc[3]) }
 
 // q4KDotGo is a Q4_K weight row times one token's Q8_K activations (q the
-// whole row, d[b*dstride] the scale of super-block b, bs the 16-sums).
+// whole row, d[b*dstride] the scale of super-block b, bs[b*dstride*16:] its
+// 16 16-sums).
 func q4KDotGo(w []byte, q []int8, d []float32, dstride int, bs []int16) float32 {
 	var sum float32
 	for b := 0; b < len(q)/qk; b++ {
@@ -138,7 +139,7 @@ func q4KDotGo(w []byte, q []int8, d []float32, dstride int, bs []int16) float32 
 				s2 += int32(qs[32*j+l]>>4) * int32(x[64*j+32+l])
 			}
 			isum += int32(sc1)*s1 + int32(sc2)*s2
-			g := bs[b*16+4*j:]
+			g := bs[b*dstride*16+4*j:]
 			msum += int32(m1)*(int32(g[0])+int32(g[1])) + int32(m2)*(int32(g[2])+int32(g[3]))
 		}
 		dx := d[b*dstride]
@@ -191,11 +192,11 @@ func (p *pool) matmulQ(out []float32, w *matrix, x []float32, n int) {
 		for r0 := lo; r0 < hi; r0 += rowBlock {
 			r1 := min(r0+rowBlock, hi)
 			t := 0
-			if w.typ == TypeQ8_0 {
+			if dot4 := qDot4Of(w.typ); dot4 != nil {
 				var o [4]float32
 				for ; t+4 <= n; t += 4 {
 					for r := r0; r < r1; r++ {
-						q8Dot4(&o, w.raw[r*w.rowBytes:(r+1)*w.rowBytes], a, t)
+						dot4(&o, w.raw[r*w.rowBytes:(r+1)*w.rowBytes], a, t)
 						out[t*rows+r], out[(t+1)*rows+r] = o[0], o[1]
 						out[(t+2)*rows+r], out[(t+3)*rows+r] = o[2], o[3]
 					}
@@ -210,6 +211,17 @@ func (p *pool) matmulQ(out []float32, w *matrix, x []float32, n int) {
 	})
 }
 
+// qDot4Of is the four-token kernel of typ, or nil.
+func qDot4Of(typ TensorType) func(o *[4]float32, w []byte, a *qacts, t int) {
+	switch typ {
+	case TypeQ8_0:
+		return q8Dot4
+	case TypeQ4_K:
+		return q4KDot4
+	}
+	return nil
+}
+
 // qDot1 is row r of w times token t of a.
 func qDot1(w *matrix, r int, a *qacts, t int) float32 {
 	raw := w.raw[r*w.rowBytes : (r+1)*w.rowBytes]
@@ -218,8 +230,8 @@ func qDot1(w *matrix, r int, a *qacts, t int) float32 {
 	case TypeQ8_0:
 		return q8Dot1(raw, q, a.d[t:], a.n)
 	case TypeQ4_K:
-		return q4KDot(raw, q, a.d[t:], a.n, a.bs[t*a.cols/16:(t+1)*a.cols/16])
+		return q4KDot(raw, q, a.d[t:], a.n, a.bs[t*16:])
 	default:
-		return q6KDot(raw, q, a.d[t:], a.n, a.bs[t*a.cols/16:(t+1)*a.cols/16])
+		return q6KDot(raw, q, a.d[t:], a.n, a.bs[t*16:])
 	}
 }

@@ -12,6 +12,9 @@ func q8Dot1AVX2(w *byte, x *int8, xd *float32, dstride int, nb int, acc *[4]floa
 func q4KDotAVX2(w *byte, x *int8, xd *float32, dstride int, bs *int16, nsb int) float32
 
 //go:noescape
+func q4KDot4AVX2(w *byte, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *[4]float32)
+
+//go:noescape
 func q6KDotAVX2(w *byte, x *int8, xd *float32, dstride int, bs *int16, nsb int) float32
 
 // q8Dot4 sets o[k] to a Q8_0 row times token t+k of a, k < 4.
@@ -61,7 +64,7 @@ func q4KDot(w []byte, q []int8, d []float32, dstride int, bs []int16) float32 {
 	}
 	_ = w[nsb*144-1]
 	_ = d[(nsb-1)*dstride]
-	_ = bs[nsb*16-1]
+	_ = bs[((nsb-1)*dstride+1)*16-1]
 	return q4KDotAVX2(&w[0], &q[0], &d[0], 4*dstride, &bs[0], nsb)
 }
 
@@ -73,6 +76,22 @@ func q6KDot(w []byte, q []int8, d []float32, dstride int, bs []int16) float32 {
 	}
 	_ = w[nsb*210-1]
 	_ = d[(nsb-1)*dstride]
-	_ = bs[nsb*16-1]
+	_ = bs[((nsb-1)*dstride+1)*16-1]
 	return q6KDotAVX2(&w[0], &q[0], &d[0], 4*dstride, &bs[0], nsb)
+}
+
+// q4KDot4 sets o[k] to a Q4_K row times token t+k of a, k < 4.
+func q4KDot4(o *[4]float32, w []byte, a *qacts, t int) {
+	nsb := a.cols / qk
+	if !hasAVX2 || nsb == 0 {
+		for k := 0; k < 4; k++ {
+			o[k] = q4KDotGo(w, a.q[(t+k)*a.cols:(t+k+1)*a.cols], a.d[t+k:], a.n, a.bs[(t+k)*16:])
+		}
+		return
+	}
+	_ = w[nsb*144-1]
+	_ = a.q[(t+3)*a.cols+nsb*qk-1]
+	_ = a.d[(nsb-1)*a.n+t+3]
+	_ = a.bs[((nsb-1)*a.n+t+4)*16-1]
+	q4KDot4AVX2(&w[0], &a.q[t*a.cols], a.cols, &a.d[t], 4*a.n, &a.bs[t*16], nsb, o)
 }

@@ -232,11 +232,128 @@ q4kloop:
 	ADDQ $144, SI
 	ADDQ $256, DI
 	ADDQ R9, DX
-	ADDQ $32, R8
+	LEAQ (R8)(R9*8), R8
 	DECQ CX
 	JNZ  q4kloop
 
 	VMOVSS X14, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// Q4K4TOK adds token t's products with chunk j (nibbles in Y3, Y4, scales
+// in Y5, Y6) into ACC; M1 and M2 address the token's two 32 values.
+#define Q4K4TOK(M1, M2, ACC) \
+	VPMADDUBSW M1, Y3, Y7         \
+	VPMADDWD   Y5, Y7, Y7         \
+	VPADDD     Y7, ACC, ACC       \
+	VPMADDUBSW M2, Y4, Y7         \
+	VPMADDWD   Y6, Y7, Y7         \
+	VPADDD     Y7, ACC, ACC
+
+#define Q4K4CHUNK(j, k) \
+	VMOVDQU    16+32*j(SI), Y3          \
+	VPSRLW     $4, Y3, Y4               \
+	VPAND      Y15, Y3, Y3              \
+	VPAND      Y15, Y4, Y4              \
+	VPSHUFB    q4kScale<>+32*k(SB), Y0, Y5 \
+	VPSHUFB    q4kScale<>+32*k+32(SB), Y0, Y6 \
+	Q4K4TOK(64*j(DI), 64*j+32(DI), Y8)  \
+	Q4K4TOK(64*j(DI)(R8*1), 64*j+32(DI)(R8*1), Y9) \
+	Q4K4TOK(64*j(DI)(R8*2), 64*j+32(DI)(R8*2), Y10) \
+	Q4K4TOK(64*j(DI)(R10*1), 64*j+32(DI)(R10*1), Y11)
+
+// func q4KDot4AVX2(w *byte, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *[4]float32)
+// Four tokens against one Q4_K row: xd and bs address token 0's scale and
+// 16-sums of super-block 0, the other tokens' follow (block-major).
+TEXT ·q4KDot4AVX2(SB), NOSPLIT, $0-64
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ xstride+16(FP), R8
+	MOVQ xd+24(FP), DX
+	MOVQ dstride+32(FP), R9
+	MOVQ bs+40(FP), R11
+	MOVQ nsb+48(FP), CX
+	LEAQ (R8)(R8*2), R10
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VXORPS X14, X14, X14
+
+q4k4loop:
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), R12
+	MOVL AX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ANDL $0x3f3f3f3f, AX
+	VMOVD AX, X0
+	MOVL R12, AX
+	ANDL $0x0f0f0f0f, AX
+	ORL  R13, AX
+	VPINSRD $1, AX, X0, X0
+	MOVL BX, AX
+	ANDL $0x3f3f3f3f, AX
+	VPINSRD $2, AX, X0, X0
+	MOVL R12, AX
+	SHRL $4, AX
+	ANDL $0x0f0f0f0f, AX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, AX
+	VPINSRD $3, AX, X0, X0
+	VINSERTI128 $1, X0, Y0, Y0
+	VPSHUFB q4kMinDup<>(SB), Y0, Y1
+
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	Q4K4CHUNK(0, 0)
+	Q4K4CHUNK(1, 2)
+	Q4K4CHUNK(2, 4)
+	Q4K4CHUNK(3, 6)
+
+	VPHADDD      Y9, Y8, Y8
+	VPHADDD      Y11, Y10, Y10
+	VPHADDD      Y10, Y8, Y8
+	VEXTRACTI128 $1, Y8, X9
+	VPADDD       X9, X8, X8
+	VPMADDWD     (R11), Y1, Y2
+	VPMADDWD     32(R11), Y1, Y3
+	VPMADDWD     64(R11), Y1, Y4
+	VPMADDWD     96(R11), Y1, Y5
+	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y4, Y2, Y2
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD       X3, X2, X2
+	VCVTDQ2PS    X8, X8
+	VCVTDQ2PS    X2, X2
+	VMOVD        (SI), X3
+	VCVTPH2PS    X3, X3
+	VBROADCASTSS X3, X4
+	VMOVSHDUP    X3, X5
+	VBROADCASTSS X5, X5
+	VMOVUPS      (DX), X6
+	VMULPS       X4, X6, X4
+	VMULPS       X5, X6, X5
+	VMULPS       X8, X4, X4
+	VMULPS       X2, X5, X5
+	VSUBPS       X5, X4, X4
+	VADDPS       X4, X14, X14
+
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ R9, DX
+	LEAQ (R11)(R9*8), R11
+	DECQ CX
+	JNZ  q4k4loop
+
+	MOVQ    out+56(FP), AX
+	VMOVUPS X14, (AX)
 	VZEROUPPER
 	RET
 
@@ -328,7 +445,7 @@ q6kloop:
 	ADDQ $210, SI
 	ADDQ $256, DI
 	ADDQ R9, DX
-	ADDQ $32, R8
+	LEAQ (R8)(R9*8), R8
 	DECQ CX
 	JNZ  q6kloop
 

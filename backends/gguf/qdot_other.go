@@ -21,3 +21,9 @@ func q4KDot(w []byte, q []int8, d []float32, dstride int, bs []int16) float32 {
 func q6KDot(w []byte, q []int8, d []float32, dstride int, bs []int16) float32 {
 	return q6KDotGo(w, q, d, dstride)
 }
+
+func q4KDot4(o *[4]float32, w []byte, a *qacts, t int) {
+	for k := 0; k < 4; k++ {
+		o[k] = q4KDotGo(w, a.q[(t+k)*a.cols:(t+k+1)*a.cols], a.d[t+k:], a.n, a.bs[(t+k)*16:])
+	}
+}

@@ -71,8 +71,9 @@ func TestQKernelsMatchPortable(t *testing.T) {
 			raw := w.raw[r*w.rowBytes : (r+1)*w.rowBytes]
 			dequantRow(tc.typ, raw, wf)
 			var o4 [4]float32
-			if tc.typ == TypeQ8_0 {
-				q8Dot4(&o4, raw, a, 0)
+			dot4 := qDot4Of(tc.typ)
+			if dot4 != nil {
+				dot4(&o4, raw, a, 0)
 			}
 			for tok := 0; tok < n; tok++ {
 				q := a.q[tok*tc.cols : (tok+1)*tc.cols]
@@ -82,13 +83,13 @@ func TestQKernelsMatchPortable(t *testing.T) {
 					var acc [4]float32
 					q8BlocksGo(&acc, raw, q, a.d[tok:], n, 0, tc.cols/32)
 					want = sum4(&acc)
-					if tok < 4 && math.Float32bits(o4[tok]) != math.Float32bits(want) {
-						t.Errorf("%v cols %d row %d token %d: four-token kernel %v, portable %v", tc.typ, tc.cols, r, tok, o4[tok], want)
-					}
 				case TypeQ4_K:
-					want = q4KDotGo(raw, q, a.d[tok:], n, a.bs[tok*tc.cols/16:])
+					want = q4KDotGo(raw, q, a.d[tok:], n, a.bs[tok*16:])
 				case TypeQ6_K:
 					want = q6KDotGo(raw, q, a.d[tok:], n)
+				}
+				if dot4 != nil && tok < 4 && math.Float32bits(o4[tok]) != math.Float32bits(want) {
+					t.Errorf("%v cols %d row %d token %d: four-token kernel %v, portable %v", tc.typ, tc.cols, r, tok, o4[tok], want)
 				}
 				if got := qDot1(w, r, a, tok); math.Float32bits(got) != math.Float32bits(want) {
 					t.Errorf("%v cols %d row %d token %d: kernel %v, portable %v", tc.typ, tc.cols, r, tok, got, want)
