@@ -194,8 +194,17 @@ func (p *pool) matmulQ(out []float32, w *matrix, x []float32, n int) {
 			t := 0
 			if dot4 := qDot4Of(w.typ); dot4 != nil {
 				var o [4]float32
+				var o8 [8]float32
 				for ; t+4 <= n; t += 4 {
-					for r := r0; r < r1; r++ {
+					r := r0
+					// Q8_0 rows in pairs: the activations are loaded once for both.
+					for ; w.typ == TypeQ8_0 && r+2 <= r1; r += 2 {
+						q8Dot2x4(&o8, w.raw[r*w.rowBytes:(r+1)*w.rowBytes], w.raw[(r+1)*w.rowBytes:(r+2)*w.rowBytes], a, t)
+						for k := 0; k < 4; k++ {
+							out[(t+k)*rows+r], out[(t+k)*rows+r+1] = o8[k], o8[4+k]
+						}
+					}
+					for ; r < r1; r++ {
 						dot4(&o, w.raw[r*w.rowBytes:(r+1)*w.rowBytes], a, t)
 						out[t*rows+r], out[(t+1)*rows+r] = o[0], o[1]
 						out[(t+2)*rows+r], out[(t+3)*rows+r] = o[2], o[3]

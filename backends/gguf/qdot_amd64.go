@@ -2,8 +2,13 @@
 
 package gguf
 
+import "unsafe"
+
 //go:noescape
 func q8Dot4AVX2(w *byte, x *int8, xstride int, xd *float32, dstride int, nb int, acc *[16]float32)
+
+//go:noescape
+func q8Dot2x4AVX2(w *byte, rowBytes int, x *int8, xstride int, xd *float32, dstride int, nb int, acc *[32]float32)
 
 //go:noescape
 func q8Dot1AVX2(w *byte, x *int8, xd *float32, dstride int, nb int, acc *[4]float32)
@@ -94,4 +99,47 @@ func q4KDot4(o *[4]float32, w []byte, a *qacts, t int) {
 	_ = a.d[(nsb-1)*a.n+t+3]
 	_ = a.bs[((nsb-1)*a.n+t+4)*16-1]
 	q4KDot4AVX2(&w[0], &a.q[t*a.cols], a.cols, &a.d[t], 4*a.n, &a.bs[t*16], nsb, o)
+}
+
+// hasAVX512VL says whether the AVX-512 registers Y16-Y31 may be used
+// (q8Dot2x4AVX2): AVX512F and VL, and the OS saving the ZMM state.
+var hasAVX512VL = func() bool {
+	if !hasAVX2 {
+		return false
+	}
+	if xcr0, _ := xgetbv(); xcr0&0xe6 != 0xe6 {
+		return false
+	}
+	_, b, _, _ := cpuid(7, 0)
+	const avx512f, avx512vl = 1 << 16, 1 << 31
+	return b&avx512f != 0 && b&avx512vl != 0
+}()
+
+// q8Dot2x4 sets o[4*r+k] to Q8_0 rows w0 (r = 0) and w1 (r = 1) times
+// token t+k of a, k < 4.
+func q8Dot2x4(o *[8]float32, w0, w1 []byte, a *qacts, t int) {
+	nb := a.cols / 32
+	nb4 := nb &^ 3
+	if !hasAVX512VL || nb4 == 0 || len(w0) != len(w1) {
+		var o4 [4]float32
+		q8Dot4(&o4, w0, a, t)
+		copy(o[:4], o4[:])
+		q8Dot4(&o4, w1, a, t)
+		copy(o[4:], o4[:])
+		return
+	}
+	rowBytes := int(uintptr(unsafe.Pointer(&w1[0])) - uintptr(unsafe.Pointer(&w0[0])))
+	_ = w0[nb4*34-1]
+	_ = w1[nb4*34-1]
+	_ = a.q[(t+3)*a.cols+nb4*32-1]
+	_ = a.d[(nb4-1)*a.n+t+3]
+	var acc [32]float32
+	q8Dot2x4AVX2(&w0[0], rowBytes, &a.q[t*a.cols], a.cols, &a.d[t], 4*a.n, nb4, &acc)
+	for r, w := range [2][]byte{w0, w1} {
+		for k := 0; k < 4; k++ {
+			c := [4]float32{acc[4*r+k], acc[8+4*r+k], acc[16+4*r+k], acc[24+4*r+k]}
+			q8BlocksGo(&c, w, a.q[(t+k)*a.cols:(t+k+1)*a.cols], a.d[t+k:], a.n, nb4, nb)
+			o[4*r+k] = sum4(&c)
+		}
+	}
 }

@@ -81,6 +81,96 @@ q8d4loop:
 	VZEROUPPER
 	RET
 
+// Q8TOK2 is token XM (an address) against the two rows' blocks: products
+// with row 0 into P0, row 1 into P1.
+#define Q8TOK2(XM, P0, P1) \
+	VMOVDQU    XM, Y2          \
+	VPSIGNB    Y0, Y2, P0      \
+	VPSIGNB    Y1, Y2, P1      \
+	VPMADDUBSW P0, Y12, P0     \
+	VPMADDUBSW P1, Y13, P1     \
+	VPMADDWD   Y15, P0, P0     \
+	VPMADDWD   Y15, P1, P1
+
+// Q8B2X4 is one block of two rows (SI, SI+R12) against four tokens, added
+// into ACC: lanes 0-3 row 0's tokens, 4-7 row 1's.
+#define Q8B2X4(woff, xoff, ACC) \
+	VMOVDQU    woff+2(SI), Y0                \
+	VMOVDQU    woff+2(SI)(R12*1), Y1         \
+	VPABSB     Y0, Y12                       \
+	VPABSB     Y1, Y13                       \
+	Q8TOK2(xoff(DI), Y4, Y8)                 \
+	Q8TOK2(xoff(DI)(R8*1), Y5, Y9)           \
+	Q8TOK2(xoff(DI)(R8*2), Y6, Y10)          \
+	Q8TOK2(xoff(DI)(R10*1), Y7, Y11)         \
+	VPHADDD    Y5, Y4, Y4                    \
+	VPHADDD    Y7, Y6, Y6                    \
+	VPHADDD    Y9, Y8, Y8                    \
+	VPHADDD    Y11, Y10, Y10                 \
+	VPHADDD    Y6, Y4, Y4                    \
+	VPHADDD    Y10, Y8, Y8                   \
+	VPERM2I128 $0x20, Y8, Y4, Y5             \
+	VPERM2I128 $0x31, Y8, Y4, Y6             \
+	VPADDD     Y6, Y5, Y5                    \
+	VCVTDQ2PS  Y5, Y5                        \
+	MOVWLZX    woff(SI), AX                  \
+	MOVWLZX    woff(SI)(R12*1), R13          \
+	VMOVD      AX, X6                        \
+	VPINSRW    $1, R13, X6, X6               \
+	VCVTPH2PS  X6, X6                        \
+	VPERMPS    Y6, Y14, Y6                   \
+	VBROADCASTF128 (DX), Y7                  \
+	ADDQ       R9, DX                        \
+	VMULPS     Y7, Y6, Y6                    \
+	VMULPS     Y5, Y6, Y6                    \
+	VADDPS     Y6, ACC, ACC
+
+// func q8Dot2x4AVX2(w *byte, rowBytes int, x *int8, xstride int, xd *float32, dstride int, nb int, acc *[32]float32)
+// Two Q8_0 rows (w, w+rowBytes) against four tokens; nb is a multiple of 4;
+// acc[8*k+4*r+t] is row r's, token t's accumulator k. The accumulators are
+// the AVX-512 registers Y16-Y19 (this kernel needs AVX512VL).
+TEXT ·q8Dot2x4AVX2(SB), NOSPLIT, $0-64
+	MOVQ w+0(FP), SI
+	MOVQ rowBytes+8(FP), R12
+	MOVQ x+16(FP), DI
+	MOVQ xstride+24(FP), R8
+	MOVQ xd+32(FP), DX
+	MOVQ dstride+40(FP), R9
+	MOVQ nb+48(FP), CX
+	MOVQ acc+56(FP), R11
+	LEAQ (R8)(R8*2), R10
+	VPCMPEQW Y15, Y15, Y15
+	VPSRLW   $15, Y15, Y15
+	VMOVDQU  q8Pairs<>(SB), Y14
+	VXORPS   Y16, Y16, Y16
+	VXORPS   Y17, Y17, Y17
+	VXORPS   Y18, Y18, Y18
+	VXORPS   Y19, Y19, Y19
+	SHRQ     $2, CX
+
+q8d2x4loop:
+	Q8B2X4(0, 0, Y16)
+	Q8B2X4(34, 32, Y17)
+	Q8B2X4(68, 64, Y18)
+	Q8B2X4(102, 96, Y19)
+	ADDQ $136, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  q8d2x4loop
+
+	VMOVUPS Y16, (R11)
+	VMOVUPS Y17, 32(R11)
+	VMOVUPS Y18, 64(R11)
+	VMOVUPS Y19, 96(R11)
+	VZEROUPPER
+	RET
+
+DATA q8Pairs<>+0(SB)/8, $0
+DATA q8Pairs<>+8(SB)/8, $0
+DATA q8Pairs<>+16(SB)/8, $0x0000000100000001
+DATA q8Pairs<>+24(SB)/8, $0x0000000100000001
+GLOBL q8Pairs<>(SB), RODATA|NOPTR, $32
+
 // Q8B1 is block k of one token's group of four blocks: its sum vector into Yk.
 #define Q8B1(woff, xoff, YK) \
 	VMOVDQU    woff+2(SI), Y0 \

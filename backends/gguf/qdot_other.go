@@ -27,3 +27,11 @@ func q4KDot4(o *[4]float32, w []byte, a *qacts, t int) {
 		o[k] = q4KDotGo(w, a.q[(t+k)*a.cols:(t+k+1)*a.cols], a.d[t+k:], a.n, a.bs[(t+k)*16:])
 	}
 }
+
+func q8Dot2x4(o *[8]float32, w0, w1 []byte, a *qacts, t int) {
+	var o4 [4]float32
+	q8Dot4(&o4, w0, a, t)
+	copy(o[:4], o4[:])
+	q8Dot4(&o4, w1, a, t)
+	copy(o[4:], o4[:])
+}

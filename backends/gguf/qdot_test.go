@@ -88,6 +88,13 @@ func TestQKernelsMatchPortable(t *testing.T) {
 				case TypeQ6_K:
 					want = q6KDotGo(raw, q, a.d[tok:], n)
 				}
+				if tc.typ == TypeQ8_0 && r > 0 && tok < 4 {
+					var o8 [8]float32
+					q8Dot2x4(&o8, w.raw[(r-1)*w.rowBytes:r*w.rowBytes], raw, a, 0)
+					if math.Float32bits(o8[4+tok]) != math.Float32bits(want) {
+						t.Errorf("%v cols %d row %d token %d: two-row kernel %v, portable %v", tc.typ, tc.cols, r, tok, o8[4+tok], want)
+					}
+				}
 				if dot4 != nil && tok < 4 && math.Float32bits(o4[tok]) != math.Float32bits(want) {
 					t.Errorf("%v cols %d row %d token %d: four-token kernel %v, portable %v", tc.typ, tc.cols, r, tok, o4[tok], want)
 				}
