@@ -640,9 +640,7 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 		for i := 0; i < n; i++ {
 			rmsNorm(xb[i*c.Dim:(i+1)*c.Dim], x[i*c.Dim:(i+1)*c.Dim], l.attnNorm, c.NormEps)
 		}
-		m.pool.matmul(q, l.wq, xb, n)
-		m.pool.matmul(k, l.wk, xb, n)
-		m.pool.matmul(v, l.wv, xb, n)
+		m.pool.matmuls(xb, n, []*matrix{l.wq, l.wk, l.wv}, [][]float32{q, k, v})
 		addBias(q, l.bq)
 		addBias(k, l.bk)
 		addBias(v, l.bv)
@@ -697,8 +695,7 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 		for i := 0; i < n; i++ {
 			rmsNorm(xb[i*c.Dim:(i+1)*c.Dim], x[i*c.Dim:(i+1)*c.Dim], l.ffnNorm, c.NormEps)
 		}
-		m.pool.matmul(gate, l.wGate, xb, n)
-		m.pool.matmul(up, l.wUp, xb, n)
+		m.pool.matmuls(xb, n, []*matrix{l.wGate, l.wUp}, [][]float32{gate, up})
 		if c.GeGLU {
 			for i := range gate {
 				gate[i] = geluF16(gate[i]) * up[i]
@@ -896,10 +893,7 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 				for p := first; p <= last; p++ {
 					e := float32(math.Exp(float64(scores[p] - maxS)))
 					sum += e
-					vv := vc[p*kvDim+kh*hd : p*kvDim+(kh+1)*hd]
-					for d := range acc {
-						acc[d] += e * vv[d]
-					}
+					axpy(acc, vc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd], e)
 				}
 				for d := range o {
 					o[d] = acc[d] / sum

@@ -22,6 +22,7 @@ import (
 
 // qacts are n tokens of activations quantised for one weight type.
 type qacts struct {
+	kind    actKind
 	n, cols int
 	q       []int8    // [t*cols+i]
 	d       []float32 // block scales, block-major: [b*n+t]
@@ -36,7 +37,7 @@ func usesQKernel(typ TensorType) bool {
 // quantActs quantises n rows of x (cols each) for weights of kind k
 // (actQ8_0 or actQ8_K).
 func quantActs(k actKind, x []float32, n, cols int) *qacts {
-	a := &qacts{n: n, cols: cols, q: make([]int8, n*cols)}
+	a := &qacts{kind: k, n: n, cols: cols, q: make([]int8, n*cols)}
 	bsize := 32
 	if k == actQ8_K {
 		bsize = qk
@@ -181,10 +182,30 @@ func q6KDotGo(w []byte, q []int8, d []float32, dstride int) float32 {
 	return sum
 }
 
+// matmuls is matmul of several weights by the same activations, which are
+// quantised once for all the weights whose kernels take the same kind.
+func (p *pool) matmuls(x []float32, n int, ws []*matrix, outs [][]float32) {
+	var a *qacts
+	for i, w := range ws {
+		if !usesQKernel(w.typ) {
+			p.matmul(outs[i], w, x, n)
+			continue
+		}
+		if a == nil || a.kind != w.act || a.cols != w.cols {
+			a = quantActs(w.act, x[:n*w.cols], n, w.cols)
+		}
+		p.matmulQActs(outs[i], w, a)
+	}
+}
+
 // matmulQ is matmul for the types usesQKernel accepts.
 func (p *pool) matmulQ(out []float32, w *matrix, x []float32, n int) {
-	cols, rows := w.cols, w.rows
-	a := quantActs(w.act, x, n, cols)
+	p.matmulQActs(out, w, quantActs(w.act, x[:n*w.cols], n, w.cols))
+}
+
+// matmulQActs is matmulQ with the activations already quantised.
+func (p *pool) matmulQActs(out []float32, w *matrix, a *qacts) {
+	rows, n := w.rows, a.n
 	const rowBlock = 32
 	p.parallel(rows, func(lo, hi int) {
 		// Tiles of rowBlock weight rows (kept in cache) against all tokens,
@@ -242,5 +263,13 @@ func qDot1(w *matrix, r int, a *qacts, t int) float32 {
 		return q4KDot(raw, q, a.d[t:], a.n, a.bs[t*16:])
 	default:
 		return q6KDot(raw, q, a.d[t:], a.n, a.bs[t*16:])
+	}
+}
+
+// axpyGo is the portable axpy: y[i] += a·x[i], the product rounded first.
+func axpyGo(y, x []float32, a float32) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += float32(a * x[i])
 	}
 }

@@ -11,6 +11,9 @@ func q8Dot4AVX2(w *byte, x *int8, xstride int, xd *float32, dstride int, nb int,
 func q8Dot2x4AVX2(w *byte, rowBytes int, x *int8, xstride int, xd *float32, dstride int, nb int, acc *[32]float32)
 
 //go:noescape
+func axpyAVX2(y, x *float32, a float32, n int)
+
+//go:noescape
 func q8Dot1AVX2(w *byte, x *int8, xd *float32, dstride int, nb int, acc *[4]float32)
 
 //go:noescape
@@ -142,4 +145,15 @@ func q8Dot2x4(o *[8]float32, w0, w1 []byte, a *qacts, t int) {
 			o[4*r+k] = sum4(&c)
 		}
 	}
+}
+
+// axpy adds a·x to y (the attention's weighted sum of values).
+func axpy(y, x []float32, a float32) {
+	n := len(y)
+	x = x[:n]
+	m := n &^ 7
+	if hasAVX2 && m > 0 {
+		axpyAVX2(&y[0], &x[0], a, m)
+	}
+	axpyGo(y[m:], x[m:], a)
 }

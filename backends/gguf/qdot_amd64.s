@@ -600,3 +600,24 @@ DATA q6kScale<>+104(SB)/8, $0x0d0d0d0d0d0d0d0d
 DATA q6kScale<>+112(SB)/8, $0x0e0e0e0e0e0e0e0e
 DATA q6kScale<>+120(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL q6kScale<>(SB), RODATA|NOPTR, $128
+
+// func axpyAVX2(y, x *float32, a float32, n int)
+// y[i] += a*x[i], the product rounded before the sum (no fused multiply-add,
+// as the portable loop computes it); n is a multiple of 8.
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
+	MOVQ         y+0(FP), DI
+	MOVQ         x+8(FP), SI
+	VBROADCASTSS a+16(FP), Y0
+	MOVQ         n+24(FP), CX
+	SHRQ         $3, CX
+
+axpyloop:
+	VMULPS  (SI), Y0, Y1
+	VADDPS  (DI), Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     axpyloop
+	VZEROUPPER
+	RET

@@ -35,3 +35,5 @@ func q8Dot2x4(o *[8]float32, w0, w1 []byte, a *qacts, t int) {
 	q8Dot4(&o4, w1, a, t)
 	copy(o[4:], o4[:])
 }
+
+func axpy(y, x []float32, a float32) { axpyGo(y, x, a) }

@@ -139,3 +139,19 @@ func TestQuantActsMatchRounding(t *testing.T) {
 		}
 	}
 }
+
+func TestAxpyMatchesPortable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 8, 64, 67} {
+		x, y := randomActs(rng, 1, n), randomActs(rng, 1, n)
+		want := append([]float32(nil), y...)
+		a := float32(rng.NormFloat64())
+		axpyGo(want, x, a)
+		axpy(y, x, a)
+		for i := range y {
+			if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n %d element %d: %v, portable %v", n, i, y[i], want[i])
+			}
+		}
+	}
+}
