@@ -248,6 +248,8 @@ func qDot4Of(typ TensorType) func(o *[4]float32, w []byte, a *qacts, t int) {
 		return q8Dot4
 	case TypeQ4_K:
 		return q4KDot4
+	case TypeQ6_K:
+		return q6KDot4
 	}
 	return nil
 }

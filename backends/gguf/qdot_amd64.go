@@ -23,6 +23,9 @@ func q4KDotAVX2(w *byte, x *int8, xd *float32, dstride int, bs *int16, nsb int) 
 func q4KDot4AVX2(w *byte, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *[4]float32)
 
 //go:noescape
+func q6KDot4AVX2(w *byte, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *[4]float32)
+
+//go:noescape
 func q6KDotAVX2(w *byte, x *int8, xd *float32, dstride int, bs *int16, nsb int) float32
 
 // q8Dot4 sets o[k] to a Q8_0 row times token t+k of a, k < 4.
@@ -156,4 +159,20 @@ func axpy(y, x []float32, a float32) {
 		axpyAVX2(&y[0], &x[0], a, m)
 	}
 	axpyGo(y[m:], x[m:], a)
+}
+
+// q6KDot4 sets o[k] to a Q6_K row times token t+k of a, k < 4.
+func q6KDot4(o *[4]float32, w []byte, a *qacts, t int) {
+	nsb := a.cols / qk
+	if !hasAVX2 || nsb == 0 {
+		for k := 0; k < 4; k++ {
+			o[k] = q6KDotGo(w, a.q[(t+k)*a.cols:(t+k+1)*a.cols], a.d[t+k:], a.n)
+		}
+		return
+	}
+	_ = w[nsb*210-1]
+	_ = a.q[(t+3)*a.cols+nsb*qk-1]
+	_ = a.d[(nsb-1)*a.n+t+3]
+	_ = a.bs[((nsb-1)*a.n+t+4)*16-1]
+	q6KDot4AVX2(&w[0], &a.q[t*a.cols], a.cols, &a.d[t], 4*a.n, &a.bs[t*16], nsb, o)
 }

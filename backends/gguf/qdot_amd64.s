@@ -601,6 +601,115 @@ DATA q6kScale<>+112(SB)/8, $0x0e0e0e0e0e0e0e0e
 DATA q6kScale<>+120(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL q6kScale<>(SB), RODATA|NOPTR, $128
 
+// Q6K4TOK adds token XM's products with the chunk in Y6 (scales in Y7)
+// into ACC.
+#define Q6K4TOK(XM, ACC) \
+	VPMADDUBSW XM, Y6, Y2  \
+	VPMADDWD   Y7, Y2, Y2  \
+	VPADDD     Y2, ACC, ACC
+
+#define Q6K4CHUNK(xoff, C) \
+	VPSHUFB   q6kScale<>+C(SB), X0, X7 \
+	VPMOVSXBW X7, Y7                   \
+	Q6K4TOK(xoff(DI), Y8)              \
+	Q6K4TOK(xoff(DI)(R8*1), Y9)        \
+	Q6K4TOK(xoff(DI)(R8*2), Y10)       \
+	Q6K4TOK(xoff(DI)(R10*1), Y11)
+
+// Q6K4HALF is Q6KHALF for four tokens, with only the 0x0f and 0x03 masks.
+#define Q6K4HALF(ql0, ql1, qh0, x0, x1, x2, x3, c0, c1, c2, c3) \
+	VMOVDQU ql0(SI), Y3         \
+	VMOVDQU ql1(SI), Y4         \
+	VMOVDQU qh0(SI), Y5         \
+	VPAND   Y15, Y3, Y6         \
+	VPAND   Y14, Y5, Y7         \
+	VPSLLW  $4, Y7, Y7          \
+	VPOR    Y7, Y6, Y6          \
+	Q6K4CHUNK(x0, c0)           \
+	VPAND   Y15, Y4, Y6         \
+	VPSRLW  $2, Y5, Y7          \
+	VPAND   Y14, Y7, Y7         \
+	VPSLLW  $4, Y7, Y7          \
+	VPOR    Y7, Y6, Y6          \
+	Q6K4CHUNK(x1, c1)           \
+	VPSRLW  $4, Y3, Y6          \
+	VPAND   Y15, Y6, Y6         \
+	VPSRLW  $4, Y5, Y7          \
+	VPAND   Y14, Y7, Y7         \
+	VPSLLW  $4, Y7, Y7          \
+	VPOR    Y7, Y6, Y6          \
+	Q6K4CHUNK(x2, c2)           \
+	VPSRLW  $4, Y4, Y6          \
+	VPAND   Y15, Y6, Y6         \
+	VPSRLW  $6, Y5, Y7          \
+	VPAND   Y14, Y7, Y7         \
+	VPSLLW  $4, Y7, Y7          \
+	VPOR    Y7, Y6, Y6          \
+	Q6K4CHUNK(x3, c3)
+
+// Q6K4OFF subtracts 32 * scales . 16-sums of a token (at boff(R11)) from ACC.
+#define Q6K4OFF(boff, ACC) \
+	VPMADDWD boff(R11), Y1, Y2 \
+	VPSLLD   $5, Y2, Y2        \
+	VPSUBD   Y2, ACC, ACC
+
+// func q6KDot4AVX2(w *byte, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *[4]float32)
+TEXT ·q6KDot4AVX2(SB), NOSPLIT, $0-64
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ xstride+16(FP), R8
+	MOVQ xd+24(FP), DX
+	MOVQ dstride+32(FP), R9
+	MOVQ bs+40(FP), R11
+	MOVQ nsb+48(FP), CX
+	LEAQ (R8)(R8*2), R10
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x03030303, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS X12, X12, X12
+
+q6k4loop:
+	VMOVDQU   192(SI), X0
+	VPMOVSXBW X0, Y1
+	VPXOR     Y8, Y8, Y8
+	VPXOR     Y9, Y9, Y9
+	VPXOR     Y10, Y10, Y10
+	VPXOR     Y11, Y11, Y11
+	Q6K4HALF(0, 32, 128, 0, 32, 64, 96, 0, 16, 32, 48)
+	Q6K4HALF(64, 96, 160, 128, 160, 192, 224, 64, 80, 96, 112)
+	Q6K4OFF(0, Y8)
+	Q6K4OFF(32, Y9)
+	Q6K4OFF(64, Y10)
+	Q6K4OFF(96, Y11)
+	VPHADDD      Y9, Y8, Y8
+	VPHADDD      Y11, Y10, Y10
+	VPHADDD      Y10, Y8, Y8
+	VEXTRACTI128 $1, Y8, X9
+	VPADDD       X9, X8, X8
+	VCVTDQ2PS    X8, X8
+	MOVWLZX      208(SI), AX
+	VMOVD        AX, X3
+	VCVTPH2PS    X3, X3
+	VBROADCASTSS X3, X3
+	VMULPS       (DX), X3, X3
+	VMULPS       X8, X3, X3
+	VADDPS       X3, X12, X12
+
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ R9, DX
+	LEAQ (R11)(R9*8), R11
+	DECQ CX
+	JNZ  q6k4loop
+
+	MOVQ    out+56(FP), AX
+	VMOVUPS X12, (AX)
+	VZEROUPPER
+	RET
+
 // func axpyAVX2(y, x *float32, a float32, n int)
 // y[i] += a*x[i], the product rounded before the sum (no fused multiply-add,
 // as the portable loop computes it); n is a multiple of 8.

@@ -37,3 +37,9 @@ func q8Dot2x4(o *[8]float32, w0, w1 []byte, a *qacts, t int) {
 }
 
 func axpy(y, x []float32, a float32) { axpyGo(y, x, a) }
+
+func q6KDot4(o *[4]float32, w []byte, a *qacts, t int) {
+	for k := 0; k < 4; k++ {
+		o[k] = q6KDotGo(w, a.q[(t+k)*a.cols:(t+k+1)*a.cols], a.d[t+k:], a.n)
+	}
+}
