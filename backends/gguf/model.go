@@ -910,17 +910,11 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 				if s > maxS {
 					ms = float32(math.Exp(float64(maxS - s)))
 					maxS = s
-					for d := range acc {
-						acc[d] = roundF16(acc[d] * ms)
-					}
+					f16Scale(acc, ms)
 				} else {
 					vs = float32(math.Exp(float64(s - maxS)))
 				}
-				vv := vc[p*kvDim+kh*hd : p*kvDim+(kh+1)*hd]
-				for d := range acc {
-					// One rounding to float32 as ggml's fused multiply-add, then to f16.
-					acc[d] = roundF16(float32(float64(acc[d]) + float64(vv[d])*float64(vs)))
-				}
+				f16Acc(acc, vc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd], vs)
 				sum = sum*ms + vs
 			}
 			inv := 1 / sum

@@ -46,14 +46,14 @@ func quantActs(k actKind, x []float32, n, cols int) *qacts {
 	nb := cols / bsize
 	a.d = make([]float32, nb*n)
 	for t := 0; t < n; t++ {
+		if k != actQ8_K {
+			quantQ8Row(a.q[t*cols:(t+1)*cols], a.d[t:], n, x[t*cols:(t+1)*cols])
+			continue
+		}
 		for b := 0; b < nb; b++ {
 			xs := x[t*cols+b*bsize : t*cols+(b+1)*bsize]
 			qs := a.q[t*cols+b*bsize : t*cols+(b+1)*bsize]
-			if k == actQ8_K {
-				a.d[b*n+t] = quantQ8KBlock(qs, xs)
-			} else {
-				a.d[b*n+t] = quantQ8Block(qs, xs)
-			}
+			a.d[b*n+t] = quantQ8KBlock(qs, xs)
 		}
 		if a.bs != nil {
 			for g := 0; g < cols/16; g++ {
@@ -66,6 +66,13 @@ func quantActs(k actKind, x []float32, n, cols int) *qacts {
 		}
 	}
 	return a
+}
+
+// quantQ8RowGo is the portable quantQ8Row.
+func quantQ8RowGo(q []int8, d []float32, dstride int, x []float32) {
+	for b := 0; b < len(x)/32; b++ {
+		d[b*dstride] = quantQ8Block(q[b*32:b*32+32], x[b*32:b*32+32])
+	}
 }
 
 // quantQ8Block is roundQ8Block keeping the integers: q and the f16 scale.
@@ -273,5 +280,21 @@ func axpyGo(y, x []float32, a float32) {
 	x = x[:len(y)]
 	for i := range y {
 		y[i] += float32(a * x[i])
+	}
+}
+
+// f16AccGo is the portable f16Acc: one rounding to float32 as ggml's fused
+// multiply-add, then to f16.
+func f16AccGo(acc, v []float32, s float32) {
+	v = v[:len(acc)]
+	for d := range acc {
+		acc[d] = roundF16(float32(float64(acc[d]) + float64(v[d])*float64(s)))
+	}
+}
+
+// f16ScaleGo is the portable f16Scale.
+func f16ScaleGo(acc []float32, s float32) {
+	for d := range acc {
+		acc[d] = roundF16(acc[d] * s)
 	}
 }

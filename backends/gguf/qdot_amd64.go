@@ -14,6 +14,15 @@ func q8Dot2x4AVX2(w *byte, rowBytes int, x *int8, xstride int, xd *float32, dstr
 func axpyAVX2(y, x *float32, a float32, n int)
 
 //go:noescape
+func f16AccAVX2(acc, v *float32, s float32, n int)
+
+//go:noescape
+func f16ScaleAVX2(acc *float32, s float32, n int)
+
+//go:noescape
+func quantQ8AVX2(x *float32, q *int8, amax *float32, nb int)
+
+//go:noescape
 func q8Dot1AVX2(w *byte, x *int8, xd *float32, dstride int, nb int, acc *[4]float32)
 
 //go:noescape
@@ -175,4 +184,45 @@ func q6KDot4(o *[4]float32, w []byte, a *qacts, t int) {
 	_ = a.d[(nsb-1)*a.n+t+3]
 	_ = a.bs[((nsb-1)*a.n+t+4)*16-1]
 	q6KDot4AVX2(&w[0], &a.q[t*a.cols], a.cols, &a.d[t], 4*a.n, &a.bs[t*16], nsb, o)
+}
+
+// f16Acc is the f16 flash attention's value update, acc = f16(acc + s·v).
+func f16Acc(acc, v []float32, s float32) {
+	n := len(acc)
+	v = v[:n]
+	m := n &^ 7
+	if hasAVX2 && m > 0 {
+		f16AccAVX2(&acc[0], &v[0], s, m)
+	}
+	f16AccGo(acc[m:], v[m:], s)
+}
+
+// f16Scale is the f16 flash attention's rescaling, acc = f16(acc·s).
+func f16Scale(acc []float32, s float32) {
+	n := len(acc)
+	m := n &^ 7
+	if hasAVX2 && m > 0 {
+		f16ScaleAVX2(&acc[0], s, m)
+	}
+	f16ScaleGo(acc[m:], s)
+}
+
+// quantQ8Row quantises a row of x to Q8_0 blocks: q, and block b's scale
+// at d[b*dstride].
+func quantQ8Row(q []int8, d []float32, dstride int, x []float32) {
+	nb := len(x) / 32
+	if !hasAVX2 || nb == 0 {
+		quantQ8RowGo(q, d, dstride, x)
+		return
+	}
+	_ = q[nb*32-1]
+	_ = d[(nb-1)*dstride]
+	var amax [64]float32
+	for b0 := 0; b0 < nb; b0 += len(amax) {
+		b1 := min(nb, b0+len(amax))
+		quantQ8AVX2(&x[b0*32], &q[b0*32], &amax[0], b1-b0)
+		for b := b0; b < b1; b++ {
+			d[b*dstride] = roundF16(amax[b-b0] / 127)
+		}
+	}
 }

@@ -730,3 +730,129 @@ axpyloop:
 	JNZ     axpyloop
 	VZEROUPPER
 	RET
+
+// func f16AccAVX2(acc, v *float32, s float32, n int)
+// acc[i] = f16(float32(float64(acc[i]) + float64(v[i])*float64(s))): the
+// product exact and the sum rounded once in float64, as the Go loop does;
+// n is a multiple of 8.
+TEXT ·f16AccAVX2(SB), NOSPLIT, $0-32
+	MOVQ         acc+0(FP), DI
+	MOVQ         v+8(FP), SI
+	VCVTSS2SD    s+16(FP), X15, X15
+	VBROADCASTSD X15, Y15
+	MOVQ         n+24(FP), CX
+	SHRQ         $3, CX
+
+f16accloop:
+	VCVTPS2PD   (DI), Y0
+	VCVTPS2PD   16(DI), Y1
+	VCVTPS2PD   (SI), Y2
+	VCVTPS2PD   16(SI), Y3
+	VMULPD      Y15, Y2, Y2
+	VMULPD      Y15, Y3, Y3
+	VADDPD      Y2, Y0, Y0
+	VADDPD      Y3, Y1, Y1
+	VCVTPD2PSY  Y0, X0
+	VCVTPD2PSY  Y1, X1
+	VINSERTF128 $1, X1, Y0, Y0
+	VCVTPS2PH   $0, Y0, X0
+	VCVTPH2PS   X0, Y0
+	VMOVUPS     Y0, (DI)
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	DECQ        CX
+	JNZ         f16accloop
+	VZEROUPPER
+	RET
+
+// func f16ScaleAVX2(acc *float32, s float32, n int)
+// acc[i] = f16(acc[i]*s); n is a multiple of 8.
+TEXT ·f16ScaleAVX2(SB), NOSPLIT, $0-24
+	MOVQ         acc+0(FP), DI
+	VBROADCASTSS s+8(FP), Y15
+	MOVQ         n+16(FP), CX
+	SHRQ         $3, CX
+
+f16scaleloop:
+	VMULPS    (DI), Y15, Y0
+	VCVTPS2PH $0, Y0, X0
+	VCVTPH2PS X0, Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       f16scaleloop
+	VZEROUPPER
+	RET
+
+// func quantQ8AVX2(x *float32, q *int8, amax *float32, nb int)
+// Quantises nb blocks of 32 as quantQ8Block does, writing each block's
+// max |x| to amax[b] (the caller derives the f16 scale).
+TEXT ·quantQ8AVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ q+8(FP), DI
+	MOVQ amax+16(FP), DX
+	MOVQ nb+24(FP), CX
+	MOVL $0x7fffffff, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x42fe0000, AX // 127.0
+	VMOVD AX, X14
+	VMOVDQU q8PackPerm<>(SB), Y13
+
+quantq8loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VANDPS  Y15, Y0, Y4
+	VANDPS  Y15, Y1, Y5
+	VANDPS  Y15, Y2, Y6
+	VANDPS  Y15, Y3, Y7
+	VMAXPS  Y5, Y4, Y4
+	VMAXPS  Y7, Y6, Y6
+	VMAXPS  Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS  X5, X4, X4
+	VMOVHLPS X4, X4, X5
+	VMAXPS  X5, X4, X4
+	VMOVSHDUP X4, X5
+	VMAXSS  X5, X4, X4
+	VMOVSS  X4, (DX)
+	VXORPS  X5, X5, X5
+	VUCOMISS X5, X4
+	JEQ     quantq8zero
+	VDIVSS  X4, X14, X4 // 127 / amax
+	VBROADCASTSS X4, Y4
+	VMULPS  Y4, Y0, Y0
+	VMULPS  Y4, Y1, Y1
+	VMULPS  Y4, Y2, Y2
+	VMULPS  Y4, Y3, Y3
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPERMD    Y0, Y13, Y0
+	VMOVDQU   Y0, (DI)
+	JMP       quantq8next
+
+quantq8zero:
+	VPXOR   Y0, Y0, Y0
+	VMOVDQU Y0, (DI)
+
+quantq8next:
+	ADDQ $128, SI
+	ADDQ $32, DI
+	ADDQ $4, DX
+	DECQ CX
+	JNZ  quantq8loop
+	VZEROUPPER
+	RET
+
+DATA q8PackPerm<>+0(SB)/8, $0x0000000400000000
+DATA q8PackPerm<>+8(SB)/8, $0x0000000500000001
+DATA q8PackPerm<>+16(SB)/8, $0x0000000600000002
+DATA q8PackPerm<>+24(SB)/8, $0x0000000700000003
+GLOBL q8PackPerm<>(SB), RODATA|NOPTR, $32

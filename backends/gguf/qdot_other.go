@@ -43,3 +43,9 @@ func q6KDot4(o *[4]float32, w []byte, a *qacts, t int) {
 		o[k] = q6KDotGo(w, a.q[(t+k)*a.cols:(t+k+1)*a.cols], a.d[t+k:], a.n)
 	}
 }
+
+func f16Acc(acc, v []float32, s float32) { f16AccGo(acc, v, s) }
+
+func f16Scale(acc []float32, s float32) { f16ScaleGo(acc, s) }
+
+func quantQ8Row(q []int8, d []float32, dstride int, x []float32) { quantQ8RowGo(q, d, dstride, x) }

@@ -155,3 +155,52 @@ func TestAxpyMatchesPortable(t *testing.T) {
 		}
 	}
 }
+
+func TestF16AttentionUpdatesMatchPortable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{8, 64, 67, 128} {
+		x, y := randomActs(rng, 1, n), randomActs(rng, 1, n)
+		for i := range y {
+			y[i] = roundF16(y[i] * 1000)
+		}
+		y[0] = 70000 // beyond f16's range
+		y[1] = 1e-6  // an f16 subnormal
+		s := float32(rng.Float64())
+		want, got := append([]float32(nil), y...), append([]float32(nil), y...)
+		f16AccGo(want, x, s)
+		f16Acc(got, x, s)
+		want2, got2 := append([]float32(nil), y...), append([]float32(nil), y...)
+		f16ScaleGo(want2, s)
+		f16Scale(got2, s)
+		for i := range y {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(got2[i]) != math.Float32bits(want2[i]) {
+				t.Fatalf("n %d element %d: f16Acc %v, portable %v; f16Scale %v, portable %v", n, i, got[i], want[i], got2[i], want2[i])
+			}
+		}
+	}
+}
+
+func TestQuantQ8RowMatchesPortable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const cols = 32 * 70
+	x := randomActs(rng, 1, cols)
+	for i := 64; i < 96; i++ {
+		x[i] = 0 // an all-zero block
+	}
+	x[100] = 1e30
+	x[200] = -3 // halves and ties come from random values; a large outlier too
+	q, qg := make([]int8, cols), make([]int8, cols)
+	d, dg := make([]float32, cols/32*2), make([]float32, cols/32*2)
+	quantQ8Row(q, d, 2, x)
+	quantQ8RowGo(qg, dg, 2, x)
+	for i := range q {
+		if q[i] != qg[i] {
+			t.Fatalf("value %d: %d, portable %d", i, q[i], qg[i])
+		}
+	}
+	for i := range d {
+		if math.Float32bits(d[i]) != math.Float32bits(dg[i]) {
+			t.Fatalf("scale %d: %v, portable %v", i, d[i], dg[i])
+		}
+	}
+}
