@@ -872,7 +872,14 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 		acc := make([]float32, hd)
 		scores := make([]float32, p0+n)
 		for job := lo; job < hi; job++ {
+			// Token i attends to p0+i+1 keys: jobs alternate between the
+			// batch's ends so the threads' contiguous shares weigh the same.
 			i, h := job/c.Heads, job%c.Heads
+			if i%2 == 0 {
+				i /= 2
+			} else {
+				i = n - 1 - i/2
+			}
 			kh := h / group
 			last := p0 + i
 			first := 0 // llama.cpp's LLAMA_SWA_TYPE_STANDARD: keys with last-p < window
@@ -882,10 +889,16 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 			copy(qh, q[i*qDim+h*hd:i*qDim+(h+1)*hd])
 			clear(acc)
 			o := out[i*qDim+h*hd : i*qDim+(h+1)*hd]
+			if f16 {
+				for d, v := range qh {
+					qh[d] = roundF16(v)
+				}
+			}
+			dots(scores[first:last+1], qh, kc[first*kvDim+kh*hd:], kvDim)
 			if !f16 {
 				maxS := float32(math.Inf(-1))
 				for p := first; p <= last; p++ {
-					s := score(dot(qh, kc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd]))
+					s := score(scores[p])
 					scores[p] = s
 					maxS = max(maxS, s)
 				}
@@ -900,12 +913,9 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 				}
 				continue
 			}
-			for d, v := range qh {
-				qh[d] = roundF16(v)
-			}
 			maxS, sum := float32(math.Inf(-1)), float32(0)
 			for p := first; p <= last; p++ {
-				s := score(dot(qh, kc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd]))
+				s := score(scores[p])
 				ms, vs := float32(1), float32(1)
 				if s > maxS {
 					ms = float32(math.Exp(float64(maxS - s)))

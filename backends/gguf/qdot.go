@@ -298,3 +298,10 @@ func f16ScaleGo(acc []float32, s float32) {
 		acc[d] = roundF16(acc[d] * s)
 	}
 }
+
+// dotsGo is the portable dots.
+func dotsGo(out, q, k []float32, stride int) {
+	for p := range out {
+		out[p] = dot(q, k[p*stride:p*stride+len(q)])
+	}
+}

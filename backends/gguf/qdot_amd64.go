@@ -23,6 +23,9 @@ func f16ScaleAVX2(acc *float32, s float32, n int)
 func quantQ8AVX2(x *float32, q *int8, amax *float32, nb int)
 
 //go:noescape
+func dotsAVX2(q, k *float32, kstride int, n int, np int, out *float32)
+
+//go:noescape
 func q8Dot1AVX2(w *byte, x *int8, xd *float32, dstride int, nb int, acc *[4]float32)
 
 //go:noescape
@@ -225,4 +228,19 @@ func quantQ8Row(q []int8, d []float32, dstride int, x []float32) {
 			d[b*dstride] = roundF16(amax[b-b0] / 127)
 		}
 	}
+}
+
+// dots sets out[p] = dot(q, k[p*stride:p*stride+len(q)]) (the attention's
+// scores of one query against len(out) keys).
+func dots(out, q, k []float32, stride int) {
+	n := len(q)
+	if len(out) == 0 {
+		return
+	}
+	_ = k[(len(out)-1)*stride+n-1]
+	if !hasAVX2 || n&7 != 0 {
+		dotsGo(out, q, k, stride)
+		return
+	}
+	dotsAVX2(&q[0], &k[0], 4*stride, n, len(out), &out[0])
 }

@@ -49,3 +49,5 @@ func f16Acc(acc, v []float32, s float32) { f16AccGo(acc, v, s) }
 func f16Scale(acc []float32, s float32) { f16ScaleGo(acc, s) }
 
 func quantQ8Row(q []int8, d []float32, dstride int, x []float32) { quantQ8RowGo(q, d, dstride, x) }
+
+func dots(out, q, k []float32, stride int) { dotsGo(out, q, k, stride) }

@@ -204,3 +204,18 @@ func TestQuantQ8RowMatchesPortable(t *testing.T) {
 		}
 	}
 }
+
+func TestDotsMatchDot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, hd := range []int{64, 80, 12} {
+		const np, stride = 9, 200
+		q, k := randomActs(rng, 1, hd), randomActs(rng, np, stride)
+		out := make([]float32, np)
+		dots(out, q, k, stride)
+		for p := range out {
+			if want := dot(q, k[p*stride:p*stride+hd]); math.Float32bits(out[p]) != math.Float32bits(want) {
+				t.Fatalf("hd %d key %d: %v, dot %v", hd, p, out[p], want)
+			}
+		}
+	}
+}
