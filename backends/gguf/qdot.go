@@ -53,16 +53,7 @@ func quantActs(k actKind, x []float32, n, cols int) *qacts {
 		for b := 0; b < nb; b++ {
 			xs := x[t*cols+b*bsize : t*cols+(b+1)*bsize]
 			qs := a.q[t*cols+b*bsize : t*cols+(b+1)*bsize]
-			a.d[b*n+t] = quantQ8KBlock(qs, xs)
-		}
-		if a.bs != nil {
-			for g := 0; g < cols/16; g++ {
-				var s int16
-				for _, v := range a.q[t*cols+g*16 : t*cols+g*16+16] {
-					s += int16(v)
-				}
-				a.bs[(g/16*n+t)*16+g%16] = s
-			}
+			a.d[b*n+t] = quantQ8KSuper(qs, a.bs[(b*n+t)*16:(b*n+t+1)*16], xs)
 		}
 	}
 	return a
@@ -89,6 +80,19 @@ func quantQ8Block(q []int8, x []float32) float32 {
 		q[i] = int8(math.RoundToEven(float64(v * id)))
 	}
 	return roundF16(amax / 127)
+}
+
+// quantQ8KSuperGo is the portable quantQ8KSuper.
+func quantQ8KSuperGo(q []int8, bs []int16, x []float32) float32 {
+	d := quantQ8KBlock(q, x)
+	for g := range 16 {
+		var s int16
+		for _, v := range q[g*16 : g*16+16] {
+			s += int16(v)
+		}
+		bs[g] = s
+	}
+	return d
 }
 
 // quantQ8KBlock is roundQ8KBlock keeping the integers and d.

@@ -26,6 +26,12 @@ func quantQ8AVX2(x *float32, q *int8, amax *float32, nb int)
 func dotsAVX2(q, k *float32, kstride int, n int, np int, out *float32)
 
 //go:noescape
+func q8KRangeAVX2(x *float32) (hi, lo float32)
+
+//go:noescape
+func q8KQuantAVX2(x *float32, q *int8, bs *int16, iscale float32)
+
+//go:noescape
 func q8Dot1AVX2(w *byte, x *int8, xd *float32, dstride int, nb int, acc *[4]float32)
 
 //go:noescape
@@ -243,4 +249,28 @@ func dots(out, q, k []float32, stride int) {
 		return
 	}
 	dotsAVX2(&q[0], &k[0], 4*stride, n, len(out), &out[0])
+}
+
+// quantQ8KSuper quantises one 256-block as quantQ8KBlock does, also writing
+// its 16-sums to bs, and returns d.
+func quantQ8KSuper(q []int8, bs []int16, x []float32) float32 {
+	if !hasAVX2 {
+		return quantQ8KSuperGo(q, bs, x)
+	}
+	x, q, bs = x[:qk], q[:qk], bs[:16]
+	hi, lo := q8KRangeAVX2(&x[0])
+	var mx float32
+	switch {
+	case hi != hi || lo != lo || hi == -lo:
+		// NaN, or both signs reach the largest magnitude: the first
+		// one found decides, as in quantQ8KBlock.
+		return quantQ8KSuperGo(q, bs, x)
+	case hi > -lo:
+		mx = hi
+	default:
+		mx = lo
+	}
+	iscale := -127 / mx
+	q8KQuantAVX2(&x[0], &q[0], &bs[0], iscale)
+	return 1 / iscale
 }

@@ -918,3 +918,90 @@ dotsdone:
 	JNZ    dotsrow
 	VZEROUPPER
 	RET
+
+// func q8KRangeAVX2(x *float32) (hi, lo float32)
+// The largest and smallest of 256 values.
+TEXT ·q8KRangeAVX2(SB), NOSPLIT, $0-16
+	MOVQ    x+0(FP), SI
+	VMOVUPS (SI), Y0
+	VMOVUPS Y0, Y1
+	MOVQ    $31, CX
+	ADDQ    $32, SI
+
+q8krangeloop:
+	VMOVUPS (SI), Y2
+	VMAXPS  Y2, Y0, Y0
+	VMINPS  Y2, Y1, Y1
+	ADDQ    $32, SI
+	DECQ    CX
+	JNZ     q8krangeloop
+	VEXTRACTF128 $1, Y0, X2
+	VMAXPS  X2, X0, X0
+	VMOVHLPS X0, X0, X2
+	VMAXPS  X2, X0, X0
+	VMOVSHDUP X0, X2
+	VMAXSS  X2, X0, X0
+	VEXTRACTF128 $1, Y1, X2
+	VMINPS  X2, X1, X1
+	VMOVHLPS X1, X1, X2
+	VMINPS  X2, X1, X1
+	VMOVSHDUP X1, X2
+	VMINSS  X2, X1, X1
+	VMOVSS  X0, hi+8(FP)
+	VMOVSS  X1, lo+12(FP)
+	VZEROUPPER
+	RET
+
+// func q8KQuantAVX2(x *float32, q *int8, bs *int16, iscale float32)
+// q[i] = min(127, round-half-even(iscale*x[i])) for 256 values, and bs[g]
+// the sums of each 16.
+TEXT ·q8KQuantAVX2(SB), NOSPLIT, $0-28
+	MOVQ         x+0(FP), SI
+	MOVQ         q+8(FP), DI
+	MOVQ         bs+16(FP), DX
+	VBROADCASTSS iscale+24(FP), Y15
+	MOVL         $127, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	VMOVDQU      q8PackPerm<>(SB), Y13
+	MOVL         $0x01010101, AX
+	VMOVD        AX, X12
+	VPBROADCASTD X12, Y12
+	VPCMPEQW     Y11, Y11, Y11
+	VPSRLW       $15, Y11, Y11
+	MOVQ         $8, CX
+
+q8kquantloop:
+	VMULPS     (SI), Y15, Y0
+	VMULPS     32(SI), Y15, Y1
+	VMULPS     64(SI), Y15, Y2
+	VMULPS     96(SI), Y15, Y3
+	VCVTPS2DQ  Y0, Y0
+	VCVTPS2DQ  Y1, Y1
+	VCVTPS2DQ  Y2, Y2
+	VCVTPS2DQ  Y3, Y3
+	VPMINSD    Y14, Y0, Y0
+	VPMINSD    Y14, Y1, Y1
+	VPMINSD    Y14, Y2, Y2
+	VPMINSD    Y14, Y3, Y3
+	VPACKSSDW  Y1, Y0, Y0
+	VPACKSSDW  Y3, Y2, Y2
+	VPACKSSWB  Y2, Y0, Y0
+	VPERMD     Y0, Y13, Y0
+	VMOVDQU    Y0, (DI)
+	VPMADDUBSW Y0, Y12, Y1
+	VPMADDWD   Y11, Y1, Y1
+	VPHADDD    Y1, Y1, Y1
+	VPHADDD    Y1, Y1, Y1
+	VMOVD      X1, AX
+	MOVW       AX, (DX)
+	VEXTRACTI128 $1, Y1, X1
+	VMOVD      X1, AX
+	MOVW       AX, 2(DX)
+	ADDQ       $128, SI
+	ADDQ       $32, DI
+	ADDQ       $4, DX
+	DECQ       CX
+	JNZ        q8kquantloop
+	VZEROUPPER
+	RET

@@ -51,3 +51,5 @@ func f16Scale(acc []float32, s float32) { f16ScaleGo(acc, s) }
 func quantQ8Row(q []int8, d []float32, dstride int, x []float32) { quantQ8RowGo(q, d, dstride, x) }
 
 func dots(out, q, k []float32, stride int) { dotsGo(out, q, k, stride) }
+
+func quantQ8KSuper(q []int8, bs []int16, x []float32) float32 { return quantQ8KSuperGo(q, bs, x) }

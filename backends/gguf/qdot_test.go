@@ -219,3 +219,36 @@ func TestDotsMatchDot(t *testing.T) {
 		}
 	}
 }
+
+func TestQuantQ8KMatchesPortable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for c := 0; c < 6; c++ {
+		x := randomActs(rng, 1, qk)
+		switch c {
+		case 1:
+			x[10], x[20] = 9, -9 // both signs reach the maximum: the first decides
+		case 2:
+			x[10], x[20] = -9, 9
+		case 3:
+			clear(x)
+		case 4:
+			x[200] = -50
+		}
+		q, qg := make([]int8, qk), make([]int8, qk)
+		bs, bsg := make([]int16, 16), make([]int16, 16)
+		d, dg := quantQ8KSuper(q, bs, x), quantQ8KSuperGo(qg, bsg, x)
+		if math.Float32bits(d) != math.Float32bits(dg) {
+			t.Fatalf("case %d: d %v, portable %v", c, d, dg)
+		}
+		for i := range q {
+			if q[i] != qg[i] {
+				t.Fatalf("case %d value %d: %d, portable %d", c, i, q[i], qg[i])
+			}
+		}
+		for g := range bs {
+			if bs[g] != bsg[g] {
+				t.Fatalf("case %d sum %d: %d, portable %d", c, g, bs[g], bsg[g])
+			}
+		}
+	}
+}
