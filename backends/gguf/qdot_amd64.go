@@ -8,7 +8,7 @@ import "unsafe"
 func q8Dot4AVX2(w *byte, x *int8, xstride int, xd *float32, dstride int, nb int, acc *[16]float32)
 
 //go:noescape
-func q8Dot2x4AVX2(w *byte, rowBytes int, x *int8, xstride int, xd *float32, dstride int, nb int, acc *[32]float32)
+func q8Dot2x4AVX2(w *byte, rowBytes int, x *int8, xstride int, xd *float32, dstride int, nb int, acc *[32]float32, sum int)
 
 //go:noescape
 func axpyAVX2(y, x *float32, a float32, n int)
@@ -158,7 +158,12 @@ func q8Dot2x4(o *[8]float32, w0, w1 []byte, a *qacts, t int) {
 	_ = a.q[(t+3)*a.cols+nb4*32-1]
 	_ = a.d[(nb4-1)*a.n+t+3]
 	var acc [32]float32
-	q8Dot2x4AVX2(&w0[0], rowBytes, &a.q[t*a.cols], a.cols, &a.d[t], 4*a.n, nb4, &acc)
+	if nb4 == nb {
+		q8Dot2x4AVX2(&w0[0], rowBytes, &a.q[t*a.cols], a.cols, &a.d[t], 4*a.n, nb4, &acc, 1)
+		copy(o[:], acc[:8])
+		return
+	}
+	q8Dot2x4AVX2(&w0[0], rowBytes, &a.q[t*a.cols], a.cols, &a.d[t], 4*a.n, nb4, &acc, 0)
 	for r, w := range [2][]byte{w0, w1} {
 		for k := 0; k < 4; k++ {
 			c := [4]float32{acc[4*r+k], acc[8+4*r+k], acc[16+4*r+k], acc[24+4*r+k]}

@@ -125,11 +125,12 @@ q8d4loop:
 	VMULPS     Y5, Y6, Y6                    \
 	VADDPS     Y6, ACC, ACC
 
-// func q8Dot2x4AVX2(w *byte, rowBytes int, x *int8, xstride int, xd *float32, dstride int, nb int, acc *[32]float32)
+// func q8Dot2x4AVX2(w *byte, rowBytes int, x *int8, xstride int, xd *float32, dstride int, nb int, acc *[32]float32, sum int)
 // Two Q8_0 rows (w, w+rowBytes) against four tokens; nb is a multiple of 4;
-// acc[8*k+4*r+t] is row r's, token t's accumulator k. The accumulators are
-// the AVX-512 registers Y16-Y19 (this kernel needs AVX512VL).
-TEXT ·q8Dot2x4AVX2(SB), NOSPLIT, $0-64
+// acc[8*k+4*r+t] is row r's, token t's accumulator k, or with sum != 0
+// acc[4*r+t] their total (acc0+acc1)+(acc2+acc3). The accumulators are the
+// AVX-512 registers Y16-Y19 (this kernel needs AVX512VL).
+TEXT ·q8Dot2x4AVX2(SB), NOSPLIT, $0-72
 	MOVQ w+0(FP), SI
 	MOVQ rowBytes+8(FP), R12
 	MOVQ x+16(FP), DI
@@ -158,6 +159,17 @@ q8d2x4loop:
 	DECQ CX
 	JNZ  q8d2x4loop
 
+	MOVQ sum+64(FP), AX
+	TESTQ AX, AX
+	JZ   q8d2x4acc
+	VADDPS  Y17, Y16, Y16
+	VADDPS  Y19, Y18, Y18
+	VADDPS  Y18, Y16, Y16
+	VMOVUPS Y16, (R11)
+	VZEROUPPER
+	RET
+
+q8d2x4acc:
 	VMOVUPS Y16, (R11)
 	VMOVUPS Y17, 32(R11)
 	VMOVUPS Y18, 64(R11)
