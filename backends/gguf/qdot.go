@@ -244,9 +244,7 @@ func (p *pool) matmulQActs(out []float32, w *matrix, a *qacts) {
 				}
 			}
 			for ; t < n; t++ {
-				for r := r0; r < r1; r++ {
-					out[t*rows+r] = qDot1(w, r, a, t)
-				}
+				qDot1Rows(out[t*rows+r0:t*rows+r1], w, r0, a, t)
 			}
 		}
 	})
@@ -265,18 +263,36 @@ func qDot4Of(typ TensorType) func(o *[4]float32, w []byte, a *qacts, t int) {
 	return nil
 }
 
-// qDot1 is row r of w times token t of a.
-func qDot1(w *matrix, r int, a *qacts, t int) float32 {
-	raw := w.raw[r*w.rowBytes : (r+1)*w.rowBytes]
+// qDot1Rows sets out[i] = row r0+i of w times token t of a, with the
+// type's kernel chosen once for the rows.
+func qDot1Rows(out []float32, w *matrix, r0 int, a *qacts, t int) {
 	q := a.q[t*a.cols : (t+1)*a.cols]
+	d := a.d[t:]
+	rb := w.rowBytes
+	raw := w.raw[r0*rb : (r0+len(out))*rb]
 	switch w.typ {
 	case TypeQ8_0:
-		return q8Dot1(raw, q, a.d[t:], a.n)
+		for i := range out {
+			out[i] = q8Dot1(raw[i*rb:(i+1)*rb], q, d, a.n)
+		}
 	case TypeQ4_K:
-		return q4KDot(raw, q, a.d[t:], a.n, a.bs[t*16:])
+		bs := a.bs[t*16:]
+		for i := range out {
+			out[i] = q4KDot(raw[i*rb:(i+1)*rb], q, d, a.n, bs)
+		}
 	default:
-		return q6KDot(raw, q, a.d[t:], a.n, a.bs[t*16:])
+		bs := a.bs[t*16:]
+		for i := range out {
+			out[i] = q6KDot(raw[i*rb:(i+1)*rb], q, d, a.n, bs)
+		}
 	}
+}
+
+// qDot1 is row r of w times token t of a.
+func qDot1(w *matrix, r int, a *qacts, t int) float32 {
+	var o [1]float32
+	qDot1Rows(o[:], w, r, a, t)
+	return o[0]
 }
 
 // axpyGo is the portable axpy: y[i] += a·x[i], the product rounded first.
