@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -49,7 +50,44 @@ func benchModel(b *testing.B, name string) string {
 	return path
 }
 
-var benchModels = []string{"tiny", "random768-f32", "random768-q8_0"}
+var defaultBenchModels = []string{"tiny", "random768-f32", "random768-q8_0"}
+
+// benchModels are the models the benchmarks run on: GLOSSOBENCH_BENCH_MODELS
+// (comma-separated GGUF paths, as testdata/gguf/bench_compare.py passes them)
+// or the default three.
+func benchModels() []string {
+	if s := os.Getenv("GLOSSOBENCH_BENCH_MODELS"); s != "" {
+		return strings.Split(s, ",")
+	}
+	return defaultBenchModels
+}
+
+// benchModelPath resolves a benchModels entry: a path, or a default name.
+func benchModelPath(b *testing.B, name string) string {
+	if strings.HasSuffix(name, ".gguf") {
+		return name
+	}
+	return benchModel(b, name)
+}
+
+// benchName is the sub-benchmark name of a benchModels entry.
+func benchName(name string) string {
+	return strings.TrimSuffix(filepath.Base(name), ".gguf")
+}
+
+// TestWriteBenchModel writes the dim-1024 random F32 llama that
+// testdata/gguf/bench_compare.py quantises with llama-quantize, to the path
+// GLOSSOBENCH_WRITE_BENCH_MODEL names; without it the test skips.
+func TestWriteBenchModel(t *testing.T) {
+	path := os.Getenv("GLOSSOBENCH_WRITE_BENCH_MODEL")
+	if path == "" {
+		t.Skip("GLOSSOBENCH_WRITE_BENCH_MODEL not set")
+	}
+	data := randomModel(t, modelSpec{dim: 1024, layers: 12, heads: 16, kvHeads: 4, ffn: 2816, ctx: 1024, typ: TypeF32, seed: 1024})
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // benchPrompt is 128 tokens of ordinary text.
 func benchPrompt(m *Model) []int {
@@ -65,9 +103,9 @@ func benchPrompt(m *Model) []int {
 // BenchmarkPromptProcessing measures a 128-token prompt from an empty cache
 // (llama-bench's pp128), reported as tokens/s.
 func BenchmarkPromptProcessing(b *testing.B) {
-	for _, name := range benchModels {
-		b.Run(name, func(b *testing.B) {
-			m, err := Open(benchModel(b, name), Options{Threads: benchThreads()})
+	for _, name := range benchModels() {
+		b.Run(benchName(name), func(b *testing.B) {
+			m, err := Open(benchModelPath(b, name), Options{Threads: benchThreads()})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -88,9 +126,9 @@ func BenchmarkPromptProcessing(b *testing.B) {
 // BenchmarkGeneration measures one decoding step at a time after a 16-token
 // prompt, up to 128 tokens in the cache (llama-bench's tg), as tokens/s.
 func BenchmarkGeneration(b *testing.B) {
-	for _, name := range benchModels {
-		b.Run(name, func(b *testing.B) {
-			m, err := Open(benchModel(b, name), Options{Threads: benchThreads()})
+	for _, name := range benchModels() {
+		b.Run(benchName(name), func(b *testing.B) {
+			m, err := Open(benchModelPath(b, name), Options{Threads: benchThreads()})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -244,6 +244,10 @@ func (p *pool) parallel(n int, fn func(lo, hi int)) {
 // the activations first rounded as ggml rounds them for w's type (see
 // roundActs), splitting the weight rows across threads.
 func (p *pool) matmul(out []float32, w *matrix, x []float32, n int) {
+	if usesQKernel(w.typ) {
+		p.matmulQ(out, w, x, n)
+		return
+	}
 	k := w.act
 	if k == actF32 {
 		p.matmulF32(out, w, x, n)

@@ -640,9 +640,7 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 		for i := 0; i < n; i++ {
 			rmsNorm(xb[i*c.Dim:(i+1)*c.Dim], x[i*c.Dim:(i+1)*c.Dim], l.attnNorm, c.NormEps)
 		}
-		m.pool.matmul(q, l.wq, xb, n)
-		m.pool.matmul(k, l.wk, xb, n)
-		m.pool.matmul(v, l.wv, xb, n)
+		m.pool.matmuls(xb, n, []*matrix{l.wq, l.wk, l.wv}, [][]float32{q, k, v})
 		addBias(q, l.bq)
 		addBias(k, l.bk)
 		addBias(v, l.bv)
@@ -697,8 +695,7 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 		for i := 0; i < n; i++ {
 			rmsNorm(xb[i*c.Dim:(i+1)*c.Dim], x[i*c.Dim:(i+1)*c.Dim], l.ffnNorm, c.NormEps)
 		}
-		m.pool.matmul(gate, l.wGate, xb, n)
-		m.pool.matmul(up, l.wUp, xb, n)
+		m.pool.matmuls(xb, n, []*matrix{l.wGate, l.wUp}, [][]float32{gate, up})
 		if c.GeGLU {
 			for i := range gate {
 				gate[i] = geluF16(gate[i]) * up[i]
@@ -875,7 +872,14 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 		acc := make([]float32, hd)
 		scores := make([]float32, p0+n)
 		for job := lo; job < hi; job++ {
+			// Token i attends to p0+i+1 keys: jobs alternate between the
+			// batch's ends so the threads' contiguous shares weigh the same.
 			i, h := job/c.Heads, job%c.Heads
+			if i%2 == 0 {
+				i /= 2
+			} else {
+				i = n - 1 - i/2
+			}
 			kh := h / group
 			last := p0 + i
 			first := 0 // llama.cpp's LLAMA_SWA_TYPE_STANDARD: keys with last-p < window
@@ -885,10 +889,16 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 			copy(qh, q[i*qDim+h*hd:i*qDim+(h+1)*hd])
 			clear(acc)
 			o := out[i*qDim+h*hd : i*qDim+(h+1)*hd]
+			if f16 {
+				for d, v := range qh {
+					qh[d] = roundF16(v)
+				}
+			}
+			dots(scores[first:last+1], qh, kc[first*kvDim+kh*hd:], kvDim)
 			if !f16 {
 				maxS := float32(math.Inf(-1))
 				for p := first; p <= last; p++ {
-					s := score(dot(qh, kc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd]))
+					s := score(scores[p])
 					scores[p] = s
 					maxS = max(maxS, s)
 				}
@@ -896,37 +906,25 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 				for p := first; p <= last; p++ {
 					e := float32(math.Exp(float64(scores[p] - maxS)))
 					sum += e
-					vv := vc[p*kvDim+kh*hd : p*kvDim+(kh+1)*hd]
-					for d := range acc {
-						acc[d] += e * vv[d]
-					}
+					axpy(acc, vc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd], e)
 				}
 				for d := range o {
 					o[d] = acc[d] / sum
 				}
 				continue
 			}
-			for d, v := range qh {
-				qh[d] = roundF16(v)
-			}
 			maxS, sum := float32(math.Inf(-1)), float32(0)
 			for p := first; p <= last; p++ {
-				s := score(dot(qh, kc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd]))
+				s := score(scores[p])
 				ms, vs := float32(1), float32(1)
 				if s > maxS {
 					ms = float32(math.Exp(float64(maxS - s)))
 					maxS = s
-					for d := range acc {
-						acc[d] = roundF16(acc[d] * ms)
-					}
+					f16Scale(acc, ms)
 				} else {
 					vs = float32(math.Exp(float64(s - maxS)))
 				}
-				vv := vc[p*kvDim+kh*hd : p*kvDim+(kh+1)*hd]
-				for d := range acc {
-					// One rounding to float32 as ggml's fused multiply-add, then to f16.
-					acc[d] = roundF16(float32(float64(acc[d]) + float64(vv[d])*float64(vs)))
-				}
+				f16Acc(acc, vc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd], vs)
 				sum = sum*ms + vs
 			}
 			inv := 1 / sum
