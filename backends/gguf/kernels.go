@@ -244,6 +244,10 @@ func (p *pool) parallel(n int, fn func(lo, hi int)) {
 // the activations first rounded as ggml rounds them for w's type (see
 // roundActs), splitting the weight rows across threads.
 func (p *pool) matmul(out []float32, w *matrix, x []float32, n int) {
+	if w.typ == TypeF16 || w.typ == TypeBF16 {
+		p.matmulHalf(out, w, x, n, false)
+		return
+	}
 	k := w.act
 	if k == actF32 {
 		p.matmulF32(out, w, x, n)
@@ -360,13 +364,16 @@ func getBuf(n int) *[]float32 {
 	return &b
 }
 
-// rmsNorm writes x / rms(x) * w into out.
+// rmsNorm writes x / rms(x) * w into out, rounding as ggml's rms_norm
+// does: squares in float32 summed in float64, the mean, eps, square root
+// and reciprocal in float32.
 func rmsNorm(out, x, w []float32, eps float32) {
 	var ss float64
 	for _, v := range x {
-		ss += float64(v) * float64(v)
+		ss += float64(v * v)
 	}
-	scale := float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
+	mean := float32(ss / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
 	for i, v := range x {
 		out[i] = v * scale * w[i]
 	}

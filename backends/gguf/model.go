@@ -697,8 +697,12 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 		for i := 0; i < n; i++ {
 			rmsNorm(xb[i*c.Dim:(i+1)*c.Dim], x[i*c.Dim:(i+1)*c.Dim], l.ffnNorm, c.NormEps)
 		}
-		m.pool.matmul(gate, l.wGate, xb, n)
-		m.pool.matmul(up, l.wUp, xb, n)
+		mm := m.pool.matmul
+		if li == len(m.layers)-1 {
+			mm = m.pool.matmulOut // see matmulOut
+		}
+		mm(gate, l.wGate, xb, n)
+		mm(up, l.wUp, xb, n)
 		if c.GeGLU {
 			for i := range gate {
 				gate[i] = geluF16(gate[i]) * up[i]
@@ -708,7 +712,7 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 				gate[i] = silu(gate[i]) * up[i]
 			}
 		}
-		m.pool.matmul(tmp, l.wDown, gate, n)
+		mm(tmp, l.wDown, gate, n)
 		postNorm(tmp, l.ffnPost, c.Dim, c.NormEps)
 		for i := range x {
 			x[i] += tmp[i]
@@ -724,7 +728,7 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 		rmsNorm(xb[(i-firstLogit)*c.Dim:(i-firstLogit+1)*c.Dim], x[i*c.Dim:(i+1)*c.Dim], m.outputNorm, c.NormEps)
 	}
 	logits := make([]float32, rows*c.Vocab)
-	m.pool.matmul(logits, m.output, xb[:rows*c.Dim], rows)
+	m.pool.matmulOut(logits, m.output, xb[:rows*c.Dim], rows)
 	if fc := c.FinalSoftcap; fc != 0 {
 		inv := 1 / fc
 		for i, v := range logits {
