@@ -147,6 +147,21 @@ func ggmlDotF16(w, x []float32) float32 {
 	return float32(s)
 }
 
+// ggmlDotF32 is ggml_vec_dot_f32: the 64-lane order, the rest added in
+// float32 (gcc contracts it into fused multiply-adds).
+func ggmlDotF32(w, x []float32) float32 {
+	x = x[:len(w)]
+	np := len(w) &^ 63
+	var s float32
+	if np > 0 {
+		s = dotL64(w[:np], x[:np])
+	}
+	for i := np; i < len(w); i++ {
+		s = fma32(w[i], x[i], s)
+	}
+	return s
+}
+
 // ggmlDotBF16 is ggml_vec_dot_bf16.
 func ggmlDotBF16(w, x []uint16) float32 {
 	x = x[:len(w)]

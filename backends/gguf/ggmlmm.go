@@ -2,10 +2,10 @@ package gguf
 
 import "math"
 
-// matmulHalf is matmul for F16 and BF16 weights, summed in llama.cpp's
+// matmulHalf is matmul for F32, F16 and BF16 weights, summed in llama.cpp's
 // order (ggmldot.go): llamafile's tinyBLAS for two or more tokens when it
-// takes the shape (rows a multiple of 4, columns of 16 for F16 and 32 for
-// BF16), ggml's vec_dot otherwise and whenever perRow is set, as for the
+// takes the shape (rows a multiple of 4, columns of 16 for F32 and F16 and
+// 32 for BF16), ggml's vec_dot otherwise and whenever perRow is set, as for the
 // rows llama.cpp computes one at a time (see matmulOut). Either way a
 // row's result does not depend on the other tokens of the batch.
 func (p *pool) matmulHalf(out []float32, w *matrix, x []float32, n int, perRow bool) {
@@ -16,6 +16,12 @@ func (p *pool) matmulHalf(out []float32, w *matrix, x []float32, n int, perRow b
 		kn = 32
 	}
 	tiny := !perRow && n >= 2 && rows%4 == 0 && cols%kn == 0
+	if w.typ == TypeF32 {
+		p.parallel(rows, func(lo, hi int) {
+			mmF32(out, w, x, n, lo, hi, tiny)
+		})
+		return
+	}
 	if bf {
 		xb := make([]uint16, n*cols)
 		for i, v := range x[:n*cols] {
@@ -79,6 +85,37 @@ func mmF16(out []float32, w *matrix, x []float32, n, lo, hi int, tiny bool) {
 	}
 }
 
+// mmF32 computes rows [lo, hi) of an F32 matmul.
+func mmF32(out []float32, w *matrix, x []float32, n, lo, hi int, tiny bool) {
+	cols, rows := w.cols, w.rows
+	var o [4]float32
+	for r0 := lo; r0 < hi; r0 += halfRowBlock {
+		r1 := min(r0+halfRowBlock, hi)
+		for t0 := 0; t0 < n; t0 += halfTokBlock {
+			t1 := min(t0+halfTokBlock, n)
+			for r := r0; r < r1; r++ {
+				row := w.f32[r*cols : (r+1)*cols]
+				t := t0
+				if !tiny {
+					for ; t < t1; t++ {
+						out[t*rows+r] = ggmlDotF32(row, x[t*cols:(t+1)*cols])
+					}
+					continue
+				}
+				for ; t+4 <= t1; t += 4 {
+					dotL16x4(row, x[t*cols:], x[(t+1)*cols:], x[(t+2)*cols:], x[(t+3)*cols:], &o)
+					for k := range o {
+						out[(t+k)*rows+r] = o[k]
+					}
+				}
+				for ; t < t1; t++ {
+					out[t*rows+r] = dotL16(row, x[t*cols:(t+1)*cols])
+				}
+			}
+		}
+	}
+}
+
 // mmBF16 computes rows [lo, hi) of a BF16 matmul on the raw weights and
 // the activations rounded to BF16.
 func mmBF16(out []float32, w *matrix, x []uint16, n, lo, hi int, tiny bool) {
@@ -117,9 +154,16 @@ func mmBF16(out []float32, w *matrix, x []uint16, n, lo, hi int, tiny bool) {
 // returns one token's logits per completion request, so it multiplies those
 // matrices one row at a time, in vec_dot's order rather than tinyBLAS's.
 func (p *pool) matmulOut(out []float32, w *matrix, x []float32, n int) {
-	if w.typ == TypeF16 || w.typ == TypeBF16 {
+	if ggmlOrdered(w) {
 		p.matmulHalf(out, w, x, n, true)
 		return
 	}
 	p.matmul(out, w, x, n)
+}
+
+// ggmlOrdered reports whether matmul sums w's products in llama.cpp's order
+// (matmulHalf): F16 and BF16 weights, and F32 weights with float32
+// activations. (Tests give F32 matrices other activation roundings.)
+func ggmlOrdered(w *matrix) bool {
+	return w.typ == TypeF16 || w.typ == TypeBF16 || w.typ == TypeF32 && w.act == actF32
 }

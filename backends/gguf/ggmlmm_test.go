@@ -6,15 +6,25 @@ import (
 	"testing"
 )
 
-// matmulHalf gives every (token, row) the dot product of the order ggml
-// uses for the batch (tinyBLAS's from two tokens on when the shape allows,
-// vec_dot's otherwise), whatever the tiling, thread split and batch size.
+// matmulHalf gives every (token, row) of F32, F16 and BF16 weights the dot
+// product of the order ggml uses for the batch (tinyBLAS's from two tokens
+// on when the shape allows, vec_dot's otherwise), whatever the tiling,
+// thread split and batch size.
 func TestMatmulHalfOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	for _, typ := range []TensorType{TypeF16, TypeBF16} {
+	for _, typ := range []TensorType{TypeF32, TypeF16, TypeBF16} {
 		for _, shape := range [][2]int{{4, 64}, {36, 256}, {20, 96}, {6, 64}, {8, 320}} {
 			rows, cols := shape[0], shape[1]
-			w := randomBlocks(typ, rows*cols, 0.05, rng)
+			var w []byte
+			if typ == TypeF32 {
+				v := make([]float32, rows*cols)
+				for i := range v {
+					v[i] = float32(rng.NormFloat64() * 0.05)
+				}
+				w = encode(v, TypeF32)
+			} else {
+				w = randomBlocks(typ, rows*cols, 0.05, rng)
+			}
 			m := newMatrix(&TensorInfo{Name: "w", Type: typ, Dims: []uint64{uint64(cols), uint64(rows)}, Data: w})
 			wf := make([]float32, rows*cols)
 			dequantRow(typ, w, wf)
@@ -26,7 +36,7 @@ func TestMatmulHalfOrder(t *testing.T) {
 				for _, perRow := range []bool{false, true} {
 					out := make([]float32, n*rows)
 					(&pool{threads: 3}).matmulHalf(out, m, x, n, perRow)
-					kn := map[TensorType]int{TypeF16: 16, TypeBF16: 32}[typ]
+					kn := map[TensorType]int{TypeF32: 16, TypeF16: 16, TypeBF16: 32}[typ]
 					tiny := !perRow && n >= 2 && rows%4 == 0 && cols%kn == 0
 					for tok := 0; tok < n; tok++ {
 						for r := 0; r < rows; r++ {
@@ -45,6 +55,20 @@ func TestMatmulHalfOrder(t *testing.T) {
 // refHalfDot is one product in ggml's order by the portable kernels, the
 // activations rounded to the weight type first.
 func refHalfDot(typ TensorType, w, x []float32, tiny bool) float32 {
+	if typ == TypeF32 {
+		if tiny {
+			return dotL16Go(w, x)
+		}
+		np := len(w) &^ 63
+		var s float32
+		if np > 0 {
+			s = dotL64Go(w[:np], x[:np])
+		}
+		for i := np; i < len(w); i++ {
+			s = fma32(w[i], x[i], s)
+		}
+		return s
+	}
 	if typ == TypeF16 {
 		xr := make([]float32, len(x))
 		for i, v := range x {

@@ -244,7 +244,7 @@ func (p *pool) parallel(n int, fn func(lo, hi int)) {
 // the activations first rounded as ggml rounds them for w's type (see
 // roundActs), splitting the weight rows across threads.
 func (p *pool) matmul(out []float32, w *matrix, x []float32, n int) {
-	if w.typ == TypeF16 || w.typ == TypeBF16 {
+	if ggmlOrdered(w) {
 		p.matmulHalf(out, w, x, n, false)
 		return
 	}
@@ -379,4 +379,18 @@ func rmsNorm(out, x, w []float32, eps float32) {
 	}
 }
 
-func silu(x float32) float32 { return x / (1 + float32(math.Exp(float64(-x)))) }
+// swiglu sets gate[i] = silu(gate[i])·up[i] for rows of n as ggml's
+// ggml_vec_swiglu_f32 does: ggml_v_silu on each 16 elements, libm's expf
+// (here float64's, rounded) on the rest of a row.
+func swiglu(gate, up []float32, n int) {
+	for r := 0; r < len(gate)/n; r++ {
+		g, u := gate[r*n:(r+1)*n], up[r*n:(r+1)*n]
+		m := n &^ 15
+		for i := range g[:m] {
+			g[i] = siluGGML(g[i]) * u[i]
+		}
+		for i := m; i < n; i++ {
+			g[i] = g[i] / (1 + float32(math.Exp(float64(-g[i])))) * u[i]
+		}
+	}
+}
