@@ -196,7 +196,7 @@ func startServer(t *testing.T, bin, model string) (string, func()) {
 // to 3.1e-3 (F16), 1.7e-2 (BF16), 3.9e-2 (Q8_0), 7.6e-2 (Q4_K) on these
 // models; the bounds are about twice the largest difference measured
 // against llama-server (testdata/gguf/ARCH_QUANT.md).
-var quantTolerance = map[string]float64{"F32": 1e-3, "F16": 5e-3, "BF16": 3e-2, "Q8_0": 0.1,
+var quantTolerance = map[string]float64{"F32": 1e-5, "F16": 1e-5, "BF16": 1e-5, "Q8_0": 0.1,
 	"Q6_K": 0.1, "Q5_K": 0.1, "Q5_1": 0.1, "Q5_0": 0.1, "Q4_K": 0.1, "Q4_1": 0.1, "Q4_0": 0.1, "Q3_K": 0.1, "Q2_K": 0.1}
 
 // archTable names the file TestArchQuantMatchesLlamaServer writes its table
