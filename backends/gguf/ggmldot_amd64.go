@@ -3,6 +3,48 @@
 package gguf
 
 //go:noescape
+func dotL16x2x4AVX512(w0, w1, x0, x1, x2, x3 *float32, n int, out *[8]float32)
+
+//go:noescape
+func bf16L16x2x4AVX512(w0, w1, x0, x1, x2, x3 *uint16, n int, out *[8]float32)
+
+// hasAVX512 reports AVX-512F with the OS saving the opmask and ZMM state;
+// the kernels are then the 16-lane orders in one register per accumulator.
+var hasAVX512 = func() bool {
+	if !hasAVX2 {
+		return false
+	}
+	if xcr0, _ := xgetbv(); xcr0&0xe6 != 0xe6 {
+		return false
+	}
+	_, b, _, _ := cpuid(7, 0)
+	return b&(1<<16) != 0
+}()
+
+// dotL16x2x4 sets out[4*r+t] to dotL16(w_r, x_t) for two rows and four
+// activations; it reports false (computing nothing) without AVX-512.
+func dotL16x2x4(w0, w1, x0, x1, x2, x3 []float32, out *[8]float32) bool {
+	n := len(w0)
+	if !hasAVX512 || n == 0 {
+		return false
+	}
+	w1, x0, x1, x2, x3 = w1[:n], x0[:n], x1[:n], x2[:n], x3[:n]
+	dotL16x2x4AVX512(&w0[0], &w1[0], &x0[0], &x1[0], &x2[0], &x3[0], n, out)
+	return true
+}
+
+// bf16L16x2x4 is dotL16x2x4 for BF16 rows and activations.
+func bf16L16x2x4(w0, w1, x0, x1, x2, x3 []uint16, out *[8]float32) bool {
+	n := len(w0)
+	if !hasAVX512 || n == 0 {
+		return false
+	}
+	w1, x0, x1, x2, x3 = w1[:n], x0[:n], x1[:n], x2[:n], x3[:n]
+	bf16L16x2x4AVX512(&w0[0], &w1[0], &x0[0], &x1[0], &x2[0], &x3[0], n, out)
+	return true
+}
+
+//go:noescape
 func dotL16x4AVX2(w, x0, x1, x2, x3 *float32, n int, out *[4]float32)
 
 //go:noescape

@@ -277,3 +277,131 @@ b64:
 	VMOVSS X2, 4(DI)
 	VZEROUPPER
 	RET
+
+// FOLD16Z reduces the 16 lanes of zmm z (ymm y, xmm x) to lane 0 of x in
+// fold16's order, with yt/xt as scratch.
+#define FOLD16Z(z, y, x, yt, xt) \
+	VEXTRACTF64X4 $1, z, yt; \
+	VADDPS yt, y, y; \
+	VEXTRACTF128 $1, y, xt; \
+	VADDPS xt, x, x; \
+	VMOVHLPS x, x, xt; \
+	VADDPS xt, x, x; \
+	VMOVSHDUP x, xt; \
+	VADDSS xt, x, x
+
+// STORE8 writes the reductions of Z0-Z7 to out[0..7] (DI).
+#define STORE8 \
+	FOLD16Z(Z0, Y0, X0, Y14, X14); \
+	FOLD16Z(Z1, Y1, X1, Y14, X14); \
+	FOLD16Z(Z2, Y2, X2, Y14, X14); \
+	FOLD16Z(Z3, Y3, X3, Y14, X14); \
+	FOLD16Z(Z4, Y4, X4, Y14, X14); \
+	FOLD16Z(Z5, Y5, X5, Y14, X14); \
+	FOLD16Z(Z6, Y6, X6, Y14, X14); \
+	FOLD16Z(Z7, Y7, X7, Y14, X14); \
+	VMOVSS X0, (DI); \
+	VMOVSS X1, 4(DI); \
+	VMOVSS X2, 8(DI); \
+	VMOVSS X3, 12(DI); \
+	VMOVSS X4, 16(DI); \
+	VMOVSS X5, 20(DI); \
+	VMOVSS X6, 24(DI); \
+	VMOVSS X7, 28(DI)
+
+// func dotL16x2x4AVX512(w0, w1, x0, x1, x2, x3 *float32, n int, out *[8]float32)
+// out[4*r+t] = 16-lane dot of w_r with x_t; n must be a positive multiple of 16.
+TEXT ·dotL16x2x4AVX512(SB), NOSPLIT, $0-64
+	MOVQ w0+0(FP), SI
+	MOVQ w1+8(FP), DX
+	MOVQ x0+16(FP), R8
+	MOVQ x1+24(FP), R9
+	MOVQ x2+32(FP), R10
+	MOVQ x3+40(FP), R11
+	MOVQ n+48(FP), CX
+	MOVQ out+56(FP), DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ AX, AX
+
+z16:
+	VMOVUPS (SI)(AX*1), Z8
+	VMOVUPS (DX)(AX*1), Z9
+	VMOVUPS (R8)(AX*1), Z10
+	VMOVUPS (R9)(AX*1), Z11
+	VMOVUPS (R10)(AX*1), Z12
+	VMOVUPS (R11)(AX*1), Z13
+	VFMADD231PS Z10, Z8, Z0
+	VFMADD231PS Z11, Z8, Z1
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z13, Z8, Z3
+	VFMADD231PS Z10, Z9, Z4
+	VFMADD231PS Z11, Z9, Z5
+	VFMADD231PS Z12, Z9, Z6
+	VFMADD231PS Z13, Z9, Z7
+	ADDQ $64, AX
+	SUBQ $16, CX
+	JNZ  z16
+
+	STORE8
+	VZEROUPPER
+	RET
+
+// BF16Z adds the pairs of x (zmm xr, split into xo/xe) times the split rows
+// (w0 odd/even, w1 odd/even) to acc0 and acc1, odd products first.
+#define BF16Z(mem, w0o, w0e, w1o, w1e, acc0, acc1) \
+	VMOVDQU32 mem, Z12; \
+	VPANDD Z15, Z12, Z13; \
+	VPSLLD $16, Z12, Z12; \
+	VFMADD231PS Z13, w0o, acc0; \
+	VFMADD231PS Z13, w1o, acc1; \
+	VFMADD231PS Z12, w0e, acc0; \
+	VFMADD231PS Z12, w1e, acc1
+
+// func bf16L16x2x4AVX512(w0, w1, x0, x1, x2, x3 *uint16, n int, out *[8]float32)
+// n must be a positive multiple of 32.
+TEXT ·bf16L16x2x4AVX512(SB), NOSPLIT, $0-64
+	MOVQ w0+0(FP), SI
+	MOVQ w1+8(FP), DX
+	MOVQ x0+16(FP), R8
+	MOVQ x1+24(FP), R9
+	MOVQ x2+32(FP), R10
+	MOVQ x3+40(FP), R11
+	MOVQ n+48(FP), CX
+	MOVQ out+56(FP), DI
+	VPTERNLOGD $0xff, Z15, Z15, Z15
+	VPSLLD $16, Z15, Z15
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ AX, AX
+
+zb32:
+	VMOVDQU32 (SI)(AX*1), Z8
+	VPANDD Z15, Z8, Z10
+	VPSLLD $16, Z8, Z8
+	VMOVDQU32 (DX)(AX*1), Z9
+	VPANDD Z15, Z9, Z11
+	VPSLLD $16, Z9, Z9
+	BF16Z((R8)(AX*1), Z10, Z8, Z11, Z9, Z0, Z4)
+	BF16Z((R9)(AX*1), Z10, Z8, Z11, Z9, Z1, Z5)
+	BF16Z((R10)(AX*1), Z10, Z8, Z11, Z9, Z2, Z6)
+	BF16Z((R11)(AX*1), Z10, Z8, Z11, Z9, Z3, Z7)
+	ADDQ $64, AX
+	SUBQ $32, CX
+	JNZ  zb32
+
+	STORE8
+	VZEROUPPER
+	RET

@@ -19,3 +19,7 @@ func bf16L16x4(w, x0, x1, x2, x3 []uint16, out *[4]float32) {
 }
 
 func bf16Vec(w, x []uint16, out *[2]float32) { bf16VecGo(w, x, out) }
+
+func dotL16x2x4(w0, w1, x0, x1, x2, x3 []float32, out *[8]float32) bool { return false }
+
+func bf16L16x2x4(w0, w1, x0, x1, x2, x3 []uint16, out *[8]float32) bool { return false }

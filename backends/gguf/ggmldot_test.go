@@ -40,6 +40,16 @@ func TestGGMLDotKernels(t *testing.T) {
 					t.Fatalf("n=%d: dotL16 %g, x4 %g, portable %g", n, want, o[i], g)
 				}
 			}
+			var o8 [8]float32
+			if dotL16x2x4(w, x3, x0, x1, x2, x3, &o8) {
+				for r, wr := range [][]float32{w, x3} {
+					for k, x := range [][]float32{x0, x1, x2, x3} {
+						if g := dotL16Go(wr, x); math.Float32bits(g) != math.Float32bits(o8[4*r+k]) {
+							t.Fatalf("n=%d: dotL16x2x4 row %d token %d: %g, portable %g", n, r, k, o8[4*r+k], g)
+						}
+					}
+				}
+			}
 			if n%64 == 0 {
 				if g, want := dotL64Go(w, x0), dotL64(w, x0); math.Float32bits(g) != math.Float32bits(want) {
 					t.Fatalf("n=%d: dotL64 %g, portable %g", n, want, g)
@@ -65,6 +75,15 @@ func TestGGMLDotKernels(t *testing.T) {
 			for i, x := range [][]uint16{b0, b1, b2, b3} {
 				if g, want := bf16L16Go(bw, x), bf16L16(bw, x); math.Float32bits(g) != math.Float32bits(want) || math.Float32bits(o[i]) != math.Float32bits(want) {
 					t.Fatalf("n=%d: bf16L16 %g, x4 %g, portable %g", n, want, o[i], g)
+				}
+			}
+			if bf16L16x2x4(bw, b3, b0, b1, b2, b3, &o8) {
+				for r, wr := range [][]uint16{bw, b3} {
+					for k, x := range [][]uint16{b0, b1, b2, b3} {
+						if g := bf16L16Go(wr, x); math.Float32bits(g) != math.Float32bits(o8[4*r+k]) {
+							t.Fatalf("n=%d: bf16L16x2x4 row %d token %d: %g, portable %g", n, r, k, o8[4*r+k], g)
+						}
+					}
 				}
 			}
 			if n%64 == 0 {
