@@ -1,3 +1,5 @@
+//go:build amd64 && !purego
+
 #include "textflag.h"
 
 // The kernels of ggmldot.go in AVX2 with FMA and F16C. A "16-lane"

@@ -172,3 +172,52 @@ func TestBF16ModelEqualsDequantised(t *testing.T) {
 		t.Errorf("%d of %d logit rows differ from the dequantised F32 model beyond float32 rounding", off, 2*len(probe))
 	}
 }
+
+// In F32, F16 and BF16 a position's logits do not depend on how many
+// positions the batch holds after it, as llama-server's do not: every row
+// takes tinyBLAS's order in a batch and the rows llama.cpp computes alone
+// (the last layer's feed-forward block and the output) vec_dot's, so the
+// logits of a whole text equal, bit for bit, those of each prefix scored on
+// its own, which is how the test against llama-server asks for them.
+func TestLogitsIndependentOfBatch(t *testing.T) {
+	spec := modelSpec{dim: 256, layers: 2, heads: 4, kvHeads: 2, ffn: 256, ctx: 64, typ: TypeF32, seed: 8}
+	base := randomModel(t, spec)
+	spec.typ = TypeF16
+	models := map[string][]byte{"F32": base, "F16": randomModel(t, spec)}
+	f, err := Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	bf := map[string]tensorSpec{}
+	for _, ti := range f.Tensors {
+		if len(ti.Dims) == 2 {
+			bf[ti.Name] = tensorSpec{ti.Name, ti.Dims, TypeBF16, randomBlocks(TypeBF16, int(ti.Elements()), 0.05, rng)}
+		}
+	}
+	models["BF16"] = replaceTensors(t, base, nil, bf)
+	for name, data := range models {
+		m, err := newModel(data, Options{Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.prepare(nil, 0, attnPerBatch)
+		all, err := m.eval(bg, probe, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		V := m.cfg.Vocab
+		for i := 1; i < len(probe); i++ {
+			m.prepare(nil, 0, attnPerBatch)
+			l, err := m.eval(bg, probe[:i+1], i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j, v := range l {
+				if math.Float32bits(v) != math.Float32bits(all[i*V+j]) {
+					t.Fatalf("%s position %d: logit %d is %g alone, %g in the batch of %d", name, i, j, v, all[i*V+j], len(probe))
+				}
+			}
+		}
+	}
+}

@@ -242,7 +242,8 @@ func (p *pool) parallel(n int, fn func(lo, hi int)) {
 
 // matmul sets out[t*w.rows+r] = w.row(r) · x[t*w.cols:] for n tokens, with
 // the activations first rounded as ggml rounds them for w's type (see
-// roundActs), splitting the weight rows across threads.
+// roundActs), splitting the weight rows across threads. F32, F16 and BF16
+// weights also sum in ggml's order (matmulHalf).
 func (p *pool) matmul(out []float32, w *matrix, x []float32, n int) {
 	if ggmlOrdered(w) {
 		p.matmulHalf(out, w, x, n, false)
