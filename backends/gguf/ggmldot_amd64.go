@@ -21,6 +21,17 @@ var hasAVX512 = func() bool {
 	return b&(1<<16) != 0
 }()
 
+// hasAVX512BF16 reports AVX512_BF16 (VDPBF16PS) beside AVX-512F: with both,
+// llama.cpp built with -march=native on this CPU sums F32, F16 and BF16
+// products in exactly ggmldot.go's orders.
+var hasAVX512BF16 = func() bool {
+	if !hasAVX512 {
+		return false
+	}
+	eax, _, _, _ := cpuid(7, 1)
+	return eax&(1<<5) != 0
+}()
+
 // dotL16x2x4 sets out[4*r+t] to dotL16(w_r, x_t) for two rows and four
 // activations; it reports false (computing nothing) without AVX-512.
 func dotL16x2x4(w0, w1, x0, x1, x2, x3 []float32, out *[8]float32) bool {

@@ -2,6 +2,9 @@
 
 package gguf
 
+// hasAVX512 and hasAVX512BF16: see ggmldot_amd64.go.
+const hasAVX512, hasAVX512BF16 = false, false
+
 func dotL16(w, x []float32) float32 { return dotL16Go(w, x) }
 
 func dotL16x4(w, x0, x1, x2, x3 []float32, out *[4]float32) {
