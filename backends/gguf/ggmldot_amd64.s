@@ -407,3 +407,22 @@ zb32:
 	STORE8
 	VZEROUPPER
 	RET
+
+// func axpyFMAAVX2(y, x *float32, a float32, n int)
+// y[i] = fma(x[i], a, y[i]); n must be a positive multiple of 8.
+TEXT ·axpyFMAAVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	VBROADCASTSS a+16(FP), Y1
+	MOVQ n+24(FP), CX
+
+axpy8:
+	VMOVUPS (DI), Y2
+	VFMADD231PS (SI), Y1, Y2
+	VMOVUPS Y2, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ  axpy8
+	VZEROUPPER
+	RET

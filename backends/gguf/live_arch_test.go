@@ -161,7 +161,14 @@ func startServer(t *testing.T, bin, model string) (string, func()) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(bin, "-m", model, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "-t", "2", "-np", "1", "-c", "256")
+	// --ctx-checkpoints 0: llama-server then evaluates each prompt in one
+	// batch, as this backend does. With its default context checkpoints it
+	// evaluates the last 4 tokens of a sliding-window model's prompt (Gemma)
+	// as a batch of their own, whose queries take ggml's one-query attention
+	// kernel where the rest of a prompt of 64+ tokens takes the tiled one;
+	// no single pass over a text gives both (up to 7e-3 apart on gemma3 BF16).
+	cmd := exec.Command(bin, "-m", model, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "-t", "2", "-np", "1", "-c", "256",
+		"--ctx-checkpoints", "0")
 	log, _ := os.Create(model + ".log")
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
@@ -240,8 +247,13 @@ func TestArchQuantMatchesLlamaServer(t *testing.T) {
 	}
 	var table strings.Builder
 	table.WriteString("| architecture | " + strings.Join(types, " | ") + " |\n|---" + strings.Repeat("|---", len(types)) + "|\n")
+	// The third text is long enough (187 tokens) for llama.cpp's tiled flash
+	// attention, which batches of GGML_FA_TILE_Q tokens or more take.
 	texts := []backends.LLRequest{{ID: "a", Context: france, Continuation: " Paris"},
-		{ID: "b", Context: "Selamat pagi, apa khabar? Saya", Continuation: " suka makan nasi lemak."}}
+		{ID: "b", Context: "Selamat pagi, apa khabar? Saya", Continuation: " suka makan nasi lemak."},
+		{ID: "c", Context: "Pada suatu hari, seorang budak bernama Ali pergi ke pasar bersama ibunya. Mereka membeli ikan, sayur dan " +
+			"buah-buahan. Once upon a time, Tom had a red cat. The cat sat on the mat and looked at the dog. Selepas itu, mereka " +
+			"pulang ke rumah dan memasak nasi lemak untuk makan malam. The capital of Egypt is", Continuation: " Cairo."}}
 	models := archModels(t)
 	for _, arch := range archOrder {
 		data := models[arch]
@@ -345,9 +357,10 @@ const archTableHeader = `# The embedded runtime against llama-server, per archit
 Written by ` + "`go test ./backends/gguf/ -run TestArchQuantMatchesLlamaServer -args -arch-table=$PWD/testdata/gguf/ARCH_QUANT.md`" + `
 (with GLOSSOBENCH_LLAMA_SERVER_BIN and GLOSSOBENCH_LLAMA_QUANTIZE set, as .ci/run sets them). Each model has
 random weights (dim 256, 2 layers, 4 query and 2 key-value heads of 64, the tiny model's SentencePiece vocabulary
-of 512), written F32 by the test and quantised by llama.cpp's own ` + "`llama-quantize --pure`" + ` to each type. A cell is
+of 512), written F32 by the test and quantised by llama.cpp's own ` + "`llama-quantize --pure`" + ` to each type;
+llama-server runs with ` + "`--ctx-checkpoints 0`" + `, so that it evaluates each prompt in one batch as this backend does. A cell is
 the largest |difference| between this backend's per-token log-probability and llama-server's over the scored tokens
-of two texts (English and Malay), then in brackets for how many of llama-server's 8 greedy tokens after the prompt
+of three texts (English, Malay, and a 187-token mix long enough for ggml's tiled flash attention), then in brackets for how many of llama-server's 8 greedy tokens after the prompt
 this backend's generated text is identical: the comparison stops at the first step where llama-server's two best
 tokens are closer than twice the type's tolerance, since either is then a correct argmax (random-weight models have
 many such near-ties). At every one of the 8 steps of llama-server's greedy path the test also checks that this
@@ -364,7 +377,9 @@ build does here (x86-64 with AVX-512F and AVX512_BF16, gcc 12 -march=native, gli
 llamafile tinyBLAS's 16-lane order for batches and in ggml_vec_dot's for single rows (the last layer's feed-forward
 block and the output projection, which llama.cpp computes only for the token whose logits it returns), BF16 pairs
 as VDPBF16PS adds them; rope, softmax, SiLU, GELU and soft-capping use glibc's cosf/sinf/expf/tanhf and ggml's
-vectorised expf with gcc's fused multiply-adds (backends/gguf/ggmldot.go, ggmlmath.go). What is left, about 1e-6,
+vectorised expf with gcc's fused multiply-adds, and attention follows ggml's one-query kernel for batches under
+64 tokens and its tiled kernel (64-position key tiles) from 64 on (backends/gguf/ggmldot.go, ggmlmath.go,
+ggmlattn.go). What is left, about 1e-6,
 is llama-server's float32 softmax of the logits against this backend's float64 one. On a CPU without AVX-512,
 llama.cpp adds in another order (8 lanes; BF16 without VDPBF16PS) and the differences return to the floor of
 summation order: moving every activation by one float32 ulp before its rounding moved this backend's own

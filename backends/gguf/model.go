@@ -884,7 +884,7 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 	m.pool.parallel(n*c.Heads, func(lo, hi int) {
 		qh := make([]float32, hd)
 		acc := make([]float32, hd)
-		scores := make([]float32, p0+n)
+		kq, kt := make([]float32, faTileKV), make([]float32, faTileKV*hd)
 		for job := lo; job < hi; job++ {
 			i, h := job/c.Heads, job%c.Heads
 			kh := h / group
@@ -897,24 +897,7 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 			clear(acc)
 			o := out[i*qDim+h*hd : i*qDim+(h+1)*hd]
 			if !f16 {
-				maxS := float32(math.Inf(-1))
-				for p := first; p <= last; p++ {
-					s := score(dot(qh, kc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd]))
-					scores[p] = s
-					maxS = max(maxS, s)
-				}
-				var sum float32
-				for p := first; p <= last; p++ {
-					e := float32(math.Exp(float64(scores[p] - maxS)))
-					sum += e
-					vv := vc[p*kvDim+kh*hd : p*kvDim+(kh+1)*hd]
-					for d := range acc {
-						acc[d] += e * vv[d]
-					}
-				}
-				for d := range o {
-					o[d] = acc[d] / sum
-				}
+				attendTiled(o, qh, kc, vc, kvDim, kh*hd, first, last, scale, softcap, kq, kt, acc)
 				continue
 			}
 			for d, v := range qh {
