@@ -242,10 +242,15 @@ func (p *pool) parallel(n int, fn func(lo, hi int)) {
 
 // matmul sets out[t*w.rows+r] = w.row(r) · x[t*w.cols:] for n tokens, with
 // the activations first rounded as ggml rounds them for w's type (see
-// roundActs), splitting the weight rows across threads.
+// roundActs), splitting the weight rows across threads. F32, F16 and BF16
+// weights also sum in ggml's order (matmulHalf).
 func (p *pool) matmul(out []float32, w *matrix, x []float32, n int) {
 	if usesQKernel(w.typ) {
 		p.matmulQ(out, w, x, n)
+		return
+	}
+	if ggmlOrdered(w) {
+		p.matmulHalf(out, w, x, n, false)
 		return
 	}
 	k := w.act
@@ -364,16 +369,33 @@ func getBuf(n int) *[]float32 {
 	return &b
 }
 
-// rmsNorm writes x / rms(x) * w into out.
+// rmsNorm writes x / rms(x) * w into out, rounding as ggml's rms_norm
+// does: squares in float32 summed in float64, the mean, eps, square root
+// and reciprocal in float32.
 func rmsNorm(out, x, w []float32, eps float32) {
 	var ss float64
 	for _, v := range x {
-		ss += float64(v) * float64(v)
+		ss += float64(v * v)
 	}
-	scale := float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
+	mean := float32(ss / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
 	for i, v := range x {
 		out[i] = v * scale * w[i]
 	}
 }
 
-func silu(x float32) float32 { return x / (1 + float32(math.Exp(float64(-x)))) }
+// swiglu sets gate[i] = silu(gate[i])·up[i] for rows of n as ggml's
+// ggml_vec_swiglu_f32 does: ggml_v_silu on each 16 elements, libm's expf
+// (here float64's, rounded) on the rest of a row.
+func swiglu(gate, up []float32, n int) {
+	for r := 0; r < len(gate)/n; r++ {
+		g, u := gate[r*n:(r+1)*n], up[r*n:(r+1)*n]
+		m := n &^ 15
+		for i := range g[:m] {
+			g[i] = siluGGML(g[i]) * u[i]
+		}
+		for i := m; i < n; i++ {
+			g[i] = g[i] / (1 + float32(math.Exp(float64(-g[i])))) * u[i]
+		}
+	}
+}

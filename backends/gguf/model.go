@@ -271,12 +271,13 @@ func readRopeScaling(f *File, c *Config) error {
 	if st == "yarn" {
 		c.RopeExtFactor = 1
 		// llama_context's yarn_attn_factor: get_mscale(factor) cancelled by
-		// the 1+0.1·ln(factor) that ggml's rope multiplies in again.
+		// the 1+0.1·ln(factor) that ggml's rope multiplies in again (both
+		// contracted by gcc into fused multiply-adds).
 		fac := 1 / c.RopeFreqScale
 		if fac > 1 {
-			c.RopeAttnFactor = 0.1*logf(fac) + 1
+			c.RopeAttnFactor = fma32(0.1, logf(fac), 1)
 		}
-		c.RopeAttnFactor *= 1 / (1 + 0.1*logf(fac))
+		c.RopeAttnFactor *= 1 / fma32(0.1, logf(fac), 1)
 	}
 	c.RopeAttnFactor *= float32(attn)
 	return nil
@@ -695,17 +696,22 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 		for i := 0; i < n; i++ {
 			rmsNorm(xb[i*c.Dim:(i+1)*c.Dim], x[i*c.Dim:(i+1)*c.Dim], l.ffnNorm, c.NormEps)
 		}
-		m.pool.matmuls(xb, n, []*matrix{l.wGate, l.wUp}, [][]float32{gate, up})
+		mm := m.pool.matmul
+		if li == len(m.layers)-1 {
+			mm = m.pool.matmulOut // see matmulOut
+			mm(gate, l.wGate, xb, n)
+			mm(up, l.wUp, xb, n)
+		} else {
+			m.pool.matmuls(xb, n, []*matrix{l.wGate, l.wUp}, [][]float32{gate, up})
+		}
 		if c.GeGLU {
 			for i := range gate {
 				gate[i] = geluF16(gate[i]) * up[i]
 			}
 		} else {
-			for i := range gate {
-				gate[i] = silu(gate[i]) * up[i]
-			}
+			swiglu(gate, up, c.FFN)
 		}
-		m.pool.matmul(tmp, l.wDown, gate, n)
+		mm(tmp, l.wDown, gate, n)
 		postNorm(tmp, l.ffnPost, c.Dim, c.NormEps)
 		for i := range x {
 			x[i] += tmp[i]
@@ -721,7 +727,7 @@ func (m *Model) forward(tokens []int, firstLogit int) ([]float32, error) {
 		rmsNorm(xb[(i-firstLogit)*c.Dim:(i-firstLogit+1)*c.Dim], x[i*c.Dim:(i+1)*c.Dim], m.outputNorm, c.NormEps)
 	}
 	logits := make([]float32, rows*c.Vocab)
-	m.pool.matmul(logits, m.output, xb[:rows*c.Dim], rows)
+	m.pool.matmulOut(logits, m.output, xb[:rows*c.Dim], rows)
 	if fc := c.FinalSoftcap; fc != 0 {
 		inv := 1 / fc
 		for i, v := range logits {
@@ -742,11 +748,9 @@ func postNorm(x, w []float32, dim int, eps float32) {
 	}
 }
 
-func tanhf(x float32) float32 { return float32(math.Tanh(float64(x))) }
-
 // geluF16 is ggml's GELU on the CPU (GGML_GELU_FP16): the tanh
-// approximation looked up at x rounded to f16, the result rounded to f16,
-// and the identity and zero beyond ±10.
+// approximation looked up at x rounded to f16 (geluTable), and the
+// identity and zero beyond ±10.
 func geluF16(x float32) float32 {
 	switch {
 	case x <= -10:
@@ -754,9 +758,15 @@ func geluF16(x float32) float32 {
 	case x >= 10:
 		return x
 	}
-	x = roundF16(x)
+	return geluTable(roundF16(x))
+}
+
+// geluTable is ggml_table_gelu_f16's entry for the f16 value x: the tanh
+// approximation rounded to f16, 1+a·x·x contracted by gcc into a fused
+// multiply-add as it fills the table.
+func geluTable(x float32) float32 {
 	const sqrt2OverPi, coefA = float32(0.79788456080286535587989211986876), float32(0.044715)
-	return roundF16(0.5 * x * (1 + tanhf(sqrt2OverPi*x*(1+coefA*x*x))))
+	return roundF16(0.5 * x * (1 + tanhf(sqrt2OverPi*x*fma32(coefA*x, x, 1))))
 }
 
 // ropeTable returns cos, sin pairs for n positions from p0 with the given
@@ -787,11 +797,11 @@ func (m *Model) ropeTable(p0, n int, base, freqScale float32) []float32 {
 			if c.RopeExtFactor != 0 {
 				y := (float32(j/2) - lo) / max(0.001, hi-lo)
 				mix := (1 - min(1, max(0, y))) * c.RopeExtFactor
-				t = t*(1-mix) + extrap*mix
-				mscale *= 1 + 0.1*logf(1/freqScale)
+				t = fma32(t, 1-mix, extrap*mix) // as gcc contracts ggml's rope_yarn
+				mscale *= fma32(0.1, logf(1/freqScale), 1)
 			}
-			out[i*c.RopeDims+j] = float32(math.Cos(float64(t))) * mscale
-			out[i*c.RopeDims+j+1] = float32(math.Sin(float64(t))) * mscale
+			out[i*c.RopeDims+j] = cosf(t) * mscale // glibc's, as ggml calls
+			out[i*c.RopeDims+j+1] = sinf(t) * mscale
 			theta *= thetaScale
 		}
 	}
@@ -804,8 +814,7 @@ func rope(x, cs []float32) {
 	for j := 0; j < len(cs); j += 2 {
 		c, s := cs[j], cs[j+1]
 		x0, x1 := x[j], x[j+1]
-		x[j] = x0*c - x1*s
-		x[j+1] = x0*s + x1*c
+		x[j], x[j+1] = rotate(x0, x1, c, s)
 	}
 }
 
@@ -816,9 +825,14 @@ func ropeNeox(x, cs []float32) {
 	for j := 0; j < half; j++ {
 		c, s := cs[2*j], cs[2*j+1]
 		x0, x1 := x[j], x[j+half]
-		x[j] = x0*c - x1*s
-		x[j+half] = x0*s + x1*c
+		x[j], x[j+half] = rotate(x0, x1, c, s)
 	}
+}
+
+// rotate is ggml's rotate_pairs as gcc compiles it (contracting the first
+// product of each line into a fused multiply-add).
+func rotate(x0, x1, c, s float32) (float32, float32) {
+	return fma32(x0, c, -(x1 * s)), fma32(x0, s, x1*c)
 }
 
 // addBias adds b to every row of x (rows of len(b)); nil b adds nothing.
@@ -870,7 +884,7 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 	m.pool.parallel(n*c.Heads, func(lo, hi int) {
 		qh := make([]float32, hd)
 		acc := make([]float32, hd)
-		scores := make([]float32, p0+n)
+		kq, kt := make([]float32, faTileKV), make([]float32, faTileKV*hd)
 		for job := lo; job < hi; job++ {
 			// Token i attends to p0+i+1 keys: jobs alternate between the
 			// batch's ends so the threads' contiguous shares weigh the same.
@@ -889,43 +903,26 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 			copy(qh, q[i*qDim+h*hd:i*qDim+(h+1)*hd])
 			clear(acc)
 			o := out[i*qDim+h*hd : i*qDim+(h+1)*hd]
-			if f16 {
-				for d, v := range qh {
-					qh[d] = roundF16(v)
-				}
-			}
-			dots(scores[first:last+1], qh, kc[first*kvDim+kh*hd:], kvDim)
 			if !f16 {
-				maxS := float32(math.Inf(-1))
-				for p := first; p <= last; p++ {
-					s := score(scores[p])
-					scores[p] = s
-					maxS = max(maxS, s)
-				}
-				var sum float32
-				for p := first; p <= last; p++ {
-					e := float32(math.Exp(float64(scores[p] - maxS)))
-					sum += e
-					axpy(acc, vc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd], e)
-				}
-				for d := range o {
-					o[d] = acc[d] / sum
-				}
+				attendTiled(o, qh, kc, vc, kvDim, kh*hd, first, last, scale, softcap, kq, kt, acc)
 				continue
+			}
+			for d, v := range qh {
+				qh[d] = roundF16(v)
 			}
 			maxS, sum := float32(math.Inf(-1)), float32(0)
 			for p := first; p <= last; p++ {
-				s := score(scores[p])
+				s := score(ggmlDotF16(qh, kc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd]))
 				ms, vs := float32(1), float32(1)
 				if s > maxS {
-					ms = float32(math.Exp(float64(maxS - s)))
+					ms = expf(maxS - s)
 					maxS = s
 					f16Scale(acc, ms)
 				} else {
-					vs = float32(math.Exp(float64(s - maxS)))
+					vs = expf(s - maxS)
 				}
 				f16Acc(acc, vc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd], vs)
-				sum = sum*ms + vs
+				sum = fma32(sum, ms, vs)
 			}
 			inv := 1 / sum
 			for d := range o {

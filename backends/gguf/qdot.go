@@ -295,14 +295,6 @@ func qDot1(w *matrix, r int, a *qacts, t int) float32 {
 	return o[0]
 }
 
-// axpyGo is the portable axpy: y[i] += a·x[i], the product rounded first.
-func axpyGo(y, x []float32, a float32) {
-	x = x[:len(y)]
-	for i := range y {
-		y[i] += float32(a * x[i])
-	}
-}
-
 // f16AccGo is the portable f16Acc: one rounding to float32 as ggml's fused
 // multiply-add, then to f16.
 func f16AccGo(acc, v []float32, s float32) {
@@ -316,12 +308,5 @@ func f16AccGo(acc, v []float32, s float32) {
 func f16ScaleGo(acc []float32, s float32) {
 	for d := range acc {
 		acc[d] = roundF16(acc[d] * s)
-	}
-}
-
-// dotsGo is the portable dots.
-func dotsGo(out, q, k []float32, stride int) {
-	for p := range out {
-		out[p] = dot(q, k[p*stride:p*stride+len(q)])
 	}
 }

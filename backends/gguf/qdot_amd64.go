@@ -11,9 +11,6 @@ func q8Dot4AVX2(w *byte, x *int8, xstride int, xd *float32, dstride int, nb int,
 func q8Dot2x4AVX2(w *byte, rowBytes int, x *int8, xstride int, xd *float32, dstride int, nb int, acc *[32]float32, sum int)
 
 //go:noescape
-func axpyAVX2(y, x *float32, a float32, n int)
-
-//go:noescape
 func f16AccAVX2(acc, v *float32, s float32, n int)
 
 //go:noescape
@@ -21,9 +18,6 @@ func f16ScaleAVX2(acc *float32, s float32, n int)
 
 //go:noescape
 func quantQ8AVX2(x *float32, q *int8, amax *float32, nb int)
-
-//go:noescape
-func dotsAVX2(q, k *float32, kstride int, n int, np int, out *float32)
 
 //go:noescape
 func q8KRangeAVX2(x *float32) (hi, lo float32)
@@ -173,17 +167,6 @@ func q8Dot2x4(o *[8]float32, w0, w1 []byte, a *qacts, t int) {
 	}
 }
 
-// axpy adds a·x to y (the attention's weighted sum of values).
-func axpy(y, x []float32, a float32) {
-	n := len(y)
-	x = x[:n]
-	m := n &^ 7
-	if hasAVX2 && m > 0 {
-		axpyAVX2(&y[0], &x[0], a, m)
-	}
-	axpyGo(y[m:], x[m:], a)
-}
-
 // q6KDot4 sets o[k] to a Q6_K row times token t+k of a, k < 4.
 func q6KDot4(o *[4]float32, w []byte, a *qacts, t int) {
 	nsb := a.cols / qk
@@ -239,21 +222,6 @@ func quantQ8Row(q []int8, d []float32, dstride int, x []float32) {
 			d[b*dstride] = roundF16(amax[b-b0] / 127)
 		}
 	}
-}
-
-// dots sets out[p] = dot(q, k[p*stride:p*stride+len(q)]) (the attention's
-// scores of one query against len(out) keys).
-func dots(out, q, k []float32, stride int) {
-	n := len(q)
-	if len(out) == 0 {
-		return
-	}
-	_ = k[(len(out)-1)*stride+n-1]
-	if !hasAVX2 || n&7 != 0 {
-		dotsGo(out, q, k, stride)
-		return
-	}
-	dotsAVX2(&q[0], &k[0], 4*stride, n, len(out), &out[0])
 }
 
 // quantQ8KSuper quantises one 256-block as quantQ8KBlock does, also writing

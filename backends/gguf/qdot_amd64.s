@@ -722,27 +722,6 @@ q6k4loop:
 	VZEROUPPER
 	RET
 
-// func axpyAVX2(y, x *float32, a float32, n int)
-// y[i] += a*x[i], the product rounded before the sum (no fused multiply-add,
-// as the portable loop computes it); n is a multiple of 8.
-TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
-	MOVQ         y+0(FP), DI
-	MOVQ         x+8(FP), SI
-	VBROADCASTSS a+16(FP), Y0
-	MOVQ         n+24(FP), CX
-	SHRQ         $3, CX
-
-axpyloop:
-	VMULPS  (SI), Y0, Y1
-	VADDPS  (DI), Y1, Y1
-	VMOVUPS Y1, (DI)
-	ADDQ    $32, SI
-	ADDQ    $32, DI
-	DECQ    CX
-	JNZ     axpyloop
-	VZEROUPPER
-	RET
-
 // func f16AccAVX2(acc, v *float32, s float32, n int)
 // acc[i] = f16(float32(float64(acc[i]) + float64(v[i])*float64(s))): the
 // product exact and the sum rounded once in float64, as the Go loop does;
@@ -868,68 +847,6 @@ DATA q8PackPerm<>+8(SB)/8, $0x0000000500000001
 DATA q8PackPerm<>+16(SB)/8, $0x0000000600000002
 DATA q8PackPerm<>+24(SB)/8, $0x0000000700000003
 GLOBL q8PackPerm<>(SB), RODATA|NOPTR, $32
-
-// func dotsAVX2(q, k *float32, kstride int, n int, np int, out *float32)
-// out[p] = dotAVX2(q, k + p*kstride bytes, n) for p < np, each with exactly
-// dotAVX2's arithmetic; n is a multiple of 8.
-TEXT ·dotsAVX2(SB), NOSPLIT, $0-48
-	MOVQ q+0(FP), R8
-	MOVQ k+8(FP), R9
-	MOVQ kstride+16(FP), R10
-	MOVQ n+24(FP), R11
-	MOVQ np+32(FP), DX
-	MOVQ out+40(FP), R12
-
-dotsrow:
-	MOVQ   R8, SI
-	MOVQ   R9, DI
-	MOVQ   R11, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-
-dotsloop32:
-	CMPQ CX, $32
-	JL   dotsloop8
-	VMOVUPS (SI), Y4
-	VMOVUPS 32(SI), Y5
-	VMOVUPS 64(SI), Y6
-	VMOVUPS 96(SI), Y7
-	VFMADD231PS (DI), Y4, Y0
-	VFMADD231PS 32(DI), Y5, Y1
-	VFMADD231PS 64(DI), Y6, Y2
-	VFMADD231PS 96(DI), Y7, Y3
-	ADDQ $128, SI
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  dotsloop32
-
-dotsloop8:
-	CMPQ CX, $8
-	JL   dotsdone
-	VMOVUPS (SI), Y4
-	VFMADD231PS (DI), Y4, Y0
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JMP  dotsloop8
-
-dotsdone:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
-	VMOVSS X0, (R12)
-	ADDQ   $4, R12
-	ADDQ   R10, R9
-	DECQ   DX
-	JNZ    dotsrow
-	VZEROUPPER
-	RET
 
 // func q8KRangeAVX2(x *float32) (hi, lo float32)
 // The largest and smallest of 256 values.

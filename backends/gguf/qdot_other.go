@@ -36,8 +36,6 @@ func q8Dot2x4(o *[8]float32, w0, w1 []byte, a *qacts, t int) {
 	copy(o[4:], o4[:])
 }
 
-func axpy(y, x []float32, a float32) { axpyGo(y, x, a) }
-
 func q6KDot4(o *[4]float32, w []byte, a *qacts, t int) {
 	for k := 0; k < 4; k++ {
 		o[k] = q6KDotGo(w, a.q[(t+k)*a.cols:(t+k+1)*a.cols], a.d[t+k:], a.n)
@@ -49,7 +47,5 @@ func f16Acc(acc, v []float32, s float32) { f16AccGo(acc, v, s) }
 func f16Scale(acc []float32, s float32) { f16ScaleGo(acc, s) }
 
 func quantQ8Row(q []int8, d []float32, dstride int, x []float32) { quantQ8RowGo(q, d, dstride, x) }
-
-func dots(out, q, k []float32, stride int) { dotsGo(out, q, k, stride) }
 
 func quantQ8KSuper(q []int8, bs []int16, x []float32) float32 { return quantQ8KSuperGo(q, bs, x) }

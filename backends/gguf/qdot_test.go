@@ -140,22 +140,6 @@ func TestQuantActsMatchRounding(t *testing.T) {
 	}
 }
 
-func TestAxpyMatchesPortable(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{1, 8, 64, 67} {
-		x, y := randomActs(rng, 1, n), randomActs(rng, 1, n)
-		want := append([]float32(nil), y...)
-		a := float32(rng.NormFloat64())
-		axpyGo(want, x, a)
-		axpy(y, x, a)
-		for i := range y {
-			if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("n %d element %d: %v, portable %v", n, i, y[i], want[i])
-			}
-		}
-	}
-}
-
 func TestF16AttentionUpdatesMatchPortable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, n := range []int{8, 64, 67, 128} {
@@ -201,21 +185,6 @@ func TestQuantQ8RowMatchesPortable(t *testing.T) {
 	for i := range d {
 		if math.Float32bits(d[i]) != math.Float32bits(dg[i]) {
 			t.Fatalf("scale %d: %v, portable %v", i, d[i], dg[i])
-		}
-	}
-}
-
-func TestDotsMatchDot(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 10))
-	for _, hd := range []int{64, 80, 12} {
-		const np, stride = 9, 200
-		q, k := randomActs(rng, 1, hd), randomActs(rng, np, stride)
-		out := make([]float32, np)
-		dots(out, q, k, stride)
-		for p := range out {
-			if want := dot(q, k[p*stride:p*stride+hd]); math.Float32bits(out[p]) != math.Float32bits(want) {
-				t.Fatalf("hd %d key %d: %v, dot %v", hd, p, out[p], want)
-			}
 		}
 	}
 }

@@ -118,7 +118,9 @@ func TestQuantisedModelEqualsDequantised(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 3))
-	for _, typ := range []TensorType{TypeBF16, TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
+	// BF16 has its own test (TestBF16ModelEqualsDequantised): its products
+	// are summed in another order than the F32 model's.
+	for _, typ := range []TensorType{TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
 		bs, _, _ := typ.layout()
 		std := 3e-3
 		if bs == qk {
