@@ -2,8 +2,6 @@ package gguf
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,16 +13,7 @@ import (
 // float32 rounding rather than the f16 steps of short batches.
 func logits32(t *testing.T, data []byte, tokens []int) []float32 {
 	t.Helper()
-	m, err := newModel(data, Options{Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.prepare(nil, 0, attnF32)
-	l, err := m.eval(bg, tokens, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
+	return logitsIn(t, data, tokens, attnF32)
 }
 
 // asArch rewrites a random llama model as architecture arch: metadata keys
@@ -218,30 +207,7 @@ func TestArchitecturesWithTheirVocabularies(t *testing.T) {
 	src := llamaCppSource(t)
 	for _, c := range []struct{ arch, vocab string }{{"llama", "llama-bpe"}, {"qwen2", "qwen2"}, {"qwen3", "qwen35"}, {"phi3", "phi-3"}, {"llama", "gemma-4"},
 		{"gemma2", "llama-spm"}, {"gemma3", "gemma-4"}} {
-		vf, err := os.ReadFile(filepath.Join(src, "models", "ggml-vocab-"+c.vocab+".gguf"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := Parse(vf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tokens := v.Metadata["tokenizer.ggml.tokens"].([]string)
-		spec := modelSpec{dim: 64, layers: 1, heads: 4, kvHeads: 2, ffn: 64, ctx: 128, typ: TypeF32, seed: 15, tied: true, vocab: tokens}
-		data := rewrite(t, randomModel(t, spec), func(m []kv) []kv {
-			var out []kv
-			for _, e := range m {
-				if !strings.HasPrefix(e.key, "tokenizer.") {
-					out = append(out, e)
-				}
-			}
-			for _, k := range v.Keys {
-				if strings.HasPrefix(k, "tokenizer.") && k != "tokenizer.chat_template" {
-					out = append(out, kv{k, v.Metadata[k]})
-				}
-			}
-			return out
-		})
+		data := modelWithVocab(t, src, c.vocab, modelSpec{dim: 64, layers: 1, heads: 4, kvHeads: 2, ffn: 64, ctx: 128, typ: TypeF32, seed: 15, tied: true})
 		if c.arch != "llama" {
 			extra := map[string]tensorSpec{}
 			if c.arch == "qwen3" || c.arch == "gemma3" {

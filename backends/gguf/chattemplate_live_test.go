@@ -87,7 +87,7 @@ func TestChatTemplatesWithTheirVocabularies(t *testing.T) {
 		{"command-r", []string{"CohereForAI-c4ai-command-r-plus-tool_use", "CohereForAI-c4ai-command-r7b-12-2024-tool_use"}},
 		{"deepseek-llm", []string{"deepseek-ai-DeepSeek-V3.1"}},
 	} {
-		base := modelWithVocab(t, src, c.vocab)
+		base := modelWithVocab(t, src, c.vocab, modelSpec{dim: 64, layers: 1, heads: 4, kvHeads: 2, ffn: 64, ctx: 256, typ: TypeF32, seed: 17, tied: true})
 		for _, name := range c.templates {
 			t.Run(c.vocab+"/"+name, func(t *testing.T) {
 				tmpl, err := os.ReadFile(filepath.Join(src, "models", "templates", name+".jinja"))
@@ -100,9 +100,9 @@ func TestChatTemplatesWithTheirVocabularies(t *testing.T) {
 	}
 }
 
-// modelWithVocab is a small random llama model carrying the tokenizer of
-// llama.cpp's models/ggml-vocab-NAME.gguf.
-func modelWithVocab(t *testing.T, src, name string) []byte {
+// modelWithVocab is spec's random llama model carrying the tokenizer of
+// llama.cpp's models/ggml-vocab-NAME.gguf (spec.vocab is set from it).
+func modelWithVocab(t *testing.T, src, name string, spec modelSpec) []byte {
 	t.Helper()
 	vf, err := os.ReadFile(filepath.Join(src, "models", "ggml-vocab-"+name+".gguf"))
 	if err != nil {
@@ -112,8 +112,7 @@ func modelWithVocab(t *testing.T, src, name string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := modelSpec{dim: 64, layers: 1, heads: 4, kvHeads: 2, ffn: 64, ctx: 256, typ: TypeF32, seed: 17, tied: true,
-		vocab: v.Metadata["tokenizer.ggml.tokens"].([]string)}
+	spec.vocab = v.Metadata["tokenizer.ggml.tokens"].([]string)
 	return rewrite(t, randomModel(t, spec), func(m []kv) []kv {
 		var out []kv
 		for _, e := range m {

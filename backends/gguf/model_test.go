@@ -9,13 +9,21 @@ import (
 	"github.com/glossobench/glossobench/backends"
 )
 
+// logitsOf evaluates tokens from an empty cache with llama-server's own
+// attention rule (attnPerBatch).
 func logitsOf(t *testing.T, data []byte, tokens []int) []float32 {
+	t.Helper()
+	return logitsIn(t, data, tokens, attnPerBatch)
+}
+
+// logitsIn is logitsOf with the attention in the given mode.
+func logitsIn(t *testing.T, data []byte, tokens []int, mode attnMode) []float32 {
 	t.Helper()
 	m, err := newModel(data, Options{Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.prepare(nil, 0, attnPerBatch)
+	m.prepare(nil, 0, mode)
 	l, err := m.eval(bg, tokens, 0)
 	if err != nil {
 		t.Fatal(err)
