@@ -114,21 +114,10 @@ func roundQ8Block(dst, x []float32) float32 {
 // largest magnitude maps to -127, d = 1/iscale kept as float32) followed by
 // dequantisation.
 func roundQ8KBlock(dst, x []float32) {
-	var amax, mx float32
-	for _, v := range x {
-		if a := float32(math.Abs(float64(v))); a > amax {
-			amax, mx = a, v
-		}
-	}
-	if amax == 0 {
-		clear(dst)
-		return
-	}
-	iscale := -127 / mx
-	d := 1 / iscale
-	for i, v := range x {
-		q := min(127, math.RoundToEven(float64(iscale*v)))
-		dst[i] = d * float32(q)
+	var q [qk]int8
+	d := quantQ8KBlock(q[:len(x)], x)
+	for i := range dst {
+		dst[i] = d * float32(q[i])
 	}
 }
 
