@@ -62,6 +62,17 @@ func Start(opt Options) (*Server, error) {
 	opt.Namespace = cmp.Or(opt.Namespace, "default")
 	opt.Port = cmp.Or(opt.Port, 7233)
 	opt.UIPort = cmp.Or(opt.UIPort, 8233)
+	// A named port is checked before the database is touched: a second
+	// server on the same file and port stops here (a chosen one FreePort
+	// has just found free).
+	if opt.Port > 0 {
+		addr := net.JoinHostPort(opt.IP, strconv.Itoa(opt.Port))
+		if ln, err := net.Listen("tcp", addr); err != nil {
+			return nil, fmt.Errorf("temporal dev server: frontend address %s is not free (is another server running?): %w", addr, err)
+		} else {
+			ln.Close()
+		}
+	}
 	sqlConf, err := sqlConfig(opt)
 	if err != nil {
 		return nil, err
@@ -116,11 +127,6 @@ func start(opt Options, sqlConf *config.SQL, zl log.Logger) (s *Server, err erro
 		frontendPort = p
 	}
 	addr := net.JoinHostPort(opt.IP, strconv.Itoa(frontendPort))
-	if ln, err := net.Listen("tcp", addr); err != nil {
-		return nil, fmt.Errorf("temporal dev server: frontend address %s is not free (is another server running?): %w", addr, err)
-	} else {
-		ln.Close()
-	}
 	conf, err := serverConfig(opt.IP, frontendPort, sqlConf)
 	if err != nil {
 		return nil, err

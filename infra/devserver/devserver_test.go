@@ -3,6 +3,7 @@ package devserver
 import (
 	"errors"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,5 +71,23 @@ func TestStartReportsATakenPortAsAnError(t *testing.T) {
 	}
 	if !errors.As(err, new(serverFatal)) || !strings.Contains(err.Error(), "gRPC listener") {
 		t.Errorf("error %q, want the server's own words on the listener", err)
+	}
+}
+
+// A named frontend port that is taken (another server running) is an error
+// before the database file is created or touched.
+func TestStartOnATakenNamedPortLeavesTheDatabaseAlone(t *testing.T) {
+	port := holdPort(t)
+	db := filepath.Join(t.TempDir(), "t.db")
+	srv, err := Start(Options{DBFile: db, Port: port, UIPort: -1})
+	if err == nil {
+		srv.Stop()
+		t.Fatal("Start succeeded on a taken port")
+	}
+	if !strings.Contains(err.Error(), "is not free") {
+		t.Errorf("error %q does not say the address is taken", err)
+	}
+	if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the database %s was created before the port check: %v", db, err)
 	}
 }
