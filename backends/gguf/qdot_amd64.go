@@ -120,17 +120,10 @@ func q4KDot4(o *[4]float32, w []byte, a *qacts, t int) {
 }
 
 // hasAVX512VL says whether the AVX-512 registers Y16-Y31 may be used
-// (q8Dot2x4AVX2): AVX512F and VL, and the OS saving the ZMM state.
-var hasAVX512VL = func() bool {
-	if !hasAVX2 {
-		return false
-	}
-	if xcr0, _ := xgetbv(); xcr0&0xe6 != 0xe6 {
-		return false
-	}
+// (q8Dot2x4AVX2): hasAVX512 (AVX512F, the OS saving the ZMM state) and VL.
+var hasAVX512VL = hasAVX512 && func() bool {
 	_, b, _, _ := cpuid(7, 0)
-	const avx512f, avx512vl = 1 << 16, 1 << 31
-	return b&avx512f != 0 && b&avx512vl != 0
+	return b&(1<<31) != 0
 }()
 
 // q8Dot2x4 sets o[4*r+k] to Q8_0 rows w0 (r = 0) and w1 (r = 1) times
