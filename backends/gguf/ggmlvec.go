@@ -101,3 +101,31 @@ func swigluGo(g, u []float32) {
 		g[i] = siluGGML(g[i]) * u[i]
 	}
 }
+
+// f16StepsGo is ggml's one-query flash attention (batches of fewer than
+// faTileQ tokens) over np positions of one head: per position the F16 dot
+// product of q with k_p = k[p*stride:], scaled (and soft-capped with
+// tanhf), the running maximum and sum updated with glibc's expf, and the
+// f16 value accumulator acc rescaled or added to, rounded to f16 after
+// every update. It returns the sum.
+func f16StepsGo(acc, q, k, v []float32, stride, np int, scale, softcap float32) float32 {
+	hd := len(q)
+	maxS, sum := float32(math.Inf(-1)), float32(0)
+	for p := 0; p < np; p++ {
+		s := ggmlDotF16(q, k[p*stride:p*stride+hd]) * scale
+		if softcap != 0 {
+			s = softcap * tanhf(s)
+		}
+		ms, vs := float32(1), float32(1)
+		if s > maxS {
+			ms = expf(maxS - s)
+			maxS = s
+			f16Scale(acc, ms)
+		} else {
+			vs = expf(s - maxS)
+		}
+		f16Acc(acc, v[p*stride:p*stride+hd], vs)
+		sum = fma32(sum, ms, vs)
+	}
+	return sum
+}

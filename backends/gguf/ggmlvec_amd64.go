@@ -17,6 +17,9 @@ func scaleAVX2(x *float32, s float32, n int)
 //go:noescape
 func swigluAVX2(x, u *float32, n int)
 
+//go:noescape
+func f16StepsAVX2(acc, q, k, v *float32, stride, np, hd int, scale float32) float32
+
 // faScores is faScoresGo; 0 <= lo <= hi < faTileKV.
 func faScores(kq *[faTileKV]float32, kt, q []float32, scale float32, lo, hi int) float32 {
 	if !hasAVX2 || len(q) == 0 {
@@ -64,4 +67,16 @@ func swigluVec(g, u []float32) {
 		swigluAVX2(&g[0], &u[0], n)
 	}
 	swigluGo(g[n:], u[n:])
+}
+
+// f16Steps is f16StepsGo; the AVX2 kernel takes head dimensions that are
+// multiples of 64 without soft-capping.
+func f16Steps(acc, q, k, v []float32, stride, np int, scale, softcap float32) float32 {
+	hd := len(q)
+	if !hasAVX2 || softcap != 0 || hd == 0 || hd%64 != 0 || np <= 0 {
+		return f16StepsGo(acc, q, k, v, stride, np, scale, softcap)
+	}
+	acc = acc[:hd]
+	_, _ = k[(np-1)*stride+hd-1], v[(np-1)*stride+hd-1]
+	return f16StepsAVX2(&acc[0], &q[0], &k[0], &v[0], stride, np, hd, scale)
 }

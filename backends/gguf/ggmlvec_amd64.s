@@ -444,3 +444,215 @@ silu8:
 siludone:
 	VZEROUPPER
 	RET
+
+// glibc's expf constants (expf in ggmlmath.go) and the float32 thresholds
+// of its special cases.
+DATA expfConst<>+0(SB)/8, $0x40471547652b82fe  // InvLn2N
+DATA expfConst<>+8(SB)/8, $0x4338000000000000  // shift
+DATA expfConst<>+16(SB)/8, $0x3ebc6af84b912394 // c0
+DATA expfConst<>+24(SB)/8, $0x3f2ebfce50fac4f3 // c1
+DATA expfConst<>+32(SB)/8, $0x3f962e42ff0c52d6 // c2
+DATA expfConst<>+40(SB)/8, $0x3ff0000000000000 // 1.0
+DATA expfConst<>+48(SB)/4, $0x42b17217         // 0x1.62e42ep6
+DATA expfConst<>+52(SB)/4, $0xc2cff1b4         // -0x1.9fe368p6
+DATA expfConst<>+56(SB)/4, $0x3f800000         // float32 1
+GLOBL expfConst<>(SB), RODATA|NOPTR, $64
+
+// func f16StepsAVX2(acc, q, k, v *float32, stride, np, hd int, scale float32) float32
+// f16StepsGo without soft-capping for hd a positive multiple of 64, np > 0:
+// per position the 64-lane dot product (dotL64AVX2's registers and
+// reduction), glibc's expf in scalar float64 (ggmlmath.go's expf, its
+// products and sums rounded one by one), then f16Scale or f16Acc as
+// qdot_amd64.s computes them, and the sum's fused multiply-add.
+TEXT ·f16StepsAVX2(SB), NOSPLIT, $0-68
+	MOVQ acc+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ k+16(FP), R8
+	MOVQ v+24(FP), R9
+	MOVQ stride+32(FP), R10
+	SHLQ $2, R10
+	MOVQ np+40(FP), R11
+	MOVQ hd+48(FP), CX
+	VMOVSS scale+56(FP), X14
+	MOVL $0xff800000, AX
+	VMOVD AX, X13 // the running maximum
+	VXORPS X12, X12, X12 // the sum
+
+f16pos:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ SI, BX
+	MOVQ R8, DX
+	MOVQ CX, AX
+
+f16dot:
+	VMOVUPS (BX), Y8
+	VMOVUPS 32(BX), Y9
+	VMOVUPS 64(BX), Y10
+	VMOVUPS 96(BX), Y11
+	VFMADD231PS (DX), Y8, Y0
+	VFMADD231PS 32(DX), Y9, Y1
+	VFMADD231PS 64(DX), Y10, Y2
+	VFMADD231PS 96(DX), Y11, Y3
+	VMOVUPS 128(BX), Y8
+	VMOVUPS 160(BX), Y9
+	VMOVUPS 192(BX), Y10
+	VMOVUPS 224(BX), Y11
+	VFMADD231PS 128(DX), Y8, Y4
+	VFMADD231PS 160(DX), Y9, Y5
+	VFMADD231PS 192(DX), Y10, Y6
+	VFMADD231PS 224(DX), Y11, Y7
+	ADDQ $256, BX
+	ADDQ $256, DX
+	SUBQ $64, AX
+	JNZ  f16dot
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS X8, X0, X0
+	VMOVHLPS X0, X0, X8
+	VADDPS X8, X0, X0
+	VMOVSHDUP X0, X8
+	VADDSS X8, X0, X0
+	VMULSS X14, X0, X0 // the score s
+
+	// s > max: expf(max - s), the new maximum; else expf(s - max)
+	XORL R12, R12
+	UCOMISS X13, X0
+	JHI  f16newmax
+	VSUBSS X13, X0, X1
+	JMP  f16exp
+
+f16newmax:
+	VSUBSS X0, X13, X1
+	VMOVAPS X0, X13
+	MOVL $1, R12
+
+f16exp:
+	VMOVD X1, AX
+	MOVL AX, DX
+	SHRL $20, DX
+	ANDL $0x7ff, DX
+	CMPL DX, $0x42b
+	JAE  f16expspecial
+
+f16expnormal:
+	VCVTSS2SD X1, X2, X2
+	VMULSD expfConst<>+0(SB), X2, X2
+	VADDSD expfConst<>+8(SB), X2, X3
+	VMOVQ X3, BX
+	VSUBSD expfConst<>+8(SB), X3, X3
+	VSUBSD X3, X2, X2
+	MOVQ BX, DX
+	ANDQ $31, DX
+	LEAQ ·exp2fTable(SB), AX
+	MOVQ (AX)(DX*8), DX
+	SHLQ $47, BX
+	ADDQ BX, DX
+	VMOVQ DX, X4
+	VMULSD expfConst<>+16(SB), X2, X5
+	VADDSD expfConst<>+24(SB), X5, X5
+	VMULSD X2, X2, X6
+	VMULSD expfConst<>+32(SB), X2, X2
+	VADDSD expfConst<>+40(SB), X2, X2
+	VMULSD X6, X5, X5
+	VADDSD X5, X2, X2
+	VMULSD X4, X2, X2
+	VCVTSD2SS X2, X1, X1
+
+f16expdone:
+	VMOVSS expfConst<>+56(SB), X3 // vs = 1 (new maximum) ...
+	TESTL R12, R12
+	JZ   f16old
+	VMOVAPS X1, X2 // ... ms = expf
+	VBROADCASTSS X1, Y15
+	MOVQ DI, BX
+	MOVQ CX, DX
+	SHRQ $3, DX
+
+f16scale:
+	VMULPS (BX), Y15, Y8
+	VCVTPS2PH $0, Y8, X8
+	VCVTPH2PS X8, Y8
+	VMOVUPS Y8, (BX)
+	ADDQ $32, BX
+	DECQ DX
+	JNZ  f16scale
+	JMP  f16acc
+
+f16old:
+	VMOVAPS X3, X2 // ms = 1
+	VMOVAPS X1, X3 // vs = expf
+
+f16acc:
+	VCVTSS2SD X3, X15, X15
+	VBROADCASTSD X15, Y15
+	MOVQ DI, BX
+	MOVQ R9, R13
+	MOVQ CX, DX
+	SHRQ $3, DX
+
+f16accloop:
+	VCVTPS2PD (BX), Y8
+	VCVTPS2PD 16(BX), Y9
+	VCVTPS2PD (R13), Y10
+	VCVTPS2PD 16(R13), Y11
+	VMULPD Y15, Y10, Y10
+	VMULPD Y15, Y11, Y11
+	VADDPD Y10, Y8, Y8
+	VADDPD Y11, Y9, Y9
+	VCVTPD2PSY Y8, X8
+	VCVTPD2PSY Y9, X9
+	VINSERTF128 $1, X9, Y8, Y8
+	VCVTPS2PH $0, Y8, X8
+	VCVTPH2PS X8, Y8
+	VMOVUPS Y8, (BX)
+	ADDQ $32, BX
+	ADDQ $32, R13
+	DECQ DX
+	JNZ  f16accloop
+
+	VFMADD213SS X3, X2, X12 // sum = sum·ms + vs
+	ADDQ R10, R8
+	ADDQ R10, R9
+	DECQ R11
+	JNZ  f16pos
+	VMOVSS X12, ret+64(FP)
+	VZEROUPPER
+	RET
+
+f16expspecial: // expf's branches for |x| >= 88, -Inf and NaN
+	CMPL AX, $0xff800000
+	JEQ  f16expzero
+	CMPL DX, $0x7f8
+	JAE  f16expnan
+	UCOMISS expfConst<>+48(SB), X1
+	JHI  f16expinf
+	VMOVSS expfConst<>+52(SB), X2
+	UCOMISS X1, X2
+	JHI  f16expzero
+	JMP  f16expnormal
+
+f16expzero:
+	VXORPS X1, X1, X1
+	JMP  f16expdone
+
+f16expnan:
+	VADDSS X1, X1, X1
+	JMP  f16expdone
+
+f16expinf:
+	MOVL $0x7f800000, AX
+	VMOVD AX, X1
+	JMP  f16expdone

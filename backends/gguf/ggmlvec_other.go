@@ -13,3 +13,7 @@ func faAccum(acc, v []float32, stride int, w []float32) { faAccumGo(acc, v, stri
 func scaleVec(x []float32, s float32) { scaleGo(x, s) }
 
 func swigluVec(g, u []float32) { swigluGo(g, u) }
+
+func f16Steps(acc, q, k, v []float32, stride, np int, scale, softcap float32) float32 {
+	return f16StepsGo(acc, q, k, v, stride, np, scale, softcap)
+}

@@ -296,3 +296,46 @@ func TestAttendTiledMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// The one-query f16 attention kernel gives f16StepsGo's bits, over scores
+// far apart (expf's special cases: below -88, -104, -Inf, NaN) and close.
+func TestF16StepsMatchPortable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 64))
+	for it := 0; it < 2000; it++ {
+		hd := []int{64, 128, 256, 64, 80}[it%5]
+		np := 1 + rng.IntN(150)
+		stride := hd * (1 + rng.IntN(3))
+		spread := []float64{0.1, 1, 3, 30}[rng.IntN(4)]
+		q := make([]float32, hd)
+		for i := range q {
+			q[i] = roundF16(float32(rng.NormFloat64()))
+		}
+		k, v := make([]float32, (np-1)*stride+hd), make([]float32, (np-1)*stride+hd)
+		for i := range k {
+			k[i] = roundF16(float32(rng.NormFloat64() * spread))
+			v[i] = roundF16(float32(rng.NormFloat64()))
+		}
+		if it%7 == 0 { // infinite and NaN scores
+			k[rng.IntN(len(k))] = float32(math.Inf(1 - 2*rng.IntN(2)))
+			if rng.IntN(3) == 0 {
+				k[rng.IntN(len(k))] = float32(math.NaN())
+			}
+		}
+		scale, softcap := float32(1/math.Sqrt(float64(hd))), float32(0)
+		if it%11 == 0 {
+			softcap = 50
+			scale /= softcap
+		}
+		acc, acc2 := make([]float32, hd), make([]float32, hd)
+		got := f16Steps(acc, q, k, v, stride, np, scale, softcap)
+		want := f16StepsGo(acc2, q, k, v, stride, np, scale, softcap)
+		if !sameBits(got, want) {
+			t.Fatalf("hd=%d np=%d spread %g: sum %g, portable %g", hd, np, spread, got, want)
+		}
+		for d := range acc {
+			if !sameBits(acc[d], acc2[d]) {
+				t.Fatalf("hd=%d np=%d spread %g: acc[%d] %g, portable %g", hd, np, spread, d, acc[d], acc2[d])
+			}
+		}
+	}
+}

@@ -874,13 +874,6 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 	if softcap != 0 {
 		scale /= softcap
 	}
-	score := func(s float32) float32 {
-		s *= scale
-		if softcap != 0 {
-			s = softcap * tanhf(s)
-		}
-		return s
-	}
 	f16 := m.cache.mode == attnF16 || (m.cache.mode == attnPerBatch && n < faTileQ)
 	if !f16 {
 		m.cache.kt = faTransposeK(m.cache.kt, kc, kvDim, hd, p0+n)
@@ -915,21 +908,8 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 			for d, v := range qh {
 				qh[d] = roundF16(v)
 			}
-			maxS, sum := float32(math.Inf(-1)), float32(0)
-			for p := first; p <= last; p++ {
-				s := score(ggmlDotF16(qh, kc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd]))
-				ms, vs := float32(1), float32(1)
-				if s > maxS {
-					ms = expf(maxS - s)
-					maxS = s
-					f16Scale(acc, ms)
-				} else {
-					vs = expf(s - maxS)
-				}
-				f16Acc(acc, vc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd], vs)
-				sum = fma32(sum, ms, vs)
-			}
-			inv := 1 / sum
+			from := first*kvDim + kh*hd
+			inv := 1 / f16Steps(acc, qh, kc[from:], vc[from:], kvDim, last-first+1, scale, softcap)
 			for d := range o {
 				o[d] = acc[d] * inv
 			}
