@@ -2,10 +2,10 @@ package gguf
 
 import "math"
 
-// The portable forms of the vector kernels behind attendTiled and swiglu.
-// Their SIMD versions (ggmlvec_amd64.s) run the same operations lane for
-// lane, so every result has these loops' bits on every CPU
-// (TestGGMLVecKernelsMatchPortable).
+// The portable forms of the vector kernels behind attendTiled, swiglu and
+// the one-query f16 attention. Their SIMD versions (ggmlvec_amd64.s) run the
+// same operations lane for lane, so every result has these loops' bits on
+// every CPU (TestGGMLVecKernelsMatchPortable, TestF16StepsMatchPortable).
 
 // faTransposeK lays the keys of positions [0, n) out as attendTiled reads
 // them (ggml packs each K tile transposed, position as the vector lane): for
