@@ -13,62 +13,34 @@ const faTileKV = 64
 // soft-capped with tanhf), the running maximum and sum rescaled by glibc's
 // expf, the tile's weights ggml_v_expf's with their sum reduced 16 at a time
 // in float64, and the values added with fused multiply-adds position by
-// position. Positions outside [first, last] are masked. kq (faTileKV), kt
-// (faTileKV·hd) and acc (hd) are scratch; the result goes to o.
-func attendTiled(o, q, kc, vc []float32, kvDim, off, first, last int, scale, softcap float32, kq, kt, acc []float32) {
+// position. Positions outside [first, last] are masked. kt holds the keys
+// as faTransposeK lays them out, off/hd is the KV head; kq and acc (hd) are
+// scratch; the result goes to o.
+func attendTiled(o, q, kt, vc []float32, kvDim, off, first, last int, scale, softcap float32, kq *[faTileKV]float32, acc []float32) {
 	hd := len(q)
+	tileSize := hd * faTileKV
+	kt = kt[off/hd*(len(kt)/kvDim*hd):]
 	clear(acc)
 	m, s := float32(math.Inf(-1)), float32(0)
 	for ic := first / faTileKV * faTileKV; ic <= last; ic += faTileKV {
-		// scores for the whole tile at once, position as the vector lane
-		// (ggml's simd_gemm over the transposed keys)
 		lo, hi := max(first, ic), min(last, ic+faTileKV-1)
-		clear(kq)
-		for p := lo; p <= hi; p++ {
-			k := kc[p*kvDim+off : p*kvDim+off+hd]
-			for d, v := range k {
-				kt[d*faTileKV+p-ic] = v
+		tile := kt[ic/faTileKV*tileSize : (ic/faTileKV+1)*tileSize]
+		tileMax := faScores(kq, tile, q, scale, lo-ic, hi-ic)
+		if softcap != 0 {
+			tileMax = float32(math.Inf(-1))
+			for t := lo - ic; t <= hi-ic; t++ {
+				kq[t] = tanhf(kq[t]) * softcap
+				tileMax = max(tileMax, kq[t])
 			}
-		}
-		for d := 0; d < hd; d++ {
-			axpyFMA(kq[lo-ic:hi-ic+1], kt[d*faTileKV+lo-ic:d*faTileKV+hi-ic+1], q[d])
-		}
-		tileMax := float32(math.Inf(-1))
-		for t := range kq {
-			if p := ic + t; p < lo || p > hi {
-				kq[t] = float32(math.Inf(-1))
-				continue
-			}
-			v := kq[t] * scale
-			if softcap != 0 {
-				v = tanhf(v) * softcap
-			}
-			kq[t] = v
-			tileMax = max(tileMax, v)
 		}
 		if mNew := max(m, tileMax); mNew > m {
 			ms := expf(m - mNew)
-			for d := range acc {
-				acc[d] *= ms
-			}
+			scaleVec(acc, ms)
 			s *= ms
 			m = mNew
 		}
-		var sum float64
-		for g := 0; g < faTileKV; g += 16 {
-			var e [16]float32
-			for l := range e {
-				e[l] = expfGGML(kq[g+l] - m)
-				kq[g+l] = e[l]
-			}
-			sum += float64(fold16(&e))
-		}
-		s = float32(float64(s) + sum)
-		for p := lo; p <= hi; p++ {
-			if w := kq[p-ic]; w != 0 {
-				axpyFMA(acc, vc[p*kvDim+off:p*kvDim+off+hd], w)
-			}
-		}
+		s = float32(float64(s) + faExpSum(kq, m))
+		faAccum(acc, vc[lo*kvDim+off:], kvDim, kq[lo-ic:hi-ic+1])
 	}
 	inv := 1 / s
 	for d := range o {

@@ -49,13 +49,15 @@ func fold16(v *[16]float32) float32 {
 // fma32 is a float32 fused multiply-add, a·b+c rounded once. The product is
 // exact in float64; the sum, rounded to float64 and then to float32, could
 // round twice only when it lands on a float32 midpoint, which the exact
-// error of the float64 sum then resolves.
+// error of the float64 sum then resolves (up to the overflow threshold
+// 0x1.ffffffp127: beyond it the result is an infinity, as a fused
+// multiply-add gives it).
 func fma32(a, b, c float32) float32 {
 	p := float64(float64(a) * float64(b))
 	cd := float64(c)
 	s := float64(p + cd)
 	r := float32(s)
-	if bits := math.Float64bits(s); bits&(1<<29-1) == 1<<28 && !math.IsInf(s, 0) {
+	if bits := math.Float64bits(s); bits&(1<<29-1) == 1<<28 && math.Abs(s) <= 0x1.ffffffp127 {
 		bp := float64(s - p)
 		e := float64(p-float64(s-bp)) + float64(cd-bp) // s + e = p + c exactly
 		switch {

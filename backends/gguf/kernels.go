@@ -391,9 +391,7 @@ func swiglu(gate, up []float32, n int) {
 	for r := 0; r < len(gate)/n; r++ {
 		g, u := gate[r*n:(r+1)*n], up[r*n:(r+1)*n]
 		m := n &^ 15
-		for i := range g[:m] {
-			g[i] = siluGGML(g[i]) * u[i]
-		}
+		swigluVec(g[:m], u[:m])
 		for i := m; i < n; i++ {
 			g[i] = g[i] / (1 + float32(math.Exp(float64(-g[i])))) * u[i]
 		}

@@ -579,6 +579,7 @@ type kvCache struct {
 	mode   attnMode // how the cached states were computed
 	tokens []int
 	k, v   [][]float32 // per layer, position-major: [pos*kvDim + i]
+	kt     []float32   // scratch: one layer's keys as attendTiled reads them
 }
 
 // forward runs tokens at positions len(cache.tokens)... and returns the
@@ -873,18 +874,15 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 	if softcap != 0 {
 		scale /= softcap
 	}
-	score := func(s float32) float32 {
-		s *= scale
-		if softcap != 0 {
-			s = softcap * tanhf(s)
-		}
-		return s
-	}
 	f16 := m.cache.mode == attnF16 || (m.cache.mode == attnPerBatch && n < faTileQ)
+	if !f16 {
+		m.cache.kt = faTransposeK(m.cache.kt, kc, kvDim, hd, p0+n)
+	}
+	kt := m.cache.kt
 	m.pool.parallel(n*c.Heads, func(lo, hi int) {
 		qh := make([]float32, hd)
 		acc := make([]float32, hd)
-		kq, kt := make([]float32, faTileKV), make([]float32, faTileKV*hd)
+		kq := new([faTileKV]float32)
 		for job := lo; job < hi; job++ {
 			// Token i attends to p0+i+1 keys: jobs alternate between the
 			// batch's ends so the threads' contiguous shares weigh the same.
@@ -904,27 +902,14 @@ func (m *Model) attention(out, q, kc, vc []float32, p0, n, window int) {
 			clear(acc)
 			o := out[i*qDim+h*hd : i*qDim+(h+1)*hd]
 			if !f16 {
-				attendTiled(o, qh, kc, vc, kvDim, kh*hd, first, last, scale, softcap, kq, kt, acc)
+				attendTiled(o, qh, kt, vc, kvDim, kh*hd, first, last, scale, softcap, kq, acc)
 				continue
 			}
 			for d, v := range qh {
 				qh[d] = roundF16(v)
 			}
-			maxS, sum := float32(math.Inf(-1)), float32(0)
-			for p := first; p <= last; p++ {
-				s := score(ggmlDotF16(qh, kc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd]))
-				ms, vs := float32(1), float32(1)
-				if s > maxS {
-					ms = expf(maxS - s)
-					maxS = s
-					f16Scale(acc, ms)
-				} else {
-					vs = expf(s - maxS)
-				}
-				f16Acc(acc, vc[p*kvDim+kh*hd:p*kvDim+(kh+1)*hd], vs)
-				sum = fma32(sum, ms, vs)
-			}
-			inv := 1 / sum
+			from := first*kvDim + kh*hd
+			inv := 1 / f16Steps(acc, qh, kc[from:], vc[from:], kvDim, last-first+1, scale, softcap)
 			for d := range o {
 				o[d] = acc[d] * inv
 			}
