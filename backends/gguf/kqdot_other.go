@@ -1,0 +1,13 @@
+//go:build !amd64 || purego
+
+package gguf
+
+// q4KRows and q6KRows have no multi-row kernel here: the callers' loops do
+// every row.
+func q4KRows(out []float32, raw []byte, rb int, q []int8, d []float32, dstride int, bs []int16) int {
+	return 0
+}
+
+func q6KRows(out []float32, raw []byte, rb int, q []int8, d []float32, dstride int, bs []int16) int {
+	return 0
+}
