@@ -8,6 +8,12 @@ func q4KRows4AVX512(w *byte, rowBytes int, groups int, x *int8, xd *float32, dst
 //go:noescape
 func q6KRows4AVX512(w *byte, rowBytes int, groups int, x *int8, xd *float32, dstride int, bs *int16, nsb int, out *float32)
 
+//go:noescape
+func q4KRows2x4AVX512(w *byte, rowBytes int, pairs int, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *float32)
+
+//go:noescape
+func q6KRows2x4AVX512(w *byte, rowBytes int, pairs int, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *float32)
+
 // hasAVX512VNNI says whether the AVX-512 K-quant kernels (kqdot_amd64.s)
 // run: AVX512F with the OS state and VL (hasAVX512VL), BW and VNNI.
 var hasAVX512VNNI = hasAVX512VL && func() bool {
@@ -44,4 +50,36 @@ func q6KRows(out []float32, raw []byte, rb int, q []int8, d []float32, dstride i
 	_ = bs[((nsb-1)*dstride+1)*16-1]
 	q6KRows4AVX512(&raw[0], rb, rows/4, &q[0], &d[0], 4*dstride, &bs[0], nsb, &out[0])
 	return rows
+}
+
+// qKRows2x4 sets out[(t+k)*w.rows+r] to row r of w times token t+k of a,
+// k < 4, for the rows from r0 below r1 that the two-row, four-token kernels
+// take (Q4_K and Q6_K rows in pairs), and returns the first row it left.
+func qKRows2x4(out []float32, w *matrix, a *qacts, r0, r1, t int) int {
+	kernel, bb := q4KRows2x4AVX512, 144
+	if w.typ == TypeQ6_K {
+		kernel, bb = q6KRows2x4AVX512, 210
+	}
+	nsb := a.cols / qk
+	if !hasAVX512VNNI || (w.typ != TypeQ4_K && w.typ != TypeQ6_K) || nsb == 0 {
+		return r0
+	}
+	_ = a.q[(t+3)*a.cols+nsb*qk-1]
+	_ = a.d[(nsb-1)*a.n+t+3]
+	_ = a.bs[((nsb-1)*a.n+t+4)*16-1]
+	rb := w.rowBytes
+	var o [128]float32
+	for r0+2 <= r1 {
+		pairs := min((r1-r0)/2, len(o)/8)
+		_ = w.raw[(r0+2*pairs-1)*rb+nsb*bb-1]
+		kernel(&w.raw[r0*rb], rb, pairs, &a.q[t*a.cols], a.cols, &a.d[t], 4*a.n, &a.bs[t*16], nsb, &o[0])
+		for p := 0; p < pairs; p++ {
+			for k := 0; k < 4; k++ {
+				out[(t+k)*w.rows+r0+2*p] = o[8*p+k]
+				out[(t+k)*w.rows+r0+2*p+1] = o[8*p+4+k]
+			}
+		}
+		r0 += 2 * pairs
+	}
+	return r0
 }

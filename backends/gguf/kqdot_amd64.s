@@ -416,3 +416,320 @@ DATA kq6M32<>+8(SB)/8, $0xffe0ffe0ffe0ffe0
 DATA kq6M32<>+16(SB)/8, $0xffe0ffe0ffe0ffe0
 DATA kq6M32<>+24(SB)/8, $0xffe0ffe0ffe0ffe0
 GLOBL kq6M32<>(SB), RODATA|NOPTR, $32
+
+// The two-row, four-token kernels keep the 16 integer accumulators of one
+// super-block in Z16-Z23 (row r, token t: Z16+4r+t) and Y8-Y15 (the mins or
+// the -32 parts, Y8+4r+t); the four tokens' activations are at (DI),
+// (DI)(R8*1), (DI)(R8*2), (DI)(R10*1), their 16-sums 32 bytes apart at
+// (BX), their scales 4 bytes apart at (DX).
+
+#define KQZERO2X4 \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z20, Z20, Z20 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z23, Z23, Z23 \
+	VPXOR  Y8, Y8, Y8    \
+	VPXOR  Y9, Y9, Y9    \
+	VPXOR  Y10, Y10, Y10 \
+	VPXOR  Y11, Y11, Y11 \
+	VPXOR  Y12, Y12, Y12 \
+	VPXOR  Y13, Y13, Y13 \
+	VPXOR  Y14, Y14, Y14 \
+	VPXOR  Y15, Y15, Y15
+
+// KQFOLD2X4 sets Yp (p = 4r+t) to the lower plus the upper half of Z16+p.
+#define KQFOLD2X4 \
+	VEXTRACTI64X4 $1, Z16, Y0 \
+	VPADDD        Y16, Y0, Y0 \
+	VEXTRACTI64X4 $1, Z17, Y1 \
+	VPADDD        Y17, Y1, Y1 \
+	VEXTRACTI64X4 $1, Z18, Y2 \
+	VPADDD        Y18, Y2, Y2 \
+	VEXTRACTI64X4 $1, Z19, Y3 \
+	VPADDD        Y19, Y3, Y3 \
+	VEXTRACTI64X4 $1, Z20, Y4 \
+	VPADDD        Y20, Y4, Y4 \
+	VEXTRACTI64X4 $1, Z21, Y5 \
+	VPADDD        Y21, Y5, Y5 \
+	VEXTRACTI64X4 $1, Z22, Y6 \
+	VPADDD        Y22, Y6, Y6 \
+	VEXTRACTI64X4 $1, Z23, Y7 \
+	VPADDD        Y23, Y7, Y7
+
+// KQ4C2X4 is chunk c of row R13 (its scales in every lane of Z27) against
+// the four tokens, into Z16+4r...
+#define KQ4C2X4(c, A0, A1, A2, A3) \
+	VBROADCASTI64X4 16+32*c(R13), Z28          \
+	VPSRLVW         Z30, Z28, Z28              \
+	VPANDD          Z31, Z28, Z28              \
+	VPSHUFB         kq4Sc<>+64*c(SB), Z27, Z24 \
+	VPMADDUBSW      64*c(DI), Z28, Z0          \
+	VPDPWSSD        Z24, Z0, A0                \
+	VPMADDUBSW      64*c(DI)(R8*1), Z28, Z1    \
+	VPDPWSSD        Z24, Z1, A1                \
+	VPMADDUBSW      64*c(DI)(R8*2), Z28, Z2    \
+	VPDPWSSD        Z24, Z2, A2                \
+	VPMADDUBSW      64*c(DI)(R10*1), Z28, Z3   \
+	VPDPWSSD        Z24, Z3, A3
+
+// KQ4R2X4 is row R13 (lane L of Z25) against the four tokens.
+#define KQ4R2X4(L, A0, A1, A2, A3, M0, M1, M2, M3) \
+	VSHUFI32X4 $(L*0x55), Z25, Z25, Z27  \
+	VPSHUFB    kq4MinDup<>(SB), Y27, Y4  \
+	VPDPWSSD   (BX), Y4, M0              \
+	VPDPWSSD   32(BX), Y4, M1            \
+	VPDPWSSD   64(BX), Y4, M2            \
+	VPDPWSSD   96(BX), Y4, M3            \
+	KQ4C2X4(0, A0, A1, A2, A3)           \
+	KQ4C2X4(1, A0, A1, A2, A3)           \
+	KQ4C2X4(2, A0, A1, A2, A3)           \
+	KQ4C2X4(3, A0, A1, A2, A3)
+
+// KQ4F2X4 adds row OFF's (dx*d)*isum - (dx*dmin)*msum for the four tokens
+// (Y2 = their dx, each twice) to ACC (lanes 0, 2, 4, 6), the sums in V.
+#define KQ4F2X4(OFF, V, ACC) \
+	VCVTDQ2PS    V, V          \
+	VPBROADCASTD OFF, X3       \
+	VCVTPH2PS    X3, Y3        \
+	VMULPS       Y2, Y3, Y3    \
+	VMULPS       V, Y3, Y3     \
+	VMOVSHDUP    Y3, Y4        \
+	VSUBPS       Y4, Y3, Y3    \
+	VADDPS       Y3, ACC, ACC
+
+// func q4KRows2x4AVX512(w *byte, rowBytes int, pairs int, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *float32)
+// Rows 2p and 2p+1 (at w + r*rowBytes) times tokens x, x+xstride, ... (their
+// scales and 16-sums following token 0's, block-major, dstride bytes between
+// super-blocks) into out[8p+4r+t], for pairs p.
+TEXT ·q4KRows2x4AVX512(SB), NOSPLIT, $0-80
+	MOVQ rowBytes+8(FP), R12
+	MOVQ pairs+16(FP), R14
+	MOVQ xstride+32(FP), R8
+	LEAQ (R8)(R8*2), R10
+	MOVQ dstride+48(FP), R9
+	MOVQ out+72(FP), R15
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQU64 kq4NibShift<>(SB), Z30
+	MOVQ w+0(FP), R11
+
+kq42x4pair:
+	MOVQ R11, SI
+	MOVQ x+24(FP), DI
+	MOVQ xd+40(FP), DX
+	MOVQ bs+56(FP), BX
+	MOVQ nsb+64(FP), CX
+	VPXORD Z26, Z26, Z26
+	VPXORD Z29, Z29, Z29
+
+kq42x4loop:
+	KQZERO2X4
+	VMOVDQU32    (SI), X24
+	VINSERTI32X4 $1, (SI)(R12*1), Y24, Y24
+	VPSHUFD      $0xed, Z24, Z25
+	VPSRLVD      kq4UnShift<>(SB), Z25, Z25
+	VPANDD       kq4UnMask1<>(SB), Z25, Z25
+	VPSHUFD      $0xa5, Z24, Z27
+	VPSRLD       $2, Z27, Z27
+	VPANDD       kq4UnMask2<>(SB), Z27, Z27
+	VPORD        Z27, Z25, Z25
+	MOVQ         SI, R13
+	KQ4R2X4(0, Z16, Z17, Z18, Z19, Y8, Y9, Y10, Y11)
+	LEAQ         (SI)(R12*1), R13
+	KQ4R2X4(1, Z20, Z21, Z22, Z23, Y12, Y13, Y14, Y15)
+	KQFOLD2X4
+	VPHADDD      Y8, Y0, Y0
+	VPHADDD      Y9, Y1, Y1
+	VPHADDD      Y10, Y2, Y2
+	VPHADDD      Y11, Y3, Y3
+	VPHADDD      Y12, Y4, Y4
+	VPHADDD      Y13, Y5, Y5
+	VPHADDD      Y14, Y6, Y6
+	VPHADDD      Y15, Y7, Y7
+	VPHADDD      Y1, Y0, Y0
+	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
+	VPERM2I128   $0x20, Y2, Y0, Y1
+	VPERM2I128   $0x31, Y2, Y0, Y3
+	VPADDD       Y3, Y1, Y1
+	VPERM2I128   $0x20, Y6, Y4, Y5
+	VPERM2I128   $0x31, Y6, Y4, Y7
+	VPADDD       Y7, Y5, Y5
+	VMOVUPS      (DX), X2
+	VMOVDQU      kq4DxDup<>(SB), Y0
+	VPERMPS      Y2, Y0, Y2
+	KQ4F2X4((SI), Y1, Y26)
+	KQ4F2X4((SI)(R12*1), Y5, Y29)
+
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ R9, DX
+	LEAQ (BX)(R9*8), BX
+	DECQ CX
+	JNZ  kq42x4loop
+
+	VPMOVQD Y26, X0
+	VMOVUPS X0, (R15)
+	VPMOVQD Y29, X0
+	VMOVUPS X0, 16(R15)
+	ADDQ    $32, R15
+	LEAQ    (R11)(R12*2), R11
+	DECQ    R14
+	JNZ     kq42x4pair
+	VZEROUPPER
+	RET
+
+DATA kq4DxDup<>+0(SB)/8, $0x0000000000000000
+DATA kq4DxDup<>+8(SB)/8, $0x0000000100000001
+DATA kq4DxDup<>+16(SB)/8, $0x0000000200000002
+DATA kq4DxDup<>+24(SB)/8, $0x0000000300000003
+GLOBL kq4DxDup<>(SB), RODATA|NOPTR, $32
+
+// KQ6H2X4 is half h of row R13's Q6_K super-block (its scales as int16 in
+// Z0) against the four tokens, into A0...A3; T0, T1 the VPERMW indices.
+#define KQ6H2X4(h, T0, T1, A0, A1, A2, A3) \
+	VMOVDQU64       64*h(R13), Z2                  \
+	VBROADCASTI64X4 128+32*h(R13), Z3              \
+	VPSRLVW         kq6QhShift<>(SB), Z3, Z3       \
+	VPSLLW          $4, Z3, Z4                     \
+	VPANDD          kq6Mask30<>(SB), Z4, Z4        \
+	VPANDD          kq6Mask30<>(SB), Z3, Z3        \
+	VPANDD          kq6Mask0f<>(SB), Z2, Z5        \
+	VPORD           Z4, Z5, Z5                     \
+	VPSRLW          $4, Z2, Z2                     \
+	VPANDD          kq6Mask0f<>(SB), Z2, Z2        \
+	VPORD           Z3, Z2, Z2                     \
+	VPERMW          Z0, T0, Z6                     \
+	VPERMW          Z0, T1, Z7                     \
+	VPMADDUBSW      128*h(DI), Z5, Z24             \
+	VPDPWSSD        Z6, Z24, A0                    \
+	VPMADDUBSW      128*h(DI)(R8*1), Z5, Z25       \
+	VPDPWSSD        Z6, Z25, A1                    \
+	VPMADDUBSW      128*h(DI)(R8*2), Z5, Z24       \
+	VPDPWSSD        Z6, Z24, A2                    \
+	VPMADDUBSW      128*h(DI)(R10*1), Z5, Z25      \
+	VPDPWSSD        Z6, Z25, A3                    \
+	VPMADDUBSW      128*h+64(DI), Z2, Z24          \
+	VPDPWSSD        Z7, Z24, A0                    \
+	VPMADDUBSW      128*h+64(DI)(R8*1), Z2, Z25    \
+	VPDPWSSD        Z7, Z25, A1                    \
+	VPMADDUBSW      128*h+64(DI)(R8*2), Z2, Z24    \
+	VPDPWSSD        Z7, Z24, A2                    \
+	VPMADDUBSW      128*h+64(DI)(R10*1), Z2, Z25   \
+	VPDPWSSD        Z7, Z25, A3
+
+// KQ6R2X4 is row R13 against the four tokens; -32 times its scales times
+// the tokens' 16-sums go into M0...M3.
+#define KQ6R2X4(A0, A1, A2, A3, M0, M1, M2, M3) \
+	VPMOVSXBW  192(R13), Y0                   \
+	VPMULLW    kq6M32<>(SB), Y0, Y1           \
+	VPDPWSSD   (BX), Y1, M0                   \
+	VPDPWSSD   32(BX), Y1, M1                 \
+	VPDPWSSD   64(BX), Y1, M2                 \
+	VPDPWSSD   96(BX), Y1, M3                 \
+	KQ6H2X4(0, Z28, Z29, A0, A1, A2, A3)      \
+	KQ6H2X4(1, Z30, Z31, A0, A1, A2, A3)
+
+// KQ6F2X4 adds row OFF's (dx*d)*isum for the four tokens (X2 their dx) to
+// ACC, the sums in X.
+#define KQ6F2X4(OFF, X, ACC) \
+	VCVTDQ2PS    X, X          \
+	VPBROADCASTW OFF, X3       \
+	VCVTPH2PS    X3, X3        \
+	VMULPS       X2, X3, X3    \
+	VMULPS       X, X3, X3     \
+	VADDPS       X3, ACC, ACC
+
+// func q6KRows2x4AVX512(w *byte, rowBytes int, pairs int, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *float32)
+// q4KRows2x4AVX512 for Q6_K rows.
+TEXT ·q6KRows2x4AVX512(SB), NOSPLIT, $0-80
+	MOVQ rowBytes+8(FP), R12
+	MOVQ pairs+16(FP), R14
+	MOVQ xstride+32(FP), R8
+	LEAQ (R8)(R8*2), R10
+	MOVQ dstride+48(FP), R9
+	MOVQ out+72(FP), R15
+	VMOVDQU64 kq6ScIdx<>+0(SB), Z28
+	VMOVDQU64 kq6ScIdx<>+64(SB), Z29
+	VMOVDQU64 kq6ScIdx<>+128(SB), Z30
+	VMOVDQU64 kq6ScIdx<>+192(SB), Z31
+	MOVQ w+0(FP), R11
+
+kq62x4pair:
+	MOVQ R11, SI
+	MOVQ x+24(FP), DI
+	MOVQ xd+40(FP), DX
+	MOVQ bs+56(FP), BX
+	MOVQ nsb+64(FP), CX
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+
+kq62x4loop:
+	KQZERO2X4
+	MOVQ         SI, R13
+	KQ6R2X4(Z16, Z17, Z18, Z19, Y8, Y9, Y10, Y11)
+	LEAQ         (SI)(R12*1), R13
+	KQ6R2X4(Z20, Z21, Z22, Z23, Y12, Y13, Y14, Y15)
+	KQFOLD2X4
+	VPADDD       Y8, Y0, Y0
+	VPADDD       Y9, Y1, Y1
+	VPADDD       Y10, Y2, Y2
+	VPADDD       Y11, Y3, Y3
+	VPADDD       Y12, Y4, Y4
+	VPADDD       Y13, Y5, Y5
+	VPADDD       Y14, Y6, Y6
+	VPADDD       Y15, Y7, Y7
+	VPHADDD      Y1, Y0, Y0
+	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y2, Y0, Y0
+	VPHADDD      Y6, Y4, Y4
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VEXTRACTI128 $1, Y4, X5
+	VPADDD       X5, X4, X4
+	VMOVUPS      (DX), X2
+	KQ6F2X4(208(SI), X0, X26)
+	KQ6F2X4(208(SI)(R12*1), X4, X27)
+
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ R9, DX
+	LEAQ (BX)(R9*8), BX
+	DECQ CX
+	JNZ  kq62x4loop
+
+	VMOVUPS X26, (R15)
+	VMOVUPS X27, 16(R15)
+	ADDQ    $32, R15
+	LEAQ    (R11)(R12*2), R11
+	DECQ    R14
+	JNZ     kq62x4pair
+	VZEROUPPER
+	RET
+
+DATA kq6Mask0f<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA kq6Mask0f<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA kq6Mask0f<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA kq6Mask0f<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA kq6Mask0f<>+32(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA kq6Mask0f<>+40(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA kq6Mask0f<>+48(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA kq6Mask0f<>+56(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL kq6Mask0f<>(SB), RODATA|NOPTR, $64
+
+DATA kq6Mask30<>+0(SB)/8, $0x3030303030303030
+DATA kq6Mask30<>+8(SB)/8, $0x3030303030303030
+DATA kq6Mask30<>+16(SB)/8, $0x3030303030303030
+DATA kq6Mask30<>+24(SB)/8, $0x3030303030303030
+DATA kq6Mask30<>+32(SB)/8, $0x3030303030303030
+DATA kq6Mask30<>+40(SB)/8, $0x3030303030303030
+DATA kq6Mask30<>+48(SB)/8, $0x3030303030303030
+DATA kq6Mask30<>+56(SB)/8, $0x3030303030303030
+GLOBL kq6Mask30<>(SB), RODATA|NOPTR, $64

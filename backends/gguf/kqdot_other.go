@@ -2,8 +2,8 @@
 
 package gguf
 
-// q4KRows and q6KRows have no multi-row kernel here: the callers' loops do
-// every row.
+// q4KRows, q6KRows and qKRows2x4 have no multi-row kernel here: the
+// callers' loops do every row.
 func q4KRows(out []float32, raw []byte, rb int, q []int8, d []float32, dstride int, bs []int16) int {
 	return 0
 }
@@ -11,3 +11,5 @@ func q4KRows(out []float32, raw []byte, rb int, q []int8, d []float32, dstride i
 func q6KRows(out []float32, raw []byte, rb int, q []int8, d []float32, dstride int, bs []int16) int {
 	return 0
 }
+
+func qKRows2x4(out []float32, w *matrix, a *qacts, r0, r1, t int) int { return r0 }

@@ -236,6 +236,7 @@ func (p *pool) matmulQActs(out []float32, w *matrix, a *qacts) {
 							out[(t+k)*rows+r], out[(t+k)*rows+r+1] = o8[k], o8[4+k]
 						}
 					}
+					r = qKRows2x4(out, w, a, r, r1, t)
 					for ; r < r1; r++ {
 						dot4(&o, w.raw[r*w.rowBytes:(r+1)*w.rowBytes], a, t)
 						out[t*rows+r], out[(t+1)*rows+r] = o[0], o[1]
