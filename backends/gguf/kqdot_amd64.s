@@ -82,6 +82,38 @@
 	VPERM2I128    $0x31, Y10, Y8, Y1 \
 	VPADDD        Y1, Y0, Y0
 
+// KQ4PF and KQ6PF prefetch the weights R11 points at, 4 super-blocks' worth
+// (of four rows' contiguous 4*rowBytes), and advance R11: without them the
+// four interleaved row streams defeat the hardware prefetcher and the
+// kernels read memory at half the speed of one row at a time.
+#define KQ4PF \
+	PREFETCHT0 (R11)     \
+	PREFETCHT0 64(R11)   \
+	PREFETCHT0 128(R11)  \
+	PREFETCHT0 192(R11)  \
+	PREFETCHT0 256(R11)  \
+	PREFETCHT0 320(R11)  \
+	PREFETCHT0 384(R11)  \
+	PREFETCHT0 448(R11)  \
+	PREFETCHT0 512(R11)  \
+	ADDQ       $576, R11
+
+#define KQ6PF \
+	PREFETCHT0 (R11)     \
+	PREFETCHT0 64(R11)   \
+	PREFETCHT0 128(R11)  \
+	PREFETCHT0 192(R11)  \
+	PREFETCHT0 256(R11)  \
+	PREFETCHT0 320(R11)  \
+	PREFETCHT0 384(R11)  \
+	PREFETCHT0 448(R11)  \
+	PREFETCHT0 512(R11)  \
+	PREFETCHT0 576(R11)  \
+	PREFETCHT0 640(R11)  \
+	PREFETCHT0 704(R11)  \
+	PREFETCHT0 768(R11)  \
+	ADDQ       $840, R11
+
 #define KQZERO4 \
 	VPXORD Z8, Z8, Z8     \
 	VPXORD Z9, Z9, Z9     \
@@ -107,6 +139,7 @@ TEXT ·q4KRows4AVX512(SB), NOSPLIT, $0-72
 	VMOVDQU64 kq4NibShift<>(SB), Z30
 	VMOVDQU64 kq4HdrPerm<>(SB), Z28
 	MOVQ w+0(FP), R10
+	LEAQ (R10)(R12*8), R11
 
 kq4group:
 	MOVQ R10, SI
@@ -117,6 +150,7 @@ kq4group:
 	VXORPS Y7, Y7, Y7
 
 kq4loop:
+	KQ4PF
 	KQZERO4
 	KQ4HDR
 	KQ4ROW((SI), 0, 0, Z8, Y12)
@@ -205,6 +239,7 @@ TEXT ·q6KRows4AVX512(SB), NOSPLIT, $0-72
 	MOVQ out+64(FP), R15
 	KQ6CONST
 	MOVQ w+0(FP), R10
+	LEAQ (R10)(R12*8), R11
 
 kq6group:
 	MOVQ R10, SI
@@ -215,6 +250,7 @@ kq6group:
 	VXORPS X7, X7, X7
 
 kq6loop:
+	KQ6PF
 	KQZERO4
 	KQ6ROW((SI), 0, Z8, Y12)
 	KQ6ROW((SI)(R12*1), 0, Z9, Y13)
