@@ -9,10 +9,10 @@ func q4KRows4AVX512(w *byte, rowBytes int, groups int, x *int8, xd *float32, dst
 func q6KRows4AVX512(w *byte, rowBytes int, groups int, x *int8, xd *float32, dstride int, bs *int16, nsb int, out *float32)
 
 //go:noescape
-func q4KRows2x4AVX512(w *byte, rowBytes int, pairs int, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *float32)
+func q4KRows2x4AVX512(w *byte, rowBytes int, pairs int, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *float32, ostride int)
 
 //go:noescape
-func q6KRows2x4AVX512(w *byte, rowBytes int, pairs int, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *float32)
+func q6KRows2x4AVX512(w *byte, rowBytes int, pairs int, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *float32, ostride int)
 
 // hasAVX512VNNI says whether the AVX-512 K-quant kernels (kqdot_amd64.s)
 // run: AVX512F with the OS state and VL (hasAVX512VL), BW and VNNI.
@@ -67,19 +67,13 @@ func qKRows2x4(out []float32, w *matrix, a *qacts, r0, r1, t int) int {
 	_ = a.q[(t+3)*a.cols+nsb*qk-1]
 	_ = a.d[(nsb-1)*a.n+t+3]
 	_ = a.bs[((nsb-1)*a.n+t+4)*16-1]
-	rb := w.rowBytes
-	var o [128]float32
-	for r0+2 <= r1 {
-		pairs := min((r1-r0)/2, len(o)/8)
-		_ = w.raw[(r0+2*pairs-1)*rb+nsb*bb-1]
-		kernel(&w.raw[r0*rb], rb, pairs, &a.q[t*a.cols], a.cols, &a.d[t], 4*a.n, &a.bs[t*16], nsb, &o[0])
-		for p := 0; p < pairs; p++ {
-			for k := 0; k < 4; k++ {
-				out[(t+k)*w.rows+r0+2*p] = o[8*p+k]
-				out[(t+k)*w.rows+r0+2*p+1] = o[8*p+4+k]
-			}
-		}
-		r0 += 2 * pairs
+	pairs := (r1 - r0) / 2
+	if pairs == 0 {
+		return r0
 	}
-	return r0
+	rb := w.rowBytes
+	_ = w.raw[(r0+2*pairs-1)*rb+nsb*bb-1]
+	_ = out[(t+3)*w.rows+r0+2*pairs-1]
+	kernel(&w.raw[r0*rb], rb, pairs, &a.q[t*a.cols], a.cols, &a.d[t], 4*a.n, &a.bs[t*16], nsb, &out[t*w.rows+r0], 4*w.rows)
+	return r0 + 2*pairs
 }

@@ -40,26 +40,27 @@
 // activations at XM: the chunk's 32 bytes in both halves, the low nibbles
 // kept in the lower half and the high ones in the upper (Z30 shifts by 0
 // and 4), the scales 2c and 2c+1 from Z19 (the row's unpacked scales in
-// every lane), products added into ACC.
-#define KQ4CHUNK(c, XM, ACC) \
+// every lane), products added into ACC by OP (VPDPWSSD, or VPMADDWD
+// to set it).
+#define KQ4CHUNK(c, OP, XM, ACC) \
 	VBROADCASTI64X4 16+32*c(R8), Z20        \
 	VPSRLVW         Z30, Z20, Z20            \
 	VPANDD          Z31, Z20, Z20            \
 	VPSHUFB         kq4Sc<>+64*c(SB), Z19, Z21 \
 	VPMADDUBSW      XM, Z20, Z20             \
-	VPDPWSSD        Z21, Z20, ACC
+	OP              Z21, Z20, ACC
 
 // KQ4ROW is row ROW (lane L of Z17) against one token's super-block: the
-// mins times the 16-sums at (BX) into MACC, the products into ACC.
+// mins times the 16-sums at (BX) in MACC, the products in ACC.
 #define KQ4ROW(ROW, L, XOFF, ACC, MACC) \
 	LEAQ       ROW, R8                       \
 	VSHUFI32X4 $(L*0x55), Z17, Z17, Z19      \
 	VPSHUFB    kq4MinDup<>(SB), Y19, Y22     \
-	VPDPWSSD   (BX), Y22, MACC               \
-	KQ4CHUNK(0, XOFF(DI), ACC)          \
-	KQ4CHUNK(1, XOFF+64(DI), ACC)       \
-	KQ4CHUNK(2, XOFF+128(DI), ACC)      \
-	KQ4CHUNK(3, XOFF+192(DI), ACC)
+	VPMADDWD   (BX), Y22, MACC               \
+	KQ4CHUNK(0, VPMADDWD, XOFF(DI), ACC)     \
+	KQ4CHUNK(1, VPDPWSSD, XOFF+64(DI), ACC)  \
+	KQ4CHUNK(2, VPDPWSSD, XOFF+128(DI), ACC) \
+	KQ4CHUNK(3, VPDPWSSD, XOFF+192(DI), ACC)
 
 // KQFOLD4 reduces Z8-Z11 and Y12-Y15 to Y0 = isum0, msum0, isum1, msum1,
 // ... (int32), the integer sums of four rows' super-blocks.
@@ -114,16 +115,6 @@
 	PREFETCHT0 768(R11)  \
 	ADDQ       $840, R11
 
-#define KQZERO4 \
-	VPXORD Z8, Z8, Z8     \
-	VPXORD Z9, Z9, Z9     \
-	VPXORD Z10, Z10, Z10  \
-	VPXORD Z11, Z11, Z11  \
-	VPXOR  Y12, Y12, Y12  \
-	VPXOR  Y13, Y13, Y13  \
-	VPXOR  Y14, Y14, Y14  \
-	VPXOR  Y15, Y15, Y15
-
 // func q4KRows4AVX512(w *byte, rowBytes int, groups int, x *int8, xd *float32, dstride int, bs *int16, nsb int, out *float32)
 // out[r] = row r (at w + r*rowBytes) times one token, for 4*groups rows;
 // dstride is the byte step between the token's super-block scales (its
@@ -151,7 +142,6 @@ kq4group:
 
 kq4loop:
 	KQ4PF
-	KQZERO4
 	KQ4HDR
 	KQ4ROW((SI), 0, 0, Z8, Y12)
 	KQ4ROW((SI)(R12*1), 1, 0, Z9, Y13)
@@ -187,8 +177,8 @@ kq4loop:
 // the activations at XM: ql at 64h, qh at 128+32h (in both halves, Z29
 // shifting the upper by 2 so each half's bits 0-1 and 4-5 are the high
 // bits of its values), scales from Z16 (the row's 16 scales as int16) by
-// the VPERMW indices T0, T1, products added into ACC.
-#define KQ6HALF(h, XM, T0, T1, ACC) \
+// the VPERMW indices T0, T1, products added into ACC (the first by OP).
+#define KQ6HALF(h, OP, XM, T0, T1, ACC) \
 	VMOVDQU64       64*h(R8), Z18            \
 	VBROADCASTI64X4 128+32*h(R8), Z19        \
 	VPSRLVW         Z29, Z19, Z19            \
@@ -203,19 +193,19 @@ kq4loop:
 	VPERMW          Z16, T0, Z22             \
 	VPERMW          Z16, T1, Z23             \
 	VPMADDUBSW      XM, Z21, Z21             \
-	VPDPWSSD        Z22, Z21, ACC            \
+	OP              Z22, Z21, ACC            \
 	VPMADDUBSW      64+XM, Z18, Z18          \
 	VPDPWSSD        Z23, Z18, ACC
 
 // KQ6ROW is row ROW against one token's super-block. The values are stored
-// plus 32: -32 times the scales times the 16-sums at (BX) go into MACC.
+// plus 32: -32 times the scales times the 16-sums at (BX) go in MACC.
 #define KQ6ROW(ROW, XOFF, ACC, MACC) \
 	LEAQ       ROW, R8                       \
 	VPMOVSXBW  192(R8), Y16                  \
 	VPMULLW    kq6M32<>(SB), Y16, Y17        \
-	VPDPWSSD   (BX), Y17, MACC               \
-	KQ6HALF(0, XOFF(DI), Z24, Z25, ACC) \
-	KQ6HALF(1, XOFF+128(DI), Z26, Z28, ACC)
+	VPMADDWD   (BX), Y17, MACC               \
+	KQ6HALF(0, VPMADDWD, XOFF(DI), Z24, Z25, ACC) \
+	KQ6HALF(1, VPDPWSSD, XOFF+128(DI), Z26, Z28, ACC)
 
 // KQ6CONST sets the constants of the Q6_K kernels.
 #define KQ6CONST \
@@ -251,7 +241,6 @@ kq6group:
 
 kq6loop:
 	KQ6PF
-	KQZERO4
 	KQ6ROW((SI), 0, Z8, Y12)
 	KQ6ROW((SI)(R12*1), 0, Z9, Y13)
 	KQ6ROW((SI)(R12*2), 0, Z10, Y14)
@@ -459,24 +448,6 @@ GLOBL kq6M32<>(SB), RODATA|NOPTR, $32
 // (DI)(R8*1), (DI)(R8*2), (DI)(R10*1), their 16-sums 32 bytes apart at
 // (BX), their scales 4 bytes apart at (DX).
 
-#define KQZERO2X4 \
-	VPXORD Z16, Z16, Z16 \
-	VPXORD Z17, Z17, Z17 \
-	VPXORD Z18, Z18, Z18 \
-	VPXORD Z19, Z19, Z19 \
-	VPXORD Z20, Z20, Z20 \
-	VPXORD Z21, Z21, Z21 \
-	VPXORD Z22, Z22, Z22 \
-	VPXORD Z23, Z23, Z23 \
-	VPXOR  Y8, Y8, Y8    \
-	VPXOR  Y9, Y9, Y9    \
-	VPXOR  Y10, Y10, Y10 \
-	VPXOR  Y11, Y11, Y11 \
-	VPXOR  Y12, Y12, Y12 \
-	VPXOR  Y13, Y13, Y13 \
-	VPXOR  Y14, Y14, Y14 \
-	VPXOR  Y15, Y15, Y15
-
 // KQFOLD2X4 sets Yp (p = 4r+t) to the lower plus the upper half of Z16+p.
 #define KQFOLD2X4 \
 	VEXTRACTI64X4 $1, Z16, Y0 \
@@ -497,33 +468,33 @@ GLOBL kq6M32<>(SB), RODATA|NOPTR, $32
 	VPADDD        Y23, Y7, Y7
 
 // KQ4C2X4 is chunk c of row R13 (its scales in every lane of Z27) against
-// the four tokens, into Z16+4r...
-#define KQ4C2X4(c, A0, A1, A2, A3) \
+// the four tokens, into Z16+4r... by OP (VPDPWSSD, or VPMADDWD to set).
+#define KQ4C2X4(c, OP, A0, A1, A2, A3) \
 	VBROADCASTI64X4 16+32*c(R13), Z28          \
 	VPSRLVW         Z30, Z28, Z28              \
 	VPANDD          Z31, Z28, Z28              \
 	VPSHUFB         kq4Sc<>+64*c(SB), Z27, Z24 \
 	VPMADDUBSW      64*c(DI), Z28, Z0          \
-	VPDPWSSD        Z24, Z0, A0                \
+	OP              Z24, Z0, A0                \
 	VPMADDUBSW      64*c(DI)(R8*1), Z28, Z1    \
-	VPDPWSSD        Z24, Z1, A1                \
+	OP              Z24, Z1, A1                \
 	VPMADDUBSW      64*c(DI)(R8*2), Z28, Z2    \
-	VPDPWSSD        Z24, Z2, A2                \
+	OP              Z24, Z2, A2                \
 	VPMADDUBSW      64*c(DI)(R10*1), Z28, Z3   \
-	VPDPWSSD        Z24, Z3, A3
+	OP              Z24, Z3, A3
 
 // KQ4R2X4 is row R13 (lane L of Z25) against the four tokens.
 #define KQ4R2X4(L, A0, A1, A2, A3, M0, M1, M2, M3) \
 	VSHUFI32X4 $(L*0x55), Z25, Z25, Z27  \
 	VPSHUFB    kq4MinDup<>(SB), Y27, Y4  \
-	VPDPWSSD   (BX), Y4, M0              \
-	VPDPWSSD   32(BX), Y4, M1            \
-	VPDPWSSD   64(BX), Y4, M2            \
-	VPDPWSSD   96(BX), Y4, M3            \
-	KQ4C2X4(0, A0, A1, A2, A3)           \
-	KQ4C2X4(1, A0, A1, A2, A3)           \
-	KQ4C2X4(2, A0, A1, A2, A3)           \
-	KQ4C2X4(3, A0, A1, A2, A3)
+	VPMADDWD   (BX), Y4, M0              \
+	VPMADDWD   32(BX), Y4, M1            \
+	VPMADDWD   64(BX), Y4, M2            \
+	VPMADDWD   96(BX), Y4, M3            \
+	KQ4C2X4(0, VPMADDWD, A0, A1, A2, A3) \
+	KQ4C2X4(1, VPDPWSSD, A0, A1, A2, A3) \
+	KQ4C2X4(2, VPDPWSSD, A0, A1, A2, A3) \
+	KQ4C2X4(3, VPDPWSSD, A0, A1, A2, A3)
 
 // KQ4F2X4 adds row OFF's (dx*d)*isum - (dx*dmin)*msum for the four tokens
 // (Y2 = their dx, each twice) to ACC (lanes 0, 2, 4, 6), the sums in V.
@@ -537,11 +508,26 @@ GLOBL kq6M32<>(SB), RODATA|NOPTR, $32
 	VSUBPS       Y4, Y3, Y3    \
 	VADDPS       Y3, ACC, ACC
 
-// func q4KRows2x4AVX512(w *byte, rowBytes int, pairs int, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *float32)
+// KQSTORE2X4 stores row 0's four tokens (lanes 0-3 of X0) and row 1's (X1)
+// at out (R15) + 4r + t*ostride and advances R15 by two rows.
+#define KQSTORE2X4 \
+	MOVQ       ostride+80(FP), AX       \
+	LEAQ       (AX)(AX*2), R13          \
+	VMOVSS     X0, (R15)                \
+	VEXTRACTPS $1, X0, (R15)(AX*1)      \
+	VEXTRACTPS $2, X0, (R15)(AX*2)      \
+	VEXTRACTPS $3, X0, (R15)(R13*1)     \
+	VMOVSS     X1, 4(R15)               \
+	VEXTRACTPS $1, X1, 4(R15)(AX*1)     \
+	VEXTRACTPS $2, X1, 4(R15)(AX*2)     \
+	VEXTRACTPS $3, X1, 4(R15)(R13*1)    \
+	ADDQ       $8, R15
+
+// func q4KRows2x4AVX512(w *byte, rowBytes int, pairs int, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *float32, ostride int)
 // Rows 2p and 2p+1 (at w + r*rowBytes) times tokens x, x+xstride, ... (their
 // scales and 16-sums following token 0's, block-major, dstride bytes between
-// super-blocks) into out[8p+4r+t], for pairs p.
-TEXT ·q4KRows2x4AVX512(SB), NOSPLIT, $0-80
+// super-blocks) into out + (2p+r)*4 + t*ostride bytes, for pairs p.
+TEXT ·q4KRows2x4AVX512(SB), NOSPLIT, $0-88
 	MOVQ rowBytes+8(FP), R12
 	MOVQ pairs+16(FP), R14
 	MOVQ xstride+32(FP), R8
@@ -563,7 +549,6 @@ kq42x4pair:
 	VPXORD Z29, Z29, Z29
 
 kq42x4loop:
-	KQZERO2X4
 	VMOVDQU32    (SI), X24
 	VINSERTI32X4 $1, (SI)(R12*1), Y24, Y24
 	VPSHUFD      $0xed, Z24, Z25
@@ -610,10 +595,8 @@ kq42x4loop:
 	JNZ  kq42x4loop
 
 	VPMOVQD Y26, X0
-	VMOVUPS X0, (R15)
-	VPMOVQD Y29, X0
-	VMOVUPS X0, 16(R15)
-	ADDQ    $32, R15
+	VPMOVQD Y29, X1
+	KQSTORE2X4
 	LEAQ    (R11)(R12*2), R11
 	DECQ    R14
 	JNZ     kq42x4pair
@@ -627,8 +610,9 @@ DATA kq4DxDup<>+24(SB)/8, $0x0000000300000003
 GLOBL kq4DxDup<>(SB), RODATA|NOPTR, $32
 
 // KQ6H2X4 is half h of row R13's Q6_K super-block (its scales as int16 in
-// Z0) against the four tokens, into A0...A3; T0, T1 the VPERMW indices.
-#define KQ6H2X4(h, T0, T1, A0, A1, A2, A3) \
+// Z0) against the four tokens, into A0...A3 (the first products by OP);
+// T0, T1 the VPERMW indices.
+#define KQ6H2X4(h, OP, T0, T1, A0, A1, A2, A3) \
 	VMOVDQU64       64*h(R13), Z2                  \
 	VBROADCASTI64X4 128+32*h(R13), Z3              \
 	VPSRLVW         kq6QhShift<>(SB), Z3, Z3       \
@@ -643,13 +627,13 @@ GLOBL kq4DxDup<>(SB), RODATA|NOPTR, $32
 	VPERMW          Z0, T0, Z6                     \
 	VPERMW          Z0, T1, Z7                     \
 	VPMADDUBSW      128*h(DI), Z5, Z24             \
-	VPDPWSSD        Z6, Z24, A0                    \
+	OP              Z6, Z24, A0                    \
 	VPMADDUBSW      128*h(DI)(R8*1), Z5, Z25       \
-	VPDPWSSD        Z6, Z25, A1                    \
+	OP              Z6, Z25, A1                    \
 	VPMADDUBSW      128*h(DI)(R8*2), Z5, Z24       \
-	VPDPWSSD        Z6, Z24, A2                    \
+	OP              Z6, Z24, A2                    \
 	VPMADDUBSW      128*h(DI)(R10*1), Z5, Z25      \
-	VPDPWSSD        Z6, Z25, A3                    \
+	OP              Z6, Z25, A3                    \
 	VPMADDUBSW      128*h+64(DI), Z2, Z24          \
 	VPDPWSSD        Z7, Z24, A0                    \
 	VPMADDUBSW      128*h+64(DI)(R8*1), Z2, Z25    \
@@ -664,12 +648,12 @@ GLOBL kq4DxDup<>(SB), RODATA|NOPTR, $32
 #define KQ6R2X4(A0, A1, A2, A3, M0, M1, M2, M3) \
 	VPMOVSXBW  192(R13), Y0                   \
 	VPMULLW    kq6M32<>(SB), Y0, Y1           \
-	VPDPWSSD   (BX), Y1, M0                   \
-	VPDPWSSD   32(BX), Y1, M1                 \
-	VPDPWSSD   64(BX), Y1, M2                 \
-	VPDPWSSD   96(BX), Y1, M3                 \
-	KQ6H2X4(0, Z28, Z29, A0, A1, A2, A3)      \
-	KQ6H2X4(1, Z30, Z31, A0, A1, A2, A3)
+	VPMADDWD   (BX), Y1, M0                   \
+	VPMADDWD   32(BX), Y1, M1                 \
+	VPMADDWD   64(BX), Y1, M2                 \
+	VPMADDWD   96(BX), Y1, M3                 \
+	KQ6H2X4(0, VPMADDWD, Z28, Z29, A0, A1, A2, A3) \
+	KQ6H2X4(1, VPDPWSSD, Z30, Z31, A0, A1, A2, A3)
 
 // KQ6F2X4 adds row OFF's (dx*d)*isum for the four tokens (X2 their dx) to
 // ACC, the sums in X.
@@ -681,9 +665,9 @@ GLOBL kq4DxDup<>(SB), RODATA|NOPTR, $32
 	VMULPS       X, X3, X3     \
 	VADDPS       X3, ACC, ACC
 
-// func q6KRows2x4AVX512(w *byte, rowBytes int, pairs int, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *float32)
+// func q6KRows2x4AVX512(w *byte, rowBytes int, pairs int, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *float32, ostride int)
 // q4KRows2x4AVX512 for Q6_K rows.
-TEXT ·q6KRows2x4AVX512(SB), NOSPLIT, $0-80
+TEXT ·q6KRows2x4AVX512(SB), NOSPLIT, $0-88
 	MOVQ rowBytes+8(FP), R12
 	MOVQ pairs+16(FP), R14
 	MOVQ xstride+32(FP), R8
@@ -706,7 +690,6 @@ kq62x4pair:
 	VPXORD Z27, Z27, Z27
 
 kq62x4loop:
-	KQZERO2X4
 	MOVQ         SI, R13
 	KQ6R2X4(Z16, Z17, Z18, Z19, Y8, Y9, Y10, Y11)
 	LEAQ         (SI)(R12*1), R13
@@ -741,9 +724,9 @@ kq62x4loop:
 	DECQ CX
 	JNZ  kq62x4loop
 
-	VMOVUPS X26, (R15)
-	VMOVUPS X27, 16(R15)
-	ADDQ    $32, R15
+	VMOVAPS X26, X0
+	VMOVAPS X27, X1
+	KQSTORE2X4
 	LEAQ    (R11)(R12*2), R11
 	DECQ    R14
 	JNZ     kq62x4pair
