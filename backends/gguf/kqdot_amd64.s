@@ -10,9 +10,10 @@
 // qdot.go's: per row and super-block, the products with the scales rounded
 // one at a time, added to the row's sum in super-block order.
 //
-// Register use: Z8-Z11 (and Y12-Y15) hold the integer sums of four rows for
-// one super-block; they and Y0-Y7 stay below Y16 because VPHADDD has only a
-// VEX form. Z16 and up are the per-row work and the constants.
+// Two shapes: four rows against one token (decoding; the weights stream
+// from memory, so these prefetch) and two rows against four tokens
+// (prompts; the 32-row tile is in cache). The integer sums of a super-block
+// end in Y0-Y15, as VPHADDD, which reduces them, has only a VEX form.
 
 // KQ4HDR loads the 16-byte headers (d, dmin, 12 bytes of scales and mins) of
 // super-block SI of four rows into Z16 (row r in lane r), unpacks their 6-bit
@@ -52,15 +53,15 @@
 
 // KQ4ROW is row ROW (lane L of Z17) against one token's super-block: the
 // mins times the 16-sums at (BX) in MACC, the products in ACC.
-#define KQ4ROW(ROW, L, XOFF, ACC, MACC) \
+#define KQ4ROW(ROW, L, ACC, MACC) \
 	LEAQ       ROW, R8                       \
 	VSHUFI32X4 $(L*0x55), Z17, Z17, Z19      \
 	VPSHUFB    kq4MinDup<>(SB), Y19, Y22     \
 	VPMADDWD   (BX), Y22, MACC               \
-	KQ4CHUNK(0, VPMADDWD, XOFF(DI), ACC)     \
-	KQ4CHUNK(1, VPDPWSSD, XOFF+64(DI), ACC)  \
-	KQ4CHUNK(2, VPDPWSSD, XOFF+128(DI), ACC) \
-	KQ4CHUNK(3, VPDPWSSD, XOFF+192(DI), ACC)
+	KQ4CHUNK(0, VPMADDWD, (DI), ACC)         \
+	KQ4CHUNK(1, VPDPWSSD, 64(DI), ACC)       \
+	KQ4CHUNK(2, VPDPWSSD, 128(DI), ACC)      \
+	KQ4CHUNK(3, VPDPWSSD, 192(DI), ACC)
 
 // KQFOLD4 reduces Z8-Z11 and Y12-Y15 to Y0 = isum0, msum0, isum1, msum1,
 // ... (int32), the integer sums of four rows' super-blocks.
@@ -83,10 +84,11 @@
 	VPERM2I128    $0x31, Y10, Y8, Y1 \
 	VPADDD        Y1, Y0, Y0
 
-// KQ4PF and KQ6PF prefetch the weights R11 points at, 4 super-blocks' worth
-// (of four rows' contiguous 4*rowBytes), and advance R11: without them the
-// four interleaved row streams defeat the hardware prefetcher and the
-// kernels read memory at half the speed of one row at a time.
+// KQ4PF and KQ6PF prefetch the next four super-blocks' worth of weights at
+// R11 (8 rows ahead: the four rows of a group are contiguous, so R11 runs
+// linearly through them) and advance R11. Without them the four interleaved
+// row streams defeat the hardware prefetcher and the kernels read memory at
+// half the speed of one row at a time.
 #define KQ4PF \
 	PREFETCHT0 (R11)     \
 	PREFETCHT0 64(R11)   \
@@ -143,10 +145,10 @@ kq4group:
 kq4loop:
 	KQ4PF
 	KQ4HDR
-	KQ4ROW((SI), 0, 0, Z8, Y12)
-	KQ4ROW((SI)(R12*1), 1, 0, Z9, Y13)
-	KQ4ROW((SI)(R12*2), 2, 0, Z10, Y14)
-	KQ4ROW((SI)(R13*1), 3, 0, Z11, Y15)
+	KQ4ROW((SI), 0, Z8, Y12)
+	KQ4ROW((SI)(R12*1), 1, Z9, Y13)
+	KQ4ROW((SI)(R12*2), 2, Z10, Y14)
+	KQ4ROW((SI)(R13*1), 3, Z11, Y15)
 	KQFOLD4
 	// sum += (dx*d)*isum - (dx*dmin)*msum, lanes 0, 2, 4, 6.
 	VCVTDQ2PS    Y0, Y0
@@ -174,11 +176,11 @@ kq4loop:
 	RET
 
 // KQ6HALF is values 128h...128h+127 of row R8's Q6_K super-block against
-// the activations at XM: ql at 64h, qh at 128+32h (in both halves, Z29
+// the activations at 128h(DI): ql at 64h, qh at 128+32h (in both halves, Z29
 // shifting the upper by 2 so each half's bits 0-1 and 4-5 are the high
 // bits of its values), scales from Z16 (the row's 16 scales as int16) by
 // the VPERMW indices T0, T1, products added into ACC (the first by OP).
-#define KQ6HALF(h, OP, XM, T0, T1, ACC) \
+#define KQ6HALF(h, OP, T0, T1, ACC) \
 	VMOVDQU64       64*h(R8), Z18            \
 	VBROADCASTI64X4 128+32*h(R8), Z19        \
 	VPSRLVW         Z29, Z19, Z19            \
@@ -192,20 +194,20 @@ kq4loop:
 	VPORD           Z19, Z18, Z18            \
 	VPERMW          Z16, T0, Z22             \
 	VPERMW          Z16, T1, Z23             \
-	VPMADDUBSW      XM, Z21, Z21             \
+	VPMADDUBSW      128*h(DI), Z21, Z21      \
 	OP              Z22, Z21, ACC            \
-	VPMADDUBSW      64+XM, Z18, Z18          \
+	VPMADDUBSW      128*h+64(DI), Z18, Z18   \
 	VPDPWSSD        Z23, Z18, ACC
 
 // KQ6ROW is row ROW against one token's super-block. The values are stored
 // plus 32: -32 times the scales times the 16-sums at (BX) go in MACC.
-#define KQ6ROW(ROW, XOFF, ACC, MACC) \
+#define KQ6ROW(ROW, ACC, MACC) \
 	LEAQ       ROW, R8                       \
 	VPMOVSXBW  192(R8), Y16                  \
 	VPMULLW    kq6M32<>(SB), Y16, Y17        \
 	VPMADDWD   (BX), Y17, MACC               \
-	KQ6HALF(0, VPMADDWD, XOFF(DI), Z24, Z25, ACC) \
-	KQ6HALF(1, VPDPWSSD, XOFF+128(DI), Z26, Z28, ACC)
+	KQ6HALF(0, VPMADDWD, Z24, Z25, ACC) \
+	KQ6HALF(1, VPDPWSSD, Z26, Z28, ACC)
 
 // KQ6CONST sets the constants of the Q6_K kernels.
 #define KQ6CONST \
@@ -241,10 +243,10 @@ kq6group:
 
 kq6loop:
 	KQ6PF
-	KQ6ROW((SI), 0, Z8, Y12)
-	KQ6ROW((SI)(R12*1), 0, Z9, Y13)
-	KQ6ROW((SI)(R12*2), 0, Z10, Y14)
-	KQ6ROW((SI)(R13*1), 0, Z11, Y15)
+	KQ6ROW((SI), Z8, Y12)
+	KQ6ROW((SI)(R12*1), Z9, Y13)
+	KQ6ROW((SI)(R12*2), Z10, Y14)
+	KQ6ROW((SI)(R13*1), Z11, Y15)
 	// isum of row r = its products plus its -32 part, in lane r of X0.
 	VEXTRACTI64X4 $1, Z8, Y0
 	VPADDD        Y0, Y8, Y8
