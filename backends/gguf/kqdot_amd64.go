@@ -14,9 +14,9 @@ func q4KRows2x4AVX512(w *byte, rowBytes int, pairs int, x *int8, xstride int, xd
 //go:noescape
 func q6KRows2x4AVX512(w *byte, rowBytes int, pairs int, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *float32, ostride int)
 
-// hasAVX512VNNI says whether the AVX-512 K-quant kernels (kqdot_amd64.s)
+// hasKQAVX512 says whether the AVX-512 K-quant kernels (kqdot_amd64.s)
 // run: AVX512F with the OS state and VL (hasAVX512VL), BW and VNNI.
-var hasAVX512VNNI = hasAVX512VL && func() bool {
+var hasKQAVX512 = hasAVX512VL && func() bool {
 	_, b, c, _ := cpuid(7, 0)
 	return b&(1<<30) != 0 && c&(1<<11) != 0
 }()
@@ -28,7 +28,7 @@ var hasAVX512VNNI = hasAVX512VL && func() bool {
 func q4KRows(out []float32, raw []byte, rb int, q []int8, d []float32, dstride int, bs []int16) int {
 	nsb := len(q) / qk
 	rows := len(out) &^ 3
-	if !hasAVX512VNNI || nsb == 0 || rows == 0 {
+	if !hasKQAVX512 || nsb == 0 || rows == 0 {
 		return 0
 	}
 	_ = raw[(rows-1)*rb+nsb*144-1]
@@ -42,7 +42,7 @@ func q4KRows(out []float32, raw []byte, rb int, q []int8, d []float32, dstride i
 func q6KRows(out []float32, raw []byte, rb int, q []int8, d []float32, dstride int, bs []int16) int {
 	nsb := len(q) / qk
 	rows := len(out) &^ 3
-	if !hasAVX512VNNI || nsb == 0 || rows == 0 {
+	if !hasKQAVX512 || nsb == 0 || rows == 0 {
 		return 0
 	}
 	_ = raw[(rows-1)*rb+nsb*210-1]
@@ -61,7 +61,7 @@ func qKRows2x4(out []float32, w *matrix, a *qacts, r0, r1, t int) int {
 		kernel, bb = q6KRows2x4AVX512, 210
 	}
 	nsb := a.cols / qk
-	if !hasAVX512VNNI || (w.typ != TypeQ4_K && w.typ != TypeQ6_K) || nsb == 0 {
+	if !hasKQAVX512 || (w.typ != TypeQ4_K && w.typ != TypeQ6_K) || nsb == 0 {
 		return r0
 	}
 	_ = a.q[(t+3)*a.cols+nsb*qk-1]
