@@ -3,6 +3,7 @@ package gguf
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -68,6 +69,62 @@ func TestKQuantRowKernelsMatchPortable(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestKQuantLogitsIndependentOfBatch is TestLogitsIndependentOfBatch on a
+// Q4_K_M-like model (Q4_K, with Q6_K for attn_v, ffn_down and output): a
+// token's logits are the same bits whether its products ran in the
+// two-row four-token kernels or the one-token ones, at any place in a batch.
+func TestKQuantLogitsIndependentOfBatch(t *testing.T) {
+	base := randomModel(t, modelSpec{dim: 256, layers: 2, heads: 4, kvHeads: 2, ffn: 768, ctx: 64, typ: TypeF32, seed: 9})
+	f, err := Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	repl := map[string]tensorSpec{}
+	for _, ti := range f.Tensors {
+		if len(ti.Dims) != 2 || ti.Name == "token_embd.weight" {
+			continue
+		}
+		typ := TypeQ4_K
+		if strings.Contains(ti.Name, "attn_v") || strings.Contains(ti.Name, "ffn_down") || ti.Name == "output.weight" {
+			typ = TypeQ6_K
+		}
+		repl[ti.Name] = tensorSpec{ti.Name, ti.Dims, typ, randomBlocks(typ, int(ti.Elements())/qk, 0.002, rng)}
+	}
+	m, err := newModel(replaceTensors(t, base, nil, repl), Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.prepare(nil, 0, attnPerBatch)
+	all, err := m.eval(bg, probe, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := m.cfg.Vocab
+	lo, hi := all[0], all[0]
+	for _, v := range all {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			t.Fatalf("logit %g", v)
+		}
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if hi-lo < 1 {
+		t.Fatalf("logits all within [%g, %g]: the weights do not reach them", lo, hi)
+	}
+	for i := 1; i < len(probe); i++ {
+		m.prepare(nil, 0, attnPerBatch)
+		l, err := m.eval(bg, probe[:i+1], i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, v := range l {
+			if math.Float32bits(v) != math.Float32bits(all[i*V+j]) {
+				t.Fatalf("position %d: logit %d is %g in the batch of %d, %g in the batch of %d", i, j, v, i+1, all[i*V+j], len(probe))
 			}
 		}
 	}
