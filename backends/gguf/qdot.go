@@ -236,6 +236,7 @@ func (p *pool) matmulQActs(out []float32, w *matrix, a *qacts) {
 							out[(t+k)*rows+r], out[(t+k)*rows+r+1] = o8[k], o8[4+k]
 						}
 					}
+					r = qKRows2x4(out, w, a, r, r1, t)
 					for ; r < r1; r++ {
 						dot4(&o, w.raw[r*w.rowBytes:(r+1)*w.rowBytes], a, t)
 						out[t*rows+r], out[(t+1)*rows+r] = o[0], o[1]
@@ -277,12 +278,12 @@ func qDot1Rows(out []float32, w *matrix, r0 int, a *qacts, t int) {
 		}
 	case TypeQ4_K:
 		bs := a.bs[t*16:]
-		for i := range out {
+		for i := q4KRows(out, raw, rb, q, d, a.n, bs); i < len(out); i++ {
 			out[i] = q4KDot(raw[i*rb:(i+1)*rb], q, d, a.n, bs)
 		}
 	default:
 		bs := a.bs[t*16:]
-		for i := range out {
+		for i := q6KRows(out, raw, rb, q, d, a.n, bs); i < len(out); i++ {
 			out[i] = q6KDot(raw[i*rb:(i+1)*rb], q, d, a.n, bs)
 		}
 	}
