@@ -301,3 +301,187 @@ DATA q8vnniLanes<>+52(SB)/4, $13
 DATA q8vnniLanes<>+56(SB)/4, $14
 DATA q8vnniLanes<>+60(SB)/4, $15
 GLOBL q8vnniLanes<>(SB), RODATA|NOPTR, $64
+
+// R1ROW is one row (at B) against the four blocks of one token in Y16-Y19:
+// each block's eight lane sums of (w xor 0x80)·x into A0-A3, then reduced
+// to the row's G: lanes 0-3 and 4-7 each hold partial sums of blocks 0-3.
+#define R1ROW(B, A0, A1, A2, A3) \
+	VPXORD   2 B, Y20, Y21   \
+	VPXORD   36 B, Y20, Y22  \
+	VPXORD   70 B, Y20, Y23  \
+	VPXORD   104 B, Y20, Y24 \
+	VPXOR    A0, A0, A0      \
+	VPXOR    A1, A1, A1      \
+	VPXOR    A2, A2, A2      \
+	VPXOR    A3, A3, A3      \
+	VPDPBUSD Y16, Y21, A0    \
+	VPDPBUSD Y17, Y22, A1    \
+	VPDPBUSD Y18, Y23, A2    \
+	VPDPBUSD Y19, Y24, A3    \
+	VPHADDD  A1, A0, A0      \
+	VPHADDD  A3, A2, A2      \
+	VPHADDD  A2, A0, A0
+
+// func q8Rows1VNNI(w *byte, rowBytes int, ngr int, x *int8, xd *float32, dstride int, nb4 int, scratch *int32, out *float32, sum int)
+// ngr groups of four Q8_0 rows (w, w+rowBytes, ...) against one token: x
+// its activations (signed), block b's scale at xd+b·dstride; the first
+// 4·nb4 blocks. The weights are made unsigned (w xor 0x80 = w+128), so
+// each block's sum is corrected by -128·Σx, which the first loop stores
+// in scratch (nb4·32 int32s) with the scales, each for the 16 lanes 4r+j
+// (row r, block j of a group of four). With sum != 0 row r's total
+// (acc0+acc1)+(acc2+acc3) goes to out[r], otherwise its accumulator k to
+// out[4r+k].
+TEXT ·q8Rows1VNNI(SB), NOSPLIT, $0-80
+	MOVQ         x+24(FP), DI
+	MOVQ         xd+32(FP), DX
+	MOVQ         dstride+40(FP), R9
+	LEAQ         (R9)(R9*2), R10
+	MOVQ         nb4+48(FP), CX
+	MOVQ         scratch+56(FP), BX
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, Y20
+	VPXOR        Y14, Y14, Y14
+
+q8r1prep:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPDPBUSD     (DI), Y20, Y0
+	VPDPBUSD     32(DI), Y20, Y1
+	VPDPBUSD     64(DI), Y20, Y2
+	VPDPBUSD     96(DI), Y20, Y3
+	VPHADDD      Y1, Y0, Y0
+	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y2, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSUBD       X0, X14, X0
+	VSHUFI32X4   $0, Z0, Z0, Z0
+	VMOVDQU32    Z0, (BX)
+	VMOVSS       (DX), X1
+	VINSERTPS    $0x10, (DX)(R9*1), X1, X1
+	VINSERTPS    $0x20, (DX)(R9*2), X1, X1
+	VINSERTPS    $0x30, (DX)(R10*1), X1, X1
+	VSHUFF32X4   $0, Z1, Z1, Z1
+	VMOVUPS      Z1, 64(BX)
+	LEAQ         (DX)(R9*4), DX
+	ADDQ         $128, DI
+	ADDQ         $128, BX
+	DECQ         CX
+	JNZ          q8r1prep
+
+	MOVQ         w+0(FP), R11
+	MOVQ         rowBytes+8(FP), R12
+	LEAQ         (R12)(R12*2), R13
+	MOVQ         ngr+16(FP), AX
+	MOVQ         out+64(FP), R8
+	// Lane 4r+j of Z26: the offset of row r's block j, for the scales.
+	VPBROADCASTD R12, Z26
+	VPMULLD      q8r1Rows<>(SB), Z26, Z26
+	VPADDD       q8r1Blocks<>(SB), Z26, Z26
+
+	LEAQ         (R11)(R12*4), R14
+
+q8r1group:
+	MOVQ   R11, SI
+	MOVQ   x+24(FP), DI
+	MOVQ   scratch+56(FP), BX
+	MOVQ   nb4+48(FP), CX
+	VPXORD Z25, Z25, Z25
+
+q8r1loop:
+	// The next group's rows, 544 bytes a step as this group's.
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	PREFETCHT0 128(R14)
+	PREFETCHT0 192(R14)
+	PREFETCHT0 256(R14)
+	PREFETCHT0 320(R14)
+	PREFETCHT0 384(R14)
+	PREFETCHT0 448(R14)
+	PREFETCHT0 512(R14)
+	ADDQ $544, R14
+	VMOVDQU32 (DI), Y16
+	VMOVDQU32 32(DI), Y17
+	VMOVDQU32 64(DI), Y18
+	VMOVDQU32 96(DI), Y19
+	R1ROW((SI), Y0, Y1, Y2, Y3)
+	R1ROW((SI)(R12*1), Y4, Y5, Y6, Y7)
+	R1ROW((SI)(R12*2), Y8, Y9, Y10, Y11)
+	R1ROW((SI)(R13*1), Y12, Y13, Y14, Y15)
+	// Lane 4r+j of Z27: row r's block j sum.
+	VINSERTI64X4 $1, Y4, Z0, Z0
+	VINSERTI64X4 $1, Y12, Z8, Z8
+	VSHUFI64X2   $0x88, Z8, Z0, Z27
+	VSHUFI64X2   $0xdd, Z8, Z0, Z28
+	VPADDD       Z28, Z27, Z27
+	VPADDD       (BX), Z27, Z27
+	VCVTDQ2PS    Z27, Z27
+	KXNORW       K1, K1, K1
+	VPGATHERDD   (SI)(Z26*1), K1, Z29
+	VPMOVDW      Z29, Y29
+	VCVTPH2PS    Y29, Z29
+	VMULPS       64(BX), Z29, Z29
+	VMULPS       Z27, Z29, Z29
+	VADDPS       Z29, Z25, Z25
+	ADDQ         $136, SI
+	ADDQ         $128, DI
+	ADDQ         $128, BX
+	DECQ         CX
+	JNZ          q8r1loop
+
+	MOVQ  sum+72(FP), DX
+	TESTQ DX, DX
+	JZ    q8r1acc
+	// (acc0+acc1)+(acc2+acc3) into lane 4r, then lanes 0, 4, 8, 12 out.
+	VPERMILPS $0xb1, Z25, Z27
+	VADDPS    Z27, Z25, Z27
+	VPERMILPS $0x4e, Z27, Z28
+	VADDPS    Z28, Z27, Z28
+	VMOVDQU32 q8r1Sums<>(SB), Z29
+	VPERMPS   Z28, Z29, Z28
+	VMOVUPS   X28, (R8)
+	ADDQ      $16, R8
+	JMP       q8r1next
+
+q8r1acc:
+	VMOVUPS Z25, (R8)
+	ADDQ    $64, R8
+
+q8r1next:
+	LEAQ (R11)(R12*4), R11
+	DECQ AX
+	JNZ  q8r1group
+	VZEROUPPER
+	RET
+
+DATA q8r1Rows<>+0(SB)/8, $0
+DATA q8r1Rows<>+8(SB)/8, $0
+DATA q8r1Rows<>+16(SB)/8, $0x0000000100000001
+DATA q8r1Rows<>+24(SB)/8, $0x0000000100000001
+DATA q8r1Rows<>+32(SB)/8, $0x0000000200000002
+DATA q8r1Rows<>+40(SB)/8, $0x0000000200000002
+DATA q8r1Rows<>+48(SB)/8, $0x0000000300000003
+DATA q8r1Rows<>+56(SB)/8, $0x0000000300000003
+GLOBL q8r1Rows<>(SB), RODATA|NOPTR, $64
+
+DATA q8r1Blocks<>+0(SB)/8, $0x0000002200000000
+DATA q8r1Blocks<>+8(SB)/8, $0x0000006600000044
+DATA q8r1Blocks<>+16(SB)/8, $0x0000002200000000
+DATA q8r1Blocks<>+24(SB)/8, $0x0000006600000044
+DATA q8r1Blocks<>+32(SB)/8, $0x0000002200000000
+DATA q8r1Blocks<>+40(SB)/8, $0x0000006600000044
+DATA q8r1Blocks<>+48(SB)/8, $0x0000002200000000
+DATA q8r1Blocks<>+56(SB)/8, $0x0000006600000044
+GLOBL q8r1Blocks<>(SB), RODATA|NOPTR, $64
+
+DATA q8r1Sums<>+0(SB)/8, $0x0000000400000000
+DATA q8r1Sums<>+8(SB)/8, $0x0000000c00000008
+DATA q8r1Sums<>+16(SB)/8, $0
+DATA q8r1Sums<>+24(SB)/8, $0
+DATA q8r1Sums<>+32(SB)/8, $0
+DATA q8r1Sums<>+40(SB)/8, $0
+DATA q8r1Sums<>+48(SB)/8, $0
+DATA q8r1Sums<>+56(SB)/8, $0
+GLOBL q8r1Sums<>(SB), RODATA|NOPTR, $64

@@ -15,7 +15,7 @@ import (
 func TestQ8MatmulMatchesPortable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 16))
 	for _, cols := range []int{32, 64, 96, 128, 160, 192, 224, 288, 1024, 2816} {
-		for _, tc := range []struct{ rows, n int }{{4, 16}, {7, 17}, {33, 31}, {70, 40}, {5, 3}, {2, 20}} {
+		for _, tc := range []struct{ rows, n int }{{4, 16}, {7, 17}, {33, 31}, {70, 40}, {5, 3}, {2, 20}, {12, 1}, {9, 6}} {
 			x := randomActs(rng, tc.n, cols)
 			x[5] = 40 // an outlier, so a block's scale is set by it
 			w := &matrix{typ: TypeQ8_0, rows: tc.rows, cols: cols, act: actQ8_0}
