@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"math"
 	"sync"
+	"unsafe"
 )
 
 // The AVX-512 VNNI Q8_0 kernels (q8vnni_amd64.s) take sixteen tokens per
@@ -16,13 +17,16 @@ import (
 // q8BlocksGo bit for bit (see q8vnni_amd64.s).
 
 //go:noescape
-func q8TilesVNNI(w *byte, rowBytes int, ngr int, tab *int32, x *byte, xd *float32, dstride int, nb int, out *float32, ostride int)
+func q8TilesVNNI(w *byte, rowBytes int, ngr int, tab *int32, x *byte, xd *float32, dstride int, nb int, out *float32, ostride int, pf uintptr)
 
 //go:noescape
 func q8Rows1VNNI(w *byte, rowBytes int, ngr int, x *int8, xd *float32, dstride int, nb4 int, scratch *int32, out *float32, sum int)
 
 //go:noescape
 func q8TabVNNI(w *byte, n8 int, tab *int32)
+
+//go:noescape
+func q8ActsT16VNNI(q *int8, cols int, nc int, dst *byte)
 
 //go:noescape
 func q8ActsVNNI(q *int8, cols int, nm int, dst *byte)
@@ -47,7 +51,14 @@ func q8TilesPrepare(a *qacts) bool {
 		for g := 0; g < ng; g++ {
 			t0 := min(16*g, a.n-16)
 			_ = a.q[(t0+16)*a.cols-1]
-			q8ActsVNNI(&a.q[t0*a.cols], a.cols, a.cols/4, &a.x16[g*16*a.cols])
+			q, x := a.q[t0*a.cols:], a.x16[g*16*a.cols:]
+			nc := a.cols / 64
+			if nc > 0 {
+				q8ActsT16VNNI(&q[0], a.cols, nc, &x[0])
+			}
+			if a.cols%64 != 0 {
+				q8ActsVNNI(&q[nc*64], a.cols, a.cols%64/4, &x[nc*1024])
+			}
 		}
 	}
 	return true
@@ -88,14 +99,18 @@ func q8Tiles(out []float32, w *matrix, r0, r1 int, a *qacts) int {
 		}
 	}
 	rows := w.rows
+	// The next rows (whatever they are: prefetching never faults), 64
+	// bytes a block, read from memory while these compute.
+	next := uintptr(unsafe.Pointer(&raw[0])) + uintptr(len(raw))
 	for g := 0; g < (n+15)/16; g++ {
 		t0 := min(16*g, n-16)
 		x := a.x16[g*16*a.cols : (g+1)*16*a.cols]
 		_ = a.d[(nb-1)*n+t0+15]
 		_ = out[(t0+15)*rows+r1-1]
-		q8TilesVNNI(&raw[0], rb, nr/4, &tab[0], &x[0], &a.d[t0], 4*n, nb, &out[t0*rows+r0], 4*rows)
+		pf := next + uintptr(g*nr/4*nb*64)
+		q8TilesVNNI(&raw[0], rb, nr/4, &tab[0], &x[0], &a.d[t0], 4*n, nb, &out[t0*rows+r0], 4*rows, pf)
 		if nr%4 != 0 {
-			q8TilesVNNI(&raw[(nr-4)*rb], rb, 1, &tab[(nr-4)*nb*2], &x[0], &a.d[t0], 4*n, nb, &out[t0*rows+r1-4], 4*rows)
+			q8TilesVNNI(&raw[(nr-4)*rb], rb, 1, &tab[(nr-4)*nb*2], &x[0], &a.d[t0], 4*n, nb, &out[t0*rows+r1-4], 4*rows, pf)
 		}
 	}
 	return n

@@ -54,13 +54,15 @@
 	FACC(to, (BX)(R8*2), Z10, F2)        \
 	FACC(to, (BX)(R10*1), Z11, F3)
 
-// func q8TilesVNNI(w *byte, rowBytes int, ngr int, tab *int32, x *byte, xd *float32, dstride int, nb int, out *float32, ostride int)
+// func q8TilesVNNI(w *byte, rowBytes int, ngr int, tab *int32, x *byte, xd *float32, dstride int, nb int, out *float32, ostride int, pf uintptr)
 // ngr groups of four Q8_0 rows (w, w+rowBytes, ...; rowBytes = 34·nb)
 // against sixteen tokens: x is their activations (q8ActsVNNI's layout), xd
 // token 0's scale of block 0, block b's at xd+b·dstride; tab holds each
 // row's (-128·Σw, dw) per block, rows nb·8 bytes apart. Row r's product
-// with token t goes to out + t·ostride + 4r.
-TEXT ·q8TilesVNNI(SB), NOSPLIT, $0-80
+// with token t goes to out + t·ostride + 4r. From pf on, 64 bytes a block
+// are prefetched (the caller's next rows, so that they come from memory
+// while this product computes).
+TEXT ·q8TilesVNNI(SB), NOSPLIT, $0-88
 	MOVQ w+0(FP), SI
 	MOVQ rowBytes+8(FP), R12
 	LEAQ (R12)(R12*2), R13
@@ -71,6 +73,7 @@ TEXT ·q8TilesVNNI(SB), NOSPLIT, $0-80
 	SHLQ $3, R8
 	LEAQ (R8)(R8*2), R10
 	MOVQ out+64(FP), R11
+	MOVQ pf+80(FP), R14
 
 q8tgroup:
 	MOVQ   x+32(FP), DI
@@ -96,6 +99,11 @@ q8tgroup:
 	JZ     q8ttail
 
 q8tloop:
+	PREFETCHT0 (R14)
+	PREFETCHT0 64(R14)
+	PREFETCHT0 128(R14)
+	PREFETCHT0 192(R14)
+	ADDQ       $256, R14
 	BLK(0, 0, 0, Z12, Z13, Z14, Z15)
 	BLK(34, 512, 8, Z16, Z17, Z18, Z19)
 	BLK(68, 1024, 16, Z20, Z21, Z22, Z23)
@@ -485,3 +493,143 @@ DATA q8r1Sums<>+40(SB)/8, $0
 DATA q8r1Sums<>+48(SB)/8, $0
 DATA q8r1Sums<>+56(SB)/8, $0
 GLOBL q8r1Sums<>(SB), RODATA|NOPTR, $64
+
+// func q8ActsT16VNNI(q *int8, cols int, nc int, dst *byte)
+// q8ActsVNNI for 16·nc groups, sixteen at a time: the 16 tokens' 64 bytes
+// loaded as a 16×16 matrix of dwords and transposed (dwords, qwords, then
+// 128-bit lanes twice).
+TEXT ·q8ActsT16VNNI(SB), NOSPLIT, $0-32
+	MOVQ q+0(FP), SI
+	MOVQ cols+8(FP), R9
+	MOVQ nc+16(FP), CX
+	MOVQ dst+24(FP), DI
+	LEAQ (R9)(R9*2), R10
+	LEAQ (SI)(R9*4), R11
+	LEAQ (R11)(R9*4), R12
+	LEAQ (R12)(R9*4), R13
+
+q8actt16loop:
+	VMOVDQU32 (SI), Z0
+	VMOVDQU32 (SI)(R9*1), Z1
+	VMOVDQU32 (SI)(R9*2), Z2
+	VMOVDQU32 (SI)(R10*1), Z3
+	VMOVDQU32 (R11), Z4
+	VMOVDQU32 (R11)(R9*1), Z5
+	VMOVDQU32 (R11)(R9*2), Z6
+	VMOVDQU32 (R11)(R10*1), Z7
+	VMOVDQU32 (R12), Z8
+	VMOVDQU32 (R12)(R9*1), Z9
+	VMOVDQU32 (R12)(R9*2), Z10
+	VMOVDQU32 (R12)(R10*1), Z11
+	VMOVDQU32 (R13), Z12
+	VMOVDQU32 (R13)(R9*1), Z13
+	VMOVDQU32 (R13)(R9*2), Z14
+	VMOVDQU32 (R13)(R10*1), Z15
+	VPUNPCKLDQ Z1, Z0, Z16
+	VPUNPCKHDQ Z1, Z0, Z17
+	VPUNPCKLDQ Z3, Z2, Z18
+	VPUNPCKHDQ Z3, Z2, Z19
+	VPUNPCKLDQ Z5, Z4, Z20
+	VPUNPCKHDQ Z5, Z4, Z21
+	VPUNPCKLDQ Z7, Z6, Z22
+	VPUNPCKHDQ Z7, Z6, Z23
+	VPUNPCKLDQ Z9, Z8, Z24
+	VPUNPCKHDQ Z9, Z8, Z25
+	VPUNPCKLDQ Z11, Z10, Z26
+	VPUNPCKHDQ Z11, Z10, Z27
+	VPUNPCKLDQ Z13, Z12, Z28
+	VPUNPCKHDQ Z13, Z12, Z29
+	VPUNPCKLDQ Z15, Z14, Z30
+	VPUNPCKHDQ Z15, Z14, Z31
+	VPUNPCKLQDQ Z18, Z16, Z0
+	VPUNPCKHQDQ Z18, Z16, Z1
+	VPUNPCKLQDQ Z19, Z17, Z2
+	VPUNPCKHQDQ Z19, Z17, Z3
+	VPUNPCKLQDQ Z22, Z20, Z4
+	VPUNPCKHQDQ Z22, Z20, Z5
+	VPUNPCKLQDQ Z23, Z21, Z6
+	VPUNPCKHQDQ Z23, Z21, Z7
+	VPUNPCKLQDQ Z26, Z24, Z8
+	VPUNPCKHQDQ Z26, Z24, Z9
+	VPUNPCKLQDQ Z27, Z25, Z10
+	VPUNPCKHQDQ Z27, Z25, Z11
+	VPUNPCKLQDQ Z30, Z28, Z12
+	VPUNPCKHQDQ Z30, Z28, Z13
+	VPUNPCKLQDQ Z31, Z29, Z14
+	VPUNPCKHQDQ Z31, Z29, Z15
+	VSHUFI32X4 $0x44, Z4, Z0, Z16
+	VSHUFI32X4 $0xee, Z4, Z0, Z17
+	VSHUFI32X4 $0x44, Z12, Z8, Z18
+	VSHUFI32X4 $0xee, Z12, Z8, Z19
+	VSHUFI32X4 $0x44, Z5, Z1, Z20
+	VSHUFI32X4 $0xee, Z5, Z1, Z21
+	VSHUFI32X4 $0x44, Z13, Z9, Z22
+	VSHUFI32X4 $0xee, Z13, Z9, Z23
+	VSHUFI32X4 $0x44, Z6, Z2, Z24
+	VSHUFI32X4 $0xee, Z6, Z2, Z25
+	VSHUFI32X4 $0x44, Z14, Z10, Z26
+	VSHUFI32X4 $0xee, Z14, Z10, Z27
+	VSHUFI32X4 $0x44, Z7, Z3, Z28
+	VSHUFI32X4 $0xee, Z7, Z3, Z29
+	VSHUFI32X4 $0x44, Z15, Z11, Z30
+	VSHUFI32X4 $0xee, Z15, Z11, Z31
+	VSHUFI32X4 $0x88, Z18, Z16, Z0
+	VSHUFI32X4 $0xdd, Z18, Z16, Z4
+	VSHUFI32X4 $0x88, Z19, Z17, Z8
+	VSHUFI32X4 $0xdd, Z19, Z17, Z12
+	VSHUFI32X4 $0x88, Z22, Z20, Z1
+	VSHUFI32X4 $0xdd, Z22, Z20, Z5
+	VSHUFI32X4 $0x88, Z23, Z21, Z9
+	VSHUFI32X4 $0xdd, Z23, Z21, Z13
+	VSHUFI32X4 $0x88, Z26, Z24, Z2
+	VSHUFI32X4 $0xdd, Z26, Z24, Z6
+	VSHUFI32X4 $0x88, Z27, Z25, Z10
+	VSHUFI32X4 $0xdd, Z27, Z25, Z14
+	VSHUFI32X4 $0x88, Z30, Z28, Z3
+	VSHUFI32X4 $0xdd, Z30, Z28, Z7
+	VSHUFI32X4 $0x88, Z31, Z29, Z11
+	VSHUFI32X4 $0xdd, Z31, Z29, Z15
+	VPXORD.BCST q8vnniC80<>(SB), Z0, Z0
+	VMOVDQU32 Z0, 0(DI)
+	VPXORD.BCST q8vnniC80<>(SB), Z1, Z1
+	VMOVDQU32 Z1, 64(DI)
+	VPXORD.BCST q8vnniC80<>(SB), Z2, Z2
+	VMOVDQU32 Z2, 128(DI)
+	VPXORD.BCST q8vnniC80<>(SB), Z3, Z3
+	VMOVDQU32 Z3, 192(DI)
+	VPXORD.BCST q8vnniC80<>(SB), Z4, Z4
+	VMOVDQU32 Z4, 256(DI)
+	VPXORD.BCST q8vnniC80<>(SB), Z5, Z5
+	VMOVDQU32 Z5, 320(DI)
+	VPXORD.BCST q8vnniC80<>(SB), Z6, Z6
+	VMOVDQU32 Z6, 384(DI)
+	VPXORD.BCST q8vnniC80<>(SB), Z7, Z7
+	VMOVDQU32 Z7, 448(DI)
+	VPXORD.BCST q8vnniC80<>(SB), Z8, Z8
+	VMOVDQU32 Z8, 512(DI)
+	VPXORD.BCST q8vnniC80<>(SB), Z9, Z9
+	VMOVDQU32 Z9, 576(DI)
+	VPXORD.BCST q8vnniC80<>(SB), Z10, Z10
+	VMOVDQU32 Z10, 640(DI)
+	VPXORD.BCST q8vnniC80<>(SB), Z11, Z11
+	VMOVDQU32 Z11, 704(DI)
+	VPXORD.BCST q8vnniC80<>(SB), Z12, Z12
+	VMOVDQU32 Z12, 768(DI)
+	VPXORD.BCST q8vnniC80<>(SB), Z13, Z13
+	VMOVDQU32 Z13, 832(DI)
+	VPXORD.BCST q8vnniC80<>(SB), Z14, Z14
+	VMOVDQU32 Z14, 896(DI)
+	VPXORD.BCST q8vnniC80<>(SB), Z15, Z15
+	VMOVDQU32 Z15, 960(DI)
+	ADDQ $64, SI
+	ADDQ $64, R11
+	ADDQ $64, R12
+	ADDQ $64, R13
+	ADDQ $1024, DI
+	DECQ CX
+	JNZ  q8actt16loop
+	VZEROUPPER
+	RET
+
+DATA q8vnniC80<>+0(SB)/4, $0x80808080
+GLOBL q8vnniC80<>(SB), RODATA|NOPTR, $4
