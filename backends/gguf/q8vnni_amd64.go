@@ -20,9 +20,6 @@ import (
 func q8TilesVNNI(w *byte, rowBytes int, ngr int, tab *int32, x *byte, xd *float32, dstride int, nb int, out *float32, ostride int, pf uintptr)
 
 //go:noescape
-func q8Rows1VNNI(w *byte, rowBytes int, ngr int, x *int8, xd *float32, dstride int, nb4 int, scratch *int32, out *float32, sum int)
-
-//go:noescape
 func q8TabVNNI(w *byte, n8 int, tab *int32)
 
 //go:noescape
@@ -114,35 +111,4 @@ func q8Tiles(out []float32, w *matrix, r0, r1 int, a *qacts) int {
 		}
 	}
 	return n
-}
-
-// q8Rows1 sets out[i] to row i of the Q8_0 rows raw (rb bytes each) times
-// one token's activations q (block b's scale at d[b*dstride]) for the rows
-// the VNNI kernel takes, four at a time, and returns how many that is.
-func q8Rows1(out []float32, raw []byte, rb int, q []int8, d []float32, dstride int) int {
-	nb := len(q) / 32
-	nb4, ngr := nb/4, len(out)/4
-	if !hasVNNI || nb4 == 0 || ngr == 0 {
-		return 0
-	}
-	_ = raw[4*ngr*rb-1]
-	_ = d[(4*nb4-1)*dstride]
-	tp, _ := q8TabPool.Get().(*[]int32)
-	if tp == nil || len(*tp) < nb4*32 {
-		s := make([]int32, nb4*32)
-		tp = &s
-	}
-	defer q8TabPool.Put(tp)
-	if nb4*4 == nb {
-		q8Rows1VNNI(&raw[0], rb, ngr, &q[0], &d[0], 4*dstride, nb4, &(*tp)[0], &out[0], 1)
-		return 4 * ngr
-	}
-	acc := make([]float32, 16*ngr)
-	q8Rows1VNNI(&raw[0], rb, ngr, &q[0], &d[0], 4*dstride, nb4, &(*tp)[0], &acc[0], 0)
-	for i := range 4 * ngr {
-		c := [4]float32(acc[4*i : 4*i+4])
-		q8BlocksGo(&c, raw[i*rb:(i+1)*rb], q, d, dstride, 4*nb4, nb)
-		out[i] = sum4(&c)
-	}
-	return 4 * ngr
 }

@@ -5,5 +5,3 @@ package gguf
 func q8TilesPrepare(a *qacts) bool { return false }
 
 func q8Tiles(out []float32, w *matrix, r0, r1 int, a *qacts) int { return 0 }
-
-func q8Rows1(out []float32, raw []byte, rb int, q []int8, d []float32, dstride int) int { return 0 }

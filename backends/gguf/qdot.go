@@ -277,7 +277,7 @@ func qDot1Rows(out []float32, w *matrix, r0 int, a *qacts, t int) {
 	raw := w.raw[r0*rb : (r0+len(out))*rb]
 	switch w.typ {
 	case TypeQ8_0:
-		for i := q8Rows1(out, raw, rb, q, d, a.n); i < len(out); i++ {
+		for i := range out {
 			out[i] = q8Dot1(raw[i*rb:(i+1)*rb], q, d, a.n)
 		}
 	case TypeQ4_K:
