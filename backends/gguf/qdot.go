@@ -27,6 +27,7 @@ type qacts struct {
 	q       []int8    // [t*cols+i]
 	d       []float32 // block scales, block-major: [b*n+t]
 	bs      []int16   // Q8_K only: sums of each 16 q's, block-major: [(b*n+t)*16+g]
+	x16     []byte    // Q8_0 only: q in sixteen-token groups for q8Tiles, once prepared
 }
 
 // usesQKernel reports whether matmul uses the integer kernels for typ.
@@ -218,12 +219,16 @@ func (p *pool) matmulQ(out []float32, w *matrix, x []float32, n int) {
 func (p *pool) matmulQActs(out []float32, w *matrix, a *qacts) {
 	rows, n := w.rows, a.n
 	const rowBlock = 32
+	tiles := w.typ == TypeQ8_0 && q8TilesPrepare(a)
 	p.parallel(rows, func(lo, hi int) {
 		// Tiles of rowBlock weight rows (kept in cache) against all tokens,
 		// four at a time where the type has a four-token kernel.
 		for r0 := lo; r0 < hi; r0 += rowBlock {
 			r1 := min(r0+rowBlock, hi)
 			t := 0
+			if tiles {
+				t = q8Tiles(out, w, r0, r1, a)
+			}
 			if dot4 := qDot4Of(w.typ); dot4 != nil {
 				var o [4]float32
 				var o8 [8]float32
