@@ -45,7 +45,7 @@ func TestScreenCorpusKeepsHistoriesSmall(t *testing.T) {
 		mu.Unlock()
 		return 0, nil
 	})
-	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(func(context.Context, activities.RunRef) (activities.DedupResult, error) {
+	env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(func(context.Context, activities.RunRef) (activities.DedupCounts, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(screened) != shards {

@@ -25,10 +25,11 @@ func plan(axes ...string) activities.Plan {
 	return p
 }
 
-func dedup(axes ...string) activities.DedupResult {
-	d := activities.DedupResult{Corpus: "no corpus"}
+// dedup is DedupCounts keeping each axis's 10 items in shards of 4, 4 and 2.
+func dedup(axes ...string) activities.DedupCounts {
+	var d activities.DedupCounts
 	for _, a := range axes {
-		d.Axes = append(d.Axes, activities.AxisDedup{Axis: a, Kept: 10, Shards: []int{4, 4, 2}})
+		d.Axes = append(d.Axes, activities.AxisCounts{Axis: a, Kept: 10, Shards: 3})
 	}
 	return d
 }
@@ -40,7 +41,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	Register(env)
 	var acts *activities.Activities
-	for _, fn := range []any{acts.Prepare, acts.Dedup, acts.ScreenShard, acts.Infer, acts.Score, acts.Judge, acts.Probes, acts.Audit, acts.Aggregate} {
+	for _, fn := range []any{acts.Prepare, acts.DedupCounts, acts.ScreenShard, acts.Infer, acts.Score, acts.Judge, acts.Probes, acts.Audit, acts.Aggregate} {
 		env.RegisterActivity(fn)
 	}
 	return env
@@ -51,7 +52,7 @@ func score(v float64) *float64 { return &v }
 func TestEvalRunFansOutShardsAndAggregates(t *testing.T) {
 	env := newEnv(t)
 	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(plan("knowledge", "nlu"), nil)
-	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
+	env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
 	inferCalls := map[string]int{}
 	env.OnActivity("Infer", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ShardInput) (activities.ShardResult, error) {
 		inferCalls[in.Axis]++
@@ -110,7 +111,7 @@ func TestEvalRunBudgetStopsAxisAndKeepsScoredRows(t *testing.T) {
 	p.MaxWallSeconds = 2*60 + 120 // two minutes beyond the aggregate reserve
 	p.ParallelShards = 1
 	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
-	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
+	env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
 	env.OnActivity("Infer", mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.ShardInput) (activities.ShardResult, error) {
 		if in.Shard == 0 {
 			return activities.ShardResult{Total: 4, Done: 4}, nil
@@ -157,7 +158,7 @@ func TestEvalRunBudgetAtReserveIsAnError(t *testing.T) {
 		p := plan("knowledge", "nlu")
 		p.MaxWallSeconds = in.plan
 		env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
-		env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
+		env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
 		env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(activities.Summary{}, nil)
 		env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1", MaxWallSeconds: in.input})
 		err := env.GetWorkflowError()
@@ -175,7 +176,7 @@ func TestEvalRunFinishedAxisIsNotStopped(t *testing.T) {
 	p.MaxWallSeconds = 2*60 + 120
 	p.ParallelShards = 3
 	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
-	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("knowledge"), nil)
+	env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(dedup("knowledge"), nil)
 	env.OnActivity("Infer", mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.ShardInput) (activities.ShardResult, error) {
 		n := []int{4, 4, 2}[in.Shard]
 		if in.Shard < 2 {
@@ -209,7 +210,7 @@ func TestEvalRunJudgingBoundedByDeadline(t *testing.T) {
 	p.Axes[0].Judged = true
 	p.MaxWallSeconds = 30*60 + 120
 	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
-	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("mt"), nil)
+	env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(dedup("mt"), nil)
 	env.OnActivity("Infer", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ShardInput) (activities.ShardResult, error) {
 		n := []int{4, 4, 2}[in.Shard]
 		return activities.ShardResult{Total: n, Done: n}, nil
@@ -266,7 +267,7 @@ func TestEvalRunScreensCorpusShardsBeforeDedup(t *testing.T) {
 		screened[in.Shard] = true
 		return 0, nil
 	})
-	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(func(context.Context, activities.RunRef) (activities.DedupResult, error) {
+	env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(func(context.Context, activities.RunRef) (activities.DedupCounts, error) {
 		if len(screened) != 5 {
 			t.Errorf("Dedup ran after %d of 5 corpus shards", len(screened))
 		}
