@@ -137,10 +137,7 @@ func TestInferMillionItemsKeepsHistoriesSmall(t *testing.T) {
 		}
 	})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: parent})
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	runEvalRun(t, env)
 
 	for s := range shards {
 		if counts.shards[s] != 1 {
@@ -226,11 +223,7 @@ func TestInferBudgetExpiresInContinuedRun(t *testing.T) {
 		return activities.AxisOutcome{Result: scorers.AxisResult{Axis: "knowledge", Score: score(0.5), N: 4}, Dropped: 100}, nil
 	})
 	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{}, nil)
-	var got activities.AggregateInput
-	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AggregateInput) (activities.Summary, error) {
-		got = in
-		return activities.Summary{}, nil
-	})
+	got := aggregated(env)
 	var results []InferAxisResult
 	runs := 0
 	env.SetOnChildWorkflowStartedListener(func(*workflow.Info, workflow.Context, converter.EncodedValues) { runs++ })
@@ -240,10 +233,7 @@ func TestInferBudgetExpiresInContinuedRun(t *testing.T) {
 			results = append(results, r)
 		}
 	})
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	runEvalRun(t, env)
 	n := len(started)
 	if n <= 2*inferRunShards || n >= 3*inferRunShards {
 		t.Fatalf("%d shards started; the budget should stop the axis in the child's third run", n)
@@ -312,10 +302,7 @@ func TestInferProgressCountsChildItems(t *testing.T) {
 		}, "evalrun-r1")
 	}, 400*time.Minute+time.Second)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "evalrun-r1"})
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	runEvalRun(t, env)
 	if qerr != nil {
 		t.Fatal(qerr)
 	}

@@ -76,10 +76,7 @@ func TestScreenCorpusKeepsHistoriesSmall(t *testing.T) {
 	})
 	const parent = "evalrun-r1"
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: parent})
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	runEvalRun(t, env)
 	for s := range shards {
 		if screened[s] != 1 {
 			t.Fatalf("corpus shard %d screened %d times", s, screened[s])

@@ -49,6 +49,26 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 
 func score(v float64) *float64 { return &v }
 
+// runEvalRun runs EvalRun of run r1 in env to its end, which must be a success.
+func runEvalRun(t *testing.T, env *testsuite.TestWorkflowEnvironment) {
+	t.Helper()
+	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// aggregated mocks Aggregate with an empty summary and returns where the
+// input it was called with lands.
+func aggregated(env *testsuite.TestWorkflowEnvironment) *activities.AggregateInput {
+	got := new(activities.AggregateInput)
+	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AggregateInput) (activities.Summary, error) {
+		*got = in
+		return activities.Summary{}, nil
+	})
+	return got
+}
+
 func TestEvalRunFansOutShardsAndAggregates(t *testing.T) {
 	env := newEnv(t)
 	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(plan("knowledge", "nlu"), nil)
@@ -72,10 +92,7 @@ func TestEvalRunFansOutShardsAndAggregates(t *testing.T) {
 		return activities.Summary{ResultKey: runfiles.ResultKey(in.RunID), MSPublic: score(0.5)}, nil
 	})
 
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	runEvalRun(t, env)
 	var res EvalRunResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
@@ -129,15 +146,8 @@ func TestEvalRunBudgetStopsAxisAndKeepsScoredRows(t *testing.T) {
 	env.OnActivity("Score", mock.Anything, mock.Anything).Return(activities.AxisOutcome{
 		Result: scorers.AxisResult{Axis: "knowledge", Score: score(0.25), N: 5}, Weight: 1, Tier: "public", Dropped: 5}, nil)
 	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{Verdict: "not pooled"}, nil)
-	var got activities.AggregateInput
-	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AggregateInput) (activities.Summary, error) {
-		got = in
-		return activities.Summary{}, nil
-	})
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	got := aggregated(env)
+	runEvalRun(t, env)
 	if len(got.Outcomes) != 2 || !got.Outcomes[0].StoppedEarly || !got.Outcomes[1].StoppedEarly {
 		t.Fatalf("axes not stopped early: %+v", got.Outcomes)
 	}
@@ -188,15 +198,8 @@ func TestEvalRunFinishedAxisIsNotStopped(t *testing.T) {
 	env.OnActivity("Score", mock.Anything, mock.Anything).Return(activities.AxisOutcome{
 		Result: scorers.AxisResult{Axis: "knowledge", Score: score(0.5), N: 10}, Weight: 1, Tier: "public"}, nil)
 	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{Verdict: "not pooled"}, nil)
-	var got activities.AggregateInput
-	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AggregateInput) (activities.Summary, error) {
-		got = in
-		return activities.Summary{}, nil
-	})
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	got := aggregated(env)
+	runEvalRun(t, env)
 	if len(got.Outcomes) != 1 || got.Outcomes[0].StoppedEarly || strings.Contains(strings.Join(got.Notes, "\n"), "stopped early") {
 		t.Fatalf("outcomes %+v notes %v", got.Outcomes, got.Notes)
 	}
@@ -231,15 +234,8 @@ func TestEvalRunJudgingBoundedByDeadline(t *testing.T) {
 		return activities.AxisOutcome{Result: scorers.AxisResult{Axis: "mt", Score: score(0.5), N: 4}, Weight: 1, Tier: "public"}, nil
 	})
 	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{Verdict: "not pooled"}, nil)
-	var got activities.AggregateInput
-	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AggregateInput) (activities.Summary, error) {
-		got = in
-		return activities.Summary{}, nil
-	})
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	got := aggregated(env)
+	runEvalRun(t, env)
 	if !scored || len(got.Outcomes) != 1 || !strings.Contains(strings.Join(got.Outcomes[0].StageNotes, "\n"), "judging stopped at the global deadline") {
 		t.Fatalf("scored %v, outcomes %+v", scored, got.Outcomes)
 	}
@@ -277,10 +273,7 @@ func TestEvalRunScreensCorpusShardsBeforeDedup(t *testing.T) {
 	env.OnActivity("Score", mock.Anything, mock.Anything).Return(activities.AxisOutcome{Result: scorers.AxisResult{Axis: "knowledge", Score: score(1)}}, nil)
 	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{}, nil)
 	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(activities.Summary{}, nil)
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	runEvalRun(t, env)
 	if len(screened) != 5 {
 		t.Fatalf("screened shards %v", screened)
 	}
