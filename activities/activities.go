@@ -308,7 +308,7 @@ type registrar interface {
 // RegisterCPU registers the stages that run on the CPU task queue.
 func (a *Activities) RegisterCPU(r registrar) {
 	for name, fn := range map[string]any{
-		"Prepare": a.Prepare, "Dedup": a.Dedup, "Score": a.Score,
+		"Prepare": a.Prepare, "Dedup": a.Dedup, "DedupCounts": a.DedupCounts, "Score": a.Score,
 		"Probes": a.Probes, "Audit": a.Audit, "Aggregate": a.Aggregate,
 		"PlanRefresh": a.PlanRefresh, "AppendLeaderboard": a.AppendLeaderboard, "ScreenShard": a.ScreenShard,
 		"RecomputeElo": a.RecomputeElo,

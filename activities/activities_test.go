@@ -2,11 +2,13 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -169,6 +171,52 @@ func TestDedupDropsPlantedContamination(t *testing.T) {
 	}
 	if !strings.Contains(dd.Corpus, "corpus.txt") || len(dd.KeptSHA256) != 64 {
 		t.Fatalf("dedup %+v", dd)
+	}
+}
+
+// DedupCounts returns a few bytes per axis however many shards the axis has
+// (10,000 here): the item count per shard, which EvalRun's history would
+// hold, stays in the store, and Aggregate copies it from there into
+// result.json.
+func TestDedupCountsStaySmall(t *testing.T) {
+	const n = 10_000
+	env, acts, _ := newActEnv()
+	cfg := fmt.Sprintf(`model: {spec: "openai:http://127.0.0.1:1", id: m}
+store: {uri: %s}
+run: {shard_size: 1, checkpoint_every: 1}
+axes:
+  knowledge:
+    scoring_mode: generate
+    datasets: [{name: syn, path: %s, format: global_mmlu}]
+`, t.TempDir(), synMMLU(t, n))
+	_, ref, counts := prepareAndDedup(t, env, acts, "big", cfg)
+	enc, err := json.Marshal(counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(enc) > 100 || len(counts.Axes) != 1 || counts.Axes[0] != (AxisCounts{Axis: "knowledge", Kept: n, Shards: n}) {
+		t.Fatalf("DedupCounts returned %d bytes: %s", len(enc), enc)
+	}
+	st, err := acts.store(t.Context(), ref.StoreURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored DedupResult
+	if err := getJSON(t.Context(), st, runfiles.DedupKey(ref.RunID), &stored); err != nil {
+		t.Fatal(err)
+	}
+	if len(stored.Axes) != 1 || len(stored.Axes[0].Shards) != n {
+		t.Fatalf("stored dedup result has %+v", stored.Axes)
+	}
+	if _, err := env.ExecuteActivity(acts.Aggregate, AggregateInput{RunRef: ref, Plan: Plan{ModelID: "m"}}); err != nil {
+		t.Fatal(err)
+	}
+	var res Result
+	if err := getJSON(t.Context(), st, runfiles.ResultKey(ref.RunID), &res); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(res.Summary.Dedup, stored) {
+		t.Fatalf("result.json's dedup differs from the stored one: %d axes, kept_sha256 %s", len(res.Summary.Dedup.Axes), res.Summary.Dedup.KeptSHA256)
 	}
 }
 
@@ -355,8 +403,8 @@ func prepareRun(t *testing.T, env *testsuite.TestActivityEnvironment, acts *Acti
 	return ref
 }
 
-// prepareAndDedup runs Prepare of cfg and Dedup of the run.
-func prepareAndDedup(t testing.TB, env *testsuite.TestActivityEnvironment, acts *Activities, run, cfg string) (Plan, RunRef, DedupResult) {
+// prepareAndDedup runs Prepare of cfg and DedupCounts of the run.
+func prepareAndDedup(t testing.TB, env *testsuite.TestActivityEnvironment, acts *Activities, run, cfg string) (Plan, RunRef, DedupCounts) {
 	t.Helper()
 	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: run, ConfigYAML: cfg})
 	if err != nil {
@@ -365,11 +413,11 @@ func prepareAndDedup(t testing.TB, env *testsuite.TestActivityEnvironment, acts 
 	var plan Plan
 	v.Get(&plan)
 	ref := RunRef{RunID: run, StoreURI: plan.StoreURI}
-	v, err = env.ExecuteActivity(acts.Dedup, ref)
+	v, err = env.ExecuteActivity(acts.DedupCounts, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dd DedupResult
+	var dd DedupCounts
 	v.Get(&dd)
 	return plan, ref, dd
 }
@@ -378,7 +426,7 @@ func prepareAndDedup(t testing.TB, env *testsuite.TestActivityEnvironment, acts 
 type inferredAxis struct {
 	plan   Plan
 	ref    RunRef
-	dedup  DedupResult
+	dedup  DedupCounts
 	shards int // of the axis
 }
 
@@ -389,7 +437,7 @@ func inferAxis(t testing.TB, env *testsuite.TestActivityEnvironment, acts *Activ
 	r.plan, r.ref, r.dedup = prepareAndDedup(t, env, acts, run, cfg)
 	for _, a := range r.dedup.Axes {
 		if a.Axis == axis {
-			r.shards = len(a.Shards)
+			r.shards = a.Shards
 		}
 	}
 	for s := range r.shards {

@@ -43,7 +43,10 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		res.ModelIdentity = &id
 	}
 	s := &res.Summary
-	s.Dedup, s.NearChanceEps, s.Notes = in.Dedup, cfg.Run.NearChanceEps, append([]string{}, in.Notes...)
+	if err := getJSON(ctx, st, runfiles.DedupKey(in.RunID), &s.Dedup); err != nil {
+		return Summary{}, err
+	}
+	s.NearChanceEps, s.Notes = cfg.Run.NearChanceEps, append([]string{}, in.Notes...)
 	s.SkippedAxes = append([]Skip{}, in.Skipped...)
 	s.SkippedNoJudge = []string{}
 	s.NearChanceAxes = []string{}
@@ -53,7 +56,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		}
 	}
 	contamination := map[string]*float64{}
-	for _, ad := range in.Dedup.Axes {
+	for _, ad := range s.Dedup.Axes {
 		contamination[ad.Axis] = ad.ContaminationRate
 	}
 

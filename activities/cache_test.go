@@ -199,14 +199,14 @@ axes:
 	if !whole {
 		return
 	}
-	plan, ref, dd := r.plan, r.ref, r.dedup
+	plan, ref := r.plan, r.ref
 	v, err := env.ExecuteActivity(acts.Score, ScoreInput{AxisInput: AxisInput{RunRef: ref, Axis: "knowledge"}, Shards: r.shards})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out AxisOutcome
 	v.Get(&out)
-	if _, err := env.ExecuteActivity(acts.Aggregate, AggregateInput{RunRef: ref, Plan: plan, Dedup: dd, Outcomes: []AxisOutcome{out}}); err != nil {
+	if _, err := env.ExecuteActivity(acts.Aggregate, AggregateInput{RunRef: ref, Plan: plan, Outcomes: []AxisOutcome{out}}); err != nil {
 		t.Fatal(err)
 	}
 }

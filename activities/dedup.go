@@ -18,8 +18,18 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// Dedup drops contaminated items before anything is scored (spec §6), publishes
-// the SHA-256 of the kept item-id set and cuts each axis's kept items into shards.
+// DedupCounts drops contaminated items before anything is scored (spec §6),
+// publishes the SHA-256 of the kept item-id set, cuts each axis's kept items
+// into shards and stores all that at runfiles.DedupKey; it returns only the
+// counts EvalRun needs.
+func (a *Activities) DedupCounts(ctx context.Context, ref RunRef) (DedupCounts, error) {
+	d, err := a.Dedup(ctx, ref)
+	return CountsOf(d), err
+}
+
+// Dedup is DedupCounts returning the whole DedupResult, an item count per
+// shard among it. EvalRuns started before DedupCounts existed call it (and
+// their histories hold its results), so it stays registered under its name.
 func (a *Activities) Dedup(ctx context.Context, ref RunRef) (DedupResult, error) {
 	m, st, err := a.loadManifest(ctx, ref)
 	if err != nil {

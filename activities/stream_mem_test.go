@@ -39,24 +39,6 @@ func TestStagesStreamAnAxis(t *testing.T) {
 // stageLiveHeaps runs the stages of an n-item knowledge run in process and
 // returns each stage's peak live heap (as of the GC cycles during it).
 func stageLiveHeaps(t *testing.T, n int) map[string]uint64 {
-	p := filepath.Join(t.TempDir(), "syn.jsonl")
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriter(f)
-	for i := range n {
-		row, _ := json.Marshal(map[string]string{
-			"sample_id": fmt.Sprintf("s/%d", i), "subject": fmt.Sprintf("subj%d", i%5), "answer": string(rune('A' + i%4)),
-			"A": "satu", "B": "dua", "C": "tiga", "D": "empat",
-			"question": fmt.Sprintf("Soalan nombor %d: manakah antara berikut yang paling tepat?", i),
-		})
-		w.Write(append(row, '\n'))
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	cfg := fmt.Sprintf(`model: {spec: "openai:http://127.0.0.1:1", id: m}
 store: {uri: %s}
 run: {shard_size: 500, checkpoint_every: 100, bootstrap_resamples: 200}
@@ -64,7 +46,7 @@ axes:
   knowledge:
     scoring_mode: generate
     datasets: [{name: syn, path: %s, format: global_mmlu}]
-`, t.TempDir(), p)
+`, t.TempDir(), synMMLU(t, n))
 	env, acts, _ := newActEnv()
 
 	peaks := map[string]uint64{}
@@ -79,15 +61,15 @@ axes:
 		v.Get(&plan)
 		ref = RunRef{RunID: "m", StoreURI: plan.StoreURI}
 	})
-	var dd DedupResult
+	var dd DedupCounts
 	stage("dedup", func() {
-		v, err := env.ExecuteActivity(acts.Dedup, ref)
+		v, err := env.ExecuteActivity(acts.DedupCounts, ref)
 		if err != nil {
 			t.Fatal(err)
 		}
 		v.Get(&dd)
 	})
-	shards := len(dd.Axes[0].Shards)
+	shards := dd.Axes[0].Shards
 	stage("infer", func() {
 		for s := range shards {
 			if _, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: "knowledge", Shard: s}); err != nil {
@@ -116,11 +98,37 @@ axes:
 		out.Audit = &au
 	})
 	stage("aggregate", func() {
-		if _, err := env.ExecuteActivity(acts.Aggregate, AggregateInput{RunRef: ref, Plan: plan, Dedup: dd, Outcomes: []AxisOutcome{out}}); err != nil {
+		if _, err := env.ExecuteActivity(acts.Aggregate, AggregateInput{RunRef: ref, Plan: plan, Outcomes: []AxisOutcome{out}}); err != nil {
 			t.Fatal(err)
 		}
 	})
 	return peaks
+}
+
+// synMMLU writes n four-choice items in the global_mmlu format and returns
+// the file's path.
+func synMMLU(t testing.TB, n int) string {
+	p := filepath.Join(t.TempDir(), "syn.jsonl")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	for i := range n {
+		row, _ := json.Marshal(map[string]string{
+			"sample_id": fmt.Sprintf("s/%d", i), "subject": fmt.Sprintf("subj%d", i%5), "answer": string(rune('A' + i%4)),
+			"A": "satu", "B": "dua", "C": "tiga", "D": "empat",
+			"question": fmt.Sprintf("Soalan nombor %d: manakah antara berikut yang paling tepat?", i),
+		})
+		w.Write(append(row, '\n'))
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // peakLiveHeap runs fn and returns the peak live heap during it, as of the

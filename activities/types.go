@@ -50,11 +50,35 @@ type AxisOutcome struct {
 	StageNotes   []string           `json:"stage_notes,omitempty"`
 }
 
-// AggregateInput is the last stage's input.
+// DedupCounts is what EvalRun needs of Dedup: per axis, how many items were
+// kept and into how many shards. The full DedupResult, an item count per
+// shard among it, stays in the store (runfiles.DedupKey): it grows with the
+// shards and the workflow's history must not.
+type DedupCounts struct {
+	Axes []AxisCounts `json:"axes"`
+}
+
+// AxisCounts is one axis in DedupCounts.
+type AxisCounts struct {
+	Axis   string `json:"axis"`
+	Kept   int    `json:"kept"`
+	Shards int    `json:"shards"`
+}
+
+// CountsOf is what of d EvalRun keeps.
+func CountsOf(d DedupResult) DedupCounts {
+	var c DedupCounts
+	for _, ad := range d.Axes {
+		c.Axes = append(c.Axes, AxisCounts{Axis: ad.Axis, Kept: ad.Kept, Shards: len(ad.Shards)})
+	}
+	return c
+}
+
+// AggregateInput is the last stage's input. Aggregate reads the dedup
+// result from the store.
 type AggregateInput struct {
 	RunRef
 	Plan     Plan          `json:"plan"`
-	Dedup    DedupResult   `json:"dedup"`
 	Outcomes []AxisOutcome `json:"outcomes"`
 	Skipped  []Skip        `json:"skipped,omitempty"`
 	Notes    []string      `json:"notes,omitempty"`

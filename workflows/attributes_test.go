@@ -26,7 +26,7 @@ func TestEvalRunUpsertsTheNamespacesSearchAttributes(t *testing.T) {
 		p.Skipped = []activities.Skip{{Axis: "mt", Reason: "skipped_no_judge: no judges configured"}}
 		p.SearchAttributes = tc.have
 		env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
-		env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
+		env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
 		env.OnActivity("Infer", mock.Anything, mock.Anything).Return(activities.ShardResult{Total: 4, Done: 4}, nil)
 		env.OnActivity("Score", mock.Anything, mock.Anything).Return(activities.AxisOutcome{Result: scorers.AxisResult{Axis: "knowledge", Score: score(1)}}, nil)
 		env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{}, nil)

@@ -37,12 +37,8 @@ func bigAxis(t *testing.T, items, parallel int, each time.Duration) (*testsuite.
 	p.MaxWallSeconds = 10 * 24 * 3600
 	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
 	d := dedup("knowledge")
-	d.Axes[0].Kept = items
-	d.Axes[0].Shards = make([]int, items/100)
-	for i := range d.Axes[0].Shards {
-		d.Axes[0].Shards[i] = 100
-	}
-	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(d, nil)
+	d.Axes[0].Kept, d.Axes[0].Shards = items, items/100
+	env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(d, nil)
 	c := &inferCounts{shards: map[int]int{}}
 	env.OnActivity("Infer", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ShardInput) (activities.ShardResult, error) {
 		c.mu.Lock()
@@ -72,8 +68,9 @@ type runHistory struct {
 // An axis of 10^6 items is 10,000 Infer shards. EvalRun holds one InferAxis
 // child for the axis, which continues as new every inferRunShards shards:
 // every history (EvalRun's, and each of the child's runs) stays below
-// maxHistory events, each shard runs exactly once, and a continued run
-// carries counts, not items.
+// maxHistory events, each shard runs exactly once, a continued run
+// carries counts, not items, and no activity input or result in EvalRun's
+// history carries a list per shard.
 func TestInferMillionItemsKeepsHistoriesSmall(t *testing.T) {
 	const items, shards = 1_000_000, 10_000
 	env, counts := bigAxis(t, items, 8, 0)
@@ -89,9 +86,30 @@ func TestInferMillionItemsKeepsHistoriesSmall(t *testing.T) {
 		return runs[id]
 	}
 	const parent = "evalrun-r1"
-	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+	// The largest activity input and result of the parent: its history
+	// holds each of them, so none may grow with the shards.
+	var parentPayload struct {
+		bytes    int
+		activity string
+	}
+	payload := func(info *activity.Info, get func(...any) error, what string) {
+		var raw json.RawMessage
+		if info.WorkflowExecution.ID != parent || get(&raw) != nil || len(raw) <= parentPayload.bytes {
+			return
+		}
+		parentPayload.bytes, parentPayload.activity = len(raw), info.ActivityType.Name+" "+what
+	}
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
 		mu.Lock()
 		run(info.WorkflowExecution.ID, info.WorkflowExecution.RunID).acts++
+		payload(info, args.Get, "input")
+		mu.Unlock()
+	})
+	env.SetOnActivityCompletedListener(func(info *activity.Info, result converter.EncodedValue, err error) {
+		mu.Lock()
+		if err == nil {
+			payload(info, func(v ...any) error { return result.Get(v[0]) }, "result")
+		}
 		mu.Unlock()
 	})
 	timers := 0
@@ -119,10 +137,7 @@ func TestInferMillionItemsKeepsHistoriesSmall(t *testing.T) {
 		}
 	})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: parent})
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	runEvalRun(t, env)
 
 	for s := range shards {
 		if counts.shards[s] != 1 {
@@ -144,12 +159,12 @@ func TestInferMillionItemsKeepsHistoriesSmall(t *testing.T) {
 		if r == nil {
 			continue
 		}
-		// EvalRun: two version markers (search attributes, InferAxis) and
-		// the memo upsert, no timer (the child holds the budget). Each
+		// EvalRun: three version markers (search attributes, DedupCounts,
+		// InferAxis) and the memo upsert, no timer (the child holds the budget). Each
 		// InferAxis run: its budget timer.
 		bound := historyBound(r.acts, 0, 1, 0, 0)
 		if r == parentRun {
-			bound = historyBound(r.acts, r.children, 0, 2, 1)
+			bound = historyBound(r.acts, r.children, 0, 3, 1)
 		} else {
 			childRuns++
 			if r.acts > inferRunShards {
@@ -170,6 +185,10 @@ func TestInferMillionItemsKeepsHistoriesSmall(t *testing.T) {
 	if want := shards / inferRunShards; childRuns != want || timers != want {
 		t.Fatalf("InferAxis ran %d runs with %d budget timers, want %d each", childRuns, timers, want)
 	}
+	t.Logf("the parent's largest activity payload: %s, %d bytes", parentPayload.activity, parentPayload.bytes)
+	if parentPayload.bytes > 1024 {
+		t.Errorf("the parent's history holds a %d-byte %s; what grows with the shards belongs in the store", parentPayload.bytes, parentPayload.activity)
+	}
 	if parentRun.acts > 10 || parentRun.children != 1 {
 		t.Fatalf("the parent ran %d activities and %d children; the shards belong in one InferAxis child", parentRun.acts, parentRun.children)
 	}
@@ -185,11 +204,8 @@ func TestInferBudgetExpiresInContinuedRun(t *testing.T) {
 	p.MaxWallSeconds = 60*60 + 120 // an hour for the one axis
 	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
 	d := dedup("knowledge")
-	d.Axes[0].Shards = make([]int, 3*inferRunShards)
-	for i := range d.Axes[0].Shards {
-		d.Axes[0].Shards[i] = 4
-	}
-	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(d, nil)
+	d.Axes[0].Kept, d.Axes[0].Shards = 4*3*inferRunShards, 3*inferRunShards
+	env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(d, nil)
 	// Each shard takes a (simulated) 10 s: 2 at a time, the hour ends after
 	// about 720 shards, in the child's third run; a shard in flight then
 	// stops when cancelled.
@@ -207,11 +223,7 @@ func TestInferBudgetExpiresInContinuedRun(t *testing.T) {
 		return activities.AxisOutcome{Result: scorers.AxisResult{Axis: "knowledge", Score: score(0.5), N: 4}, Dropped: 100}, nil
 	})
 	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{}, nil)
-	var got activities.AggregateInput
-	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AggregateInput) (activities.Summary, error) {
-		got = in
-		return activities.Summary{}, nil
-	})
+	got := aggregated(env)
 	var results []InferAxisResult
 	runs := 0
 	env.SetOnChildWorkflowStartedListener(func(*workflow.Info, workflow.Context, converter.EncodedValues) { runs++ })
@@ -221,10 +233,7 @@ func TestInferBudgetExpiresInContinuedRun(t *testing.T) {
 			results = append(results, r)
 		}
 	})
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	runEvalRun(t, env)
 	n := len(started)
 	if n <= 2*inferRunShards || n >= 3*inferRunShards {
 		t.Fatalf("%d shards started; the budget should stop the axis in the child's third run", n)
@@ -250,7 +259,7 @@ func TestInferShardFailureFailsRun(t *testing.T) {
 	p := plan("knowledge")
 	p.ParallelShards = 1
 	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
-	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("knowledge"), nil)
+	env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(dedup("knowledge"), nil)
 	var calls []int
 	env.OnActivity("Infer", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ShardInput) (activities.ShardResult, error) {
 		calls = append(calls, in.Shard)
@@ -293,10 +302,7 @@ func TestInferProgressCountsChildItems(t *testing.T) {
 		}, "evalrun-r1")
 	}, 400*time.Minute+time.Second)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "evalrun-r1"})
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	runEvalRun(t, env)
 	if qerr != nil {
 		t.Fatal(qerr)
 	}

@@ -45,7 +45,7 @@ func TestScreenCorpusKeepsHistoriesSmall(t *testing.T) {
 		mu.Unlock()
 		return 0, nil
 	})
-	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(func(context.Context, activities.RunRef) (activities.DedupResult, error) {
+	env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(func(context.Context, activities.RunRef) (activities.DedupCounts, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(screened) != shards {
@@ -76,10 +76,7 @@ func TestScreenCorpusKeepsHistoriesSmall(t *testing.T) {
 	})
 	const parent = "evalrun-r1"
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: parent})
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	runEvalRun(t, env)
 	for s := range shards {
 		if screened[s] != 1 {
 			t.Fatalf("corpus shard %d screened %d times", s, screened[s])

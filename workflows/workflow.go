@@ -83,7 +83,7 @@ type evalRun struct {
 	wall     time.Duration // the global budget
 	deadline time.Time
 
-	dedup    activities.DedupResult
+	dedup    activities.DedupCounts
 	outcomes []activities.AxisOutcome
 	skipped  []activities.Skip
 	notes    []string
@@ -154,32 +154,45 @@ func (r *evalRun) prepare(ctx workflow.Context) error {
 	return r.upsertSearchAttributes(ctx, configured)
 }
 
+// dedupCountsVersion marks the change from Dedup, whose result (an item
+// count per shard) grew the history with the shards, to DedupCounts;
+// histories recorded before it replay Dedup and its whole result.
+const dedupCountsVersion = "dedup-counts"
+
 // screenAndDedup screens the corpus, then drops contaminated items and
-// shards what is kept (Dedup).
+// shards what is kept (DedupCounts).
 func (r *evalRun) screenAndDedup(ctx workflow.Context) error {
 	r.prog.Stage = StageDedup
 	if err := r.screenCorpus(ctx); err != nil {
 		return err
 	}
-	return workflow.ExecuteActivity(stage(ctx, screenPreset(r.wall), "dedup"), a.Dedup, r.ref).Get(ctx, &r.dedup)
+	actx := stage(ctx, screenPreset(r.wall), "dedup")
+	if workflow.GetVersion(ctx, dedupCountsVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		var full activities.DedupResult
+		err := workflow.ExecuteActivity(actx, a.Dedup, r.ref).Get(ctx, &full)
+		r.dedup = activities.CountsOf(full)
+		return err
+	}
+	return workflow.ExecuteActivity(actx, a.DedupCounts, r.ref).Get(ctx, &r.dedup)
 }
 
-// shards is the item count of each of an axis's kept shards.
-func (r *evalRun) shards(axis string) []int {
+// axisCounts is what dedup kept of an axis.
+func (r *evalRun) axisCounts(axis string) activities.AxisCounts {
 	for _, ad := range r.dedup.Axes {
 		if ad.Axis == axis {
-			return ad.Shards
+			return ad
 		}
 	}
-	return nil
+	return activities.AxisCounts{Axis: axis}
 }
 
 // runAxis runs axis i on its share of what is left of the budget: an equal
 // share, so time an axis does not use rolls over to the next.
 func (r *evalRun) runAxis(ctx workflow.Context, i int) error {
 	ax, p := r.plan.Axes[i], &r.prog.Axes[i]
-	shards := r.shards(ax.Name)
-	p.Total, p.Shards = sum(shards), len(shards)
+	kept := r.axisCounts(ax.Name)
+	shards := kept.Shards
+	p.Total, p.Shards = kept.Kept, shards
 	left := r.deadline.Sub(workflow.Now(ctx)) - aggregateReserve
 	budget := left / time.Duration(len(r.plan.Axes)-i)
 	if budget <= 0 {
@@ -189,11 +202,11 @@ func (r *evalRun) runAxis(ctx workflow.Context, i int) error {
 		return nil
 	}
 	r.prog.Stage = ax.Name
-	expired, err := r.infer(ctx, ax, len(shards), budget, p)
+	expired, err := r.infer(ctx, ax, shards, budget, p)
 	if err != nil {
 		return err
 	}
-	out, err := r.score(ctx, ax, len(shards), budget, p)
+	out, err := r.score(ctx, ax, shards, budget, p)
 	if err != nil {
 		return err
 	}
@@ -295,21 +308,13 @@ func (r *evalRun) aggregate(ctx workflow.Context) (EvalRunResult, error) {
 	r.prog.Stage = StageAggregate
 	var summary activities.Summary
 	err := workflow.ExecuteActivity(stage(ctx, cpuPreset(), "aggregate"), a.Aggregate, activities.AggregateInput{
-		RunRef: r.ref, Plan: r.plan, Dedup: r.dedup, Outcomes: r.outcomes, Skipped: r.skipped, Notes: r.notes,
+		RunRef: r.ref, Plan: r.plan, Outcomes: r.outcomes, Skipped: r.skipped, Notes: r.notes,
 	}).Get(ctx, &summary)
 	if err != nil {
 		return EvalRunResult{}, err
 	}
 	r.prog.Stage = StageDone
 	return EvalRunResult{RunID: r.prog.RunID, Summary: summary}, nil
-}
-
-func sum(x []int) int {
-	t := 0
-	for _, v := range x {
-		t += v
-	}
-	return t
 }
 
 func workflowOptions() workflow.RegisterOptions { return workflow.RegisterOptions{Name: WorkflowName} }

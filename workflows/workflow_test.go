@@ -25,10 +25,11 @@ func plan(axes ...string) activities.Plan {
 	return p
 }
 
-func dedup(axes ...string) activities.DedupResult {
-	d := activities.DedupResult{Corpus: "no corpus"}
+// dedup is DedupCounts keeping each axis's 10 items in shards of 4, 4 and 2.
+func dedup(axes ...string) activities.DedupCounts {
+	var d activities.DedupCounts
 	for _, a := range axes {
-		d.Axes = append(d.Axes, activities.AxisDedup{Axis: a, Kept: 10, Shards: []int{4, 4, 2}})
+		d.Axes = append(d.Axes, activities.AxisCounts{Axis: a, Kept: 10, Shards: 3})
 	}
 	return d
 }
@@ -40,7 +41,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	Register(env)
 	var acts *activities.Activities
-	for _, fn := range []any{acts.Prepare, acts.Dedup, acts.ScreenShard, acts.Infer, acts.Score, acts.Judge, acts.Probes, acts.Audit, acts.Aggregate} {
+	for _, fn := range []any{acts.Prepare, acts.DedupCounts, acts.ScreenShard, acts.Infer, acts.Score, acts.Judge, acts.Probes, acts.Audit, acts.Aggregate} {
 		env.RegisterActivity(fn)
 	}
 	return env
@@ -48,10 +49,30 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 
 func score(v float64) *float64 { return &v }
 
+// runEvalRun runs EvalRun of run r1 in env to its end, which must be a success.
+func runEvalRun(t *testing.T, env *testsuite.TestWorkflowEnvironment) {
+	t.Helper()
+	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// aggregated mocks Aggregate with an empty summary and returns where the
+// input it was called with lands.
+func aggregated(env *testsuite.TestWorkflowEnvironment) *activities.AggregateInput {
+	got := new(activities.AggregateInput)
+	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AggregateInput) (activities.Summary, error) {
+		*got = in
+		return activities.Summary{}, nil
+	})
+	return got
+}
+
 func TestEvalRunFansOutShardsAndAggregates(t *testing.T) {
 	env := newEnv(t)
 	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(plan("knowledge", "nlu"), nil)
-	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
+	env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
 	inferCalls := map[string]int{}
 	env.OnActivity("Infer", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ShardInput) (activities.ShardResult, error) {
 		inferCalls[in.Axis]++
@@ -71,10 +92,7 @@ func TestEvalRunFansOutShardsAndAggregates(t *testing.T) {
 		return activities.Summary{ResultKey: runfiles.ResultKey(in.RunID), MSPublic: score(0.5)}, nil
 	})
 
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	runEvalRun(t, env)
 	var res EvalRunResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
@@ -110,7 +128,7 @@ func TestEvalRunBudgetStopsAxisAndKeepsScoredRows(t *testing.T) {
 	p.MaxWallSeconds = 2*60 + 120 // two minutes beyond the aggregate reserve
 	p.ParallelShards = 1
 	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
-	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
+	env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
 	env.OnActivity("Infer", mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.ShardInput) (activities.ShardResult, error) {
 		if in.Shard == 0 {
 			return activities.ShardResult{Total: 4, Done: 4}, nil
@@ -128,15 +146,8 @@ func TestEvalRunBudgetStopsAxisAndKeepsScoredRows(t *testing.T) {
 	env.OnActivity("Score", mock.Anything, mock.Anything).Return(activities.AxisOutcome{
 		Result: scorers.AxisResult{Axis: "knowledge", Score: score(0.25), N: 5}, Weight: 1, Tier: "public", Dropped: 5}, nil)
 	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{Verdict: "not pooled"}, nil)
-	var got activities.AggregateInput
-	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AggregateInput) (activities.Summary, error) {
-		got = in
-		return activities.Summary{}, nil
-	})
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	got := aggregated(env)
+	runEvalRun(t, env)
 	if len(got.Outcomes) != 2 || !got.Outcomes[0].StoppedEarly || !got.Outcomes[1].StoppedEarly {
 		t.Fatalf("axes not stopped early: %+v", got.Outcomes)
 	}
@@ -157,7 +168,7 @@ func TestEvalRunBudgetAtReserveIsAnError(t *testing.T) {
 		p := plan("knowledge", "nlu")
 		p.MaxWallSeconds = in.plan
 		env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
-		env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
+		env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
 		env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(activities.Summary{}, nil)
 		env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1", MaxWallSeconds: in.input})
 		err := env.GetWorkflowError()
@@ -175,7 +186,7 @@ func TestEvalRunFinishedAxisIsNotStopped(t *testing.T) {
 	p.MaxWallSeconds = 2*60 + 120
 	p.ParallelShards = 3
 	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
-	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("knowledge"), nil)
+	env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(dedup("knowledge"), nil)
 	env.OnActivity("Infer", mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.ShardInput) (activities.ShardResult, error) {
 		n := []int{4, 4, 2}[in.Shard]
 		if in.Shard < 2 {
@@ -187,15 +198,8 @@ func TestEvalRunFinishedAxisIsNotStopped(t *testing.T) {
 	env.OnActivity("Score", mock.Anything, mock.Anything).Return(activities.AxisOutcome{
 		Result: scorers.AxisResult{Axis: "knowledge", Score: score(0.5), N: 10}, Weight: 1, Tier: "public"}, nil)
 	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{Verdict: "not pooled"}, nil)
-	var got activities.AggregateInput
-	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AggregateInput) (activities.Summary, error) {
-		got = in
-		return activities.Summary{}, nil
-	})
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	got := aggregated(env)
+	runEvalRun(t, env)
 	if len(got.Outcomes) != 1 || got.Outcomes[0].StoppedEarly || strings.Contains(strings.Join(got.Notes, "\n"), "stopped early") {
 		t.Fatalf("outcomes %+v notes %v", got.Outcomes, got.Notes)
 	}
@@ -209,7 +213,7 @@ func TestEvalRunJudgingBoundedByDeadline(t *testing.T) {
 	p.Axes[0].Judged = true
 	p.MaxWallSeconds = 30*60 + 120
 	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(p, nil)
-	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(dedup("mt"), nil)
+	env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(dedup("mt"), nil)
 	env.OnActivity("Infer", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ShardInput) (activities.ShardResult, error) {
 		n := []int{4, 4, 2}[in.Shard]
 		return activities.ShardResult{Total: n, Done: n}, nil
@@ -230,15 +234,8 @@ func TestEvalRunJudgingBoundedByDeadline(t *testing.T) {
 		return activities.AxisOutcome{Result: scorers.AxisResult{Axis: "mt", Score: score(0.5), N: 4}, Weight: 1, Tier: "public"}, nil
 	})
 	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{Verdict: "not pooled"}, nil)
-	var got activities.AggregateInput
-	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AggregateInput) (activities.Summary, error) {
-		got = in
-		return activities.Summary{}, nil
-	})
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	got := aggregated(env)
+	runEvalRun(t, env)
 	if !scored || len(got.Outcomes) != 1 || !strings.Contains(strings.Join(got.Outcomes[0].StageNotes, "\n"), "judging stopped at the global deadline") {
 		t.Fatalf("scored %v, outcomes %+v", scored, got.Outcomes)
 	}
@@ -266,7 +263,7 @@ func TestEvalRunScreensCorpusShardsBeforeDedup(t *testing.T) {
 		screened[in.Shard] = true
 		return 0, nil
 	})
-	env.OnActivity("Dedup", mock.Anything, mock.Anything).Return(func(context.Context, activities.RunRef) (activities.DedupResult, error) {
+	env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(func(context.Context, activities.RunRef) (activities.DedupCounts, error) {
 		if len(screened) != 5 {
 			t.Errorf("Dedup ran after %d of 5 corpus shards", len(screened))
 		}
@@ -276,10 +273,7 @@ func TestEvalRunScreensCorpusShardsBeforeDedup(t *testing.T) {
 	env.OnActivity("Score", mock.Anything, mock.Anything).Return(activities.AxisOutcome{Result: scorers.AxisResult{Axis: "knowledge", Score: score(1)}}, nil)
 	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{}, nil)
 	env.OnActivity("Aggregate", mock.Anything, mock.Anything).Return(activities.Summary{}, nil)
-	env.ExecuteWorkflow(EvalRun, EvalRunInput{ConfigPath: "c.yaml", RunID: "r1"})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	runEvalRun(t, env)
 	if len(screened) != 5 {
 		t.Fatalf("screened shards %v", screened)
 	}

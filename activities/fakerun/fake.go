@@ -94,10 +94,10 @@ func WriteRun(storeDir string, o Options) (string, error) {
 	}
 	in := activities.AggregateInput{
 		RunRef: activities.RunRef{RunID: o.RunID, StoreURI: storeDir},
-		Dedup: runfiles.DedupResult{Corpus: "1 file, 3 documents",
-			KeptSHA256: "9c56cc51b374c3ba189210d5b6d4bf57790d351c96c47c02190ecf1e430635ab"},
-		Notes: []string{ScriptNote},
+		Notes:  []string{ScriptNote},
 	}
+	dd := runfiles.DedupResult{Corpus: "1 file, 3 documents",
+		KeptSHA256: "9c56cc51b374c3ba189210d5b6d4bf57790d351c96c47c02190ecf1e430635ab"}
 	in.Skipped = []runfiles.Skip{{Axis: "safety", Reason: "skipped_no_judge: no judge configured"}}
 	plan.Skipped = in.Skipped
 	for _, r := range runs {
@@ -121,7 +121,7 @@ func WriteRun(storeDir string, o Options) (string, error) {
 		}
 		plan.Axes = append(plan.Axes, activities.AxisPlan{Name: r.name, Version: res.Version, Items: len(r.items), Weight: *ac.Weight, Tier: tier, ScoringMode: r.mode})
 		rate := 0.125 * float64(len(r.name)%3)
-		in.Dedup.Axes = append(in.Dedup.Axes, runfiles.AxisDedup{Axis: r.name, Kept: len(r.items), ContaminationRate: &rate, Shards: []int{len(r.items)}})
+		dd.Axes = append(dd.Axes, runfiles.AxisDedup{Axis: r.name, Kept: len(r.items), ContaminationRate: &rate, Shards: []int{len(r.items)}})
 		out := activities.AxisOutcome{Result: res, Weight: *ac.Weight, Tier: tier}
 		if r.name == "knowledge" {
 			h, l := 0.62, 1.1
@@ -131,6 +131,9 @@ func WriteRun(storeDir string, o Options) (string, error) {
 	}
 	in.Plan = plan
 	if err := writeJSON(filepath.Join(runDir, "manifest.json"), map[string]any{"config": cfg, "plan": plan}); err != nil {
+		return "", err
+	}
+	if err := writeJSON(filepath.Join(runDir, runfiles.DedupName), dd); err != nil {
 		return "", err
 	}
 	a := activities.New(zerolog.Nop())

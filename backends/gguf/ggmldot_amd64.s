@@ -19,6 +19,29 @@
 	VMOVSHDUP xlo, xt; \
 	VADDSS xt, xlo, xlo
 
+// ZEROY8 zeroes the accumulators Y0-Y7, four 16-lane ones.
+#define ZEROY8 \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7
+
+// STORE4 writes the reductions of the 16-lane accumulators Y0:Y1, Y2:Y3,
+// Y4:Y5 and Y6:Y7 to out[0..3] (DI).
+#define STORE4 \
+	FOLD16(Y0, Y1, X0, X8); \
+	FOLD16(Y2, Y3, X2, X8); \
+	FOLD16(Y4, Y5, X4, X8); \
+	FOLD16(Y6, Y7, X6, X8); \
+	VMOVSS X0, (DI); \
+	VMOVSS X2, 4(DI); \
+	VMOVSS X4, 8(DI); \
+	VMOVSS X6, 12(DI)
+
 // func dotL16x4AVX2(w, x0, x1, x2, x3 *float32, n int, out *[4]float32)
 // n must be a positive multiple of 16.
 TEXT ·dotL16x4AVX2(SB), NOSPLIT, $0-56
@@ -29,14 +52,7 @@ TEXT ·dotL16x4AVX2(SB), NOSPLIT, $0-56
 	MOVQ x3+32(FP), R11
 	MOVQ n+40(FP), CX
 	MOVQ out+48(FP), DI
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ZEROY8
 	XORQ AX, AX
 
 l16x4:
@@ -54,14 +70,7 @@ l16x4:
 	SUBQ $16, CX
 	JNZ  l16x4
 
-	FOLD16(Y0, Y1, X0, X8)
-	FOLD16(Y2, Y3, X2, X8)
-	FOLD16(Y4, Y5, X4, X8)
-	FOLD16(Y6, Y7, X6, X8)
-	VMOVSS X0, (DI)
-	VMOVSS X2, 4(DI)
-	VMOVSS X4, 8(DI)
-	VMOVSS X6, 12(DI)
+	STORE4
 	VZEROUPPER
 	RET
 
@@ -95,14 +104,7 @@ TEXT ·dotL64AVX2(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), R8
 	MOVQ n+16(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ZEROY8
 	XORQ AX, AX
 
 l64:
@@ -155,6 +157,11 @@ cvt8:
 	VZEROUPPER
 	RET
 
+// BF16MASK sets every lane of Y15 to 0xffff0000, the high (odd) bf16 of a pair.
+#define BF16MASK \
+	VPCMPEQD Y15, Y15, Y15; \
+	VPSLLD $16, Y15, Y15
+
 // BF16PAIR adds one YMM of 8 bf16 pairs of w (wo odd, we even halves, as
 // float32) times the pairs at mem to acc as VDPBF16PS does: the odd
 // element's product first, then the even one's. Y15 holds 0xffff0000.
@@ -181,16 +188,8 @@ TEXT ·bf16L16x4AVX2(SB), NOSPLIT, $0-56
 	MOVQ x3+32(FP), R11
 	MOVQ n+40(FP), CX
 	MOVQ out+48(FP), DI
-	VPCMPEQD Y15, Y15, Y15
-	VPSLLD $16, Y15, Y15
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	BF16MASK
+	ZEROY8
 	XORQ AX, AX
 
 b16x4:
@@ -208,14 +207,7 @@ b16x4:
 	SUBQ $32, CX
 	JNZ  b16x4
 
-	FOLD16(Y0, Y1, X0, X8)
-	FOLD16(Y2, Y3, X2, X8)
-	FOLD16(Y4, Y5, X4, X8)
-	FOLD16(Y6, Y7, X6, X8)
-	VMOVSS X0, (DI)
-	VMOVSS X2, 4(DI)
-	VMOVSS X4, 8(DI)
-	VMOVSS X6, 12(DI)
+	STORE4
 	VZEROUPPER
 	RET
 
@@ -225,8 +217,7 @@ TEXT ·bf16L16AVX2(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), R8
 	MOVQ n+16(FP), CX
-	VPCMPEQD Y15, Y15, Y15
-	VPSLLD $16, Y15, Y15
+	BF16MASK
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	XORQ AX, AX
@@ -252,8 +243,7 @@ TEXT ·bf16VecAVX2(SB), NOSPLIT, $0-32
 	MOVQ x+8(FP), R8
 	MOVQ n+16(FP), CX
 	MOVQ out+24(FP), DI
-	VPCMPEQD Y15, Y15, Y15
-	VPSLLD $16, Y15, Y15
+	BF16MASK
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -311,6 +301,17 @@ b64:
 	VMOVSS X6, 24(DI); \
 	VMOVSS X7, 28(DI)
 
+// ZEROZ8 zeroes the accumulators Z0-Z7.
+#define ZEROZ8 \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z5, Z5, Z5; \
+	VPXORD Z6, Z6, Z6; \
+	VPXORD Z7, Z7, Z7
+
 // func dotL16x2x4AVX512(w0, w1, x0, x1, x2, x3 *float32, n int, out *[8]float32)
 // out[4*r+t] = 16-lane dot of w_r with x_t; n must be a positive multiple of 16.
 TEXT ·dotL16x2x4AVX512(SB), NOSPLIT, $0-64
@@ -322,14 +323,7 @@ TEXT ·dotL16x2x4AVX512(SB), NOSPLIT, $0-64
 	MOVQ x3+40(FP), R11
 	MOVQ n+48(FP), CX
 	MOVQ out+56(FP), DI
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	ZEROZ8
 	XORQ AX, AX
 
 z16:
@@ -379,14 +373,7 @@ TEXT ·bf16L16x2x4AVX512(SB), NOSPLIT, $0-64
 	MOVQ out+56(FP), DI
 	VPTERNLOGD $0xff, Z15, Z15, Z15
 	VPSLLD $16, Z15, Z15
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	ZEROZ8
 	XORQ AX, AX
 
 zb32:

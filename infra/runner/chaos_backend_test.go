@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/glossobench/glossobench/infra/runner"
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -150,8 +148,7 @@ func TestChaosFlakyBackend(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 30 s backend outage inside two EvalRuns")
 	}
-	_, c := runnertest.StartServer(t)
-	startWorkers(t, c, runner.All)
+	c := serverWithWorkers(t)
 
 	clean := newFlakyBackend(t, 0)
 	refDir := t.TempDir()
@@ -202,8 +199,7 @@ func TestChaosBackendBudgetExpires(t *testing.T) {
 	if testing.Short() {
 		t.Skip("an EvalRun that waits out its budget")
 	}
-	_, c := runnertest.StartServer(t)
-	startWorkers(t, c, runner.All)
+	c := serverWithWorkers(t)
 
 	flaky := newFlakyBackend(t, 5)
 	storeDir := t.TempDir()

@@ -19,8 +19,6 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/glossobench/glossobench/activities"
-	"github.com/glossobench/glossobench/infra/runner"
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -122,8 +120,7 @@ func checkStoreReadable(t *testing.T, root string) int {
 // result of an undisturbed run.
 func TestChaosDiskFull(t *testing.T) {
 	disk := mountSmallDisk(t, "4m")
-	_, c := runnertest.StartServer(t)
-	startWorkers(t, c, runner.All)
+	c := serverWithWorkers(t)
 	fake := &fakeModel{seen: map[string]int{}}
 	hs := httptest.NewServer(fake)
 	defer hs.Close()

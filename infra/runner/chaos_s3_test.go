@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/glossobench/glossobench/infra/runner"
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -130,8 +128,7 @@ func TestChaosS3Outage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, c := runnertest.StartServer(t)
-	startWorkers(t, c, runner.All)
+	c := serverWithWorkers(t)
 	// One model server per run, so each counts its own run's calls.
 	refModel := httptest.NewServer(&fakeModel{seen: map[string]int{}})
 	defer refModel.Close()

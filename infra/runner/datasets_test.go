@@ -15,7 +15,6 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/infra/store/storetest"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -26,8 +25,7 @@ import (
 // Hub (resolve URL, redirect to a CDN host, X-Linked-Etag), pinned by
 // SHA-256 and fetched into a cache.
 func TestDeclarativeDatasetsThroughEvalRun(t *testing.T) {
-	_, c := runnertest.StartServer(t)
-	startInstantWorkers(t, c)
+	c := serverWithInstantWorkers(t)
 
 	dir := t.TempDir()
 	type rec struct {
@@ -121,8 +119,7 @@ axes:
 // conversations with string ids), beside the built-in IFEval file as a
 // preset whose rows state their register through fields.register.
 func TestGenerativeDatasetsThroughEvalRun(t *testing.T) {
-	_, c := runnertest.StartServer(t)
-	startInstantWorkers(t, c)
+	c := serverWithInstantWorkers(t)
 
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -234,8 +231,7 @@ func TestS3DatasetThroughEvalRun(t *testing.T) {
 	q := "?endpoint=" + endpoint + "&region=us-east-1&path_style=true&access_key_env=AWS_ACCESS_KEY_ID&secret_key_env=AWS_SECRET_ACCESS_KEY"
 	uri := func(key string) string { return "s3://" + bucket + "/" + prefix + "/sets/" + key + q }
 
-	_, c := runnertest.StartServer(t)
-	startInstantWorkers(t, c)
+	c := serverWithInstantWorkers(t)
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`model: {spec: "openai:http://instant", id: instant}
 store: {uri: %s}

@@ -35,6 +35,15 @@ func repoRoot(t testing.TB) string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
+// runYAML is the run settings of the end-to-end configs: shards of 8
+// items, a checkpoint every 4, 200 bootstrap resamples, a heartbeat every 5 s.
+const runYAML = `run:
+  shard_size: 8
+  checkpoint_every: 4
+  bootstrap_resamples: 200
+  heartbeat_seconds: 5
+`
+
 // mcqConfig is a small three-axis config on the repository's test data.
 func mcqConfig(t testing.TB, model, storeURI, mode, extra string) string {
 	root := repoRoot(t)
@@ -44,12 +53,7 @@ func mcqConfig(t testing.TB, model, storeURI, mode, extra string) string {
   id: test-model
 %sstore:
   uri: %s
-run:
-  shard_size: 8
-  checkpoint_every: 4
-  bootstrap_resamples: 200
-  heartbeat_seconds: 5
-axes:
+`+runYAML+`axes:
   knowledge:
     scoring_mode: %s
     datasets:
@@ -64,6 +68,24 @@ axes:
     datasets:
       - {name: gmmlu_cs, path: %s/global_mmlu_ms/global_mmlu_ms_test_subset.jsonl.gz, format: global_mmlu, lang: ms, limit: 12, filter: {cultural_sensitivity_label: CS}}
 `, model, extra, storeURI, mode, data, mode, data, data, mode, data)
+}
+
+// serverWithWorkers starts the embedded Temporal server and every queue's
+// workers in the test process, all stopped when the test ends.
+func serverWithWorkers(t testing.TB) client.Client {
+	t.Helper()
+	_, c := runnertest.StartServer(t)
+	startWorkers(t, c, runner.All)
+	return c
+}
+
+// serverWithInstantWorkers is serverWithWorkers with the instant in-process
+// backend in place of the configured model.
+func serverWithInstantWorkers(t testing.TB) client.Client {
+	t.Helper()
+	_, c := runnertest.StartServer(t)
+	startInstantWorkers(t, c)
+	return c
 }
 
 // startWorkers runs the given task queues' workers in the test process
@@ -144,8 +166,7 @@ func historyEvents(t testing.TB, c client.Client, wfID, saveTo string) int {
 // The three MCQ axes end to end on a real Temporal server with the embedded
 // GGUF model and the local store.
 func TestEvalRunEmbedded(t *testing.T) {
-	_, c := runnertest.StartServer(t)
-	startWorkers(t, c, runner.All)
+	c := serverWithWorkers(t)
 
 	storeDir := t.TempDir()
 	model := "gguf:" + filepath.Join(repoRoot(t), "testdata", "models", "tiny-llama", "tiny-llama.gguf")

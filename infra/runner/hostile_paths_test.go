@@ -18,7 +18,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/glossobench/glossobench/infra/results/release"
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -52,8 +51,7 @@ func treeOf(t *testing.T, dir string) []string {
 // is written (a non-retryable config error naming run_id), and hostile
 // dataset names and item ids are carried as data, never as paths.
 func TestHostileIDsStayInsideStoreAndRelease(t *testing.T) {
-	_, c := runnertest.StartServer(t)
-	startInstantWorkers(t, c)
+	c := serverWithInstantWorkers(t)
 
 	parent := t.TempDir()
 	storeDir := filepath.Join(parent, "store")

@@ -7,7 +7,6 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -47,8 +46,7 @@ func runHistories(t testing.TB, c client.Client, wfID string) (names []string, e
 // history, counted by the server, stays small.
 func TestInferAxisContinuesAsNewOnServer(t *testing.T) {
 	const items, shardSize = 2100, 4 // 525 shards: three InferAxis runs
-	_, c := runnertest.StartServer(t)
-	startInstantWorkers(t, c)
+	c := serverWithInstantWorkers(t)
 	cfg := fmt.Sprintf(`model: {spec: "openai:http://instant", id: instant}
 store: {uri: %s}
 run: {shard_size: %d, checkpoint_every: 4, parallel_shards: 8, bootstrap_resamples: 50}

@@ -14,8 +14,6 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/infra/runfiles"
-	"github.com/glossobench/glossobench/infra/runner"
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -78,12 +76,7 @@ func judgedConfig(t *testing.T, model, store string, judges []string) string {
   meta: {family: chatfam}
 store:
   uri: %s
-run:
-  shard_size: 8
-  checkpoint_every: 4
-  bootstrap_resamples: 200
-  heartbeat_seconds: 5
-axes:
+`+runYAML+`axes:
   nlu:
     scoring_mode: generate
     datasets:
@@ -116,8 +109,7 @@ func TestEvalRunWithZeroOneThreeJudges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three EvalRuns on the embedded server")
 	}
-	_, c := runnertest.StartServer(t)
-	startWorkers(t, c, runner.All)
+	c := serverWithWorkers(t)
 	model := httptest.NewServer(&chatServer{})
 	defer model.Close()
 	agree := func(string) int { return 7 }

@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/infra/runfiles"
-	"github.com/glossobench/glossobench/infra/runner"
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -34,8 +32,7 @@ func TestEvalRunLive(t *testing.T) {
 	if llama != "" {
 		model, extra = llama, "  flavor: llama-server\n  concurrency: 1\n"
 	}
-	_, c := runnertest.StartServer(t)
-	startWorkers(t, c, runner.All)
+	c := serverWithWorkers(t)
 	res := runEval(t, c, workflows.EvalRunInput{Config: mcqConfig(t, model, storeURI, "cloze", extra), RunID: "live"})
 
 	st, err := store.Open(context.Background(), storeURI)

@@ -19,7 +19,6 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 )
@@ -31,8 +30,7 @@ func TestLoadTwentyRunsAtOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("21 EvalRuns")
 	}
-	_, c := runnertest.StartServer(t)
-	startWorkers(t, c, runner.All)
+	c := serverWithWorkers(t)
 	fake := &fakeModel{seen: map[string]int{}}
 	hs := httptest.NewServer(fake)
 	defer hs.Close()

@@ -18,8 +18,6 @@ import (
 	"github.com/glossobench/glossobench/infra/results/elo"
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/runfiles"
-	"github.com/glossobench/glossobench/infra/runner"
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/infra/store/storetest"
 	"github.com/glossobench/glossobench/workflows"
@@ -29,8 +27,7 @@ import (
 // model whose pins have no row yet and appends the row; a second refresh with
 // unchanged pins runs nothing; a refresh that adds a model recomputes Elo.
 func TestLeaderboardRefreshSchedule(t *testing.T) {
-	_, c := runnertest.StartServer(t)
-	startWorkers(t, c, runner.All)
+	c := serverWithWorkers(t)
 	storeDir := t.TempDir()
 	cfgPath := filepath.Join(t.TempDir(), "run.yaml")
 	model := "gguf:" + filepath.Join(repoRoot(t), "testdata", "models", "tiny-llama", "tiny-llama.gguf")
@@ -127,8 +124,7 @@ func TestLeaderboardRefreshSchedule(t *testing.T) {
 // the store the model's config writes its runs to, and checks that the row
 // lands on the leaderboard and that its Elo inputs are found in the run store.
 func refreshAcross(t *testing.T, runsURI, boardURI string) {
-	_, c := runnertest.StartServer(t)
-	startWorkers(t, c, runner.All)
+	c := serverWithWorkers(t)
 	cfgPath := filepath.Join(t.TempDir(), "run.yaml")
 	model := "gguf:" + filepath.Join(repoRoot(t), "testdata", "models", "tiny-llama", "tiny-llama.gguf")
 	if err := os.WriteFile(cfgPath, []byte(mcqConfig(t, model, runsURI, "cloze", "")), 0o644); err != nil {
@@ -232,8 +228,7 @@ func triggerAndWait(ctx context.Context, t *testing.T, c client.Client, h client
 // one is mended, the next trigger runs it alone (it has no row yet), appends
 // it and re-ranks; a trigger with unchanged pins then runs nothing.
 func TestLeaderboardRefreshOneBrokenModel(t *testing.T) {
-	_, c := runnertest.StartServer(t)
-	startWorkers(t, c, runner.All)
+	c := serverWithWorkers(t)
 	storeDir := t.TempDir()
 	tiny := filepath.Join(repoRoot(t), "testdata", "models", "tiny-llama", "tiny-llama.gguf")
 	// The third model's weights are not there tonight.

@@ -11,8 +11,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/glossobench/glossobench/infra/runner"
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
 )
 
@@ -20,8 +18,7 @@ import (
 // on the real server: the parent's history holds the child, not the
 // ScreenShard activities, whose rows in the child say which shard they are.
 func TestEvalRunScreensCorpusInChild(t *testing.T) {
-	_, c := runnertest.StartServer(t)
-	startWorkers(t, c, runner.All)
+	c := serverWithWorkers(t)
 	corpus := filepath.Join(t.TempDir(), "corpus.txt")
 	var text strings.Builder
 	for i := range 2000 {
