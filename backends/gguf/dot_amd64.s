@@ -1,17 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
-
-// ZEROY8 zeroes the accumulators Y0-Y7.
-#define ZEROY8 \
-	VXORPS Y0, Y0, Y0; \
-	VXORPS Y1, Y1, Y1; \
-	VXORPS Y2, Y2, Y2; \
-	VXORPS Y3, Y3, Y3; \
-	VXORPS Y4, Y4, Y4; \
-	VXORPS Y5, Y5, Y5; \
-	VXORPS Y6, Y6, Y6; \
-	VXORPS Y7, Y7, Y7
+#include "regs_amd64.h"
 
 // HSUMTO adds the 8 lanes of y (whose low half is x) and stores the sum at
 // off(DI); X8 is scratch.

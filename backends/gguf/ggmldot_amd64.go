@@ -144,19 +144,3 @@ func bf16Vec(w, x []uint16, out *[2]float32) {
 	x = x[:len(w)]
 	bf16VecAVX2(&w[0], &x[0], len(w), out)
 }
-
-//go:noescape
-func axpyFMAAVX2(y, x *float32, a float32, n int)
-
-// axpyFMA sets y[i] = fma(x[i], a, y[i]) (each element rounded once).
-func axpyFMA(y, x []float32, a float32) {
-	n := len(y)
-	x = x[:n]
-	m := n &^ 7
-	if hasAVX2 && m > 0 {
-		axpyFMAAVX2(&y[0], &x[0], a, m)
-	}
-	for i := m; i < n; i++ {
-		y[i] = fma32(x[i], a, y[i])
-	}
-}

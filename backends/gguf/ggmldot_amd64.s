@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "regs_amd64.h"
 
 // The kernels of ggmldot.go in AVX2 with FMA and F16C. A "16-lane"
 // accumulator is two YMM registers (lanes 0-7 and 8-15), so the lanes
@@ -18,17 +19,6 @@
 	VADDPS xt, xlo, xlo; \
 	VMOVSHDUP xlo, xt; \
 	VADDSS xt, xlo, xlo
-
-// ZEROY8 zeroes the accumulators Y0-Y7, four 16-lane ones.
-#define ZEROY8 \
-	VXORPS Y0, Y0, Y0; \
-	VXORPS Y1, Y1, Y1; \
-	VXORPS Y2, Y2, Y2; \
-	VXORPS Y3, Y3, Y3; \
-	VXORPS Y4, Y4, Y4; \
-	VXORPS Y5, Y5, Y5; \
-	VXORPS Y6, Y6, Y6; \
-	VXORPS Y7, Y7, Y7
 
 // STORE4 writes the reductions of the 16-lane accumulators Y0:Y1, Y2:Y3,
 // Y4:Y5 and Y6:Y7 to out[0..3] (DI).
@@ -392,24 +382,5 @@ zb32:
 	JNZ  zb32
 
 	STORE8
-	VZEROUPPER
-	RET
-
-// func axpyFMAAVX2(y, x *float32, a float32, n int)
-// y[i] = fma(x[i], a, y[i]); n must be a positive multiple of 8.
-TEXT ·axpyFMAAVX2(SB), NOSPLIT, $0-32
-	MOVQ y+0(FP), DI
-	MOVQ x+8(FP), SI
-	VBROADCASTSS a+16(FP), Y1
-	MOVQ n+24(FP), CX
-
-axpy8:
-	VMOVUPS (DI), Y2
-	VFMADD231PS (SI), Y1, Y2
-	VMOVUPS Y2, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JNZ  axpy8
 	VZEROUPPER
 	RET

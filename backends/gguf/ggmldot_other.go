@@ -26,10 +26,3 @@ func bf16Vec(w, x []uint16, out *[2]float32) { bf16VecGo(w, x, out) }
 func dotL16x2x4(w0, w1, x0, x1, x2, x3 []float32, out *[8]float32) bool { return false }
 
 func bf16L16x2x4(w0, w1, x0, x1, x2, x3 []uint16, out *[8]float32) bool { return false }
-
-func axpyFMA(y, x []float32, a float32) {
-	x = x[:len(y)]
-	for i := range y {
-		y[i] = fma32(x[i], a, y[i])
-	}
-}

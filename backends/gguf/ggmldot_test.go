@@ -55,18 +55,6 @@ func TestGGMLDotKernels(t *testing.T) {
 					t.Fatalf("n=%d: dotL64 %g, portable %g", n, want, g)
 				}
 			}
-			for _, m := range []int{n, n - 3, 5} {
-				y, want := append([]float32(nil), x1[:m]...), make([]float32, m)
-				for i := range want {
-					want[i] = fma32(x2[i], w[0], y[i])
-				}
-				axpyFMA(y, x2, w[0])
-				for i := range y {
-					if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("n=%d: axpyFMA[%d] %g, portable %g", m, i, y[i], want[i])
-					}
-				}
-			}
 			h := make([]uint16, n)
 			for i, v := range w {
 				h[i] = f32ToF16(v)
