@@ -213,33 +213,6 @@ func dot2x4Go(w0, w1, x0, x1, x2, x3 []float32, out *[8]float32) {
 	out[4], out[5], out[6], out[7] = dot4Go(w1, x0, x1, x2, x3)
 }
 
-// pool runs loops split across a fixed number of goroutines.
-type pool struct {
-	threads int
-}
-
-// parallel calls fn on contiguous chunks of [0, n), at most one per thread,
-// and waits for all of them.
-func (p *pool) parallel(n int, fn func(lo, hi int)) {
-	t := min(p.threads, n)
-	if t <= 1 {
-		if n > 0 {
-			fn(0, n)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	for i := 0; i < t; i++ {
-		lo, hi := i*n/t, (i+1)*n/t
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(lo, hi)
-		}()
-	}
-	wg.Wait()
-}
-
 // matmul sets out[t*w.rows+r] = w.row(r) · x[t*w.cols:] for n tokens, with
 // the activations first rounded as ggml rounds them for w's type (see
 // roundActs), splitting the weight rows across threads. F32, F16 and BF16
