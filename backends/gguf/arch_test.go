@@ -2,6 +2,8 @@ package gguf
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -207,25 +209,7 @@ func TestArchitecturesWithTheirVocabularies(t *testing.T) {
 	src := llamaCppSource(t)
 	for _, c := range []struct{ arch, vocab string }{{"llama", "llama-bpe"}, {"qwen2", "qwen2"}, {"qwen3", "qwen35"}, {"phi3", "phi-3"}, {"llama", "gemma-4"},
 		{"gemma2", "llama-spm"}, {"gemma3", "gemma-4"}} {
-		data := modelWithVocab(t, src, c.vocab, modelSpec{dim: 64, layers: 1, heads: 4, kvHeads: 2, ffn: 64, ctx: 128, typ: TypeF32, seed: 15, tied: true})
-		if c.arch != "llama" {
-			extra := map[string]tensorSpec{}
-			if c.arch == "qwen3" || c.arch == "gemma3" {
-				for _, n := range []string{"blk.0.attn_q_norm.weight", "blk.0.attn_k_norm.weight"} {
-					extra[n] = tensorSpec{n, []uint64{16}, TypeF32, encode(make([]float32, 16), TypeF32)}
-				}
-			}
-			if strings.HasPrefix(c.arch, "gemma") {
-				for _, n := range []string{"blk.0.post_attention_norm.weight", "blk.0.post_ffw_norm.weight"} {
-					extra[n] = tensorSpec{n, []uint64{64}, TypeF32, encode(slices.Repeat([]float32{1}, 64), TypeF32)}
-				}
-			}
-			data = asArch(t, data, c.arch, 16, 1, extra)
-			if c.arch == "phi3" {
-				data = fusePhi3(t, data, 1)
-			}
-		}
-		m, err := newModel(data, Options{Threads: 2})
+		m, err := newModel(archModel(t, src, c.arch, c.vocab), Options{Threads: 2})
 		if err != nil {
 			t.Fatalf("%s with %s: %v", c.arch, c.vocab, err)
 		}
@@ -241,6 +225,50 @@ func TestArchitecturesWithTheirVocabularies(t *testing.T) {
 		g, err := m.Generate(bg, []backends.GenRequest{{Prompt: ctx, MaxTokens: 4}})
 		if err != nil || g[0].Tokens == 0 && g[0].FinishReason != "stop" {
 			t.Errorf("%s with %s: generation %+v, %v", c.arch, c.vocab, g, err)
+		}
+	}
+}
+
+// archModel is a one-layer random model of architecture arch with
+// llama.cpp's vocabulary vocab (ggml-vocab-VOCAB.gguf in src/models).
+func archModel(t *testing.T, src, arch, vocab string) []byte {
+	t.Helper()
+	data := modelWithVocab(t, src, vocab, modelSpec{dim: 64, layers: 1, heads: 4, kvHeads: 2, ffn: 64, ctx: 128, typ: TypeF32, seed: 15, tied: true})
+	if arch == "llama" {
+		return data
+	}
+	extra := map[string]tensorSpec{}
+	if arch == "qwen3" || arch == "gemma3" {
+		for _, n := range []string{"blk.0.attn_q_norm.weight", "blk.0.attn_k_norm.weight"} {
+			extra[n] = tensorSpec{n, []uint64{16}, TypeF32, encode(make([]float32, 16), TypeF32)}
+		}
+	}
+	if strings.HasPrefix(arch, "gemma") {
+		for _, n := range []string{"blk.0.post_attention_norm.weight", "blk.0.post_ffw_norm.weight"} {
+			extra[n] = tensorSpec{n, []uint64{64}, TypeF32, encode(slices.Repeat([]float32{1}, 64), TypeF32)}
+		}
+	}
+	data = asArch(t, data, arch, 16, 1, extra)
+	if arch == "phi3" {
+		data = fusePhi3(t, data, 1)
+	}
+	return data
+}
+
+// TestWriteArchModels writes a Llama 3 (llama + llama-bpe), Qwen 2, Gemma 3
+// (with Gemma 4's vocabulary) and Phi-3 model to the folder
+// GLOSSOBENCH_WRITE_ARCH_MODELS names, as ARCH-VOCAB.gguf, for the
+// commands' test on every architecture (cmd/glossobench); without it the
+// test skips.
+func TestWriteArchModels(t *testing.T) {
+	dir := os.Getenv("GLOSSOBENCH_WRITE_ARCH_MODELS")
+	if dir == "" {
+		t.Skip("GLOSSOBENCH_WRITE_ARCH_MODELS not set")
+	}
+	src := llamaCppSource(t)
+	for _, c := range [][2]string{{"llama", "llama-bpe"}, {"qwen2", "qwen2"}, {"gemma3", "gemma-4"}, {"phi3", "phi-3"}} {
+		if err := os.WriteFile(filepath.Join(dir, c[0]+"-"+c[1]+".gguf"), archModel(t, src, c[0], c[1]), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
