@@ -153,7 +153,15 @@ func TestQuantisedModelEqualsDequantised(t *testing.T) {
 		if typ == TypeQ4_1 || typ == TypeQ5_1 {
 			want = q
 		}
-		if d := maxDiff(q, want); d > 1e-4 || math.IsNaN(d) {
+		// The reference adds its products in the F32 dot kernel's order:
+		// eight lanes with AVX2, one running sum in the portable build,
+		// whose float32 error on Q6_K's wider values reaches 3.6e-4 (the
+		// quantised logits themselves are the same bits in both builds).
+		tol := 1e-4
+		if !hasAVX2 {
+			tol = 5e-4
+		}
+		if d := maxDiff(q, want); d > tol || math.IsNaN(d) {
 			t.Errorf("%s: logits differ from the dequantised F32 model by %g", typ, d)
 		}
 		qm, err := newModel(qdata, Options{Threads: 2})
