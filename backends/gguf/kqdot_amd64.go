@@ -15,40 +15,30 @@ func q4KRows2x4AVX512(w *byte, rowBytes int, pairs int, x *int8, xstride int, xd
 func q6KRows2x4AVX512(w *byte, rowBytes int, pairs int, x *int8, xstride int, xd *float32, dstride int, bs *int16, nsb int, out *float32, ostride int)
 
 // hasKQAVX512 says whether the AVX-512 K-quant kernels (kqdot_amd64.s)
-// run: AVX512F with the OS state and VL (hasAVX512VL), BW and VNNI.
-var hasKQAVX512 = hasAVX512VL && func() bool {
-	_, b, c, _ := cpuid(7, 0)
-	return b&(1<<30) != 0 && c&(1<<11) != 0
+// run: the VNNI kernels' features (hasVNNI) and AVX512BW.
+var hasKQAVX512 = hasVNNI && func() bool {
+	_, b, _, _ := cpuid(7, 0)
+	return b&(1<<30) != 0
 }()
 
-// q4KRows sets out[i] to row i of raw (rows of rb bytes) times one token's
-// Q8_K activations (q, d[b*dstride], bs as q4KDot takes them) for the
-// leading rows the multi-row kernel takes, four at a time, and returns how
+// qKRows sets out[i] to row i of raw (Q4_K or Q6_K rows of rb bytes, typ)
+// times one token's Q8_K activations (q, d[b*dstride], bs as q4KDot takes
+// them) for the leading rows the four-row kernels take, and returns how
 // many it set.
-func q4KRows(out []float32, raw []byte, rb int, q []int8, d []float32, dstride int, bs []int16) int {
+func qKRows(typ TensorType, out []float32, raw []byte, rb int, q []int8, d []float32, dstride int, bs []int16) int {
+	kernel, bb := q4KRows4AVX512, 144
+	if typ == TypeQ6_K {
+		kernel, bb = q6KRows4AVX512, 210
+	}
 	nsb := len(q) / qk
 	rows := len(out) &^ 3
 	if !hasKQAVX512 || nsb == 0 || rows == 0 {
 		return 0
 	}
-	_ = raw[(rows-1)*rb+nsb*144-1]
+	_ = raw[(rows-1)*rb+nsb*bb-1]
 	_ = d[(nsb-1)*dstride]
 	_ = bs[((nsb-1)*dstride+1)*16-1]
-	q4KRows4AVX512(&raw[0], rb, rows/4, &q[0], &d[0], 4*dstride, &bs[0], nsb, &out[0])
-	return rows
-}
-
-// q6KRows is q4KRows for Q6_K rows.
-func q6KRows(out []float32, raw []byte, rb int, q []int8, d []float32, dstride int, bs []int16) int {
-	nsb := len(q) / qk
-	rows := len(out) &^ 3
-	if !hasKQAVX512 || nsb == 0 || rows == 0 {
-		return 0
-	}
-	_ = raw[(rows-1)*rb+nsb*210-1]
-	_ = d[(nsb-1)*dstride]
-	_ = bs[((nsb-1)*dstride+1)*16-1]
-	q6KRows4AVX512(&raw[0], rb, rows/4, &q[0], &d[0], 4*dstride, &bs[0], nsb, &out[0])
+	kernel(&raw[0], rb, rows/4, &q[0], &d[0], 4*dstride, &bs[0], nsb, &out[0])
 	return rows
 }
 

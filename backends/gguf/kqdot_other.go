@@ -2,13 +2,9 @@
 
 package gguf
 
-// q4KRows, q6KRows and qKRows2x4 have no multi-row kernel here: the
-// callers' loops do every row.
-func q4KRows(out []float32, raw []byte, rb int, q []int8, d []float32, dstride int, bs []int16) int {
-	return 0
-}
-
-func q6KRows(out []float32, raw []byte, rb int, q []int8, d []float32, dstride int, bs []int16) int {
+// qKRows and qKRows2x4 have no multi-row kernel here: the callers' loops
+// do every row.
+func qKRows(typ TensorType, out []float32, raw []byte, rb int, q []int8, d []float32, dstride int, bs []int16) int {
 	return 0
 }
 

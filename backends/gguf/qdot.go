@@ -283,12 +283,12 @@ func qDot1Rows(out []float32, w *matrix, r0 int, a *qacts, t int) {
 		}
 	case TypeQ4_K:
 		bs := a.bs[t*16:]
-		for i := q4KRows(out, raw, rb, q, d, a.n, bs); i < len(out); i++ {
+		for i := qKRows(TypeQ4_K, out, raw, rb, q, d, a.n, bs); i < len(out); i++ {
 			out[i] = q4KDot(raw[i*rb:(i+1)*rb], q, d, a.n, bs)
 		}
 	default:
 		bs := a.bs[t*16:]
-		for i := q6KRows(out, raw, rb, q, d, a.n, bs); i < len(out); i++ {
+		for i := qKRows(TypeQ6_K, out, raw, rb, q, d, a.n, bs); i < len(out); i++ {
 			out[i] = q6KDot(raw[i*rb:(i+1)*rb], q, d, a.n, bs)
 		}
 	}
