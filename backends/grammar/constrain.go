@@ -83,26 +83,35 @@ type Constraint struct {
 	stackIDs map[string]int32
 	stacks   []stack
 	setIDs   map[string]int32
-	sets     [][]int32          // each set's stack ids, ascending
-	next     map[uint64]int32   // set<<32 | code point → set; dead for none
+	sets     []setInfo
 	masks    map[int32][]uint64 // set → allowed tokens (no partial sequence pending)
 }
+
+// setInfo is one interned set of stacks. Which set follows a code point
+// depends only on which stacks' top character sets admit it (the position
+// after a set does not depend on the character), so transitions are kept by
+// that signature: a handful per state, however many code points lead there.
+type setInfo struct {
+	ids   []int32          // stack ids, ascending
+	live  []int32          // the non-empty ones, whose tops are character sets
+	trans map[uint64]int32 // signature (bit i: live[i] admits the code point) → set
+	ascii *[128]int32      // the set after each ASCII code point, unknown until asked
+}
+
+// unknown marks an ASCII transition not computed yet.
+const unknown = -2
 
 // dead is the set id of no stacks: the text so far cannot be continued.
 const dead = -1
 
-// Bounds on the caches; beyond them the caches are cleared (states stay
-// valid, only recomputed). A grammar from the supported JSON Schema subset
-// has few states and never reaches them.
-const (
-	maxCachedTransitions = 1 << 22
-	maxCachedMaskWords   = 1 << 23 // 64 MiB
-)
+// maxCachedMaskWords bounds the masks kept; beyond it they are dropped and
+// recomputed. A grammar of the supported JSON Schema subset has a few
+// hundred states and never reaches it.
+const maxCachedMaskWords = 1 << 23 // 64 MiB
 
 // NewConstraint prepares g for v.
 func NewConstraint(g *Grammar, v *Vocab) *Constraint {
-	return &Constraint{g: g, v: v, stackIDs: map[string]int32{}, setIDs: map[string]int32{},
-		next: map[uint64]int32{}, masks: map[int32][]uint64{}}
+	return &Constraint{g: g, v: v, stackIDs: map[string]int32{}, setIDs: map[string]int32{}, masks: map[int32][]uint64{}}
 }
 
 // State is where a generation stands: the grammar's stacks and any UTF-8
@@ -128,7 +137,7 @@ func (c *Constraint) Complete(s State) bool {
 }
 
 func (c *Constraint) complete(set int32) bool {
-	return set != dead && slices.ContainsFunc(c.sets[set], func(id int32) bool { return len(c.stacks[id]) == 0 })
+	return set != dead && len(c.sets[set].live) < len(c.sets[set].ids)
 }
 
 // Allowed returns the tokens the grammar accepts next as a bit set
@@ -193,8 +202,8 @@ func (c *Constraint) walk(n int32, set int32, m []uint64) {
 }
 
 func (c *Constraint) partialOK(set int32, p partialUTF8) bool {
-	for _, id := range c.sets[set] {
-		if s := c.stacks[id]; len(s) > 0 && c.g.matchPartial(s[len(s)-1], p) {
+	for _, id := range c.sets[set].live {
+		if s := c.stacks[id]; c.g.matchPartial(s[len(s)-1], p) {
 			return true
 		}
 	}
@@ -206,20 +215,60 @@ func (c *Constraint) step(set int32, cp uint32) int32 {
 	if set == dead {
 		return dead
 	}
-	k := uint64(uint32(set))<<32 | uint64(cp)
-	if n, ok := c.next[k]; ok {
+	info := &c.sets[set]
+	if cp < 128 && info.ascii != nil && info.ascii[cp] != unknown {
+		return info.ascii[cp] // most of a mask's walk: no matching, no map
+	}
+	n := c.stepSig(set, cp)
+	if info = &c.sets[set]; cp < 128 { // stepSig may have grown c.sets
+		if info.ascii == nil {
+			info.ascii = new([128]int32)
+			for i := range info.ascii {
+				info.ascii[i] = unknown
+			}
+		}
+		info.ascii[cp] = n
+	}
+	return n
+}
+
+// stepSig finds the set after cp by its signature.
+func (c *Constraint) stepSig(set int32, cp uint32) int32 {
+	info := &c.sets[set]
+	var sig uint64
+	for i, id := range info.live {
+		s := c.stacks[id]
+		if ok, _ := c.g.matchChar(s[len(s)-1], cp); ok {
+			sig |= 1 << (i % 64)
+		}
+	}
+	if sig == 0 {
+		return dead
+	}
+	if n, ok := info.trans[sig]; ok && len(info.live) <= 64 {
 		return n
 	}
-	ids := c.sets[set]
-	in := make([]stack, len(ids))
-	for i, id := range ids {
-		in[i] = c.stacks[id]
+	var out []stack
+	for _, id := range info.live {
+		s := c.stacks[id]
+		ok, after := c.g.matchChar(s[len(s)-1], cp)
+		if !ok {
+			continue
+		}
+		next := append(stack(nil), s[:len(s)-1]...)
+		if !isEndOfSeq(c.g.elems[after]) {
+			next = append(next, after)
+		}
+		out = c.g.advance(next, out)
 	}
-	n := c.intern(c.g.acceptChar(in, cp))
-	if len(c.next) >= maxCachedTransitions {
-		clear(c.next)
+	n := c.intern(out)
+	info = &c.sets[set]       // intern may have grown c.sets
+	if len(info.live) <= 64 { // else the signature is ambiguous: never cached
+		if info.trans == nil {
+			info.trans = map[uint64]int32{}
+		}
+		info.trans[sig] = n
 	}
-	c.next[k] = n
 	return n
 }
 
@@ -249,17 +298,24 @@ func (c *Constraint) intern(stacks []stack) int32 {
 	if !ok {
 		id = int32(len(c.sets))
 		c.setIDs[string(b)] = id
-		c.sets = append(c.sets, ids)
+		info := setInfo{ids: ids}
+		for _, sid := range ids {
+			if len(c.stacks[sid]) > 0 {
+				info.live = append(info.live, sid)
+			}
+		}
+		c.sets = append(c.sets, info)
 	}
 	return id
 }
 
 func (c *Constraint) withoutEmpty(set int32) int32 {
+	if set == dead {
+		return dead
+	}
 	var in []stack
-	for _, id := range c.sets[set] {
-		if len(c.stacks[id]) > 0 {
-			in = append(in, c.stacks[id])
-		}
+	for _, id := range c.sets[set].live {
+		in = append(in, c.stacks[id])
 	}
 	return c.intern(in)
 }
