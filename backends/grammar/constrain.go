@@ -67,9 +67,6 @@ func (v *Vocab) child(n int32, c uint32) int32 {
 	return k
 }
 
-// Size is the number of tokens.
-func (v *Vocab) Size() int { return len(v.pieces) }
-
 // Constraint applies one grammar to one vocabulary. It interns the grammar's
 // stacks and stack sets, so a grammar state is a small number, and keeps the
 // transitions and token masks it has computed: after the first few requests
@@ -202,6 +199,9 @@ func (c *Constraint) walk(n int32, set int32, m []uint64) {
 }
 
 func (c *Constraint) partialOK(set int32, p partialUTF8) bool {
+	if set == dead {
+		return false
+	}
 	for _, id := range c.sets[set].live {
 		if s := c.stacks[id]; c.g.matchPartial(s[len(s)-1], p) {
 			return true
