@@ -3,6 +3,10 @@ package gguf
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -215,6 +219,57 @@ func TestLiveJSONSchemaMatchesLlamaServer(t *testing.T) {
 			if g[0].Text != r.Content {
 				t.Errorf("%q: Generate = %q (%s), llama-server %q", p, g[0].Text, g[0].FinishReason, r.Content)
 			}
+		}
+	}
+}
+
+// TestGrammarMatchesNodeLlamaCpp runs llama.cpp's own grammar sampler
+// (node-llama-cpp 3.21.1's prebuilt llama.cpp, testdata/gguf/grammar_greedy.mjs)
+// on the GBNF text SchemaGBNF makes of the rating schema, greedy on the tiny
+// model, and requires the same replies as Generate with the schema. With
+// TestSchemaGBNFMatchesLlamaCpp (the same GBNF text as llama.cpp's converter)
+// this is llama-server's json_schema path without llama-server. Needs node
+// and GLOSSOBENCH_NODE_LLAMA_CPP (the package's dist/index.js).
+func TestGrammarMatchesNodeLlamaCpp(t *testing.T) {
+	lib := os.Getenv("GLOSSOBENCH_NODE_LLAMA_CPP")
+	if lib == "" {
+		t.Skip("GLOSSOBENCH_NODE_LLAMA_CPP not set")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("no node")
+	}
+	const n = 160
+	src, err := grammar.SchemaGBNF(ratingSchema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	prompts, _ := json.Marshal(schemaPrompts)
+	if err := os.WriteFile(filepath.Join(dir, "g.gbnf"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "p.json"), prompts, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", "../../testdata/gguf/grammar_greedy.mjs", tinyPath, filepath.Join(dir, "g.gbnf"), filepath.Join(dir, "p.json"), strconv.Itoa(n))
+	cmd.Env = append(os.Environ(), "NODE_LLAMA_CPP="+lib)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("grammar_greedy.mjs: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var want []string
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &want); err != nil || len(want) != len(schemaPrompts) {
+		t.Fatalf("grammar_greedy.mjs printed %q: %v", out, err)
+	}
+	m := openTiny(t, Options{})
+	for i, p := range schemaPrompts {
+		g, err := m.Generate(bg, []backends.GenRequest{{Prompt: p, MaxTokens: n, JSONSchema: ratingSchema()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g[0].Text != want[i] {
+			t.Errorf("%q: Generate = %q, llama.cpp %q", p, g[0].Text, want[i])
 		}
 	}
 }
