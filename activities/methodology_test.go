@@ -221,6 +221,48 @@ func TestAggregatePublishesRankingMean(t *testing.T) {
 	}
 }
 
+// TestAggregateWeightZeroIsOutsideTheMS: weight 0 puts an axis outside every
+// mean (spec §2): not in ms_axes, ms_public, ms_pooled or the interval, whose
+// one remaining axis gives its own interval; the notes name each axis's tier
+// and never call a self-built axis part of ms_public.
+func TestAggregateWeightZeroIsOutsideTheMS(t *testing.T) {
+	env, acts, _ := newActEnv()
+	ref := prepareRun(t, env, acts, "z", testConfig(t, t.TempDir(), ""))
+	score := func(v float64) *float64 { return &v }
+	in := AggregateInput{RunRef: ref, Plan: Plan{ModelID: "m"}, Outcomes: []AxisOutcome{
+		{Weight: 0, Tier: "public", Result: scorers.AxisResult{Axis: "knowledge", Score: score(0.9), Chance: 0.25, N: 10, CI95: &[2]float64{0.8, 1}}},
+		{Weight: 1, Tier: "public", Result: scorers.AxisResult{Axis: "nlu", Score: score(0.42), Chance: 0.25, N: 10, CI95: &[2]float64{0.3, 0.5}}},
+		{Weight: 1, Tier: "selfbuilt", Result: scorers.AxisResult{Axis: "cultural", Score: score(0.26), Chance: 0.25, N: 10}},
+	}}
+	if _, err := env.ExecuteActivity(acts.Aggregate, in); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := store.Open(context.Background(), ref.StoreURI)
+	res, err := runfiles.InStore(context.Background(), st, "z").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if s.MSPublic == nil || *s.MSPublic != 0.42 || fmt.Sprint(s.MSAxes) != "[nlu]" {
+		t.Errorf("ms_public %v over %v, want 0.42 over [nlu]", s.MSPublic, s.MSAxes)
+	}
+	if s.MSCI95 == nil || *s.MSCI95 != [2]float64{0.3, 0.5} {
+		t.Errorf("ms_ci95 %v, want nlu's own [0.3 0.5]", s.MSCI95)
+	}
+	if !strings.Contains(s.MSNote, "knowledge (weight 0)") {
+		t.Errorf("ms_note %q does not say knowledge has weight 0", s.MSNote)
+	}
+	notes := strings.Join(s.Notes, "\n")
+	for _, want := range []string{"cultural: selfbuilt (experimental) tier: in ms_experimental only", "knowledge: public tier, weight 0: in no mean score", "nlu: public tier: in ms_public, ms_pooled, ms_ranking"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	if strings.Contains(notes, "in ms_public but") {
+		t.Errorf("notes call a self-built axis part of ms_public:\n%s", notes)
+	}
+}
+
 func safetyConfig(t *testing.T, extra, axisExtra string) string {
 	td, _ := filepath.Abs("../testdata")
 	return fmt.Sprintf("model: {spec: \"openai:http://127.0.0.1:1\", id: m}\nstore: {uri: %s}\n%saxes:\n  safety:\n%s    datasets: [{name: s, path: %s/safety/ms_general_sample.jsonl, format: seahelm_safeguard, limit: 6}]\n",

@@ -19,7 +19,7 @@ func writeEloRun(t *testing.T, root, run, model string, axes map[string]string, 
 	dir := filepath.Join(root, "runs", run)
 	res := map[string]any{"run_id": run, "model_id": model, "axes": map[string]any{}}
 	for axis, scorer := range axes {
-		res["axes"].(map[string]any)[axis] = map[string]any{"scorer_type": scorer, "discriminates": true, "scores_key": "runs/" + run + "/" + axis + "/scores.jsonl"}
+		res["axes"].(map[string]any)[axis] = map[string]any{"scorer_type": scorer, "weight": 1, "discriminates": true, "scores_key": "runs/" + run + "/" + axis + "/scores.jsonl"}
 		if err := os.MkdirAll(filepath.Join(dir, axis), 0o755); err != nil {
 			t.Fatal(err)
 		}
