@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -166,6 +167,27 @@ func Parse(data []byte, name, baseDir string, ov Overrides) (*Config, error) {
 		c.Run.ChatTemplate = ov.ChatTemplate
 	}
 	c.applyDefaults(baseDir)
+	// A run key the document sets keeps its value, 0 included: seed 0 and
+	// near_chance_eps 0 are values, bootstrap_resamples 0 is refused by
+	// validate; only an absent key takes the default.
+	var set struct {
+		Run struct {
+			Seed               *int64   `yaml:"seed"`
+			BootstrapResamples *int     `yaml:"bootstrap_resamples"`
+			NearChanceEps      *float64 `yaml:"near_chance_eps"`
+		} `yaml:"run"`
+	}
+	if err := yaml.Unmarshal(data, &set); err == nil { // the strict decode above accepted data
+		if v := set.Run.Seed; v != nil {
+			c.Run.Seed = *v
+		}
+		if v := set.Run.BootstrapResamples; v != nil {
+			c.Run.BootstrapResamples = *v
+		}
+		if v := set.Run.NearChanceEps; v != nil {
+			c.Run.NearChanceEps = *v
+		}
+	}
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
@@ -186,8 +208,12 @@ func (c *Config) applyDefaults(baseDir string) {
 	r.ChatTemplate = cmp.Or(r.ChatTemplate, "auto")
 	if r.NearChanceEps == 0 {
 		r.NearChanceEps = 0.05
-		if v, err := strconv.ParseFloat(os.Getenv("MB_NEAR_CHANCE_EPS"), 64); err == nil && v > 0 {
-			r.NearChanceEps = v
+		if env := os.Getenv("MB_NEAR_CHANCE_EPS"); env != "" {
+			// validate refuses what does not parse (NaN) or is out of range.
+			r.NearChanceEps = math.NaN()
+			if v, err := strconv.ParseFloat(env, 64); err == nil {
+				r.NearChanceEps = v
+			}
 		}
 	}
 	if r.JudgeFloor == nil {
@@ -241,6 +267,9 @@ func (c *Config) validate() error {
 	}
 	if r := c.Run.BootstrapResamples; r < 30 || r > 2000 {
 		return fmt.Errorf("run.bootstrap_resamples: must be 30 to 2000 (spec §3), got %d", r)
+	}
+	if e := c.Run.NearChanceEps; !(e >= 0 && e < 1) {
+		return fmt.Errorf("run.near_chance_eps: must be at least 0 and below 1 (a chance-normalised score), got %g (from the config, else env MB_NEAR_CHANCE_EPS=%q)", e, os.Getenv("MB_NEAR_CHANCE_EPS"))
 	}
 	if f := *c.Run.JudgeFloor; f < 0 || f > 1 {
 		return fmt.Errorf("run.judge_floor: must be 0 to 1, got %g", f)
