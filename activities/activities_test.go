@@ -126,7 +126,8 @@ func TestInferNeverAsksTwice(t *testing.T) {
 	if r.Total != 10 || r.Done != 10 || r.Reused != 9 {
 		t.Fatalf("retry result %+v, want 9 reused of 10", r)
 	}
-	// Only the lost item's four cloze requests were sent again.
+	// Only the lost item's eight cloze requests (four letters, four choice
+	// texts) were sent again.
 	if after := len(b.seen); after != before {
 		t.Fatalf("retry asked about new requests: %d -> %d", before, after)
 	}
@@ -136,8 +137,8 @@ func TestInferNeverAsksTwice(t *testing.T) {
 			repeats++
 		}
 	}
-	if repeats != 4 {
-		t.Fatalf("%d requests repeated, want the 4 of the one lost item", repeats)
+	if repeats != 8 {
+		t.Fatalf("%d requests repeated, want the 8 of the one lost item", repeats)
 	}
 }
 

@@ -1,6 +1,7 @@
 package mcq
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -61,5 +62,52 @@ func TestClozeTargetTextIsTheHeadline(t *testing.T) {
 	}
 	if r.Metric != "acc_cloze_text" || r.Score == nil || *r.Score != 0 || r.Secondary["acc"] != 0.0 || r.Secondary["acc_norm"] != 1.0 {
 		t.Fatalf("metric %s score %v acc %v acc_norm %v", r.Metric, r.Score, r.Secondary["acc"], r.Secondary["acc_norm"])
+	}
+}
+
+// textLL answers every continuation with minus its length in bytes, so the
+// shortest choice text wins acc and per character every choice ties.
+type textLL struct{ conts []string }
+
+func (b *textLL) LogLikelihood(_ context.Context, reqs []backends.LLRequest) ([]backends.LLResult, error) {
+	out := make([]backends.LLResult, len(reqs))
+	for i, r := range reqs {
+		b.conts = append(b.conts, r.Continuation)
+		out[i] = ll([]float64{-float64(len(r.Continuation))}, []int{i})
+	}
+	return out, nil
+}
+func (b *textLL) Generate(context.Context, []backends.GenRequest) ([]backends.Generation, error) {
+	return nil, backends.ErrUnsupported
+}
+func (b *textLL) Capabilities() backends.Capabilities { return backends.Capabilities{} }
+func (b *textLL) Close() error                        { return nil }
+
+// TestAccAndAccNormForEveryClozeItem: acc and acc_norm (the choice texts'
+// log-likelihood, whole and per character) are recorded for every cloze
+// item with the default letter target too, as the README says, per item
+// and in secondary; the letter reading stays the headline.
+func TestAccAndAccNormForEveryClozeItem(t *testing.T) {
+	items := []scorers.Item{{ID: "d/1", Prompt: "Q", Choices: []string{"aaaa", "b"}, Gold: 1}}
+	b := &textLL{}
+	p, err := NewAxis("knowledge").Predict(context.Background(), b, items[0], scorers.PredictOptions{ScoringMode: "cloze"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(b.conts, "|") != " A| B| aaaa| b" {
+		t.Fatalf("continuations asked: %q", b.conts)
+	}
+	r, err := NewAxis("knowledge").Score(items, []scorers.Prediction{p}, scorers.ScoreOptions{ScoringMode: "cloze"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Letters: " A" and " B" tie at -2, so A (wrong) is the headline's pick.
+	if r.Metric != "acc_cloze" || *r.Score != 0 || r.Secondary["acc"] != 1.0 || r.Secondary["acc_norm"] != 0.0 {
+		t.Fatalf("metric %s score %v acc %v acc_norm %v", r.Metric, *r.Score, r.Secondary["acc"], r.Secondary["acc_norm"])
+	}
+	ts := &tally{axis: "knowledge", mode: "cloze"}
+	out, _ := ts.Add(items, []scorers.Prediction{p})
+	if out[0].Fields["acc"] != 1.0 || out[0].Fields["acc_norm"] != 0.0 {
+		t.Fatalf("item fields %v", out[0].Fields)
 	}
 }

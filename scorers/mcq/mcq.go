@@ -167,17 +167,18 @@ func (a *Axis) Predict(ctx context.Context, b backends.Backend, it scorers.Item,
 			return p, err
 		default:
 			p.LogLiks = res
-			if target, _ := clozeTarget(opt.Options); target == "text" {
-				for i, ch := range it.Choices {
-					reqs[i].Continuation = " " + ch
-				}
-				full, err := b.LogLikelihood(ctx, reqs)
-				if err != nil {
-					return p, err
-				}
-				raw, _ := json.Marshal(full)
-				p.Variants = map[string]json.RawMessage{variantClozeText: raw}
+			// The choice texts' log-likelihoods give acc and acc_norm for
+			// every cloze item, whichever target is the headline.
+			for i, ch := range it.Choices {
+				reqs[i].ID += "/text" // one id per request
+				reqs[i].Continuation = " " + ch
 			}
+			full, err := b.LogLikelihood(ctx, reqs)
+			if err != nil {
+				return p, err
+			}
+			raw, _ := json.Marshal(full)
+			p.Variants = map[string]json.RawMessage{variantClozeText: raw}
 		}
 	}
 	if mode == "generate" || mode == "both" {
@@ -227,6 +228,14 @@ func argmax(x []float64) (best int, margin float64) {
 		}
 	}
 	return best, x[best] - second
+}
+
+// b2f is an outcome as an item field: 1 right, 0 wrong.
+func b2f(ok bool) float64 {
+	if ok {
+		return 1
+	}
+	return 0
 }
 
 // lowMargin flags cloze decisions decided by less than this many nats.
@@ -399,6 +408,7 @@ func (t *tally) add(it scorers.Item, p scorers.Prediction) (s scorers.ItemScore,
 				if b2 == it.Gold {
 					t.textNormOK++
 				}
+				s.Fields["acc"], s.Fields["acc_norm"] = b2f(b1 == it.Gold), b2f(b2 == it.Gold)
 			}
 		}
 	}
