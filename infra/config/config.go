@@ -394,17 +394,38 @@ func (c *Config) AxisNames() []string {
 	return names
 }
 
-// Hash is the SHA-256 of the config's canonical YAML (after defaults) with
-// every location left out: the store, the model and judge specs' paths or
-// URLs (the model's identity is pinned apart, see ModelIdentity) and the
-// dedup corpus's folders. It is the config part of ContentHash.
+// Hash is the SHA-256 of the config's canonical YAML (after defaults),
+// keeping what determines the numbers and nothing else. Field by field:
+//
+//   - bench_version, language: in.
+//   - model: spec's kind only (gguf, openai, http; the path or URL is a
+//     location, and the weights are pinned apart by ModelIdentity); id out
+//     (a label: the same YAML under two ids is the same config); api_key_env
+//     out (a credential's name); name, revision, flavor, concurrency,
+//     timeout_seconds, max_retries, chat_format, strict_context and meta in
+//     (what the server is asked, how requests are batched, timed out and
+//     rendered, and meta's family, which excludes a judge of the model's own).
+//   - run: max_wall_seconds (what the budget cuts), seed,
+//     bootstrap_resamples, shard_size, parallel_shards, chat_template,
+//     near_chance_eps, judge_overlay, judge_floor in; checkpoint_every and
+//     heartbeat_seconds out (how often progress is saved and reported).
+//   - store: out (where results go).
+//   - axes: in, every key (the datasets' paths as written; their content is
+//     hashed by ContentHash).
+//   - judges: in, spec's kind only, api_key_env out, as for the model.
+//   - dedup: in, corpus folders reduced to base names (S3 prefixes whole).
+//
+// It is the config part of ContentHash.
 func (c *Config) Hash() string {
 	k := *c
 	k.Store = Store{}
+	k.Model.ID, k.Model.APIKeyEnv = "", ""
 	k.Model.Spec = specKind(c.Model.Spec)
+	k.Run.CheckpointEvery, k.Run.HeartbeatSeconds = 0, 0
 	k.Judges = slices.Clone(c.Judges)
 	for i := range k.Judges {
 		k.Judges[i].Spec = specKind(c.Judges[i].Spec)
+		k.Judges[i].APIKeyEnv = ""
 	}
 	k.Dedup.Corpus = slices.Clone(c.Dedup.Corpus)
 	for i, p := range k.Dedup.Corpus {

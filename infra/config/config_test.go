@@ -229,3 +229,39 @@ func TestHashIsContentNotLocation(t *testing.T) {
 		t.Errorf("missing dataset: %v", err)
 	}
 }
+
+// TestHashLeavesOutWhatDoesNotChangeTheNumbers: config_hash says "same
+// config": the same YAML under another model id, credential name or
+// checkpoint/heartbeat cadence hashes alike; the seed, a judge's model name
+// and the model's chat format do not.
+func TestHashLeavesOutWhatDoesNotChangeTheNumbers(t *testing.T) {
+	hash := func(doc string, ov Overrides) string {
+		t.Helper()
+		c, err := Parse([]byte(doc), "c.yaml", "/cfg", ov)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Hash()
+	}
+	base := hash(good, Overrides{})
+	for name, doc := range map[string]string{
+		"model.id":             strings.Replace(good, "spec: gguf:models/m.gguf", "spec: gguf:models/m.gguf\n  id: another", 1),
+		"model.api_key_env":    strings.Replace(good, "spec: gguf:models/m.gguf", "spec: gguf:models/m.gguf\n  api_key_env: KEY", 1),
+		"run.checkpoint_every": good + "run:\n  checkpoint_every: 3\n  heartbeat_seconds: 9\n",
+	} {
+		if hash(doc, Overrides{}) != base {
+			t.Errorf("%s changes config_hash", name)
+		}
+	}
+	if hash(good, Overrides{ModelID: "x"}) != base {
+		t.Error("--model-id changes config_hash")
+	}
+	for name, doc := range map[string]string{
+		"run.seed":          good + "run:\n  seed: 7\n",
+		"model.chat_format": strings.Replace(good, "spec: gguf:models/m.gguf", "spec: gguf:models/m.gguf\n  chat_format: qa", 1),
+	} {
+		if hash(doc, Overrides{}) == base {
+			t.Errorf("%s leaves config_hash alone", name)
+		}
+	}
+}
