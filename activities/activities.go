@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/registry"
@@ -43,6 +44,9 @@ type Activities struct {
 	// SearchAttributes lists which of GlossoBench's search attributes a
 	// namespace has; nil means none (the worker wiring sets it).
 	SearchAttributes func(ctx context.Context, namespace string) ([]string, error)
+	// JudgeWrapUp is how long before its deadline the judge activity stops
+	// asking and checkpoints (default 30 s); tests shorten the stage with it.
+	JudgeWrapUp time.Duration
 
 	mu     sync.Mutex
 	stores map[string]store.Store

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/glossobench/glossobench/infra/runfiles"
 
@@ -419,5 +421,38 @@ func TestRegisterUnstatedInProfile(t *testing.T) {
 	}
 	if r := profile("nlu")["register"]; r != "HIGH" {
 		t.Errorf("nlu register %v, want HIGH", r)
+	}
+}
+
+// TestJudgeStopsInsideAChunkAtTheDeadline: a judge slower than the time
+// left does not hold the stage past its deadline: the in-flight requests
+// are cut, what every judge rated is checkpointed and kept, the stage ends
+// without error and its note counts rated and unrated responses.
+func TestJudgeStopsInsideAChunkAtTheDeadline(t *testing.T) {
+	// Item 81 (Hawaii) is rated at once; every other request hangs until
+	// the judge gives up on it.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if !strings.Contains(string(body), "Hawaii") {
+			<-r.Context().Done()
+			return
+		}
+		fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}]}`, `{"explanation": "fine", "rating": 7}`)
+	}))
+	t.Cleanup(srv.Close)
+	env, acts, _ := newActEnv()
+	// The test environment gives an activity 10 minutes; stop 3 s into them.
+	acts.JudgeWrapUp = 10*time.Minute - 3*time.Second
+	began := time.Now()
+	r := runAxisStages(t, env, acts, "slow", mtConfig(t, srv.URL, "", ""), "mt")
+	if took := time.Since(began); took > time.Minute {
+		t.Errorf("judging took %v past its deadline", took)
+	}
+	// Three questions of two turns: item 81's two turns rated, four unrated.
+	if want := "judging stopped at the deadline: 2 responses rated by j, k and kept, 4 unrated"; !strings.Contains(r.judgeNote, want) {
+		t.Errorf("judge note %q, want %q", r.judgeNote, want)
+	}
+	if r.out.Result.Score == nil {
+		t.Errorf("no score from the kept ratings: %+v", r.out.Result)
 	}
 }
