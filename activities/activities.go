@@ -211,6 +211,17 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 			return Plan{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("run %s already exists in %s with another config; pick another run id", in.RunID, st.Describe()), ErrConfig, nil)
 		}
+		// The config hash leaves the model's location out; its identity is
+		// its own pin, so a resumed run must measure the same model, or its
+		// axes would come from two models under the first one's identity.
+		now, err := modelIdentity(ctx, cfg.Model)
+		if err != nil {
+			return Plan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model.spec: %v", err), ErrConfig, nil)
+		}
+		if why := otherModel(prev.Plan.ModelIdentity, now); why != "" {
+			return Plan{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("run %s was started on other weights than %s serves now (%s): resuming would mix two models under one identity; pick another run id", in.RunID, cfg.Model.Spec, why), ErrConfig, nil)
+		}
 		return prev.Plan, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return Plan{}, err

@@ -356,6 +356,38 @@ func TestModelIdentityPinsTheWeights(t *testing.T) {
 	}
 }
 
+// TestResumeRefusesOtherWeights: rerunning a run id with other weights
+// behind the same path (or another revision) would mix two models under one
+// identity, so Prepare refuses it with a sentence; the same weights resume.
+func TestResumeRefusesOtherWeights(t *testing.T) {
+	weights := filepath.Join(t.TempDir(), "m.gguf")
+	os.WriteFile(weights, []byte("weights one"), 0o644)
+	cfg := strings.Replace(testConfig(t, t.TempDir(), ""), `spec: "openai:http://127.0.0.1:1"`, `spec: "gguf:`+weights+`", revision: r1`, 1)
+	env, acts, _ := newActEnv()
+	prepareRun(t, env, acts, "same", cfg)
+	if _, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "same", ConfigYAML: cfg}); err != nil {
+		t.Fatalf("the same weights do not resume: %v", err)
+	}
+	os.WriteFile(weights, []byte("weights two"), 0o644)
+	_, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "same", ConfigYAML: cfg})
+	if err == nil || !strings.Contains(err.Error(), "run same was started on other weights") || !strings.Contains(err.Error(), "pick another run id") {
+		t.Fatalf("swapped weights under one run id: %v", err)
+	}
+	// A server that serves another model under the same URL.
+	served := "model-a"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"data":[{"id":%q}]}`, served)
+	}))
+	t.Cleanup(srv.Close)
+	cfg = strings.Replace(testConfig(t, t.TempDir(), ""), "openai:http://127.0.0.1:1", "openai:"+srv.URL, 1)
+	prepareRun(t, env, acts, "served", cfg)
+	served = "model-b"
+	_, err = env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "served", ConfigYAML: cfg})
+	if err == nil || !strings.Contains(err.Error(), "server model model-a, now model-b") {
+		t.Fatalf("another server model under one run id: %v", err)
+	}
+}
+
 // TestModelsMetaReadOnceAtPrepare: MB_MODELS_META as Prepare saw it decides
 // self-judge exclusion at Judge time (on whatever worker) and is stamped as
 // model_meta; a config's model.meta wins.
