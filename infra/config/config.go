@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 
@@ -110,11 +111,19 @@ type Judge struct {
 
 // Dedup names the training corpora screened before scoring (spec §6).
 type Dedup struct {
-	Corpus    []string `yaml:"corpus,omitempty" json:"corpus,omitempty"`
-	TextField string   `yaml:"text_field,omitempty" json:"text_field,omitempty"`
-	MinChars  int      `yaml:"min_chars,omitempty" json:"min_chars,omitempty"`
-	Jaccard   float64  `yaml:"jaccard,omitempty" json:"jaccard,omitempty"`
+	Corpus []string `yaml:"corpus,omitempty" json:"corpus,omitempty"`
+	// CorpusFrom says where Corpus came from when the config names none:
+	// EnvDedupCorpus (spec §6: the hard-exclude is fired by MB_DEDUP_CORPUS).
+	// Recorded in the manifest's config; the hash sees the corpus itself.
+	CorpusFrom string  `yaml:"-" json:"corpus_from,omitempty"`
+	TextField  string  `yaml:"text_field,omitempty" json:"text_field,omitempty"`
+	MinChars   int     `yaml:"min_chars,omitempty" json:"min_chars,omitempty"`
+	Jaccard    float64 `yaml:"jaccard,omitempty" json:"jaccard,omitempty"`
 }
+
+// EnvDedupCorpus names the training corpora to hard-exclude against when a
+// config's dedup.corpus names none (spec §6).
+const EnvDedupCorpus = "MB_DEDUP_CORPUS"
 
 // MaxParallelShards bounds run.parallel_shards: an axis's inference runs
 // in workflow runs that start this many shards each (the workflows'
@@ -234,6 +243,12 @@ func (c *Config) applyDefaults(baseDir string) {
 		if !strings.Contains(p, "://") && !filepath.IsAbs(p) && baseDir != "" {
 			c.Dedup.Corpus[i] = filepath.Join(baseDir, p)
 		}
+	}
+	if v := os.Getenv(EnvDedupCorpus); v != "" && len(c.Dedup.Corpus) == 0 {
+		// Paths, globs or s3:// prefixes as in dedup.corpus, separated by
+		// commas or white space; relative paths are the worker's.
+		c.Dedup.Corpus = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+		c.Dedup.CorpusFrom = EnvDedupCorpus
 	}
 	if c.Model.ID == "" {
 		c.Model.ID = defaultModelID(c.Model.Spec)

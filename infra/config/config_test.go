@@ -265,3 +265,23 @@ func TestHashLeavesOutWhatDoesNotChangeTheNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestDedupCorpusFromEnv: MB_DEDUP_CORPUS fires the hard-exclude when the
+// config names no corpus (spec §6), and says so; a config's corpus wins.
+func TestDedupCorpusFromEnv(t *testing.T) {
+	t.Setenv("MB_DEDUP_CORPUS", "/train/a.jsonl, s3://bucket/web/ /train/*.gz")
+	c, err := Parse([]byte(good), "c.yaml", "/cfg", Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.Dedup.Corpus, "|") != "/train/a.jsonl|s3://bucket/web/|/train/*.gz" || c.Dedup.CorpusFrom != "MB_DEDUP_CORPUS" {
+		t.Errorf("corpus %q from %q", c.Dedup.Corpus, c.Dedup.CorpusFrom)
+	}
+	c, err = Parse([]byte(good+"dedup:\n  corpus: [mine.jsonl]\n"), "c.yaml", "/cfg", Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.Dedup.Corpus, "|") != "/cfg/mine.jsonl" || c.Dedup.CorpusFrom != "" {
+		t.Errorf("config corpus %q from %q", c.Dedup.Corpus, c.Dedup.CorpusFrom)
+	}
+}
