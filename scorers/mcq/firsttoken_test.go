@@ -3,6 +3,7 @@ package mcq
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -109,5 +110,36 @@ func TestAccAndAccNormForEveryClozeItem(t *testing.T) {
 	out, _ := ts.Add(items, []scorers.Prediction{p})
 	if out[0].Fields["acc"] != 1.0 || out[0].Fields["acc_norm"] != 0.0 {
 		t.Fatalf("item fields %v", out[0].Fields)
+	}
+}
+
+// failingText refuses the choice-text requests only.
+type failingText struct{ textLL }
+
+func (b *failingText) LogLikelihood(ctx context.Context, reqs []backends.LLRequest) ([]backends.LLResult, error) {
+	if strings.HasSuffix(reqs[0].ID, "/text") {
+		return nil, errors.New("context full")
+	}
+	return b.textLL.LogLikelihood(ctx, reqs)
+}
+
+// TestChoiceTextFailureLeavesTheLetterHeadline: under the letter target
+// acc and acc_norm are secondary, so a backend that fails their requests
+// leaves the item scored on its letters, and the notes count the items
+// without them; under the text target the failure is the item's.
+func TestChoiceTextFailureLeavesTheLetterHeadline(t *testing.T) {
+	it := scorers.Item{ID: "d/1", Prompt: "Q", Choices: []string{"aaaa", "b"}, Gold: 0}
+	p, err := NewAxis("knowledge").Predict(context.Background(), &failingText{}, it, scorers.PredictOptions{ScoringMode: "cloze"})
+	if err != nil || len(p.LogLiks) != 2 || p.Variants != nil {
+		t.Fatalf("letter target: %v, %+v", err, p)
+	}
+	text := scorers.PredictOptions{ScoringMode: "cloze", Options: map[string]any{"cloze_target": "text"}}
+	if _, err := NewAxis("knowledge").Predict(context.Background(), &failingText{}, it, text); err == nil {
+		t.Fatal("text target: the failed headline request was not an error")
+	}
+	ok, _ := NewAxis("knowledge").Predict(context.Background(), &textLL{}, scorers.Item{ID: "d/2", Prompt: "Q", Choices: it.Choices}, scorers.PredictOptions{ScoringMode: "cloze"})
+	r, err := NewAxis("knowledge").Score([]scorers.Item{it, {ID: "d/2", Prompt: "Q", Choices: it.Choices}}, []scorers.Prediction{p, ok}, scorers.ScoreOptions{ScoringMode: "cloze"})
+	if err != nil || r.N != 2 || !strings.Contains(strings.Join(r.Notes, "\n"), "acc and acc_norm are over 1 of 2 cloze items") {
+		t.Fatalf("n %d, notes %v (%v)", r.N, r.Notes, err)
 	}
 }

@@ -174,11 +174,17 @@ func (a *Axis) Predict(ctx context.Context, b backends.Backend, it scorers.Item,
 				reqs[i].Continuation = " " + ch
 			}
 			full, err := b.LogLikelihood(ctx, reqs)
-			if err != nil {
+			target, _ := clozeTarget(opt.Options)
+			switch {
+			case err != nil && (target == "text" || ctx.Err() != nil):
 				return p, err
+			case err != nil:
+				// Secondary under the letter target: a failed request leaves
+				// the headline's reading alone; the notes count such items.
+			default:
+				raw, _ := json.Marshal(full)
+				p.Variants = map[string]json.RawMessage{variantClozeText: raw}
 			}
-			raw, _ := json.Marshal(full)
-			p.Variants = map[string]json.RawMessage{variantClozeText: raw}
 		}
 	}
 	if mode == "generate" || mode == "both" {
@@ -543,6 +549,9 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 	r.Secondary = map[string]any{"low_conf_items": t.lowConf, "parse_fail": t.parseFail}
 	for k, v := range t.probes.signals() {
 		r.Secondary[k] = v
+	}
+	if t.textN > 0 && t.textN < t.clozeN {
+		r.Notes = append(r.Notes, fmt.Sprintf("acc and acc_norm are over %d of %d cloze items: the backend gave no choice-text log-likelihoods for the rest", t.textN, t.clozeN))
 	}
 	if t.textN > 0 {
 		r.Secondary["acc"] = t.textOK / float64(t.textN)
