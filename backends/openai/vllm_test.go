@@ -189,8 +189,8 @@ func (f *fakeVLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": req["model"],
 			"choices": []any{map[string]any{"index": 0,
-				"message":  map[string]any{"role": "assistant", "content": "Kuala Lumpur", "reasoning_content": nil, "tool_calls": []any{}},
-				"logprobs": map[string]any{"content": []any{map[string]any{"token": "Kuala", "logprob": -0.5, "bytes": []int{75, 117, 97, 108, 97}, "top_logprobs": []any{}}}},
+				"message":       map[string]any{"role": "assistant", "content": "Kuala Lumpur", "reasoning_content": nil, "tool_calls": []any{}},
+				"logprobs":      map[string]any{"content": []any{map[string]any{"token": "Kuala", "logprob": -0.5, "bytes": []int{75, 117, 97, 108, 97}, "top_logprobs": []any{}}}},
 				"finish_reason": "length", "stop_reason": nil}},
 			"usage": map[string]any{"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11}})
 	default:
@@ -274,8 +274,15 @@ func TestVLLMEchoLogLikelihood(t *testing.T) {
 			t.Errorf("echo request %v", req)
 		}
 	}
-	if ids, _ := promptTokens(f.requests[len(f.requests)-1]["prompt"]); len(ids)+1 != window || ids[0] != 1 {
-		t.Errorf("long prompt sent as %d tokens starting %v, want BOS and %d more", len(ids), ids[:1], window-2)
+	// The two requests ran concurrently: the fitted one is sent as token ids.
+	var fitted []int
+	for _, req := range f.requests {
+		if _, text := req["prompt"].(string); !text {
+			fitted, _ = promptTokens(req["prompt"])
+		}
+	}
+	if len(fitted)+1 != window || fitted[0] != 1 {
+		t.Errorf("long prompt sent as %v, want BOS and %d more tokens", fitted, window-2)
 	}
 	strict := newTestClient(t, srv, Config{Flavor: FlavorVLLM, Model: "malaysia-7b", StrictContext: true})
 	if _, err := strict.LogLikelihood(context.Background(), []backends.LLRequest{{ID: "l", Context: long, Continuation: " KL"}}); err == nil || !strings.Contains(err.Error(), "strict_context") {
