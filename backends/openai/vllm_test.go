@@ -338,3 +338,20 @@ func TestVLLMGenerate(t *testing.T) {
 		t.Errorf("chat went to %s", p)
 	}
 }
+
+// A hosted API's model list (no max_model_len) is a catalogue, not vLLM's
+// served names: a name missing from it, or several names, refuse nothing.
+func TestModelListWithoutWindowsRefusesNothing(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			writeJSON(w, map[string]any{"object": "list", "data": []any{map[string]any{"id": "gpt-a"}, map[string]any{"id": "gpt-b"}}})
+			return
+		}
+		okCompletion(w)
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv, Config{Model: "deployment-1"})
+	if g, err := c.Generate(context.Background(), []backends.GenRequest{{ID: "g", Prompt: "x"}}); err != nil || g[0].Text != "ok" {
+		t.Fatalf("%+v, %v", g, err)
+	}
+}

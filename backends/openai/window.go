@@ -78,8 +78,13 @@ func (c *Client) vllmModels(ctx context.Context, si serverInfo) (serverInfo, err
 		return si, fmt.Errorf("openai: GET /v1/models: %w", err)
 	}
 	var names []string
+	vllm := false // vLLM's cards carry max_model_len; a hosted API's list is only a catalogue
 	for _, m := range list.Data {
 		names = append(names, m.ID)
+		vllm = vllm || m.MaxModelLen != nil
+	}
+	if !vllm {
+		return si, nil
 	}
 	if si.model == "" {
 		switch {
