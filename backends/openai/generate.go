@@ -86,6 +86,29 @@ func (c *Client) generate(ctx context.Context, r backends.GenRequest) (backends.
 		prompt, msgs = c.format.Render(msgs), nil
 		b.Stop = append(slices.Clone(r.Stop), c.format.Stops...)
 	}
+	if len(msgs) > 0 && c.format == nil {
+		fl, err := c.resolveFlavor(ctx)
+		if err != nil {
+			return backends.Generation{}, err
+		}
+		if fl == FlavorLlamaServer {
+			// llama-server renders its own template on /apply-template
+			// exactly as for /v1/chat/completions (and as the embedded
+			// backend renders the GGUF's); the text then takes the
+			// completion route, so it is fitted to the window like any
+			// prompt instead of failing with HTTP 400 when too long.
+			var out struct {
+				Prompt *string `json:"prompt"`
+			}
+			if err := c.do(ctx, "POST", "/apply-template", map[string]any{"messages": msgs}, &out); err != nil {
+				return backends.Generation{}, err
+			}
+			if out.Prompt == nil {
+				return backends.Generation{}, fmt.Errorf("openai: POST /apply-template: %w: no prompt", errBadJSON)
+			}
+			prompt, msgs = *out.Prompt, nil
+		}
+	}
 	path := "/v1/chat/completions"
 	cut := 0
 	if len(msgs) > 0 {

@@ -28,6 +28,7 @@ type llamaWindow struct {
 	tokenize  []string         // bodies of /tokenize requests
 	completes []map[string]any // bodies of /v1/completions requests
 	chats     int              // /v1/chat/completions requests
+	applied   []string         // user contents sent to /apply-template
 }
 
 func newLlamaWindow(t *testing.T, nCtx int) (*llamaWindow, *httptest.Server) {
@@ -56,6 +57,20 @@ func (f *llamaWindow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		writeJSON(w, map[string]any{"choices": []any{map[string]any{"text": " Paris", "finish_reason": "stop"}},
 			"usage": map[string]any{"prompt_tokens": 3, "completion_tokens": 2}})
+		return
+	case "/apply-template":
+		var req struct {
+			Messages []backends.Message `json:"messages"`
+		}
+		decodeBody(f.t, r, &req)
+		var b strings.Builder
+		f.mu.Lock()
+		for _, m := range req.Messages {
+			b.WriteString("<|" + m.Role + "|>" + m.Content)
+			f.applied = append(f.applied, m.Content)
+		}
+		f.mu.Unlock()
+		writeJSON(w, map[string]any{"prompt": b.String() + "<|assistant|>"})
 		return
 	case "/v1/chat/completions":
 		f.mu.Lock()
@@ -96,13 +111,27 @@ func TestChatFormatRenderedForServer(t *testing.T) {
 	if g[0].Text != " Paris" {
 		t.Errorf("text %q", g[0].Text)
 	}
-	// Without a chat format the server's template renders the messages.
-	c2 := newTestClient(t, srv, Config{Flavor: FlavorLlamaServer})
-	if _, err := c2.Generate(context.Background(), []backends.GenRequest{{ID: "q", Messages: []backends.Message{{Role: "user", Content: "hi"}}}}); err != nil {
+}
+
+// Without a chat format llama-server's own template renders the messages
+// (POST /apply-template, what /v1/chat/completions applies), and the text
+// takes the completion route, fitted to the window like any prompt.
+func TestServerTemplateRenderedThenFitted(t *testing.T) {
+	const nCtx = 64
+	f, srv := newLlamaWindow(t, nCtx)
+	c := newTestClient(t, srv, Config{Flavor: FlavorLlamaServer})
+	long := strings.Repeat("z", 100)
+	g, err := c.Generate(context.Background(), []backends.GenRequest{{ID: "q", MaxTokens: 16, Messages: []backends.Message{{Role: "user", Content: long}}}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if f.chats != 1 {
-		t.Errorf("%d chat requests without chat_format, want 1", f.chats)
+	rendered := "<|user|>" + long + "<|assistant|>"
+	cut, _, _ := backends.FitGeneration(len(fakeTokenize(rendered, true)), nCtx, 16, false)
+	if f.chats != 0 || len(f.completes) != 1 || g[0].PromptTruncated != cut || cut == 0 {
+		t.Fatalf("%d chat, %d completion requests, %d truncated; want 0, 1, %d", f.chats, len(f.completes), g[0].PromptTruncated, cut)
+	}
+	if !slices.Equal(f.applied, []string{long}) {
+		t.Errorf("/apply-template got %q", f.applied)
 	}
 }
 
