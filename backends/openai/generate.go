@@ -111,6 +111,19 @@ func (c *Client) generate(ctx context.Context, r backends.GenRequest) (backends.
 	}
 	path := "/v1/chat/completions"
 	cut := 0
+	if len(msgs) > 0 && c.format == nil {
+		// vLLM renders its template on /tokenize too: the chat prompt is
+		// fitted like any other, and a cut one goes to /v1/completions as
+		// token ids.
+		toks, maxGen, n, err := c.fitChat(ctx, msgs, b.MaxTokens)
+		if err != nil {
+			return backends.Generation{}, err
+		}
+		b.MaxTokens, cut = maxGen, n
+		if toks != nil {
+			b.Prompt, msgs, path = toks, nil, "/v1/completions"
+		}
+	}
 	if len(msgs) > 0 {
 		b.Messages = msgs
 		if r.JSONSchema != nil {
@@ -120,18 +133,20 @@ func (c *Client) generate(ctx context.Context, r backends.GenRequest) (backends.
 		if c.cfg.Flavor == FlavorChatOnly {
 			return backends.Generation{}, fmt.Errorf("openai: flavor chat-only cannot send a raw prompt; the request needs messages")
 		}
-		path = "/v1/completions"
 		fl, err := c.resolveFlavor(ctx)
 		if err != nil {
 			return backends.Generation{}, err
 		}
-		toks, maxGen, n, err := c.fitGeneration(ctx, prompt, b.MaxTokens)
-		if err != nil {
-			return backends.Generation{}, err
-		}
-		b.Prompt, b.MaxTokens, cut = prompt, maxGen, n
-		if toks != nil {
-			b.Prompt = toks
+		if path != "/v1/completions" { // not already fitted as a chat prompt
+			path = "/v1/completions"
+			toks, maxGen, n, err := c.fitGeneration(ctx, prompt, b.MaxTokens)
+			if err != nil {
+				return backends.Generation{}, err
+			}
+			b.Prompt, b.MaxTokens, cut = prompt, maxGen, n
+			if toks != nil {
+				b.Prompt = toks
+			}
 		}
 		if r.JSONSchema != nil {
 			if fl == FlavorLlamaServer {

@@ -106,7 +106,21 @@ func (f *fakeVLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !f.checkModel(w, req) {
 			return
 		}
-		ids := fakeTokenize(req["prompt"].(string), req["add_special_tokens"] != false)
+		var ids []int
+		if msgs, ok := req["messages"].([]any); ok {
+			// TokenizeChatRequest: the template renders, adding its own BOS.
+			text := ""
+			for _, m := range msgs {
+				mm := m.(map[string]any)
+				text += "<|" + mm["role"].(string) + "|>" + mm["content"].(string)
+			}
+			if req["add_generation_prompt"] == true {
+				text += "<|assistant|>"
+			}
+			ids = append([]int{1}, fakeTokenize(text, req["add_special_tokens"] == true)...)
+		} else {
+			ids = fakeTokenize(req["prompt"].(string), req["add_special_tokens"] != false)
+		}
 		writeJSON(w, map[string]any{"count": len(ids), "max_model_len": f.maxModelLen, "tokens": ids})
 	case "/v1/completions":
 		f.mu.Lock()
@@ -336,6 +350,30 @@ func TestVLLMGenerate(t *testing.T) {
 	}
 	if p := f.paths[len(f.paths)-1]; p != "POST /v1/chat/completions" {
 		t.Errorf("chat went to %s", p)
+	}
+	// The chat prompt as vLLM's template renders it (/tokenize with
+	// messages) is fitted too: max_tokens capped to the window's rest, and a
+	// prompt over it cut and sent as token ids to /v1/completions.
+	f100, srv100 := newFakeVLLM(t, 100)
+	c100 := newTestClient(t, srv100, Config{Flavor: FlavorVLLM, Model: "malaysia-7b"})
+	msgs := []backends.Message{{Role: "user", Content: strings.Repeat("k", 10)}}
+	n := len("<|user|>"+strings.Repeat("k", 10)+"<|assistant|>") + 1 // 32 of 100
+	if _, err := c100.Generate(context.Background(), []backends.GenRequest{{ID: "c1", MaxTokens: 80, Messages: msgs}}); err != nil {
+		t.Fatal(err)
+	}
+	if last := f100.requests[len(f100.requests)-1]; last["max_tokens"] != float64(100-n) || last["messages"] == nil {
+		t.Errorf("short chat sent max_tokens %v (messages %v), want %d", last["max_tokens"], last["messages"] != nil, 100-n)
+	}
+	msgs[0].Content = strings.Repeat("k", 50)
+	g, err = c.Generate(context.Background(), []backends.GenRequest{{ID: "c2", MaxTokens: 8, Messages: msgs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n = len("<|user|>"+msgs[0].Content+"<|assistant|>") + 1
+	cut, maxGen, _ = backends.FitGeneration(n, window, 8, false)
+	last = f.requests[len(f.requests)-1]
+	if ids, _ := promptTokens(last["prompt"]); g[0].PromptTruncated != cut || len(ids) != n-cut || ids[0] != 1 || f.paths[len(f.paths)-1] != "POST /v1/completions" {
+		t.Errorf("long chat: truncated %d (want %d), %d tokens sent to %s", g[0].PromptTruncated, cut, len(ids), f.paths[len(f.paths)-1])
 	}
 }
 

@@ -214,3 +214,47 @@ func (c *Client) fitGeneration(ctx context.Context, text string, maxTokens int) 
 	}
 	return prompt, maxGen, cut, nil
 }
+
+// fitChat fits a chat prompt as vLLM's template renders it (POST /tokenize
+// with messages: vLLM's TokenizeChatRequest) by backends.FitGeneration.
+// prompt is the cut prompt's token ids, nil when the chat goes as it is;
+// nothing is fitted on other servers or without a window.
+func (c *Client) fitChat(ctx context.Context, msgs []backends.Message, maxTokens int) (prompt []int, maxGen, cut int, err error) {
+	fl, err := c.resolveFlavor(ctx)
+	if err != nil || fl != FlavorVLLM {
+		return nil, maxTokens, 0, err
+	}
+	si, err := c.info(ctx)
+	if err != nil || si.window <= 0 {
+		return nil, maxTokens, 0, err
+	}
+	c.mu.Lock()
+	noTokenize := c.tokenizeKnown && !c.hasTokenize
+	c.mu.Unlock()
+	if noTokenize {
+		return nil, maxTokens, 0, nil
+	}
+	var resp struct {
+		Tokens []int `json:"tokens"`
+	}
+	// The template adds the special tokens itself, as vLLM's chat endpoint
+	// tokenizes the rendered prompt without adding them again.
+	body := map[string]any{"model": si.model, "messages": msgs, "add_generation_prompt": true, "add_special_tokens": false}
+	var he *HTTPError
+	if err := c.tokenizeCached(ctx, body, &resp); errors.As(err, &he) && he.Status >= 400 && he.Status < 500 && he.Status != 401 && he.Status != 403 || errors.Is(err, errBadJSON) {
+		return nil, maxTokens, 0, nil // no chat tokenization here: the server's own policy applies
+	} else if err != nil {
+		return nil, 0, 0, err
+	}
+	if len(resp.Tokens) == 0 {
+		return nil, maxTokens, 0, nil
+	}
+	cut, maxGen, err = backends.FitGeneration(len(resp.Tokens), si.window, maxTokens, c.cfg.StrictContext)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if cut > 0 {
+		prompt = backends.CutLeft(resp.Tokens, cut)
+	}
+	return prompt, maxGen, cut, nil
+}
