@@ -44,7 +44,12 @@ func (c *Client) info(ctx context.Context) (serverInfo, error) {
 				NCtx int `json:"n_ctx"`
 			} `json:"default_generation_settings"`
 		}
-		if err := c.do(ctx, http.MethodGet, "/props", nil, &props); err != nil {
+		err := c.do(ctx, http.MethodGet, "/props", nil, &props)
+		var he *HTTPError
+		switch {
+		case errors.As(err, &he) && he.Status != 401 && he.Status != 403 && he.Status < 500 || errors.Is(err, errBadJSON):
+			// No /props (a proxy in front, say): no window to fit to.
+		case err != nil:
 			return serverInfo{}, fmt.Errorf("openai: reading the context size from GET /props: %w", err)
 		}
 		si.window = props.DefaultGenerationSettings.NCtx
@@ -179,6 +184,11 @@ func (c *Client) tokenizeCached(ctx context.Context, body, out any) error {
 		case <-e.done:
 		case <-ctx.Done():
 			return ctx.Err()
+		}
+		if e.err != nil && (errors.Is(e.err, context.Canceled) || errors.Is(e.err, context.DeadlineExceeded)) && ctx.Err() == nil {
+			// The request waited on was cancelled by its own caller, not
+			// ours (a worker's runs share a client): ask again.
+			return c.tokenizeCached(ctx, body, out)
 		}
 	}
 	if e.err != nil {
