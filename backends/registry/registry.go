@@ -35,6 +35,17 @@ type Options struct {
 	MaxResponseBytes int64
 }
 
+// GGUFPath is the model file a gguf: spec names, without its ?options
+// (gguf:PATH?ctx=N names PATH); ok is false for any other spec.
+func GGUFPath(spec string) (path string, ok bool) {
+	rest, ok := strings.CutPrefix(spec, "gguf:")
+	if !ok {
+		return "", false
+	}
+	path, _, _ = strings.Cut(rest, "?")
+	return path, true
+}
+
 // Open returns the backend a spec names.
 func Open(spec string, o Options) (backends.Backend, error) {
 	switch {
