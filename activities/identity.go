@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/glossobench/glossobench/backends/registry"
 	"github.com/glossobench/glossobench/infra/config"
 )
 
@@ -20,14 +21,14 @@ import (
 // cannot be asked is a note, not an error: Prepare may run where the
 // inference workers' server is not reachable.
 func modelIdentity(ctx context.Context, m config.Model) (ModelIdentity, error) {
-	kind, rest, _ := strings.Cut(m.Spec, ":")
+	kind, _, _ := strings.Cut(m.Spec, ":")
 	id := ModelIdentity{Backend: kind, Revision: m.Revision}
-	if kind == "gguf" {
-		sum, err := config.FileSHA256(rest)
+	if path, ok := registry.GGUFPath(m.Spec); ok { // the file, not its ?ctx= options
+		sum, err := config.FileSHA256(path)
 		if err != nil {
 			return id, err
 		}
-		id.File, id.SHA256 = filepath.Base(rest), sum
+		id.File, id.SHA256 = filepath.Base(path), sum
 		return id, nil
 	}
 	base := strings.TrimPrefix(m.Spec, "openai:")

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 
+	"github.com/glossobench/glossobench/backends/registry"
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/runfiles"
@@ -87,7 +87,7 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 		// Only a GGUF file's SHA-256 is known without running: swapped
 		// weights behind the same path are a new row.
 		var sum string
-		if p, ok := strings.CutPrefix(cfg.Model.Spec, "gguf:"); ok {
+		if p, ok := registry.GGUFPath(cfg.Model.Spec); ok {
 			if sum, err = config.FileSHA256(p); err != nil {
 				fail(fmt.Errorf("model: %w", err))
 				continue

@@ -1,6 +1,7 @@
 package gguf
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -20,9 +21,6 @@ var _ backends.Backend = (*Model)(nil)
 // the activation memory of long prompts. It is llama.cpp's default n_ubatch,
 // so long prompts split where llama-server splits them.
 const batchSize = 512
-
-// defaultMaxTokens applies when a GenRequest leaves MaxTokens at 0.
-const defaultMaxTokens = 256
 
 // Capabilities reports a log-likelihood and chat capable backend.
 func (m *Model) Capabilities() backends.Capabilities {
@@ -71,20 +69,14 @@ func (m *Model) LogLikelihood(ctx context.Context, reqs []backends.LLRequest) ([
 		if len(all) <= len(ctxToks) {
 			return nil, fmt.Errorf("gguf: request %q: continuation %q adds no tokens to the context", r.ID, r.Continuation)
 		}
-		nCtx, cut := len(ctxToks), 0
-		if len(all)-1 > m.ctxSize && !m.truncateLeft {
-			return nil, fmt.Errorf("gguf: request %q: context and continuation take %d tokens, more than the context size %d", r.ID, len(all), m.ctxSize)
+		// The one context policy of every backend (backends.FitScore).
+		nCtx := len(ctxToks)
+		cut, err := backends.FitScore(len(all), nCtx, m.ctxSize, !m.truncateLeft)
+		if err != nil {
+			return nil, fmt.Errorf("gguf: request %q: %w", r.ID, err)
 		}
-		if len(all)-1 > m.ctxSize {
-			// Like lm-evaluation-harness: the context loses tokens from its
-			// left (after BOS) so context and continuation fit the window.
-			cut = len(all) - 1 - m.ctxSize
-			if nCtx-cut < 2 {
-				return nil, fmt.Errorf("gguf: request %q: the continuation alone takes %d tokens, more than the context size %d", r.ID, len(all)-nCtx, m.ctxSize)
-			}
-			all = append([]int{all[0]}, all[1+cut:]...)
-			nCtx -= cut
-		}
+		all = backends.CutLeft(all, cut)
+		nCtx -= cut
 		jobs[i] = job{i: i, all: all, nCtx: nCtx, cut: cut, sortBy: r.Context}
 	}
 	order := make([]int, len(jobs))
@@ -218,20 +210,16 @@ func (m *Model) generate(ctx context.Context, r backends.GenRequest) (backends.G
 	if len(tokens) == 0 {
 		return backends.Generation{}, fmt.Errorf("empty prompt and the model adds no BOS token")
 	}
-	maxTokens := r.MaxTokens
-	if maxTokens <= 0 {
-		maxTokens = defaultMaxTokens
+	// The one context policy of every backend (backends.FitGeneration):
+	// the prompt is left-truncated so the answer has room, and the
+	// generation reports how much was cut. The loop below stops at the
+	// window, which is maxTokens as FitGeneration caps it.
+	promptCut, _, err := backends.FitGeneration(len(tokens), m.ctxSize, r.MaxTokens, !m.truncateLeft)
+	if err != nil {
+		return backends.Generation{}, err
 	}
-	if len(tokens) >= m.ctxSize && !m.truncateLeft {
-		return backends.Generation{}, fmt.Errorf("prompt of %d tokens leaves no room in the context size %d", len(tokens), m.ctxSize)
-	}
-	promptCut := 0
-	if room := m.ctxSize - min(maxTokens, m.ctxSize/2); m.truncateLeft && len(tokens) > room {
-		// Left-truncate the prompt (after BOS) so the answer has room, as
-		// lm-evaluation-harness does; the generation reports how much was cut.
-		promptCut = len(tokens) - room
-		tokens = append([]int{tokens[0]}, tokens[1+promptCut:]...)
-	}
+	maxTokens := cmp.Or(max(r.MaxTokens, 0), backends.DefaultMaxTokens)
+	tokens = backends.CutLeft(tokens, promptCut)
 	m.resetCache() // a prompt is computed whole, whatever came before it
 	logits, err := m.eval(ctx, tokens, len(tokens)-1)
 	if err != nil {

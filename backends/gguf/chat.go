@@ -22,20 +22,16 @@ type chatFormat struct {
 func (c chatFormat) ok() bool { return c.render != nil || c.tmpl != nil }
 
 // ChatFormats lists the names Options.ChatFormat accepts.
-var ChatFormats = []string{"qa", "chatml", "llama3", "gemma"}
+var ChatFormats = chattemplate.FormatNames
 
+// namedChatFormat is a built-in format; chattemplate defines them once for
+// every backend, so an HTTP model given the same name renders the same prompt.
 func namedChatFormat(name string) (chatFormat, bool) {
-	switch name {
-	case "qa":
-		return chatFormat{name: "qa", render: renderQA, stops: []string{"\n"}}, true
-	case "chatml":
-		return chatFormat{name: "chatml", render: renderChatML, stops: []string{"<|im_end|>"}}, true
-	case "llama3":
-		return chatFormat{name: "llama3", render: renderLlama3, stops: []string{"<|eot_id|>"}}, true
-	case "gemma":
-		return chatFormat{name: "gemma", render: renderGemma, stops: []string{"<end_of_turn>"}}, true
+	f, ok := chattemplate.Named(name)
+	if !ok {
+		return chatFormat{}, false
 	}
-	return chatFormat{}, false
+	return chatFormat{name: f.Name, render: f.Render, stops: f.Stops}, true
 }
 
 // pickChatFormat chooses the format named in opt, else the GGUF's own
@@ -66,64 +62,4 @@ func (c chatFormat) Render(msgs []backends.Message) (string, error) {
 		return "", fmt.Errorf("cannot format chat messages: %s; %s", c.why, nameAFormat)
 	}
 	return c.render(msgs), nil
-}
-
-// renderQA is testdata/models/tiny-llama/qa.jinja: system turns are dropped.
-// An answer ends at its line's end, so the format stops generation at "\n".
-func renderQA(msgs []backends.Message) string {
-	var b strings.Builder
-	for _, m := range msgs {
-		switch m.Role {
-		case "user":
-			b.WriteString("Question: " + m.Content + "\nAnswer:")
-		case "assistant":
-			b.WriteString(" " + m.Content + "\n")
-		}
-	}
-	return b.String()
-}
-
-func renderChatML(msgs []backends.Message) string {
-	var b strings.Builder
-	for _, m := range msgs {
-		b.WriteString("<|im_start|>" + m.Role + "\n" + m.Content + "<|im_end|>\n")
-	}
-	b.WriteString("<|im_start|>assistant\n")
-	return b.String()
-}
-
-func trimSpace(s string) string { return strings.Trim(s, " \t\n\r\v\f") }
-
-func renderLlama3(msgs []backends.Message) string {
-	var b strings.Builder
-	for _, m := range msgs {
-		b.WriteString("<|start_header_id|>" + m.Role + "<|end_header_id|>\n\n" + trimSpace(m.Content) + "<|eot_id|>")
-	}
-	b.WriteString("<|start_header_id|>assistant<|end_header_id|>\n\n")
-	return b.String()
-}
-
-// renderGemma merges system text into the next user turn, as Gemma has no
-// system role.
-func renderGemma(msgs []backends.Message) string {
-	var b strings.Builder
-	system := ""
-	for _, m := range msgs {
-		if m.Role == "system" {
-			system += trimSpace(m.Content)
-			continue
-		}
-		role := m.Role
-		if role == "assistant" {
-			role = "model"
-		}
-		b.WriteString("<start_of_turn>" + role + "\n")
-		if system != "" && role != "model" {
-			b.WriteString(system + "\n\n")
-			system = ""
-		}
-		b.WriteString(trimSpace(m.Content) + "<end_of_turn>\n")
-	}
-	b.WriteString("<start_of_turn>model\n")
-	return b.String()
 }

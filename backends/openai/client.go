@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/chattemplate"
 	"github.com/glossobench/glossobench/backends/internal/httpjson"
 	"golang.org/x/sync/errgroup"
 )
@@ -44,7 +45,14 @@ type Config struct {
 	// MaxResponseBytes bounds how much of one response is read; 0 means
 	// DefaultMaxResponseBytes. A longer response is an error, not truncated.
 	MaxResponseBytes int64
-	ChatFormat       string // unused: the server applies its own chat template
+	// ChatFormat names a built-in chat format (chattemplate.Named): chat
+	// requests are then rendered here and sent as text to /v1/completions,
+	// exactly as the embedded backend renders them. "" leaves chat
+	// messages to the server's own template on /v1/chat/completions.
+	ChatFormat string
+	// StrictContext fails a request longer than the server's window
+	// instead of left-truncating it (backends.FitGeneration, FitScore).
+	StrictContext bool
 }
 
 // Client talks to one OpenAI-compatible server. It implements
@@ -59,6 +67,11 @@ type Client struct {
 	llUnsupported bool   // set once the server proved it cannot give logprobs
 	tokenizeKnown bool   // whether hasTokenize has been learnt
 	hasTokenize   bool   // the echo server has a vLLM-style /tokenize
+	infoKnown     bool   // srv has been learnt
+	srv           serverInfo
+
+	format *chattemplate.Format // ChatFormat's format; nil when none is named
+	tokens tokenCache
 }
 
 var _ backends.Backend = (*Client)(nil)
@@ -78,6 +91,17 @@ func New(cfg Config) (*Client, error) {
 	case FlavorAuto, FlavorVLLM, FlavorLlamaServer, FlavorChatOnly:
 	default:
 		return nil, fmt.Errorf("openai: config field flavor %q: want auto, vllm, llama-server or chat-only", cfg.Flavor)
+	}
+	var format *chattemplate.Format
+	if cfg.ChatFormat != "" {
+		f, ok := chattemplate.Named(cfg.ChatFormat)
+		if !ok {
+			return nil, fmt.Errorf("openai: config field chat_format %q: want one of %s", cfg.ChatFormat, strings.Join(chattemplate.FormatNames, ", "))
+		}
+		if cfg.Flavor == FlavorChatOnly {
+			return nil, fmt.Errorf("openai: config field chat_format %q renders prompts for /v1/completions, which flavor chat-only does not use; remove chat_format to use the server's own template, or choose another flavor", cfg.ChatFormat)
+		}
+		format = &f
 	}
 	if cfg.Concurrency < 0 || cfg.Timeout < 0 {
 		return nil, errors.New("openai: config fields concurrency and timeout must not be negative")
@@ -102,8 +126,9 @@ func New(cfg Config) (*Client, error) {
 	root := strings.TrimRight(cfg.BaseURL, "/")
 	root = strings.TrimSuffix(root, "/v1")
 	c := &Client{
-		cfg:  cfg,
-		root: root,
+		cfg:    cfg,
+		root:   root,
+		format: format,
 		api: httpjson.New(httpjson.Config{
 			Name:             "openai",
 			BaseURL:          root,
@@ -155,13 +180,18 @@ func (c *Client) resolveFlavor(ctx context.Context) (string, error) {
 		return c.flavor, nil
 	}
 	var props struct {
-		DefaultGenerationSettings map[string]any `json:"default_generation_settings"`
+		DefaultGenerationSettings *struct {
+			NCtx int `json:"n_ctx"`
+		} `json:"default_generation_settings"`
 	}
 	err := c.do(ctx, http.MethodGet, "/props", nil, &props)
 	var he *HTTPError
 	switch {
 	case err == nil && props.DefaultGenerationSettings != nil:
 		c.flavor = FlavorLlamaServer
+		// The same answer carries the window (see info).
+		c.srv = serverInfo{window: props.DefaultGenerationSettings.NCtx, model: c.cfg.Model}
+		c.infoKnown = true
 	case err == nil || (errors.As(err, &he) && !httpjson.Retryable(he.Status)) || errors.Is(err, errBadJSON):
 		// The server answered, and it is not llama-server. (A 503 while
 		// a model loads decides nothing; the next call probes again.)

@@ -1,8 +1,10 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/glossobench/glossobench/backends"
 )
@@ -10,13 +12,17 @@ import (
 type genBody struct {
 	Model          string             `json:"model,omitempty"`
 	Messages       []backends.Message `json:"messages,omitempty"`
-	Prompt         *string            `json:"prompt,omitempty"`
+	Prompt         any                `json:"prompt,omitempty"` // text, or token ids once fitted
 	MaxTokens      int                `json:"max_tokens,omitempty"`
 	Temperature    float64            `json:"temperature"`
 	Seed           int64              `json:"seed"`
 	Stop           []string           `json:"stop,omitempty"`
 	ResponseFormat *responseFormat    `json:"response_format,omitempty"`
 	JSONSchema     map[string]any     `json:"json_schema,omitempty"` // llama-server's own field
+	// CachePrompt false (llama-server): a prompt is computed whole, as the
+	// embedded runtime computes it, not resumed from another request's
+	// cache in another batch shape, which rounds differently.
+	CachePrompt *bool `json:"cache_prompt,omitempty"`
 }
 
 type responseFormat struct {
@@ -62,16 +68,64 @@ func (c *Client) Generate(ctx context.Context, reqs []backends.GenRequest) ([]ba
 }
 
 func (c *Client) generate(ctx context.Context, r backends.GenRequest) (backends.Generation, error) {
+	si, err := c.info(ctx)
+	if err != nil {
+		return backends.Generation{}, err
+	}
 	b := genBody{
-		Model:       c.cfg.Model,
-		MaxTokens:   r.MaxTokens,
+		Model:       si.model,
+		MaxTokens:   cmp.Or(max(r.MaxTokens, 0), backends.DefaultMaxTokens),
 		Temperature: r.Temperature,
 		Seed:        r.Seed,
 		Stop:        r.Stop,
 	}
+	msgs, prompt := r.Messages, r.Prompt
+	if len(msgs) > 0 && c.format != nil {
+		// The config's chat format, rendered here as the embedded backend
+		// renders it, with its stops; the text goes to /v1/completions.
+		prompt, msgs = c.format.Render(msgs), nil
+		b.Stop = append(slices.Clone(r.Stop), c.format.Stops...)
+	}
+	if len(msgs) > 0 && c.format == nil {
+		fl, err := c.resolveFlavor(ctx)
+		if err != nil {
+			return backends.Generation{}, err
+		}
+		if fl == FlavorLlamaServer {
+			// llama-server renders its own template on /apply-template
+			// exactly as for /v1/chat/completions (and as the embedded
+			// backend renders the GGUF's); the text then takes the
+			// completion route, so it is fitted to the window like any
+			// prompt instead of failing with HTTP 400 when too long.
+			var out struct {
+				Prompt *string `json:"prompt"`
+			}
+			if err := c.do(ctx, "POST", "/apply-template", map[string]any{"messages": msgs}, &out); err != nil {
+				return backends.Generation{}, err
+			}
+			if out.Prompt == nil {
+				return backends.Generation{}, fmt.Errorf("openai: POST /apply-template: %w: no prompt", errBadJSON)
+			}
+			prompt, msgs = *out.Prompt, nil
+		}
+	}
 	path := "/v1/chat/completions"
-	if len(r.Messages) > 0 {
-		b.Messages = r.Messages
+	cut := 0
+	if len(msgs) > 0 && c.format == nil {
+		// vLLM renders its template on /tokenize too: the chat prompt is
+		// fitted like any other, and a cut one goes to /v1/completions as
+		// token ids.
+		toks, maxGen, n, err := c.fitChat(ctx, msgs, b.MaxTokens)
+		if err != nil {
+			return backends.Generation{}, err
+		}
+		b.MaxTokens, cut = maxGen, n
+		if toks != nil {
+			b.Prompt, msgs, path = toks, nil, "/v1/completions"
+		}
+	}
+	if len(msgs) > 0 {
+		b.Messages = msgs
 		if r.JSONSchema != nil {
 			b.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchemaSpec{Name: "output", Schema: r.JSONSchema}}
 		}
@@ -79,26 +133,39 @@ func (c *Client) generate(ctx context.Context, r backends.GenRequest) (backends.
 		if c.cfg.Flavor == FlavorChatOnly {
 			return backends.Generation{}, fmt.Errorf("openai: flavor chat-only cannot send a raw prompt; the request needs messages")
 		}
-		path = "/v1/completions"
-		prompt := r.Prompt
-		b.Prompt = &prompt
-		if r.JSONSchema != nil {
-			fl, err := c.resolveFlavor(ctx)
+		fl, err := c.resolveFlavor(ctx)
+		if err != nil {
+			return backends.Generation{}, err
+		}
+		if path != "/v1/completions" { // not already fitted as a chat prompt
+			path = "/v1/completions"
+			toks, maxGen, n, err := c.fitGeneration(ctx, prompt, b.MaxTokens)
 			if err != nil {
 				return backends.Generation{}, err
 			}
+			b.Prompt, b.MaxTokens, cut = prompt, maxGen, n
+			if toks != nil {
+				b.Prompt = toks
+			}
+		}
+		if r.JSONSchema != nil {
 			if fl == FlavorLlamaServer {
 				b.JSONSchema = r.JSONSchema
 			} else {
 				b.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchemaSpec{Name: "output", Schema: r.JSONSchema}}
 			}
 		}
+		if fl == FlavorLlamaServer {
+			b.CachePrompt = new(bool)
+		}
 	}
 	var resp genResponse
 	if err := c.do(ctx, "POST", path, b, &resp); err != nil {
 		return backends.Generation{}, err
 	}
-	return parseGeneration(r.ID, path, &resp)
+	g, err := parseGeneration(r.ID, path, &resp)
+	g.PromptTruncated = cut
+	return g, err
 }
 
 func parseGeneration(id, path string, resp *genResponse) (backends.Generation, error) {

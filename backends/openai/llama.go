@@ -106,7 +106,7 @@ type llamaCompletionResponse struct {
 
 func (c *Client) tokenize(ctx context.Context, text string) ([]int, error) {
 	var resp tokenizeResponse
-	if err := c.do(ctx, http.MethodPost, "/tokenize", tokenizeBody{Content: text, AddSpecial: true}, &resp); err != nil {
+	if err := c.tokenizeCached(ctx, tokenizeBody{Content: text, AddSpecial: true}, &resp); err != nil {
 		return nil, err
 	}
 	return resp.Tokens, nil
@@ -116,7 +116,7 @@ func (c *Client) tokenizePieces(ctx context.Context, text string) ([]piece, erro
 	var resp struct {
 		Tokens []piece `json:"tokens"`
 	}
-	if err := c.do(ctx, http.MethodPost, "/tokenize", tokenizeBody{Content: text, AddSpecial: true, WithPieces: true}, &resp); err != nil {
+	if err := c.tokenizeCached(ctx, tokenizeBody{Content: text, AddSpecial: true, WithPieces: true}, &resp); err != nil {
 		return nil, err
 	}
 	return resp.Tokens, nil
@@ -166,11 +166,23 @@ func (c *Client) llamaLL(ctx context.Context, r backends.LLRequest) (backends.LL
 	if err != nil {
 		return backends.LLResult{}, err
 	}
+	// The one context policy (backends.FitScore) against the server's n_ctx.
+	si, err := c.info(ctx)
+	if err != nil {
+		return backends.LLResult{}, err
+	}
+	cut := 0
+	if si.window > 0 {
+		if cut, err = backends.FitScore(len(whole), len(prefix), si.window, c.cfg.StrictContext); err != nil {
+			return backends.LLResult{}, err
+		}
+		prefix = backends.CutLeft(prefix, cut)
+	}
 	all := append([]int(nil), prefix...)
 	for _, p := range cont {
 		all = append(all, p.ID)
 	}
-	res := backends.LLResult{IsGreedy: true, Tokens: all[len(prefix):], TokenLogProbs: make([]float64, len(cont))}
+	res := backends.LLResult{IsGreedy: true, Tokens: all[len(prefix):], TokenLogProbs: make([]float64, len(cont)), ContextTruncated: cut}
 	for i := 0; i < len(cont); {
 		if !cont[i].Whole {
 			lp, top1, err := c.llamaTokenLogprob(ctx, all[:len(prefix)+i], cont[i].ID)

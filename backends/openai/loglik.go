@@ -57,7 +57,7 @@ func unsupported(format string, a ...any) error {
 
 type echoBody struct {
 	Model       string  `json:"model,omitempty"`
-	Prompt      string  `json:"prompt"`
+	Prompt      any     `json:"prompt"` // text, or token ids once fitted
 	Echo        bool    `json:"echo"`
 	Logprobs    int     `json:"logprobs"`
 	MaxTokens   int     `json:"max_tokens"`
@@ -87,31 +87,37 @@ type vllmTokenizeBody struct {
 	AddSpecialTokens bool   `json:"add_special_tokens"`
 }
 
-// countTokens asks the server's /tokenize (vLLM; SGLang) how many tokens the
-// context has, with special tokens as /v1/completions adds them. ok is false
-// when the server has no such endpoint; the answer is remembered.
-func (c *Client) countTokens(ctx context.Context, text string) (n int, ok bool, err error) {
+// vllmTokenize asks the server's /tokenize (vLLM; SGLang) for the tokens of
+// text, with special tokens as /v1/completions adds them. ok is false when
+// the server has no such endpoint; the answer is remembered.
+// n is the token count: len(toks), or the count a server sends without
+// the tokens.
+func (c *Client) vllmTokenize(ctx context.Context, text string) (toks []int, n int, ok bool, err error) {
 	c.mu.Lock()
 	known, has := c.tokenizeKnown, c.hasTokenize
 	c.mu.Unlock()
 	if known && !has {
-		return 0, false, nil
+		return nil, 0, false, nil
+	}
+	si, err := c.info(ctx)
+	if err != nil {
+		return nil, 0, false, err
 	}
 	var resp struct {
 		Count  *int  `json:"count"`
 		Tokens []int `json:"tokens"`
 	}
-	err = c.do(ctx, http.MethodPost, "/tokenize", vllmTokenizeBody{Model: c.cfg.Model, Prompt: text, AddSpecialTokens: true}, &resp)
+	err = c.tokenizeCached(ctx, vllmTokenizeBody{Model: si.model, Prompt: text, AddSpecialTokens: true}, &resp)
 	var he *HTTPError
 	// Any refusal but an auth failure means "no such endpoint here".
 	if errors.As(err, &he) && he.Status != 401 && he.Status != 403 && (he.Status < 500 || he.Status == 501) || errors.Is(err, errBadJSON) {
 		c.mu.Lock()
 		c.tokenizeKnown, c.hasTokenize = true, false
 		c.mu.Unlock()
-		return 0, false, nil
+		return nil, 0, false, nil
 	}
 	if err != nil {
-		return 0, false, err
+		return nil, 0, false, err
 	}
 	n = len(resp.Tokens)
 	if resp.Count != nil {
@@ -120,7 +126,7 @@ func (c *Client) countTokens(ctx context.Context, text string) (n int, ok bool, 
 	c.mu.Lock()
 	c.tokenizeKnown, c.hasTokenize = true, true
 	c.mu.Unlock()
-	return n, true, nil
+	return resp.Tokens, n, true, nil
 }
 
 func (c *Client) echoLL(ctx context.Context, r backends.LLRequest) (backends.LLResult, error) {
@@ -128,7 +134,11 @@ func (c *Client) echoLL(ctx context.Context, r backends.LLRequest) (backends.LLR
 	if cont == "" {
 		return backends.LLResult{}, errors.New("openai: continuation is empty")
 	}
-	nCtx, ok, err := c.countTokens(ctx, cx)
+	si, err := c.info(ctx)
+	if err != nil {
+		return backends.LLResult{}, err
+	}
+	_, nCtx, ok, err := c.vllmTokenize(ctx, cx)
 	if err != nil {
 		return backends.LLResult{}, err
 	}
@@ -138,7 +148,28 @@ func (c *Client) echoLL(ctx context.Context, r backends.LLRequest) (backends.LLR
 	const path = "/v1/completions"
 	// max_tokens 1, not 0: several servers reject 0. The one generated
 	// token is cut off below by the prompt token count.
-	b := echoBody{Model: c.cfg.Model, Prompt: cx + cont, Echo: true, Logprobs: 1, MaxTokens: 1}
+	b := echoBody{Model: si.model, Prompt: cx + cont, Echo: true, Logprobs: 1, MaxTokens: 1}
+	cut := 0
+	if ok && si.window > 0 {
+		// The one context policy (backends.FitScore). The echo sends the
+		// whole sequence plus one generated token where the embedded
+		// runtime reads all but the last: vLLM wants prompt + max_tokens
+		// within max_model_len, so the window here is two tokens smaller.
+		whole, n, _, err := c.vllmTokenize(ctx, cx+cont)
+		if err != nil {
+			return backends.LLResult{}, err
+		}
+		if len(whole) != n {
+			whole = nil // a count without the tokens: nothing to cut with
+		}
+		if cut, err = backends.FitScore(len(whole), nCtx, si.window-2, c.cfg.StrictContext); err != nil {
+			return backends.LLResult{}, err
+		}
+		if cut > 0 {
+			b.Prompt = backends.CutLeft(whole, cut)
+			nCtx -= cut
+		}
+	}
 	var raw json.RawMessage
 	if err := c.do(ctx, http.MethodPost, path, b, &raw); err != nil {
 		var he *HTTPError
@@ -147,7 +178,9 @@ func (c *Client) echoLL(ctx context.Context, r backends.LLRequest) (backends.LLR
 		}
 		return backends.LLResult{}, err
 	}
-	return parseEcho(raw, nCtx, utf8.RuneCountInString(cont))
+	res, err := parseEcho(raw, nCtx, utf8.RuneCountInString(cont))
+	res.ContextTruncated = cut
+	return res, err
 }
 
 // refusesEcho tells a server without echo+logprobs from a bad request: no

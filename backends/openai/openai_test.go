@@ -355,6 +355,10 @@ func TestChatOnlyRefusesRawPrompt(t *testing.T) {
 func TestBatchOrderAndConcurrencyLimit(t *testing.T) {
 	var inFlight, peak atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			http.NotFound(w, r) // no model list: requests go unfitted
+			return
+		}
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for {
@@ -484,6 +488,10 @@ func TestConnectionRefusedIsRetried(t *testing.T) {
 func TestClientErrorFailsFast(t *testing.T) {
 	var calls atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			http.NotFound(w, r)
+			return
+		}
 		calls.Add(1)
 		w.WriteHeader(422)
 		writeJSON(w, map[string]any{"error": map[string]any{"message": "max_tokens must be positive"}})
@@ -525,6 +533,10 @@ func TestGarbageJSON(t *testing.T) {
 func TestResponseOverCap(t *testing.T) {
 	var calls, sent atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			http.NotFound(w, r)
+			return
+		}
 		calls.Add(1)
 		w.Write([]byte(`{"choices":[{"text":"`))
 		chunk := bytes.Repeat([]byte("x"), 16<<10)

@@ -72,6 +72,10 @@ func TestRetryAfterIsAFloorWithJitter(t *testing.T) {
 	var mu sync.Mutex
 	var at []time.Time
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			http.NotFound(w, r)
+			return
+		}
 		mu.Lock()
 		at = append(at, time.Now())
 		n := len(at)

@@ -24,12 +24,26 @@ type Options struct {
 	Concurrency int
 	Timeout     time.Duration
 	MaxRetries  int
-	ChatFormat  string // qa | chatml | llama3 | gemma; "" = the model's own template
+	// ChatFormat (qa | chatml | llama3 | gemma) is rendered above the
+	// backend for a GGUF and for a server alike; "" = the model's own template.
+	ChatFormat string
 	// StrictContext makes a request longer than the model's window an error
-	// instead of left-truncating it (embedded models; servers apply their own policy).
+	// instead of left-truncating it, on every backend (backends.FitGeneration,
+	// FitScore; a server's window is the one it reports).
 	StrictContext bool
 	// MaxResponseBytes caps one server response (0: the client's default).
 	MaxResponseBytes int64
+}
+
+// GGUFPath is the model file a gguf: spec names, without its ?options
+// (gguf:PATH?ctx=N names PATH); ok is false for any other spec.
+func GGUFPath(spec string) (path string, ok bool) {
+	rest, ok := strings.CutPrefix(spec, "gguf:")
+	if !ok {
+		return "", false
+	}
+	path, _, _ = strings.Cut(rest, "?")
+	return path, true
 }
 
 // Open returns the backend a spec names.
@@ -61,6 +75,7 @@ func Open(spec string, o Options) (backends.Backend, error) {
 			MaxRetries:  o.MaxRetries,
 			ChatFormat:  o.ChatFormat,
 
+			StrictContext:    o.StrictContext,
 			MaxResponseBytes: o.MaxResponseBytes,
 		})
 	}

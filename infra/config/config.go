@@ -74,8 +74,9 @@ type Model struct {
 	TimeoutSeconds int    `yaml:"timeout_seconds,omitempty" json:"timeout_seconds,omitempty"`
 	MaxRetries     int    `yaml:"max_retries,omitempty" json:"max_retries,omitempty"`
 	ChatFormat     string `yaml:"chat_format,omitempty" json:"chat_format,omitempty"`
-	// StrictContext makes a prompt longer than an embedded model's window an
-	// error; by default it is left-truncated (as lm-evaluation-harness does) and counted.
+	// StrictContext makes a prompt longer than the model's window an error, on
+	// every backend (a server's window is the one it reports); by default it
+	// is left-truncated (as lm-evaluation-harness does) and counted.
 	StrictContext bool      `yaml:"strict_context,omitempty" json:"strict_context,omitempty"`
 	Meta          ModelMeta `yaml:"meta,omitempty" json:"meta"`
 	// Revision names the weights a server serves (a commit, tag or date),
@@ -104,7 +105,7 @@ type Judge struct {
 	Spec       string `yaml:"spec" json:"spec"`
 	Model      string `yaml:"model,omitempty" json:"model,omitempty"` // name sent to the server; default name
 	APIKeyEnv  string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
-	ChatFormat string `yaml:"chat_format,omitempty" json:"chat_format,omitempty"` // for gguf: judges without a template
+	ChatFormat string `yaml:"chat_format,omitempty" json:"chat_format,omitempty"` // a built-in format, rendered for a GGUF or a server alike
 	// SystemPrompt replaces the language-parametric default ("" = Malay for ms, neutral English otherwise).
 	SystemPrompt string `yaml:"system_prompt,omitempty" json:"system_prompt,omitempty"`
 }
