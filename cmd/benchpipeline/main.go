@@ -86,7 +86,8 @@ func newProxy(upstream string, hold time.Duration, slots int) (*proxy, error) {
 }
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !strings.HasSuffix(r.URL.Path, "/completions") {
+	// llama-server's own /completion is a completion request too.
+	if !strings.HasSuffix(r.URL.Path, "/completions") && !strings.HasSuffix(r.URL.Path, "/completion") {
 		p.rp.ServeHTTP(w, r) // tokenize, models, health: untouched
 		return
 	}

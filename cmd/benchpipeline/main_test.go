@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// The proxy holds completion requests, serves at most slots at once and
+// The proxy holds completion requests (OpenAI's and llama-server's own
+// /completion), serves at most slots at once and
 // passes tokenize through at once; summarize reads occupancy and busy from
 // the slot intervals.
 func TestProxyHoldsCompletionsInSlots(t *testing.T) {
@@ -41,7 +42,7 @@ func TestProxyHoldsCompletionsInSlots(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for i := range 6 {
-		path := []string{"/v1/completions", "/v1/chat/completions"}[i%2]
+		path := []string{"/v1/completions", "/v1/chat/completions", "/completion"}[i%3]
 		wg.Go(func() {
 			resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(`{}`))
 			if err != nil {
