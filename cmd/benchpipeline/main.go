@@ -6,13 +6,12 @@
 // call pass untouched. Then, for each glossobench binary given as
 // LABEL=PATH, it runs the quick start with model.spec pointing at the proxy
 // and model.concurrency -slots, on a Temporal dev server of that binary's
-// own, and prints side by side:
+// own, and prints side by side the occupancy (the mean number of occupied
+// slots ÷ slots, over the span from the first completion request in to the
+// last one out) and the busy share (of that span, the time with at least
+// one request being served). Usage:
 //
-//   - occupancy: the mean number of occupied slots ÷ slots, over the span
-//     from the first completion request to the end of the last;
-//   - busy: the share of that span with at least one request being served.
-//
-//	go run ./cmd/benchpipeline -upstream http://127.0.0.1:8080 main=bin/gb-main head=bin/gb
+//	go run ./cmd/benchpipeline -upstream http://127.0.0.1:8080 base=bin/gb-base head=bin/gb
 package main
 
 import (
