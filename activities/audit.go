@@ -126,6 +126,17 @@ func forestAffordable(rows, sources int) bool {
 	return float64(rows)*math.Sqrt(float64(1+sources)) <= forestBudget
 }
 
+// floorFirst is the stage's bound on its cost. The paper reads a pool's
+// floor first: a headline below the floor (or, by the stricter rule, whose
+// 95% interval reaches below it) is "too weak to interpret", and nothing
+// else is read. So the stage computes the half-and-half rating's headline
+// and interval first (one AUC and 2,000 bootstrap resamples: linear in the
+// rows) and runs the costly steps, the 1,000 tag shuffles, the source
+// fingerprint's forest and the trained detectors (forests, logistic
+// regression retrained on every shuffle), only for a pool whose headline
+// clears the floor. A pool that misses it says so in trained_note, with the
+// command that runs the full audit from its stored rows.
+//
 // auditPool audits the rows of one pool, n sources, as design names them.
 // It stores the rows as CSV whose columns are the design's label, source
 // and detector, then runs the paper's half-and-half rating and the trained
@@ -157,10 +168,17 @@ func (a *Activities) auditPoolRows(ctx context.Context, st store.Store, prefix s
 	base.Seed, base.Folds, base.SourceColumn, base.LabelColumn = seed, stageFolds, design.Source, design.Label
 
 	fixed := base
-	fixed.Detector, fixed.Shuffles = audit.DetectorMeanHalf, stageFixedShuffles
+	fixed.Detector, fixed.Shuffles, fixed.FloorFirst = audit.DetectorMeanHalf, stageFixedShuffles, true
 	sum, err := a.auditOne(ctx, st, prefix+".json", rowsKey, rows, cols, n, fixed)
 	if err != nil || sum.Headline == nil {
 		return sum, err
+	}
+	// The floor first (see floorFirst): a pool the half-and-half rating
+	// cannot read is not trained on either.
+	if !*sum.FloorPassed {
+		sum.TrainedNote = fmt.Sprintf("trained detectors, tag shuffles and source fingerprint not run: the headline misses the floor (%s rule), so the verdict is too weak to interpret whatever they find; run: %s",
+			sum.FloorRule, auditCommand(rowsKey, cols, base))
+		return sum, nil
 	}
 
 	// The trained detectors read the same rows; the fingerprint is a

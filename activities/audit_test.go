@@ -70,12 +70,19 @@ func writeScoredRun(t *testing.T, dir, run string, seed int64) {
 
 func writeScoredRunN(t *testing.T, dir, run string, seed int64, n int) {
 	t.Helper()
+	items, scores := pooledAxisN(n)
+	writeScores(t, dir, run, seed, items, scores)
+}
+
+// writeScores stores a run's manifest (only the seed matters here), items
+// and scores of the knowledge axis.
+func writeScores(t *testing.T, dir, run string, seed int64, items []scorers.Item, scores []scorers.ItemScore) {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	items, scores := pooledAxisN(n)
 	m := manifest{Config: &config.Config{Run: config.Run{Seed: seed}}}
 	if err := putJSON(ctx, st, runfiles.ManifestKey(run), m); err != nil {
 		t.Fatal(err)
@@ -296,5 +303,52 @@ func TestAuditStageMemoryPerRow(t *testing.T) {
 		small>>10, large>>10, perRow, 8*perRow)
 	if perRow > 128 {
 		t.Errorf("the audit stage grows %.0f bytes per audit row; want at most 128", perRow)
+	}
+}
+
+// The stage reads a pool's floor first: a pool whose half-and-half headline
+// misses the floor is too weak to interpret whatever else is computed, so
+// its tag shuffles, source fingerprint and trained detectors are not run
+// (the note says so and gives the command); a pool that clears the floor
+// gets all of them.
+func TestAuditStageSkipsPoolsBelowTheFloor(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var items []scorers.Item
+	var scores []scorers.ItemScore
+	for i := range 3000 {
+		ds := []string{"ds-a", "ds-b", "ds-c"}[i%3]
+		id := fmt.Sprintf("%s/%d", ds, i)
+		y := r.Float64() < 0.5 // the same yes-rate in every source
+		clear := r.Float64()   // a confidence that knows the label
+		if y {
+			clear += 0.8
+		}
+		noise := r.Float64() // one that knows nothing
+		items = append(items, scorers.Item{ID: id, Axis: "knowledge", Dataset: ds, Source: ds})
+		s := scorers.ItemScore{ItemID: id, Source: ds, Rating: clear, Label: y}
+		s.Audit = append(s.Audit,
+			scorers.AuditRow{Detector: mcq.DetectorClozeConfidence, Rating: noise, Label: y, Tags: map[string]string{"source": ds}},
+			scorers.AuditRow{Detector: mcq.DetectorClozeConfidence, Rating: clear / 1.8, Label: y, Tags: map[string]string{"register": []string{"HIGH", "LOW"}[i%2]}})
+		scores = append(scores, s)
+	}
+	dir := t.TempDir()
+	writeScores(t, dir, "f", 1234, items, scores)
+	sum := runAudit(t, dir, "f")
+	pools := map[string]AuditSummary{}
+	for _, p := range append([]AuditSummary{sum}, sum.Pools...) {
+		pools[p.Design.Source] = p
+	}
+	weak, strong := pools["source"], pools["register"]
+	if weak.Headline == nil || *weak.FloorPassed || weak.Verdict != audit.VerdictTooWeak {
+		t.Fatalf("noise pool: headline %v, verdict %q; want too weak", weak.Headline, weak.Verdict)
+	}
+	if len(weak.Trained) != 0 || weak.Shuffle != nil || weak.Fingerprint != nil || weak.CI95 == nil {
+		t.Errorf("noise pool: trained %d, shuffle %v, fingerprint %v, interval %v; want only the headline and its interval", len(weak.Trained), weak.Shuffle, weak.Fingerprint, weak.CI95)
+	}
+	if !strings.Contains(weak.TrainedNote, "misses the floor") || !strings.Contains(weak.TrainedNote, "glossobench audit --data "+weak.RowsKey) {
+		t.Errorf("noise pool note: %q", weak.TrainedNote)
+	}
+	if strong.Headline == nil || !*strong.FloorPassed || len(strong.Trained) != 2 || strong.Shuffle == nil || strong.Fingerprint == nil {
+		t.Errorf("clear pool: headline %v passed %v, trained %d, shuffle %v, fingerprint %v; want the full audit", strong.Headline, strong.FloorPassed, len(strong.Trained), strong.Shuffle, strong.Fingerprint)
 	}
 }

@@ -8,6 +8,13 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/registry"
 
 	"github.com/glossobench/glossobench/infra/metrics"
 	"github.com/glossobench/glossobench/infra/metrics/metricstest"
@@ -103,4 +110,54 @@ func counterSum(t *testing.T, name string, labels map[string]string) float64 {
 		}
 	}
 	return sum
+}
+
+// slowBackend answers like countingBackend after a pause, and records the
+// most calls it had in flight at once.
+type slowBackend struct {
+	countingBackend
+	mu             sync.Mutex
+	inflight, most int
+}
+
+func (s *slowBackend) LogLikelihood(ctx context.Context, reqs []backends.LLRequest) ([]backends.LLResult, error) {
+	s.mu.Lock()
+	s.inflight++
+	s.most = max(s.most, s.inflight)
+	s.mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	s.mu.Lock()
+	s.inflight--
+	s.mu.Unlock()
+	return s.countingBackend.LogLikelihood(ctx, reqs)
+}
+
+// Infer keeps model.concurrency items in flight across checkpoint
+// boundaries: with 4 workers and a checkpoint every 3 items, 4 calls are in
+// flight at once (waiting for each checkpoint's items held it to 3), and
+// every answer is still checkpointed, in objects of at most 3.
+func TestInferKeepsWorkersBusyAcrossCheckpoints(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	b := &slowBackend{countingBackend: countingBackend{seen: map[string]int{}}}
+	acts := New(zerolog.Nop())
+	acts.OpenBackend = func(string, registry.Options) (backends.Backend, error) { return b, nil }
+	acts.RegisterCPU(env)
+	acts.RegisterInference(env)
+	cfg := strings.Replace(testConfig(t, t.TempDir(), ""), "id: m}", "id: m, concurrency: 4}", 1)
+	ref := prepareRun(t, env, acts, "w", cfg)
+	v, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: "knowledge", Shard: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r ShardResult
+	v.Get(&r)
+	st, _ := acts.store(t.Context(), ref.StoreURI)
+	preds, parts, err := shardPredictions(t.Context(), st, "w", "knowledge", 0)
+	if err != nil || r.Done != 10 || len(preds) != 10 || parts != 4 {
+		t.Fatalf("done %d, stored %d predictions in %d objects (%v), want 10 in 4", r.Done, len(preds), parts, err)
+	}
+	if b.most != 4 {
+		t.Fatalf("at most %d model calls in flight, want model.concurrency 4", b.most)
+	}
 }

@@ -134,66 +134,90 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 		}
 	}
 
+	// A sliding window of workers items: a new item starts as soon as one
+	// ends, and answers are checkpointed every run.checkpoint_every in the
+	// order they come back. (Waiting for a whole checkpoint's items before
+	// starting the next ones left the model's slots empty at each
+	// checkpoint's tail.)
+	type answer struct {
+		it   scorers.Item
+		pred scorers.Prediction
+		err  error
+	}
+	answers := make(chan answer, workers)
 	every := m.Config.Run.CheckpointEvery
-	for start := 0; start < len(todo); start += every {
-		chunk := todo[start:min(start+every, len(todo))]
-		preds := make([]scorers.Prediction, len(chunk))
-		errs := make([]error, len(chunk))
-		sem := make(chan struct{}, workers)
-		var wg sync.WaitGroup
-		for i, it := range chunk {
-			wg.Add(1)
-			sem <- struct{}{}
+	var pending []scorers.Prediction
+	save := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		data, err := runfiles.EncodeJSONL(pending)
+		if err != nil {
+			return err
+		}
+		err = saveCheckpoint(ctx, st, runfiles.PredKey(in.RunID, in.Axis, in.Shard, parts), data, func(why string) {
+			mu.Lock()
+			waiting = why
+			mu.Unlock()
+		})
+		if err != nil {
+			return err
+		}
+		metrics.ItemsInferred(in.Axis, len(pending))
+		parts++
+		mu.Lock()
+		res.Done += len(pending)
+		mu.Unlock()
+		activity.RecordHeartbeat(ctx, InferProgress{Done: res.Done, Total: res.Total})
+		pending = nil
+		return nil
+	}
+	var firstErr, saveErr error
+	next, inflight := 0, 0
+	for {
+		for next < len(todo) && inflight < workers && firstErr == nil && saveErr == nil && ctx.Err() == nil {
+			it := todo[next]
+			next++
+			inflight++
 			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				preds[i], errs[i] = predict(ctx, it)
+				p, err := predict(ctx, it)
+				answers <- answer{it, p, err}
 			}()
 		}
-		wg.Wait()
-		var ok []scorers.Prediction
-		var firstErr error
-		for i := range chunk {
-			switch {
-			case errs[i] == nil:
-				ok = append(ok, preds[i])
-			case transient(errs[i]):
-				// The server is away or the attempt was cancelled: retry later.
-				if firstErr == nil {
-					firstErr = fmt.Errorf("item %s: %w", chunk[i].ID, errs[i])
-				}
-			default:
-				// The item itself cannot be answered (too long, unrenderable,
-				// rejected): record why, so it is reported and never retried.
-				ok = append(ok, scorers.Prediction{ItemID: chunk[i].ID, Error: errs[i].Error()})
+		if inflight == 0 {
+			break
+		}
+		ans := <-answers
+		inflight--
+		switch {
+		case ans.err == nil:
+			pending = append(pending, ans.pred)
+		case transient(ans.err):
+			// The server is away or the attempt was cancelled: retry later.
+			if firstErr == nil {
+				firstErr = fmt.Errorf("item %s: %w", ans.it.ID, ans.err)
 			}
+		default:
+			// The item itself cannot be answered (too long, unrenderable,
+			// rejected): record why, so it is reported and never retried.
+			pending = append(pending, scorers.Prediction{ItemID: ans.it.ID, Error: ans.err.Error()})
 		}
-		if len(ok) > 0 {
-			data, err := runfiles.EncodeJSONL(ok)
-			if err != nil {
-				return res, err
-			}
-			err = saveCheckpoint(ctx, st, runfiles.PredKey(in.RunID, in.Axis, in.Shard, parts), data, func(why string) {
-				mu.Lock()
-				waiting = why
-				mu.Unlock()
-			})
-			if err != nil {
-				return res, err
-			}
-			metrics.ItemsInferred(in.Axis, len(ok))
-			parts++
-			mu.Lock()
-			res.Done += len(ok)
-			mu.Unlock()
-			activity.RecordHeartbeat(ctx, InferProgress{Done: res.Done, Total: res.Total})
+		if len(pending) >= every && saveErr == nil {
+			saveErr = save()
 		}
-		if firstErr != nil {
-			return res, firstErr
-		}
-		if ctx.Err() != nil {
-			return res, ctx.Err()
-		}
+	}
+	if saveErr != nil {
+		return res, saveErr
+	}
+	// What was answered is kept whatever ended the attempt.
+	if err := save(); err != nil {
+		return res, err
+	}
+	if firstErr != nil {
+		return res, firstErr
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
 	}
 	return res, nil
 }

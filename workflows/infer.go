@@ -45,6 +45,9 @@ type InferAxisInput struct {
 	Parallel      int       `json:"parallel"`
 	HeartbeatSecs int       `json:"heartbeat_secs"`
 	Deadline      time.Time `json:"deadline"` // the axis's budget ends here
+	// TailSignal asks the child to signal its parent (inferTailSignal) when
+	// it starts its last shard; EvalRun's pipeline then starts the next axis.
+	TailSignal bool `json:"tail_signal,omitempty"`
 }
 
 // InferAxisResult is how an axis's inference ended: the items answered,
@@ -77,10 +80,23 @@ func InferAxis(ctx workflow.Context, in InferAxisInput) (InferAxisResult, error)
 		return InferAxisResult{Done: prog.Done, Expired: true}, nil
 	}
 	to := min(in.Next+inferRunShards, in.Shards)
+	var tail workflow.Future // the tail signal sent to the parent
+	started := func() {
+		prog.Started++
+		parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+		if in.TailSignal && prog.Started == in.Shards && parent != nil {
+			tail = workflow.SignalExternalWorkflow(ctx, parent.ID, "", inferTailSignal, in.Axis)
+		}
+	}
 	expired, err := inferShards(ctx, inferWindow{
 		ref: in.RunRef, axis: in.Axis, from: in.Next, to: to, total: in.Shards,
 		parallel: in.Parallel, left: left, heartbeatSecs: in.HeartbeatSecs, stopOnCancel: true,
-	}, func() { prog.Started++ }, func(items int) { prog.Done += items })
+	}, started, func(items int) { prog.Done += items })
+	if tail != nil {
+		// A parent that is gone or did not wait still learns the end from
+		// the child's result: the signal only lets it start sooner.
+		_ = tail.Get(ctx, nil)
+	}
 	switch {
 	case err != nil:
 		return InferAxisResult{}, err
@@ -174,7 +190,7 @@ func (r *evalRun) infer(ctx workflow.Context, ax activities.AxisPlan, shards int
 	var res InferAxisResult
 	err = workflow.ExecuteChildWorkflow(cctx, InferAxisName, InferAxisInput{
 		RunRef: r.ref, Axis: ax.Name, Shards: shards, Parallel: r.plan.ParallelShards,
-		HeartbeatSecs: r.plan.HeartbeatSecs, Deadline: workflow.Now(ctx).Add(budget),
+		HeartbeatSecs: r.plan.HeartbeatSecs, Deadline: workflow.Now(ctx).Add(budget), TailSignal: r.pipelined,
 	}).Get(ctx, &res)
 	if err != nil {
 		return false, fmt.Errorf("axis %s: inference: %w", ax.Name, err)

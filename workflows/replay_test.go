@@ -16,7 +16,9 @@ import (
 // axis's InferAxis child, inferaxis.json). Older recordings stay, named by
 // the commit that recorded them (evalrun-0d1f43b.json: before the
 // search-attribute upsert and the ScreenCorpus child; evalrun-b8d8d56.json:
-// before the InferAxis child; evalrun-969f3a4.json: before DedupCounts), so a change to EvalRun or InferAxis that
+// before the InferAxis child; evalrun-969f3a4.json: before DedupCounts;
+// evalrun-69872cb.json and inferaxis-69872cb.json: axes one after another,
+// before the pipeline), so a change to EvalRun or InferAxis that
 // would break running workflows of any of those versions fails here with a
 // non-determinism error.
 func TestReplayRecordedHistory(t *testing.T) {

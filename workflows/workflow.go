@@ -87,6 +87,8 @@ type evalRun struct {
 	outcomes []activities.AxisOutcome
 	skipped  []activities.Skip
 	notes    []string
+
+	pipelined bool // axes run as a pipeline: InferAxis children signal their tail
 }
 
 // EvalRun scores one model on the configured axes.
@@ -107,10 +109,8 @@ func EvalRun(ctx workflow.Context, in EvalRunInput) (EvalRunResult, error) {
 	if err := r.screenAndDedup(ctx); err != nil {
 		return EvalRunResult{}, err
 	}
-	for i := range r.plan.Axes {
-		if err := r.runAxis(ctx, i); err != nil {
-			return EvalRunResult{}, err
-		}
+	if err := r.runAxes(ctx); err != nil {
+		return EvalRunResult{}, err
 	}
 	return r.aggregate(ctx)
 }
@@ -186,9 +186,33 @@ func (r *evalRun) axisCounts(axis string) activities.AxisCounts {
 	return activities.AxisCounts{Axis: axis}
 }
 
+// axisRun is what one axis left for Aggregate: an outcome, or a skip, and
+// the note saying why it stopped early or was skipped.
+type axisRun struct {
+	out  *activities.AxisOutcome
+	skip *activities.Skip
+	note string
+}
+
+// keep adds an axis's run to what Aggregate reads. Axes are kept in the
+// plan's order however they finished, so the pipeline hands Aggregate the
+// same input as the sequential loop did.
+func (r *evalRun) keep(run axisRun) {
+	if run.skip != nil {
+		r.skipped = append(r.skipped, *run.skip)
+	}
+	if run.note != "" {
+		r.notes = append(r.notes, run.note)
+	}
+	if run.out != nil {
+		r.outcomes = append(r.outcomes, *run.out)
+	}
+}
+
 // runAxis runs axis i on its share of what is left of the budget: an equal
-// share, so time an axis does not use rolls over to the next.
-func (r *evalRun) runAxis(ctx workflow.Context, i int) error {
+// share, so time an axis does not use rolls over to the next. inferred is
+// called once the axis's model calls are over (or the axis is skipped).
+func (r *evalRun) runAxis(ctx workflow.Context, i int, inferred func()) (axisRun, error) {
 	ax, p := r.plan.Axes[i], &r.prog.Axes[i]
 	kept := r.axisCounts(ax.Name)
 	shards := kept.Shards
@@ -196,30 +220,119 @@ func (r *evalRun) runAxis(ctx workflow.Context, i int) error {
 	left := r.deadline.Sub(workflow.Now(ctx)) - aggregateReserve
 	budget := left / time.Duration(len(r.plan.Axes)-i)
 	if budget <= 0 {
+		inferred()
 		p.Stage = StageSkipped
-		r.skipped = append(r.skipped, activities.Skip{Axis: ax.Name, Reason: "budget exhausted before the axis started"})
-		r.notes = append(r.notes, fmt.Sprintf("axis %s skipped: the global budget (%ds) ran out before it started; %d items not scored", ax.Name, int(r.wall/time.Second), p.Total))
-		return nil
+		return axisRun{
+			skip: &activities.Skip{Axis: ax.Name, Reason: "budget exhausted before the axis started"},
+			note: fmt.Sprintf("axis %s skipped: the global budget (%ds) ran out before it started; %d items not scored", ax.Name, int(r.wall/time.Second), p.Total),
+		}, nil
 	}
 	r.prog.Stage = ax.Name
 	expired, err := r.infer(ctx, ax, shards, budget, p)
+	inferred()
 	if err != nil {
-		return err
+		return axisRun{}, err
 	}
 	out, err := r.score(ctx, ax, shards, budget, p)
 	if err != nil {
-		return err
+		return axisRun{}, err
 	}
 	// Only a real stop is a stop: the timer may fire as the last shard
 	// finishes, leaving every kept item scored.
 	out.StoppedEarly = expired && out.Dropped > 0
+	run := axisRun{out: &out}
 	p.Stage = StageDone
 	if out.StoppedEarly {
 		p.Stage = StageStopped
-		r.notes = append(r.notes, fmt.Sprintf("axis %s stopped early at its budget of %s: %d of %d kept items not scored", ax.Name, budget.Round(time.Second), out.Dropped, p.Total))
+		run.note = fmt.Sprintf("axis %s stopped early at its budget of %s: %d of %d kept items not scored", ax.Name, budget.Round(time.Second), out.Dropped, p.Total)
 	}
 	p.Done = p.Total - out.Dropped
-	r.outcomes = append(r.outcomes, out)
+	return run, nil
+}
+
+// pipelineVersion marks the change from axes run one after another to
+// the pipeline; histories recorded before it replay the sequential loop.
+const pipelineVersion = "axis-pipeline"
+
+// inferTailSignal is what an InferAxis child of the pipeline sends EvalRun
+// once it has started its last shard (the signal carries the axis name):
+// from then on the axis's requests thin out, and the next axis may fill the
+// model's empty slots.
+const inferTailSignal = "infer-tail"
+
+// maxInferring is how many axes infer at once in the pipeline: an axis in
+// its tail and the next. More would have axes compete for the model through
+// their whole budgets, which are shares of the time as if each had it alone.
+const maxInferring = 2
+
+// runAxes runs every axis: one after another in histories recorded before
+// the pipeline; else as a pipeline, so the model is never idle while the
+// harness works. Axis i+1's inference starts once axis i has started its
+// last shard (or finished inference), with at most maxInferring axes
+// inferring at once; each axis's judging, probes, scoring and audit run
+// in their own coroutine while later axes infer. Each axis keeps its own
+// budget, an equal share of what is left when its inference starts.
+func (r *evalRun) runAxes(ctx workflow.Context) error {
+	if workflow.GetVersion(ctx, pipelineVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		for i := range r.plan.Axes {
+			run, err := r.runAxis(ctx, i, func() {})
+			if err != nil {
+				return err
+			}
+			r.keep(run)
+		}
+		return nil
+	}
+	r.pipelined = true
+	tailed := map[string]bool{}
+	tail := workflow.GetSignalChannel(ctx, inferTailSignal)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for {
+			var axis string
+			tail.Receive(ctx, &axis)
+			tailed[axis] = true
+		}
+	})
+	n := len(r.plan.Axes)
+	runs := make([]axisRun, n)
+	inferDone := make([]bool, n)
+	var firstErr error
+	started, finished, inferring := 0, 0, 0
+	for i := range r.plan.Axes {
+		if i > 0 {
+			prev := r.plan.Axes[i-1].Name
+			if err := workflow.Await(ctx, func() bool {
+				return firstErr != nil || inferring < maxInferring && (inferDone[i-1] || tailed[prev])
+			}); err != nil {
+				return err
+			}
+		}
+		if firstErr != nil {
+			break
+		}
+		started++
+		inferring++
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			run, err := r.runAxis(ctx, i, func() {
+				inferDone[i] = true
+				inferring--
+			})
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			runs[i] = run
+			finished++
+		})
+	}
+	if err := workflow.Await(ctx, func() bool { return firstErr != nil || finished == started }); err != nil {
+		return err
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	for _, run := range runs {
+		r.keep(run)
+	}
 	return nil
 }
 

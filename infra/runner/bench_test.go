@@ -7,9 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
@@ -58,7 +63,11 @@ func writeSynthetic(t testing.TB, n int) string {
 // BenchmarkPipeline runs a 10,000-item MCQ EvalRun end to end on the embedded
 // Temporal server with an instant in-process backend and reports items/s,
 // the history events of the whole run (EvalRun's and its children's) per
-// 10,000 items, and the events of its largest history.
+// 10,000 items, the events of its largest history, and the leakage audit's
+// share of the run's CPU time (user + system, of this process, which holds
+// the server, the workers and the backend): the axis's Audit activity is
+// run again on the finished run's store, alone, and its CPU time divided by
+// the run's.
 func BenchmarkPipeline(b *testing.B) {
 	const items = 10000
 	_, c := runnertest.StartServer(b)
@@ -66,17 +75,18 @@ func BenchmarkPipeline(b *testing.B) {
 	data := writeSynthetic(b, items)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		dir := b.TempDir()
 		cfg := fmt.Sprintf(`model: {spec: "openai:http://instant", id: instant}
 store: {uri: %s}
 run: {shard_size: 500, checkpoint_every: 100, parallel_shards: 8, bootstrap_resamples: 200}
 axes:
   knowledge:
     datasets: [{name: syn, path: %s, format: global_mmlu}]
-`, b.TempDir(), data)
+`, dir, data)
 		id := fmt.Sprintf("bench-%d-%d", i, time.Now().UnixNano())
-		start := time.Now()
-		runEval(b, c, workflows.EvalRunInput{Config: cfg, RunID: id})
-		el := time.Since(start)
+		start, cpu0 := time.Now(), cpuTime(b)
+		res := runEval(b, c, workflows.EvalRunInput{Config: cfg, RunID: id})
+		el, runCPU := time.Since(start), cpuTime(b)-cpu0
 		b.ReportMetric(items/el.Seconds(), "items/s")
 		_, events := runHistories(b, c, "evalrun-"+id)
 		total, most := 0, 0
@@ -85,5 +95,40 @@ axes:
 		}
 		b.ReportMetric(float64(total), "events/10k-items")
 		b.ReportMetric(float64(most), "events/largest-history")
+		b.StopTimer()
+		auditCPU := rerunAudit(b, activities.RunRef{RunID: res.RunID, StoreURI: dir}, "knowledge")
+		b.ReportMetric(100*auditCPU.Seconds()/runCPU.Seconds(), "audit-%-of-cpu")
+		b.StartTimer()
 	}
+}
+
+// cpuTime is the user and system time this process has used.
+func cpuTime(t testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rerunAudit runs the Audit activity of a finished run's axis again, alone,
+// and returns the CPU time it took.
+func rerunAudit(t testing.TB, ref activities.RunRef, axis string) time.Duration {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	acts := activities.New(zerolog.Nop())
+	defer acts.Close()
+	acts.RegisterCPU(env)
+	cpu0 := cpuTime(t)
+	v, err := env.ExecuteActivity(acts.Audit, activities.AxisInput{RunRef: ref, Axis: axis})
+	took := cpuTime(t) - cpu0
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum activities.AuditSummary
+	if err := v.Get(&sum); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("audit of %s: %s; %s CPU", axis, sum.Verdict, took.Round(time.Millisecond))
+	return took
 }

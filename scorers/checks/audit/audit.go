@@ -114,6 +114,11 @@ type Options struct {
 	FingerprintWarn float64
 	// Repairs computes the repairs the paper lists (listed, not tested).
 	Repairs bool
+	// FloorFirst skips the tag shuffles and the source fingerprint when the
+	// headline misses the floor (by the point or the stricter rule): the
+	// verdict is then "too weak to interpret" whatever they find, and L and
+	// the band are not read. The in-run audit sets it to bound its cost.
+	FloorFirst bool
 
 	SourceColumn string // named in the report line
 	LabelColumn  string // named in the report line: what the rating is scored against
@@ -509,6 +514,10 @@ func (d *data) measure(rep *Report, opt Options) error {
 	rep.L, rep.LMin, rep.Verdict = rep.Reading.L, rep.Reading.LMin, rep.Reading.Verdict
 	rep.Sensitivity = rep.Rule.SensitivityGrid(rep.Headline, ciLow, rep.SourceOnly)
 
+	if opt.FloorFirst && !rep.Reading.FloorPassed && (opt.Shuffles > 0 || opt.FingerprintTrees > 0) {
+		rep.Warnings = append(rep.Warnings, "tag shuffles and source fingerprint not run: the headline misses the floor, so the verdict is too weak to interpret whatever they find")
+		opt.Shuffles, opt.FingerprintTrees = 0, -1
+	}
 	if opt.Shuffles > 0 {
 		opt.step("%d tag shuffles", opt.Shuffles)
 		rep.Shuffle = d.shuffle(rep, opt, folds)
