@@ -138,6 +138,9 @@ func EachInDataset(axis string, d scorers.DatasetConfig, baseDir string, fn func
 			if it.Prompt, _, err = c.String("prompt", r); err != nil {
 				return fmt.Errorf("%s:%d: %w", path, r.Line, err)
 			}
+			if dataset.Blank(it.Prompt) {
+				return fmt.Errorf("%s:%d: %s: empty prompt", path, r.Line, c.Where("prompt"))
+			}
 		} else {
 			it.Prompt = Render(it)
 		}
@@ -231,6 +234,9 @@ func itemFromRow(c *dataset.Compiled, r dataset.Row) (scorers.Item, error) {
 	for _, k := range []struct{ key, name string }{{"passage", "passage"}, {"question", "question"}, {"premise", "sentence1"}, {"hypothesis", "sentence2"}} {
 		if s, ok := read(k.key, c.Text); ok {
 			extra[k.name] = s
+			if err == nil && k.key != "passage" && dataset.Blank(s) {
+				err = fmt.Errorf("%s: empty %s", c.Where(k.key), k.key)
+			}
 		}
 	}
 	if err != nil {
@@ -255,13 +261,24 @@ func itemFromRow(c *dataset.Compiled, r dataset.Row) (scorers.Item, error) {
 			it.Choices = append(it.Choices, s)
 		}
 		// Sets whose questions have up to five options leave the last
-		// columns empty on questions with fewer.
-		for len(it.Choices) > 0 && it.Choices[len(it.Choices)-1] == "" {
+		// columns empty (or null) on questions with fewer; an empty option
+		// before a given one is a damaged row.
+		for len(it.Choices) > 0 && dataset.Blank(it.Choices[len(it.Choices)-1]) {
 			it.Choices = it.Choices[:len(it.Choices)-1]
+		}
+		for i, ch := range it.Choices {
+			if dataset.Blank(ch) {
+				return it, fmt.Errorf("%s: option %c is empty or null", c.Where(fmt.Sprintf("choices[%d]", i)), 'A'+i)
+			}
 		}
 	case m.Choices.List != "":
 		if it.Choices, _, err = c.Strings("choices", r); err != nil {
 			return it, err
+		}
+		for i, ch := range it.Choices {
+			if dataset.Blank(ch) {
+				return it, fmt.Errorf("%s[%d]: option %c is empty or null", c.Where("choices"), i, 'A'+i)
+			}
 		}
 	case m.ChoicesText != "":
 		s, _, err := c.Text("choices_text", r)
@@ -269,6 +286,11 @@ func itemFromRow(c *dataset.Compiled, r dataset.Row) (scorers.Item, error) {
 			return it, err
 		}
 		it.Choices = letteredLines(s)
+		for i, ch := range it.Choices {
+			if dataset.Blank(ch) {
+				return it, fmt.Errorf("%s: option %c is empty", c.Where("choices_text"), 'A'+i)
+			}
+		}
 	default:
 		texts, ok := m.ChoiceTexts[it.Lang]
 		if !ok {

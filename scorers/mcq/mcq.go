@@ -320,6 +320,8 @@ type tally struct {
 	ctxCut             int
 	errored            int
 	firstErr           string // the error of the first errored item, in item order
+	dupChoices         int    // items with two options of the same text
+	firstDup           string // the first such item, in item order
 	textOK, textNormOK float64
 	textN              int
 	probes             probeTally
@@ -356,6 +358,10 @@ func (t *tally) Add(items []scorers.Item, preds []scorers.Prediction) ([]scorers
 func (t *tally) add(it scorers.Item, p scorers.Prediction) (s scorers.ItemScore, scored bool) {
 	t.items++
 	t.chance += 1 / float64(len(it.Choices))
+	if sameChoices(it.Choices) {
+		t.dupChoices++
+		t.firstDup = cmp.Or(t.firstDup, it.ID)
+	}
 	t.probes.add(it, p, t.mode)
 	s = scorers.ItemScore{ItemID: it.ID, Source: it.Source, Lang: it.Lang, Fields: map[string]any{}}
 	var clozeCorrect, genCorrect *bool
@@ -568,6 +574,9 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 			r.Notes = append(r.Notes, fmt.Sprintf("%d items' choice continuations do not begin with distinct tokens, cut alike (or the backend gave no per-token log-probabilities): they are ranked by the sum over the whole continuation instead", t.sharedFirst))
 		}
 	}
+	if t.dupChoices > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("WARNING: %d items have two options with the same text (first: %s): no reply can tell them apart, so the gold option may be unreachable or doubled; check the dataset", t.dupChoices, t.firstDup))
+	}
 	if t.errored > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d items could not be answered by the model (first error: %s)", t.errored, t.firstErr))
 	}
@@ -590,6 +599,20 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 		}
 	}
 	return r, nil
+}
+
+// sameChoices reports whether two options have the same text (white space
+// at the ends aside).
+func sameChoices(choices []string) bool {
+	seen := make(map[string]bool, len(choices))
+	for _, c := range choices {
+		c = strings.TrimSpace(c)
+		if seen[c] {
+			return true
+		}
+		seen[c] = true
+	}
+	return false
 }
 
 func contextTruncated(p scorers.Prediction) bool {
