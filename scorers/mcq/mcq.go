@@ -124,24 +124,49 @@ func cuesFor(lang string) cues {
 
 // Render builds the raw prompt of an item, ending with the answer cue.
 func Render(it scorers.Item) string {
-	c := cuesFor(it.Lang)
 	var extra map[string]string
 	_ = json.Unmarshal(it.Extra, &extra)
+	return render(it, extra)
+}
+
+// render is Render with the item's texts already decoded. It writes each
+// text once into a buffer sized for all of them (fmt would copy a long
+// passage twice more).
+func render(it scorers.Item, extra map[string]string) string {
+	c := cuesFor(it.Lang)
 	var b strings.Builder
+	n := 64
+	for _, v := range extra {
+		n += len(v)
+	}
+	for _, ch := range it.Choices {
+		n += len(ch) + 4
+	}
+	b.Grow(n)
 	if p := extra["passage"]; p != "" {
-		fmt.Fprintf(&b, "%s:\n%s\n\n", c.passage, p)
+		b.WriteString(c.passage + ":\n")
+		b.WriteString(p)
+		b.WriteString("\n\n")
 	}
 	if s1 := extra["sentence1"]; s1 != "" {
-		fmt.Fprintf(&b, "1: %s\n2: %s\n", s1, extra["sentence2"])
+		b.WriteString("1: ")
+		b.WriteString(s1)
+		b.WriteString("\n2: ")
+		b.WriteString(extra["sentence2"])
+		b.WriteString("\n")
 	}
 	q := extra["question"]
 	if q == "" && extra["sentence1"] != "" {
 		q = map[string]string{"ms": "Pernyataan manakah yang paling sesuai untuk ayat 1 dan ayat 2?", "id": "Pernyataan mana yang paling sesuai untuk kalimat 1 dan kalimat 2?"}[it.Lang]
 		q = cmp.Or(q, "Which statement fits sentence 1 and sentence 2 best?")
 	}
-	fmt.Fprintf(&b, "%s: %s\n", c.question, q)
+	b.WriteString(c.question + ": ")
+	b.WriteString(q)
+	b.WriteString("\n")
 	for i, ch := range it.Choices {
-		fmt.Fprintf(&b, "%c. %s\n", 'A'+i, ch)
+		b.WriteString(string(rune('A'+i)) + ". ")
+		b.WriteString(ch)
+		b.WriteString("\n")
 	}
 	b.WriteString(c.answer + ":")
 	return b.String()
