@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Token types stored in tokenizer.ggml.token_type (llama.cpp's llama_token_type).
@@ -34,6 +35,11 @@ type Tokenizer struct {
 	eog            map[int]bool
 	addBOS, addEOS bool
 	addSpacePrefix bool
+
+	// spaceGlue holds the characters some piece has right before an
+	// escaped space: a SentencePiece text may be cut before any other
+	// space and tokenized a piece at a time with the same result (spmText).
+	spaceGlue map[string]bool
 
 	bpeModel bool // byte-level BPE rather than SentencePiece
 	pre      preTokenizer
@@ -132,12 +138,19 @@ func newTokenizer(f *File) (*Tokenizer, error) {
 		}
 		copy(t.types, s)
 	}
+	t.spaceGlue = map[string]bool{}
 	for i, p := range pieces {
 		if p == "" { // llama.cpp renames empty pieces the same way
 			p = "[EMPTY_" + strconv.Itoa(i) + "]"
 		}
 		t.pieces[i] = p
 		t.toID[p] = i
+		for k := 1; k < len(p); k++ {
+			if strings.HasPrefix(p[k:], "\u2581") {
+				_, n := utf8.DecodeLastRuneInString(p[:k])
+				t.spaceGlue[p[k-n:k]] = true
+			}
+		}
 	}
 	for b := range t.byteTok {
 		t.byteTok[b] = -1
@@ -287,36 +300,47 @@ func (t *Tokenizer) Encode(text string, addSpecial bool) []int {
 // Tokenize is llama.cpp's llama_tokenize: parseSpecial turns the texts of
 // control and unknown tokens into their ids (user-defined tokens always are).
 func (t *Tokenizer) Tokenize(text string, addSpecial, parseSpecial bool) []int {
+	var out []int
+	t.TokenizeEach(text, addSpecial, parseSpecial, func(id int) { out = append(out, id) })
+	return out
+}
+
+// TokenizeEach is Tokenize calling yield with each id in order instead of
+// collecting them, so a caller that writes or counts ids holds none: the
+// tokenizer's own work is a piece of text at a time (spmText).
+func (t *Tokenizer) TokenizeEach(text string, addSpecial, parseSpecial bool, yield func(id int)) {
 	var frags []fragment
 	if text != "" {
 		frags = t.partition(text, parseSpecial)
 	}
-	var out []int
 	if addSpecial && t.addBOS && t.BOS >= 0 {
-		out = append(out, t.BOS)
+		yield(t.BOS)
 	}
+	var buf []int
 	prevSpecial := true // the first text fragment gets the space prefix
 	for _, fr := range frags {
 		if fr.token >= 0 {
-			out = append(out, fr.token)
+			yield(fr.token)
 			prevSpecial = true
 			continue
 		}
 		if t.bpeModel {
-			out = t.bpe(fr.text, out)
+			buf = t.bpe(fr.text, buf[:0])
+			for _, id := range buf {
+				yield(id)
+			}
 			continue
 		}
-		s := fr.text
+		prefix := ""
 		if t.addSpacePrefix && prevSpecial {
-			s = " " + s
+			prefix = " "
 		}
-		out = t.spm(strings.ReplaceAll(s, " ", "\u2581"), out)
+		buf = t.spmText(prefix, fr.text, buf[:0], yield)
 		prevSpecial = false
 	}
 	if addSpecial && t.addEOS && t.EOS >= 0 {
-		out = append(out, t.EOS)
+		yield(t.EOS)
 	}
-	return out
 }
 
 // cSpace is C's isspace in the "C" locale, which llama.cpp strips with.
@@ -421,6 +445,60 @@ func (t *Tokenizer) spm(text string, out []int) []int {
 		resegment(i)
 	}
 	return out
+}
+
+// spmChunkBytes is about how much text SentencePiece merges at once. Its
+// merge state costs ~150 bytes per byte of text, so a 10 MB prompt
+// tokenized whole would hold ~1.5 GB; a piece at a time holds ~2.5 MB.
+var spmChunkBytes = 16 << 10
+
+// spmText appends the tokens of one text fragment (spaces not yet escaped)
+// a piece at a time, each piece ending before a space that no vocabulary
+// piece joins to the character before it. No merge can cross such a cut
+// (every merged symbol is a vocabulary piece), and the merges on either
+// side do not change each other's candidates, so the tokens are those of
+// the whole text. A text without such a space is merged whole.
+// prefix (the space prefix, or "") goes before the first piece, so the text
+// is never copied whole. The ids of each piece go to yield; buf is scratch
+// for them, returned for reuse.
+func (t *Tokenizer) spmText(prefix, s string, buf []int, yield func(int)) []int {
+	for len(s) > 0 {
+		n := t.spmCut(s)
+		buf = t.spm(strings.ReplaceAll(prefix+s[:n], " ", "\u2581"), buf[:0])
+		for _, id := range buf {
+			yield(id)
+		}
+		s, prefix = s[n:], ""
+	}
+	return buf
+}
+
+// spmCut is the length of s's first piece: s up to the first safe space
+// after spmChunkBytes, or all of s. It steps over the characters as
+// symbolsOf does (a lead byte's announced length), so a cut is a symbol
+// boundary even in invalid UTF-8.
+func (t *Tokenizer) spmCut(s string) int {
+	if len(s) <= spmChunkBytes {
+		return len(s)
+	}
+	prev := ""
+	for off := 0; off < len(s); {
+		n := min(utf8Len(s[off]), len(s)-off)
+		if off >= spmChunkBytes && s[off] == ' ' && prev != "" {
+			glue := prev
+			if glue == " " {
+				glue = "\u2581"
+			}
+			// Only a well-formed character is looked up: the vocabulary's
+			// pieces are, and a malformed one could hide a glued pair.
+			if r, size := utf8.DecodeRuneInString(prev); (r != utf8.RuneError || size > 1) && size == len(prev) && !t.spaceGlue[glue] {
+				return off
+			}
+		}
+		prev = s[off : off+n]
+		off += n
+	}
+	return len(s)
 }
 
 // Piece is the text a token stands for when decoding: spaces restored,

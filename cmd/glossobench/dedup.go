@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -64,7 +65,7 @@ func runDedup(args []string) int {
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "shards screened in parallel")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	noHash := fs.Bool("no-fingerprint", false, "skip the SHA-256 of local corpus files (saves a second read; S3 objects are named by their ETag)")
-	bench := fs.Bool("bench", false, "time the screen and print MB/s beside `grep -F -c -f ITEMS CORPUS` and `cat CORPUS > /dev/null`")
+	bench := fs.Bool("bench", false, "time the screen and print MB/s beside `grep -F -c -f ITEMS CORPUS` (its count read through a pipe: GNU grep writing to /dev/null stops at the first match) and `cat CORPUS > /dev/null`")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -255,16 +256,12 @@ func dedupBench(ctx context.Context, p *corpus.Prepared) int {
 	}
 	run := func(name string, argv ...string) bool {
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Stdout = nil // /dev/null
+		cmd.Stdout = nil // /dev/null: cat has no early exit, so it reads every byte
 		cmd.Stderr = os.Stderr
 		t := time.Now()
 		err := cmd.Run()
 		wall := time.Since(t)
-		if cmd.ProcessState == nil {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", argv[0], err)
-			return false
-		}
-		if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() > 1) { // grep exits 1 on no match
+		if cmd.ProcessState == nil || err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", argv[0], err)
 			return false
 		}
@@ -308,8 +305,52 @@ func dedupBench(ctx context.Context, p *corpus.Prepared) int {
 		fmt.Fprintln(pat, strings.Join(strings.Fields(it.Prompt), " "))
 	}
 	pat.Close()
-	run(fmt.Sprintf("grep -F -c -f ITEMS CORPUS (exact only, %d patterns)", len(items)),
-		append([]string{"grep", "-F", "-c", "-f", pat.Name()}, paths...)...)
-	fmt.Printf("\n%d items matched; patterns for grep: whitespace collapsed, case kept (grep does no normalisation)\n", len(matches))
+	g, err := grepCount(ctx, pat.Name(), paths)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "glossobench dedup --bench:", err)
+		return 1
+	}
+	row(fmt.Sprintf("grep -F -c -f ITEMS CORPUS | read (exact only, %d patterns)", len(items)), g.wall, g.cpu)
+	// Building the matcher for tens of thousands of patterns is much of
+	// grep's time; an empty input shows how much.
+	if e, err := grepCount(ctx, pat.Name(), []string{os.DevNull}); err == nil {
+		fmt.Printf("%-58s %10.2f %10s %10s   (CPU %.2f s)\n", "  of which building grep's matcher (empty input)", e.wall.Seconds(), "", "", e.cpu.Seconds())
+	}
+	fmt.Printf("\n%d items matched; grep counted %d matching lines; patterns for grep: whitespace collapsed, case kept (grep does no normalisation)\n", len(matches), g.lines)
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	fmt.Printf("peak RSS of glossobench dedup --bench: %d MB\n", ru.Maxrss>>10) // Linux: KiB
 	return 0
+}
+
+// grepRun is one timed grep over a corpus.
+type grepRun struct {
+	lines     int // matching lines, summed over the files
+	wall, cpu time.Duration
+}
+
+// grepCount times grep -F -c over the corpus with its output read through a
+// pipe. GNU grep given /dev/null as its output stops at the first match (it
+// knows nothing will be printed), which would time a grep that read almost
+// nothing; a pipe makes it count, so read, every line.
+func grepCount(ctx context.Context, patterns string, paths []string) (grepRun, error) {
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, "grep", append([]string{"-F", "-c", "-h", "-f", patterns}, paths...)...)
+	cmd.Stdout = &out
+	cmd.Stderr = os.Stderr
+	t := time.Now()
+	err := cmd.Run()
+	wall := time.Since(t)
+	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() > 1) { // grep exits 1 on no match
+		return grepRun{}, fmt.Errorf("grep: %v", err)
+	}
+	r := grepRun{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+	for _, f := range strings.Fields(out.String()) { // -h: one count per file
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return grepRun{}, fmt.Errorf("grep -c printed %q", out.String())
+		}
+		r.lines += n
+	}
+	return r, nil
 }

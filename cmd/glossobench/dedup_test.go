@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -241,4 +242,41 @@ axes:
 			t.Errorf("S3 fingerprints %+v", rep.Corpus)
 		}
 	})
+}
+
+// TestDedupBenchGrepReadsWholeCorpus: the grep baseline of dedup --bench
+// must read the whole corpus. GNU grep writing to /dev/null stops at the
+// first match, so the bench reads grep's count through a pipe and prints
+// it: with a copy planted on the first line and 499 more down to the last,
+// grep must count all 500.
+func TestDedupBenchGrepReadsWholeCorpus(t *testing.T) {
+	if _, err := exec.LookPath("grep"); err != nil {
+		t.Skip("no grep")
+	}
+	dir := t.TempDir()
+	prompt := "Siapakah yang menulis novel Salina dan pada tahun berapakah novel itu diterbitkan?"
+	items := filepath.Join(dir, "items.jsonl")
+	os.WriteFile(items, []byte(`{"id":"k/1","axis":"knowledge","prompt":"`+prompt+`"}`+"\n"), 0o644)
+	var b strings.Builder
+	for i := range 5000 {
+		if i%10 == 0 {
+			fmt.Fprintf(&b, "%d. %s\n\n", i, prompt)
+		} else {
+			fmt.Fprintf(&b, "%d. Perenggan biasa tentang cuaca di pantai timur.\n\n", i)
+		}
+	}
+	corpusPath := filepath.Join(dir, "corpus.txt")
+	os.WriteFile(corpusPath, []byte(b.String()), 0o644)
+	out, code := captureStdout(t, func() int {
+		return runDedup([]string{"--items", items, "--corpus", corpusPath, "--bench"})
+	})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if !strings.Contains(out, "grep counted 500 matching lines") {
+		t.Fatalf("want grep to count all 500 planted lines:\n%s", out)
+	}
+	if !strings.Contains(out, "peak RSS of glossobench dedup --bench:") {
+		t.Fatalf("no peak RSS line:\n%s", out)
+	}
 }

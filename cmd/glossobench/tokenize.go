@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -46,19 +47,23 @@ func runTokenize(args []string) int {
 	text := *prompt
 	switch {
 	case *file != "":
-		b, err := os.ReadFile(*file)
+		f, err := os.Open(*file)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "tokenize:", err)
 			return 1
 		}
-		text = string(b)
-	case *prompt == "":
-		b, err := io.ReadAll(os.Stdin)
+		text, err = readAllString(f)
+		f.Close()
 		if err != nil {
+			fmt.Fprintln(os.Stderr, "tokenize:", err)
+			return 1
+		}
+	case *prompt == "":
+		var err error
+		if text, err = readAllString(os.Stdin); err != nil {
 			fmt.Fprintln(os.Stderr, "tokenize: reading standard input:", err)
 			return 1
 		}
-		text = string(b)
 	}
 	tk, err := gguf.OpenTokenizer(path)
 	if err != nil {
@@ -67,19 +72,34 @@ func runTokenize(args []string) int {
 	}
 	// llama-tokenize adds the special tokens exactly when the model adds BOS
 	// and --no-bos is not given.
-	ids := tk.Tokenize(text, tk.AddsBOS() && !*noBOS, !*noSpecial)
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, id := range ids {
-		if i > 0 {
-			b.WriteString(", ")
+	// The ids are written as they come: a long text holds no list of them.
+	w := bufio.NewWriter(os.Stdout)
+	w.WriteByte('[')
+	n := 0
+	tk.TokenizeEach(text, tk.AddsBOS() && !*noBOS, !*noSpecial, func(id int) {
+		if n > 0 {
+			w.WriteString(", ")
 		}
-		b.WriteString(strconv.Itoa(id))
-	}
-	b.WriteString("]\n")
-	if _, err := io.WriteString(os.Stdout, b.String()); err != nil {
+		w.WriteString(strconv.Itoa(id))
+		n++
+	})
+	w.WriteString("]\n")
+	if err := w.Flush(); err != nil {
 		fmt.Fprintln(os.Stderr, "tokenize:", err)
 		return 1
 	}
 	return 0
+}
+
+// readAllString reads r into one string, one buffer sized by the file when
+// r is one (io.ReadAll and a conversion would hold the text three times).
+func readAllString(r io.Reader) (string, error) {
+	var b strings.Builder
+	if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			b.Grow(int(st.Size()) + 1)
+		}
+	}
+	_, err := io.Copy(&b, r)
+	return b.String(), err
 }

@@ -145,6 +145,9 @@ type Overrides struct {
 
 // Load reads, decodes strictly, applies defaults and validates the config at path.
 func Load(path string, ov Overrides) (*Config, error) {
+	if err := checkFileSize(path); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -154,6 +157,9 @@ func Load(path string, ov Overrides) (*Config, error) {
 
 // Parse decodes YAML named name (for errors); baseDir resolves relative paths.
 func Parse(data []byte, name, baseDir string, ov Overrides) (*Config, error) {
+	if err := checkSize(name, int64(len(data))); err != nil {
+		return nil, err
+	}
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -197,6 +203,9 @@ func Parse(data []byte, name, baseDir string, ov Overrides) (*Config, error) {
 		if v := set.Run.NearChanceEps; v != nil {
 			c.Run.NearChanceEps = *v
 		}
+	}
+	if err := c.checkFieldSizes(); err != nil { // before validate quotes them
+		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", name, err)

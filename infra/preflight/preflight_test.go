@@ -107,6 +107,28 @@ axes:
 			t.Errorf("store: %q", got[2])
 		}
 	})
+	t.Run("malformed text in the rows check reads", func(t *testing.T) {
+		for _, c := range []struct{ row, want string }{
+			{"{\"question\":\"Apa\xff?\",\"A\":\"x\",\"B\":\"y\",\"C\":\"z\",\"D\":\"w\",\"answer\":\"A\"}", "m.jsonl:2: field question: invalid UTF-8 at byte 16 of the record"},
+			{`{"question":"Apa?","A":null,"B":"y","C":"z","D":"w","answer":"B"}`, "m.jsonl:2: field A: option A is empty or null"},
+		} {
+			good := `{"question":"Apa?","A":"x","B":"y","C":"z","D":"w","answer":"A"}`
+			_, got := check(t, `model:
+  spec: `+completions.URL+`
+  flavor: vllm
+store:
+  uri: DIR/store
+axes:
+  knowledge:
+    scoring_mode: generate
+    datasets:
+      - {name: m, path: m.jsonl, format: global_mmlu}
+`, map[string]string{"m.jsonl": good + "\n" + c.row + "\n"})
+			if len(got) == 0 || !strings.Contains(got[0], "axes.knowledge.datasets[0]: the first 5 rows do not read as format global_mmlu: ") || !strings.Contains(got[0], c.want) {
+				t.Errorf("got %q, want a sentence with %q", got, c.want)
+			}
+		}
+	})
 	t.Run("chat messages to a GGUF without a chat template", func(t *testing.T) {
 		path, got := check(t, `model:
   spec: gguf:TESTDATA/models/tiny-llama/tiny-llama.gguf

@@ -36,6 +36,16 @@
 // against the header (or schema) before the first row: a missing one names
 // the file, the header line, the field and the column.
 //
+// # Text
+//
+// A value an item is built from must be text as written: a string that is
+// not UTF-8 or holds a NUL byte is an error naming the file, the line and
+// the field (or, for a template, the mapping key). A JSON line or record
+// holding invalid UTF-8 or an unpaired surrogate escape (\ud800), which
+// encoding/json would turn into U+FFFD, is refused whichever column holds
+// it (CheckJSON). Empty texts an axis needs (an option before a given one,
+// a question, a prompt) are errors of the axis's reader.
+//
 // # Fields by axis kind (Kinds)
 //
 // Multiple choice (knowledge, nlu, cultural): question (or premise and

@@ -436,7 +436,8 @@ var missingKeyRE = regexp.MustCompile(`map has no entry for key "([^"]*)"`)
 
 // Value evaluates the expression for key (a mapping key such as "question"
 // or "choices[2]") on a row: a column's value as stored, a template's
-// output as a string. A missing column is an error naming it; ok is false
+// output as a string. A missing column is an error naming it, and so is
+// text that is not valid UTF-8 or holds a NUL byte (checkText); ok is false
 // when key is not set.
 func (c *Compiled) Value(key string, row Row) (v any, ok bool, err error) {
 	e, set := c.exprs[key]
@@ -451,6 +452,9 @@ func (c *Compiled) Value(key string, row Row) (v any, ok bool, err error) {
 			}
 			return nil, true, fmt.Errorf("fields.%s: template: %s", key, strings.TrimPrefix(err.Error(), "template: "))
 		}
+		if err := checkText(b.String()); err != nil {
+			return nil, true, fmt.Errorf("fields.%s: the template's text has %w", key, err)
+		}
 		return b.String(), true, nil
 	}
 	path, optional := strings.CutSuffix(string(e), "?")
@@ -460,6 +464,9 @@ func (c *Compiled) Value(key string, row Row) (v any, ok bool, err error) {
 			return nil, true, nil
 		}
 		return nil, true, fmt.Errorf("field %s: missing (fields.%s)", path, key)
+	}
+	if err := checkValue(v); err != nil {
+		return nil, true, fmt.Errorf("field %s: %w (fields.%s)", path, err, key)
 	}
 	return v, true, nil
 }

@@ -254,6 +254,9 @@ func eachJSONL(path string, r io.Reader, fn func(Row) error) error {
 		if len(text) == 0 {
 			continue
 		}
+		if err := CheckJSON(text); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
 		var m map[string]any
 		if err := json.Unmarshal(text, &m); err != nil {
 			return fmt.Errorf("%s:%d: invalid JSON: %v", path, line, err)
@@ -274,8 +277,15 @@ func eachJSONArray(path string, r io.Reader, fn func(Row) error) error {
 		return fmt.Errorf("%s: invalid JSON: %v", path, err)
 	}
 	for n := 1; dec.More(); n++ {
+		var raw json.RawMessage // the bytes as written, for CheckJSON
+		if err := dec.Decode(&raw); err != nil {
+			return fmt.Errorf("%s: record %d: invalid JSON: %v", path, n, err)
+		}
+		if err := CheckJSON(raw); err != nil {
+			return fmt.Errorf("%s: record %d: %w", path, n, err)
+		}
 		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
+		if err := json.Unmarshal(raw, &m); err != nil {
 			return fmt.Errorf("%s: record %d: invalid JSON: %v", path, n, err)
 		}
 		if err := fn(Row{Line: n, Fields: m}); err != nil {

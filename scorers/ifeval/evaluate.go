@@ -447,6 +447,9 @@ func promptFromRow(c *dataset.Compiled, r dataset.Row, pr preset) (Prompt, error
 	if p.Text, _, err = c.Text("prompt", r); err != nil {
 		return p, err
 	}
+	if dataset.Blank(p.Text) {
+		return p, fmt.Errorf("%s: empty prompt", c.Where("prompt"))
+	}
 	if p.Key == "" {
 		p.Key = strconv.Itoa(r.Line)
 	}

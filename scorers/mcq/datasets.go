@@ -123,7 +123,7 @@ func EachInDataset(axis string, d scorers.DatasetConfig, baseDir string, fn func
 		if !matches(r.Fields, d.Filter) {
 			return nil
 		}
-		it, err := itemFromRow(c, r)
+		it, extra, err := itemFromRow(c, r)
 		if err != nil {
 			return fmt.Errorf("%s:%d: %w", path, r.Line, err)
 		}
@@ -138,8 +138,11 @@ func EachInDataset(axis string, d scorers.DatasetConfig, baseDir string, fn func
 			if it.Prompt, _, err = c.String("prompt", r); err != nil {
 				return fmt.Errorf("%s:%d: %w", path, r.Line, err)
 			}
+			if dataset.Blank(it.Prompt) {
+				return fmt.Errorf("%s:%d: %s: empty prompt", path, r.Line, c.Where("prompt"))
+			}
 		} else {
-			it.Prompt = Render(it)
+			it.Prompt = render(it, extra)
 		}
 		it.Prompt = prefix + it.Prompt
 		if err := fn(it); err != nil {
@@ -172,7 +175,7 @@ func fewshotPrefix(d scorers.DatasetConfig, baseDir string, c *dataset.Compiled)
 	n := 0
 	header := func(cols dataset.Columns) error { return c.CheckColumns(path, cols) }
 	err := dataset.Each(context.Background(), src, header, func(r dataset.Row) error {
-		it, err := itemFromRow(c, r)
+		it, _, err := itemFromRow(c, r)
 		if err != nil {
 			return fmt.Errorf("%s:%d: %w (few-shot example)", path, r.Line, err)
 		}
@@ -209,11 +212,9 @@ func matches(row map[string]any, filter map[string]string) bool {
 
 // itemFromRow reads one row through the mapping: the item's id, source,
 // lang, register, choices, gold option and label, and the texts Render
-// uses (in Extra). Errors name the field.
-func itemFromRow(c *dataset.Compiled, r dataset.Row) (scorers.Item, error) {
+// uses (in Extra, and decoded as extra). Errors name the field.
+func itemFromRow(c *dataset.Compiled, r dataset.Row) (it scorers.Item, extra map[string]string, err error) {
 	m := c.Mapping()
-	var it scorers.Item
-	var err error
 	read := func(key string, get func(string, dataset.Row) (string, bool, error)) (string, bool) {
 		if err != nil {
 			return "", false
@@ -227,66 +228,85 @@ func itemFromRow(c *dataset.Compiled, r dataset.Row) (scorers.Item, error) {
 	it.Source, _ = read("source", c.String)
 	it.Lang, _ = read("lang", c.String)
 	it.Register, _ = read("register", c.String)
-	extra := map[string]string{}
+	extra = map[string]string{}
 	for _, k := range []struct{ key, name string }{{"passage", "passage"}, {"question", "question"}, {"premise", "sentence1"}, {"hypothesis", "sentence2"}} {
 		if s, ok := read(k.key, c.Text); ok {
 			extra[k.name] = s
+			if err == nil && k.key != "passage" && dataset.Blank(s) {
+				err = fmt.Errorf("%s: empty %s", c.Where(k.key), k.key)
+			}
 		}
 	}
 	if err != nil {
-		return it, err
+		return it, extra, err
 	}
 	answer, _, err := c.Value("answer", r)
 	if err != nil {
-		return it, err
+		return it, extra, err
 	}
 	switch it.Register {
 	case "", "HIGH", "MID", "LOW":
 	default:
-		return it, fmt.Errorf("field %s: register must be HIGH, MID or LOW, got %q", m.Register, it.Register)
+		return it, extra, fmt.Errorf("field %s: register must be HIGH, MID or LOW, got %q", m.Register, it.Register)
 	}
 	switch {
 	case len(m.Choices.Each) > 0:
 		for i := range m.Choices.Each {
 			s, _, err := c.Text(fmt.Sprintf("choices[%d]", i), r)
 			if err != nil {
-				return it, err
+				return it, extra, err
 			}
 			it.Choices = append(it.Choices, s)
 		}
 		// Sets whose questions have up to five options leave the last
-		// columns empty on questions with fewer.
-		for len(it.Choices) > 0 && it.Choices[len(it.Choices)-1] == "" {
+		// columns empty (or null) on questions with fewer; an empty option
+		// before a given one is a damaged row.
+		for len(it.Choices) > 0 && dataset.Blank(it.Choices[len(it.Choices)-1]) {
 			it.Choices = it.Choices[:len(it.Choices)-1]
+		}
+		for i, ch := range it.Choices {
+			if dataset.Blank(ch) {
+				return it, extra, fmt.Errorf("%s: option %c is empty or null", c.Where(fmt.Sprintf("choices[%d]", i)), 'A'+i)
+			}
 		}
 	case m.Choices.List != "":
 		if it.Choices, _, err = c.Strings("choices", r); err != nil {
-			return it, err
+			return it, extra, err
+		}
+		for i, ch := range it.Choices {
+			if dataset.Blank(ch) {
+				return it, extra, fmt.Errorf("%s[%d]: option %c is empty or null", c.Where("choices"), i, 'A'+i)
+			}
 		}
 	case m.ChoicesText != "":
 		s, _, err := c.Text("choices_text", r)
 		if err != nil {
-			return it, err
+			return it, extra, err
 		}
 		it.Choices = letteredLines(s)
+		for i, ch := range it.Choices {
+			if dataset.Blank(ch) {
+				return it, extra, fmt.Errorf("%s: option %c is empty", c.Where("choices_text"), 'A'+i)
+			}
+		}
 	default:
 		texts, ok := m.ChoiceTexts[it.Lang]
 		if !ok {
 			texts = m.ChoiceTexts["*"]
 		}
 		if texts == nil {
-			return it, fmt.Errorf("fields.choice_texts: none for language %q and no \"*\" entry", it.Lang)
+			return it, extra, fmt.Errorf("fields.choice_texts: none for language %q and no \"*\" entry", it.Lang)
 		}
 		it.Choices = slices.Clone(texts)
 	}
 	if len(it.Choices) < 2 {
-		return it, fmt.Errorf("field %s: fewer than two choices", choicesField(m))
+		return it, extra, fmt.Errorf("field %s: fewer than two choices", choicesField(m))
 	}
 	if it.Gold, it.Label, err = gold(m, answer, it.Choices); err != nil {
-		return it, err
+		return it, extra, err
 	}
 	it.Extra = mustJSON(extra)
-	return it, nil
+	return it, extra, nil
 }
 
 func choicesField(m dataset.Mapping) string {

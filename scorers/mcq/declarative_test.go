@@ -189,3 +189,64 @@ func questionOf(it scorers.Item) string {
 	_ = json.Unmarshal(it.Extra, &extra)
 	return extra["question"]
 }
+
+// TestMalformedTextIsRefused: text encoding/json would change (invalid
+// UTF-8 becomes U+FFFD, so does a lone surrogate escape), a NUL byte, a
+// null or empty option before a given one and an empty question are each
+// an error naming the file, the line and the field, not an item.
+func TestMalformedTextIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	good := `{"q":"Apa?","A":"x","B":"y","key":"A"}` + "\n"
+	const fields = "question: q\nchoices: [A, B]\nanswer: key\n"
+	cases := []struct {
+		name, path, fields, want string
+	}{
+		{"invalid UTF-8", write("utf8.jsonl", good+"{\"q\":\"Ap\xe9?\",\"A\":\"x\",\"B\":\"y\",\"key\":\"A\"}\n"), fields,
+			"utf8.jsonl:2: field q: invalid UTF-8 at byte 8 of the record"},
+		{"invalid UTF-8 in a column no field reads", write("unused.jsonl", good+"{\"q\":\"Apa?\",\"A\":\"x\",\"B\":\"y\",\"key\":\"A\",\"meta\":{\"n\":[\"\xff\"]}}\n"), fields,
+			"unused.jsonl:2: field meta.n.0: invalid UTF-8"},
+		{"lone surrogate", write("sur.jsonl", good+`{"q":"Apa?","A":"x\ud800","B":"y","key":"A"}`+"\n"), fields,
+			`sur.jsonl:2: field A: an unpaired surrogate escape \ud800`},
+		{"NUL", write("nul.jsonl", good+`{"q":"Apa?","A":"x","B":"y\u0000","key":"A"}`+"\n"), fields,
+			"nul.jsonl:2: field B: a NUL byte at byte 1 (fields.choices[1])"},
+		{"null option", write("null.jsonl", good+`{"q":"Apa?","A":null,"B":"y","key":"B"}`+"\n"), fields,
+			"null.jsonl:2: field A: option A is empty or null"},
+		{"empty option", write("empty.jsonl", good+`{"q":"Apa?","A":" ","B":"y","key":"B"}`+"\n"), fields,
+			"empty.jsonl:2: field A: option A is empty or null"},
+		{"null in a list", write("list.jsonl", `{"q":"Apa?","opts":["x",null,"z"],"key":"A"}`+"\n"), "question: q\nchoices: opts\nanswer: key\n",
+			"list.jsonl:1: field opts[1]: option B is empty or null"},
+		{"empty lettered option", write("lettered.jsonl", `{"q":"Apa?","mcq":"A: x\nB: \nC: z","key":"A"}`+"\n"), "question: q\nchoices_text: mcq\nanswer: key\n",
+			"lettered.jsonl:1: field mcq: option B is empty"},
+		{"empty question", write("noq.jsonl", good+`{"q":"  ","A":"x","B":"y","key":"A"}`+"\n"), fields,
+			"noq.jsonl:2: field q: empty question"},
+		{"empty prompt", write("nop.jsonl", `{"p":"","A":"x","B":"y","key":"A"}`+"\n"), "prompt: p\nchoices: [A, B]\nanswer: key\n",
+			"nop.jsonl:1: field p: empty prompt"},
+		{"invalid UTF-8 in CSV", write("bad.csv", "q,A,B,key\nApa?,x,y,A\nApa?,x,\xc3,A\n"), fields,
+			"bad.csv:3: field B: invalid UTF-8 at byte 0 (fields.choices[1])"},
+		{"NUL through a template", write("tmpl.csv", "q,A,B,key\n\"a\x00b\",x,y,A\n"), "question: '{{.q}}'\nchoices: [A, B]\nanswer: key\n",
+			"tmpl.csv:2: fields.question: the template's text has a NUL byte at byte 1"},
+		{"JSON array record", write("arr.json", "[{\"q\":\"Apa?\",\"A\":\"x\",\"B\":\"y\",\"key\":\"A\"},\n {\"q\":\"Apa?\",\"A\":\"\xff\",\"B\":\"y\",\"key\":\"A\"}]"), fields,
+			"arr.json: record 2: field A: invalid UTF-8"},
+	}
+	for _, c := range cases {
+		d := scorers.DatasetConfig{Name: "m", Path: c.path, Format: "mcq", Fields: scorerstest.Fields(t, c.fields)}
+		items, err := LoadDataset("knowledge", d, "")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: items %v, error %v, want %q", c.name, items, err, c.want)
+		}
+	}
+	// Escapes that are text (a surrogate pair, an escaped backslash before
+	// "ud800") and trailing empty options (a four-option row in a
+	// five-column set) still read.
+	ok := write("ok.jsonl", `{"q":"Apa \ud83d\ude00 \\ud800?","A":"x","B":"y","C":null,"key":"A"}`+"\n")
+	d := scorers.DatasetConfig{Name: "m", Path: ok, Format: "mcq", Fields: scorerstest.Fields(t, "question: q\nchoices: [A, B, C]\nanswer: key\n")}
+	items, err := LoadDataset("knowledge", d, "")
+	if err != nil || len(items) != 1 || len(items[0].Choices) != 2 || questionOf(items[0]) != `Apa 😀 \ud800?` {
+		t.Fatalf("items %+v, err %v", items, err)
+	}
+}

@@ -124,24 +124,49 @@ func cuesFor(lang string) cues {
 
 // Render builds the raw prompt of an item, ending with the answer cue.
 func Render(it scorers.Item) string {
-	c := cuesFor(it.Lang)
 	var extra map[string]string
 	_ = json.Unmarshal(it.Extra, &extra)
+	return render(it, extra)
+}
+
+// render is Render with the item's texts already decoded. It writes each
+// text once into a buffer sized for all of them (fmt would copy a long
+// passage twice more).
+func render(it scorers.Item, extra map[string]string) string {
+	c := cuesFor(it.Lang)
 	var b strings.Builder
+	n := 64
+	for _, v := range extra {
+		n += len(v)
+	}
+	for _, ch := range it.Choices {
+		n += len(ch) + 4
+	}
+	b.Grow(n)
 	if p := extra["passage"]; p != "" {
-		fmt.Fprintf(&b, "%s:\n%s\n\n", c.passage, p)
+		b.WriteString(c.passage + ":\n")
+		b.WriteString(p)
+		b.WriteString("\n\n")
 	}
 	if s1 := extra["sentence1"]; s1 != "" {
-		fmt.Fprintf(&b, "1: %s\n2: %s\n", s1, extra["sentence2"])
+		b.WriteString("1: ")
+		b.WriteString(s1)
+		b.WriteString("\n2: ")
+		b.WriteString(extra["sentence2"])
+		b.WriteString("\n")
 	}
 	q := extra["question"]
 	if q == "" && extra["sentence1"] != "" {
 		q = map[string]string{"ms": "Pernyataan manakah yang paling sesuai untuk ayat 1 dan ayat 2?", "id": "Pernyataan mana yang paling sesuai untuk kalimat 1 dan kalimat 2?"}[it.Lang]
 		q = cmp.Or(q, "Which statement fits sentence 1 and sentence 2 best?")
 	}
-	fmt.Fprintf(&b, "%s: %s\n", c.question, q)
+	b.WriteString(c.question + ": ")
+	b.WriteString(q)
+	b.WriteString("\n")
 	for i, ch := range it.Choices {
-		fmt.Fprintf(&b, "%c. %s\n", 'A'+i, ch)
+		b.WriteString(string(rune('A'+i)) + ". ")
+		b.WriteString(ch)
+		b.WriteString("\n")
 	}
 	b.WriteString(c.answer + ":")
 	return b.String()
@@ -320,6 +345,8 @@ type tally struct {
 	ctxCut             int
 	errored            int
 	firstErr           string // the error of the first errored item, in item order
+	dupChoices         int    // items with two options of the same text
+	firstDup           string // the first such item, in item order
 	textOK, textNormOK float64
 	textN              int
 	probes             probeTally
@@ -356,6 +383,10 @@ func (t *tally) Add(items []scorers.Item, preds []scorers.Prediction) ([]scorers
 func (t *tally) add(it scorers.Item, p scorers.Prediction) (s scorers.ItemScore, scored bool) {
 	t.items++
 	t.chance += 1 / float64(len(it.Choices))
+	if sameChoices(it.Choices) {
+		t.dupChoices++
+		t.firstDup = cmp.Or(t.firstDup, it.ID)
+	}
 	t.probes.add(it, p, t.mode)
 	s = scorers.ItemScore{ItemID: it.ID, Source: it.Source, Lang: it.Lang, Fields: map[string]any{}}
 	var clozeCorrect, genCorrect *bool
@@ -568,6 +599,9 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 			r.Notes = append(r.Notes, fmt.Sprintf("%d items' choice continuations do not begin with distinct tokens, cut alike (or the backend gave no per-token log-probabilities): they are ranked by the sum over the whole continuation instead", t.sharedFirst))
 		}
 	}
+	if t.dupChoices > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("WARNING: %d items have two options with the same text (first: %s): no reply can tell them apart, so the gold option may be unreachable or doubled; check the dataset", t.dupChoices, t.firstDup))
+	}
 	if t.errored > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d items could not be answered by the model (first error: %s)", t.errored, t.firstErr))
 	}
@@ -590,6 +624,20 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 		}
 	}
 	return r, nil
+}
+
+// sameChoices reports whether two options have the same text (white space
+// at the ends aside).
+func sameChoices(choices []string) bool {
+	seen := make(map[string]bool, len(choices))
+	for _, c := range choices {
+		c = strings.TrimSpace(c)
+		if seen[c] {
+			return true
+		}
+		seen[c] = true
+	}
+	return false
 }
 
 func contextTruncated(p scorers.Prediction) bool {

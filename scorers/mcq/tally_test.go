@@ -282,3 +282,38 @@ func TestProbeTallyAgreesWithProbesPackage(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateChoicesAreAWarning: items with two options of the same text
+// are counted in a WARNING note naming the first; an axis without any has
+// no such note.
+func TestDuplicateChoicesAreAWarning(t *testing.T) {
+	items, preds, _ := tallyFixture()
+	ax := NewAxis("knowledge")
+	opt := scorers.ScoreOptions{ScoringMode: "both", Seed: 2, BootstrapResamples: 100}
+	r, err := ax.Score(items, preds, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range r.Notes {
+		if strings.Contains(n, "same text") {
+			t.Fatalf("note without duplicates: %q", n)
+		}
+	}
+	dup := append([]scorers.Item(nil), items...)
+	for _, i := range []int{4, 30} {
+		dup[i].Choices = append([]string(nil), dup[i].Choices...)
+		dup[i].Choices[1] = dup[i].Choices[0] + " "
+	}
+	r, err = ax.Score(dup, preds, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "WARNING: 2 items have two options with the same text (first: d/4)"
+	found := false
+	for _, n := range r.Notes {
+		found = found || strings.HasPrefix(n, want)
+	}
+	if !found {
+		t.Errorf("notes %q, want one starting %q", r.Notes, want)
+	}
+}

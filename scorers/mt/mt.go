@@ -148,6 +148,9 @@ func eachLine(path, pin string, fn func(line int, data []byte) error) error {
 
 func readReferences(path, pin string, into map[string][]string) error {
 	return eachLine(path, pin, func(_ int, data []byte) error {
+		if err := dataset.CheckJSON(data); err != nil {
+			return err
+		}
 		var row struct {
 			QuestionID *int `json:"question_id"`
 			Choices    []struct {
