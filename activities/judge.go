@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/metrics"
@@ -72,9 +73,12 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 	}
 	floor, _ := judge.FloorOption(nil, m.Config.Run.JudgeFloor)
 	ens := &judge.Ensemble{Judges: js, Floor: floor}
-	rated, unrequested := 0, 0 // responses sent to the judges; items with no response to rate
+	rated, unrequested := 0, 0         // responses sent to the judges; items with no response to rate
+	var shard, ratedSoFar atomic.Int64 // for the heartbeat, beside rated
+	defer beat(ctx, func() any { return map[string]int{"shard": int(shard.Load()), "rated": int(ratedSoFar.Load())} })()
 	var counts []judge.JudgeCount
 	for s := 0; s < in.Shards; s++ {
+		shard.Store(int64(s))
 		items, err := a.shardItems(ctx, st, in.RunID, in.Axis, s)
 		if err != nil {
 			return StageNote{}, err
@@ -109,6 +113,7 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 			}
 			counts = addCounts(counts, c)
 			rated += len(reqs)
+			ratedSoFar.Store(int64(rated))
 			unrequested += len(ps) - distinctItems(reqs)
 			data, err := runfiles.EncodeJSONL(ps)
 			if err != nil {

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/glossobench/glossobench/infra/metrics"
@@ -77,7 +75,11 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 	ax, _ := scorers.AxisNamed(in.Axis)
 	b, release, err := a.backend(in.RunID, m.Config.Model)
 	if err != nil {
-		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model %s: %v", m.Config.Model.Spec, err), ErrConfig, nil)
+		if Classify(err) == Outage {
+			return res, fmt.Errorf("model %s: %w", m.Config.Model.Spec, err)
+		}
+		// A model that cannot load fails every attempt alike.
+		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model %s cannot be opened: %v", m.Config.Model.Spec, err), ErrModel, nil)
 	}
 	defer release()
 	ac := m.Config.Axes[in.Axis]
@@ -99,22 +101,11 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 	// never mistaken for a dead one; a dead one stops heartbeating.
 	var mu sync.Mutex
 	var waiting string // why answered items are held, for the heartbeat
-	hbStop := make(chan struct{})
-	defer close(hbStop)
-	go func() {
-		t := time.NewTicker(2 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-hbStop:
-				return
-			case <-t.C:
-				mu.Lock()
-				activity.RecordHeartbeat(ctx, InferProgress{Done: res.Done, Total: res.Total, Waiting: waiting})
-				mu.Unlock()
-			}
-		}
-	}()
+	defer beat(ctx, func() any {
+		mu.Lock()
+		defer mu.Unlock()
+		return InferProgress{Done: res.Done, Total: res.Total, Waiting: waiting}
+	})()
 
 	predict := func(ctx context.Context, it scorers.Item) (scorers.Prediction, error) {
 		return ax.Predict(ctx, b, it, opt)
@@ -154,24 +145,30 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 		var ok []scorers.Prediction
 		var firstErr error
 		for i := range chunk {
-			switch {
-			case errs[i] == nil:
+			if errs[i] == nil {
 				ok = append(ok, preds[i])
-			case transient(errs[i]):
+				continue
+			}
+			switch Classify(errs[i]) {
+			case Outage:
 				// The server is away or the attempt was cancelled: retry later.
 				if firstErr == nil {
 					firstErr = fmt.Errorf("item %s: %w", chunk[i].ID, errs[i])
 				}
+			case ModelFailure:
+				// Every item would fail alike: the axis ends with this cause.
+				return res, modelError(m.Config.Model.Spec, errs[i]) // the error names the item
 			default:
-				// The item itself cannot be answered (too long, unrenderable,
-				// rejected): record why, so it is reported and never retried.
+				// The item itself cannot be answered (too long, unrenderable):
+				// record why, so it is reported and never retried.
 				ok = append(ok, scorers.Prediction{ItemID: chunk[i].ID, Error: errs[i].Error()})
 			}
 		}
 		if len(ok) > 0 {
 			data, err := runfiles.EncodeJSONL(ok)
 			if err != nil {
-				return res, err
+				// NaN or an infinity in an answer: the model is broken.
+				return res, modelError(m.Config.Model.Spec, err)
 			}
 			err = saveCheckpoint(ctx, st, runfiles.PredKey(in.RunID, in.Axis, in.Shard, parts), data, func(why string) {
 				mu.Lock()
@@ -234,15 +231,6 @@ func saveCheckpoint(ctx context.Context, st store.Store, key string, data []byte
 		}
 		wait = min(2*wait, 10*time.Second)
 	}
-}
-
-// transient reports whether an inference error may go away on retry: a
-// cancelled context or a network failure. The HTTP backend has already
-// retried 429, 5xx and timeouts with backoff before an error gets here.
-func transient(err error) bool {
-	var ne net.Error
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // probePool is the axis's item pool the unanswerable probe draws wrong options

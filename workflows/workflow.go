@@ -204,7 +204,7 @@ func (r *evalRun) runAxis(ctx workflow.Context, i int) error {
 	r.prog.Stage = ax.Name
 	expired, err := r.infer(ctx, ax, shards, budget, p)
 	if err != nil {
-		return err
+		return r.axisFailed(ctx, ax, p, err)
 	}
 	out, err := r.score(ctx, ax, shards, budget, p)
 	if err != nil {
@@ -220,6 +220,25 @@ func (r *evalRun) runAxis(ctx workflow.Context, i int) error {
 	}
 	p.Done = p.Total - out.Dropped
 	r.outcomes = append(r.outcomes, out)
+	return nil
+}
+
+// axisFailedVersion marks the change that ends an axis whose model fails
+// every request alike (activities.ErrModel) with the cause as its note, and
+// goes on with the next axis; histories recorded before it fail the run.
+const axisFailedVersion = "axis-fails-alone"
+
+// axisFailed is how an axis's inference error ends: a model failing every
+// request alike ends the axis (skipped, failed, its cause the note; `run`
+// then exits non-zero), any other error fails the run.
+func (r *evalRun) axisFailed(ctx workflow.Context, ax activities.AxisPlan, p *AxisProgress, err error) error {
+	cause, ok := activities.ModelFailed(err)
+	if !ok || workflow.GetVersion(ctx, axisFailedVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return err
+	}
+	p.Stage = StageFailed
+	r.skipped = append(r.skipped, activities.Skip{Axis: ax.Name, Reason: cause, Failed: true})
+	r.notes = append(r.notes, fmt.Sprintf("axis %s failed: %s; %d of %d kept items not scored", ax.Name, cause, p.Total, p.Total))
 	return nil
 }
 
@@ -274,7 +293,7 @@ const judgeDeadlineVersion = "judge-bounded-by-deadline"
 func (r *evalRun) judge(ctx workflow.Context, in activities.ScoreInput, axis string, budget time.Duration) (string, error) {
 	var n activities.StageNote
 	if workflow.GetVersion(ctx, judgeDeadlineVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		err := workflow.ExecuteActivity(stage(ctx, judgePreset(budget), "%s %s", StageJudging, axis), a.Judge, in).Get(ctx, &n)
+		err := workflow.ExecuteActivity(stage(ctx, judgePreset(budget, r.plan.HeartbeatSecs), "%s %s", StageJudging, axis), a.Judge, in).Get(ctx, &n)
 		return n.Note, err
 	}
 	left := r.deadline.Sub(workflow.Now(ctx)) - aggregateReserve
@@ -283,7 +302,7 @@ func (r *evalRun) judge(ctx workflow.Context, in activities.ScoreInput, axis str
 	}
 	jctx, cancelJudge := workflow.WithCancel(ctx)
 	defer cancelJudge()
-	f := workflow.ExecuteActivity(stage(jctx, judgeUntilPreset(left), "%s %s", StageJudging, axis), a.Judge, in)
+	f := workflow.ExecuteActivity(stage(jctx, judgeUntilPreset(left, r.plan.HeartbeatSecs), "%s %s", StageJudging, axis), a.Judge, in)
 	tctx, cancelTimer := workflow.WithCancel(ctx)
 	defer cancelTimer()
 	stopped := false

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
@@ -27,8 +27,6 @@ import (
 func init() {
 	register("run", "run an evaluation (an EvalRun workflow) and follow it", runRun)
 }
-
-var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 func runRun(args []string) int {
 	fs := newFlagSet("run", "glossobench run --config FILE [--model SPEC] [--model-id ID] [--out DIR] [--run-id ID]")
@@ -55,6 +53,13 @@ func runRun(args []string) int {
 		fmt.Fprintf(os.Stderr, "run: --max-wall-seconds %d is at or below the %d s kept back for scoring and aggregation: no axis would get any time\n", *maxWall, config.AggregateReserveSeconds)
 		return 2
 	}
+	if *runID != "" {
+		// Checked before anything starts, as Prepare checks the workflow input's.
+		if err := runfiles.CheckRunID(*runID); err != nil {
+			fmt.Fprintf(os.Stderr, "run: --run-id %v\n", err)
+			return 2
+		}
+	}
 	log := newLogger()
 	ov := config.Overrides{Model: *model, ModelID: *modelID, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate}
 	cfg, err := config.Load(*cfgPath, ov)
@@ -79,7 +84,7 @@ func runRun(args []string) int {
 		return 1
 	}
 	if *runID == "" {
-		*runID = unsafeID.ReplaceAllString(cfg.Model.ID, "_") + "-" + time.Now().UTC().Format("20060102T150405")
+		*runID = runfiles.RunIDFrom(cfg.Model.ID, "-"+time.Now().UTC().Format("20060102T150405"))
 	}
 
 	stopMetrics, err := serveMetrics(log)
@@ -162,7 +167,15 @@ func runRun(args []string) int {
 		path = cfg.Store.URI + "/" + res.Summary.ResultKey
 	}
 	fmt.Printf("result.json: %s\n", path)
-	return 0
+	// An axis whose model failed every request is no result to publish.
+	code := 0
+	for _, sk := range res.Summary.Skipped {
+		if sk.Failed {
+			fmt.Fprintf(os.Stderr, "axis %s failed: %s\n", sk.Axis, sk.Reason)
+			code = 1
+		}
+	}
+	return code
 }
 
 // startRun starts EvalRun, or attaches to it when a run with this id is
@@ -288,7 +301,11 @@ func printSummary(res workflows.EvalRunResult) {
 		fmt.Printf("  %-10s %s\n", name, fmtScore(v))
 	}
 	for _, sk := range s.Skipped {
-		fmt.Printf("  %-10s skipped: %s\n", sk.Axis, sk.Reason)
+		what := "skipped"
+		if sk.Failed {
+			what = "failed"
+		}
+		fmt.Printf("  %-10s %s: %s\n", sk.Axis, what, sk.Reason)
 	}
 	ci := ""
 	if s.MSCI95 != nil {

@@ -30,6 +30,7 @@ type fakeModel struct {
 	mu    sync.Mutex
 	seen  map[string]int
 	total int
+	times []time.Time // when each call was answered
 }
 
 func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -44,6 +45,7 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.seen[req.Prompt]++
 	f.total++
+	f.times = append(f.times, time.Now())
 	f.mu.Unlock()
 	h := sha256.Sum256([]byte(req.Prompt))
 	letter := string(rune('A' + int(h[0])%3))
@@ -59,6 +61,19 @@ func (f *fakeModel) count() (total, repeated int) {
 		}
 	}
 	return f.total, repeated
+}
+
+// firstCallAfter is how long after t0 the model answered its first call
+// since t0 (its recovery after a fault that ended at t0), or 0 if none.
+func (f *fakeModel) firstCallAfter(t0 time.Time) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, at := range f.times {
+		if at.After(t0) {
+			return at.Sub(t0)
+		}
+	}
+	return 0
 }
 
 func buildBinary(t *testing.T) string {
@@ -134,8 +149,14 @@ func TestCrashResumesWithoutRepeatingWork(t *testing.T) {
 	total, repeated := fake.count()
 	t.Logf("model calls: %d before the kill, %d in all, %d repeated", killedAt, total, repeated)
 	a := readResult(t, crashed.Summary.ResultPath)
+	first := fake.firstCallAfter(restarted)
+	t.Logf("first model request %s after the restart", first.Round(time.Millisecond))
 	chaosRow(t, fmt.Sprintf("1 inference worker SIGKILL after %d calls", killAt), 1, 1,
-		mcqItems-scoredItems(a), max(0, repeated-inFlightBound), recovered)
+		mcqItems-scoredItems(a), repeated, first, recovered)
+	// The shipped heartbeat defaults retry a killed worker's shards within 10 s.
+	if first <= 0 || first > 10*time.Second {
+		t.Errorf("the first model request came %s after the restart, want within 10 s", first)
+	}
 	// In flight at the kill: at most parallel_shards (4) shards × checkpoint_every (4) items.
 	if repeated > 16 {
 		t.Fatalf("%d items were sent to the model again; at most 16 were in flight", repeated)
