@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/registry"
@@ -37,6 +38,9 @@ type Activities struct {
 	// SearchAttributes lists which of GlossoBench's search attributes a
 	// namespace has; nil means none (the worker wiring sets it).
 	SearchAttributes func(ctx context.Context, namespace string) ([]string, error)
+	// JudgeWrapUp is how long before its deadline the judge activity stops
+	// asking and checkpoints (default 30 s); tests shorten the stage with it.
+	JudgeWrapUp time.Duration
 
 	mu     sync.Mutex
 	stores map[string]store.Store
@@ -199,6 +203,17 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		if prev.Plan.ConfigHash != configHash {
 			return Plan{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("run %s already exists in %s with another config; pick another run id", in.RunID, st.Describe()), ErrConfig, nil)
+		}
+		// The config hash leaves the model's location out; its identity is
+		// its own pin, so a resumed run must measure the same model, or its
+		// axes would come from two models under the first one's identity.
+		now, err := modelIdentity(ctx, cfg.Model)
+		if err != nil {
+			return Plan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model.spec: %v", err), ErrConfig, nil)
+		}
+		if why := otherModel(prev.Plan.ModelIdentity, now); why != "" {
+			return Plan{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("run %s was started on other weights than %s serves now (%s): resuming would mix two models under one identity; pick another run id", in.RunID, cfg.Model.Spec, why), ErrConfig, nil)
 		}
 		return prev.Plan, nil
 	} else if !errors.Is(err, store.ErrNotFound) {

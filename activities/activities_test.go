@@ -126,7 +126,8 @@ func TestInferNeverAsksTwice(t *testing.T) {
 	if r.Total != 10 || r.Done != 10 || r.Reused != 9 {
 		t.Fatalf("retry result %+v, want 9 reused of 10", r)
 	}
-	// Only the lost item's four cloze requests were sent again.
+	// Only the lost item's eight cloze requests (four letters, four choice
+	// texts) were sent again.
 	if after := len(b.seen); after != before {
 		t.Fatalf("retry asked about new requests: %d -> %d", before, after)
 	}
@@ -136,8 +137,8 @@ func TestInferNeverAsksTwice(t *testing.T) {
 			repeats++
 		}
 	}
-	if repeats != 4 {
-		t.Fatalf("%d requests repeated, want the 4 of the one lost item", repeats)
+	if repeats != 8 {
+		t.Fatalf("%d requests repeated, want the 8 of the one lost item", repeats)
 	}
 }
 
@@ -152,14 +153,26 @@ func TestDedupDropsPlantedContamination(t *testing.T) {
 	corpus := filepath.Join(t.TempDir(), "corpus.txt")
 	text := "unrelated text\n\n" + strings.ToUpper(strings.Join(strings.Fields(items[0].Prompt), "  ")) + "\n\nmore text\n\n" + items[1].Prompt + "\n"
 	os.WriteFile(corpus, []byte(text), 0o644)
-	extra := fmt.Sprintf("dedup: {corpus: [%s]}\n", corpus)
-	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "d", ConfigYAML: testConfig(t, dir, extra)})
+	for _, fromEnv := range []bool{false, true} {
+		dedupPlanted(t, env, acts, dir, corpus, fromEnv)
+	}
+}
+
+// dedupPlanted screens the planted corpus named by the config, or, when
+// fromEnv, by MB_DEDUP_CORPUS with no corpus in the config (spec §6).
+func dedupPlanted(t *testing.T, env *testsuite.TestActivityEnvironment, acts *Activities, dir, corpus string, fromEnv bool) {
+	extra, run := fmt.Sprintf("dedup: {corpus: [%s]}\n", corpus), "d"
+	if fromEnv {
+		t.Setenv("MB_DEDUP_CORPUS", corpus)
+		extra, run = "", "d-env"
+	}
+	v, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: run, ConfigYAML: testConfig(t, dir, extra)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var plan Plan
 	v.Get(&plan)
-	v, err = env.ExecuteActivity(acts.Dedup, RunRef{RunID: "d", StoreURI: plan.StoreURI})
+	v, err = env.ExecuteActivity(acts.Dedup, RunRef{RunID: run, StoreURI: plan.StoreURI})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,10 +180,23 @@ func TestDedupDropsPlantedContamination(t *testing.T) {
 	v.Get(&dd)
 	ad := dd.Axes[0]
 	if ad.Dropped != 2 || ad.Kept != 23 || ad.ContaminationRate == nil || *ad.ContaminationRate != 2.0/25 {
-		t.Fatalf("axis dedup %+v", ad)
+		t.Fatalf("env %v: axis dedup %+v", fromEnv, ad)
 	}
-	if !strings.Contains(dd.Corpus, "corpus.txt") || len(dd.KeptSHA256) != 64 {
-		t.Fatalf("dedup %+v", dd)
+	if !strings.Contains(dd.Corpus, "corpus.txt") || len(dd.KeptSHA256) != 64 || fromEnv != strings.Contains(dd.Corpus, "(corpus from MB_DEDUP_CORPUS)") {
+		t.Fatalf("env %v: dedup %+v", fromEnv, dd)
+	}
+	if fromEnv {
+		var m struct {
+			Config struct {
+				Dedup struct {
+					CorpusFrom string `json:"corpus_from"`
+				} `json:"dedup"`
+			} `json:"config"`
+		}
+		st, _ := store.Open(context.Background(), plan.StoreURI)
+		if err := getJSON(context.Background(), st, runfiles.ManifestKey(run), &m); err != nil || m.Config.Dedup.CorpusFrom != "MB_DEDUP_CORPUS" {
+			t.Fatalf("manifest config.dedup.corpus_from %q (%v)", m.Config.Dedup.CorpusFrom, err)
+		}
 	}
 }
 

@@ -60,10 +60,13 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		contamination[ad.Axis] = ad.ContaminationRate
 	}
 
-	var pub, exp []stats.AxisSample
+	var exp []stats.AxisSample
 	var pubScores, pubWeights []float64
+	var pubCIs []*[2]float64
 	var pooled scorers.Pooled
 	var ranking []stats.RankingAxis
+	var zeroWeight []Skip
+	tiers := map[string]string{} // axis → which tier and means it is in
 	s.Warnings = []string{}
 	for _, o := range in.Outcomes {
 		r := o.Result
@@ -89,14 +92,22 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 			if !rep.Discriminates {
 				s.NearChanceAxes = append(s.NearChanceAxes, r.Axis)
 			}
-			ranking = append(ranking, stats.RankingAxis{Name: r.Axis, Score: *r.Score, Weight: o.Weight, Public: o.Tier != "selfbuilt", Discriminates: rep.Discriminates})
-			if o.Tier == "selfbuilt" {
+			ra := stats.RankingAxis{Name: r.Axis, Score: *r.Score, Weight: o.Weight, Public: o.Tier != "selfbuilt", Discriminates: rep.Discriminates}
+			ranking = append(ranking, ra)
+			switch {
+			case !stats.InMS(o.Weight):
+				// Weight 0 reports the axis outside every mean (spec §2).
+				zeroWeight = append(zeroWeight, Skip{Axis: r.Axis, Reason: "weight 0"})
+				tiers[r.Axis] = tierName(o.Tier) + " tier, weight 0: in no mean score"
+			case !ra.Public:
 				exp = append(exp, stats.AxisSample{Name: r.Axis, Weight: o.Weight, Values: []float64{*r.Score}})
-			} else {
-				pub = append(pub, stats.AxisSample{Name: r.Axis, Weight: o.Weight, Values: []float64{*r.Score}})
+				tiers[r.Axis] = "selfbuilt (experimental) tier: in ms_experimental only"
+			default:
 				pubScores = append(pubScores, *r.Score)
 				pubWeights = append(pubWeights, o.Weight)
+				pubCIs = append(pubCIs, r.CI95)
 				s.MSAxes = append(s.MSAxes, r.Axis)
+				tiers[r.Axis] = "public tier: in ms_public, ms_pooled"
 				err := runfiles.EachJSONL(ctx, st, runfiles.ScoresKey(in.RunID, r.Axis), pooled.Axis(r.Metric))
 				if err != nil && !errors.Is(err, store.ErrNotFound) {
 					return Summary{}, err
@@ -119,6 +130,9 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		if w, ok := rankWeights[ra.Name]; ok {
 			s.MSRankingAxes = append(s.MSRankingAxes, ra.Name)
 			rv, rw = append(rv, ra.Score), append(rw, w)
+			tiers[ra.Name] += ", ms_ranking"
+		} else if slices.Contains(nearChance, ra.Name) {
+			tiers[ra.Name] += "; near chance, so not in ms_ranking"
 		}
 	}
 	s.MSRanking = stats.WeightedMean(rv, rw)
@@ -135,14 +149,21 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		s.MSExperimental = stats.WeightedMean(v, w)
 	}
 	s.MSPooled = pooled.Value()
-	s.MSCI95 = stats.WeightedMeanCI(pubScores, pubWeights, cfg.Run.BootstrapResamples, uint64(cfg.Run.Seed))
+	s.MSCI95 = stats.MSInterval(pubScores, pubWeights, pubCIs, cfg.Run.BootstrapResamples, uint64(cfg.Run.Seed))
 	total := len(in.Plan.Axes) + len(in.Plan.Skipped)
 	s.MSNote = fmt.Sprintf("ms_public is over %d of %d configured axes (%s)", len(s.MSAxes), total, strings.Join(s.MSAxes, ", "))
-	if len(s.MSAxes) < len(cfg.Axes) {
-		s.MSNote += "; not in the denominator: " + strings.Join(leftOut(cfg, append(slices.Clone(in.Plan.Skipped), s.SkippedAxes...), s.MSAxes), ", ")
+	if out := leftOut(cfg, slices.Concat(in.Plan.Skipped, s.SkippedAxes, zeroWeight), s.MSAxes); len(out) > 0 {
+		s.MSNote += "; not in the denominator: " + strings.Join(out, ", ")
 	}
 	if len(s.NearChanceAxes) > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("near-chance axes %v carry noise, not signal: they are in ms_public but not in ms_ranking, which every ranking view uses", s.NearChanceAxes))
+		s.Notes = append(s.Notes, fmt.Sprintf("near-chance axes %v carry noise, not signal: ms_ranking, which every ranking view uses, leaves them out", s.NearChanceAxes))
+	}
+	if len(tiers) > 0 {
+		var parts []string
+		for _, axis := range slices.Sorted(maps.Keys(tiers)) {
+			parts = append(parts, axis+": "+tiers[axis])
+		}
+		s.Notes = append(s.Notes, "tiers: "+strings.Join(parts, "; "))
 	}
 
 	if err := putJSON(ctx, st, runfiles.ResultKey(in.RunID), res); err != nil {
@@ -180,6 +201,14 @@ func leftOut(cfg *config.Config, skipped []Skip, in []string) []string {
 		out = append(out, axis+" ("+reason+")")
 	}
 	return out
+}
+
+// tierName is an axis's tier as configured, "" being public.
+func tierName(tier string) string {
+	if tier == "selfbuilt" {
+		return "selfbuilt (experimental)"
+	}
+	return "public"
 }
 
 func nonNilStrings(s []string) []string {

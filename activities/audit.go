@@ -154,7 +154,7 @@ func (a *Activities) auditPoolRows(ctx context.Context, st store.Store, prefix s
 		return AuditSummary{}, err
 	}
 	base := audit.DefaultOptions()
-	base.Seed, base.Folds, base.SourceColumn = seed, stageFolds, design.Source
+	base.Seed, base.Folds, base.SourceColumn, base.LabelColumn = seed, stageFolds, design.Source, design.Label
 
 	fixed := base
 	fixed.Detector, fixed.Shuffles = audit.DetectorMeanHalf, stageFixedShuffles

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"go.temporal.io/sdk/testsuite"
@@ -209,6 +210,15 @@ func TestAuditStageTrainedDetectors(t *testing.T) {
 	}
 	if want := "[cloze_confidence/correct/register:900/2 judge_rating/correct/judge:2700/3 judge_rating/correct/dataset:2700/3]"; fmt.Sprint(pools) != want {
 		t.Errorf("pools %v, want %s", pools, want)
+	}
+	// Each pool's one-line report (profile and HTML report print it) names
+	// what the rating is scored against, not only the detector and source.
+	for _, p := range append([]AuditSummary{sum}, sum.Pools...) {
+		for _, l := range append([]AuditSummary{p}, p.Trained...) {
+			if want := "label: correct; source: " + p.Design.Source + "; measurements: " + p.Design.Detector; !strings.Contains(l.Line, want) {
+				t.Errorf("pool %s, %s: line %q lacks %q", p.Design.Source, l.Detector, l.Line, want)
+			}
+		}
 	}
 
 	// The same rows and seed give the same numbers, to the last bit.

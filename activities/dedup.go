@@ -49,6 +49,9 @@ func (a *Activities) Dedup(ctx context.Context, ref RunRef) (DedupResult, error)
 	a.corpora.forget(ref.RunID) // screened: the run needs its index no more
 	if corpusNote != "" {
 		res.Corpus = corpusNote
+		if from := m.Config.Dedup.CorpusFrom; from != "" {
+			res.Corpus += " (corpus from " + from + ")"
+		}
 	}
 	var kept []string
 	size := m.Config.Run.ShardSize

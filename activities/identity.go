@@ -39,6 +39,27 @@ func modelIdentity(ctx context.Context, m config.Model) (ModelIdentity, error) {
 	return id, nil
 }
 
+// otherModel says how two identities of a run's model differ, or "" when
+// they may be the same model: the weights' SHA-256, the model a server
+// reports and the revision are compared where both sides recorded them (a
+// file's name is not the model).
+func otherModel(was, now ModelIdentity) string {
+	var diff []string
+	if was.Backend != now.Backend {
+		diff = append(diff, fmt.Sprintf("backend %s, now %s", was.Backend, now.Backend))
+	}
+	if was.SHA256 != "" && now.SHA256 != "" && was.SHA256 != now.SHA256 {
+		diff = append(diff, fmt.Sprintf("sha256 %s, now %s", was.SHA256, now.SHA256))
+	}
+	if was.ServerModel != "" && now.ServerModel != "" && was.ServerModel != now.ServerModel {
+		diff = append(diff, fmt.Sprintf("server model %s, now %s", was.ServerModel, now.ServerModel))
+	}
+	if was.Revision != now.Revision {
+		diff = append(diff, fmt.Sprintf("revision %q, now %q", was.Revision, now.Revision))
+	}
+	return strings.Join(diff, "; ")
+}
+
 // servedModel asks an OpenAI-compatible server's /v1/models which model it
 // serves: the configured name when it is listed, else the only one listed.
 func servedModel(ctx context.Context, base, want, key string) (string, error) {

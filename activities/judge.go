@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
-	"sync/atomic"
+	"time"
 
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/metrics"
@@ -73,12 +74,40 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 	}
 	floor, _ := judge.FloorOption(nil, m.Config.Run.JudgeFloor)
 	ens := &judge.Ensemble{Judges: js, Floor: floor}
-	rated, unrequested := 0, 0         // responses sent to the judges; items with no response to rate
-	var shard, ratedSoFar atomic.Int64 // for the heartbeat, beside rated
-	defer beat(ctx, func() any { return map[string]int{"shard": int(shard.Load()), "rated": int(ratedSoFar.Load())} })()
+	rated, unrequested := 0, 0 // responses sent to the judges; items with no response to rate
+	unrated := 0               // responses left unrated when judging stopped
 	var counts []judge.JudgeCount
+	// Judging stops inside a chunk, in-flight judge requests included, when
+	// the workflow cancels it at the run's deadline (heartbeats carry the
+	// cancellation, so they are sent while a slow judge holds a chunk) or
+	// shortly before the activity's own deadline, so that a judge slower than
+	// the time left ends the stage with its ratings kept instead of a
+	// StartToClose timeout that fails the run.
+	jctx, stop := context.WithCancel(ctx)
+	defer stop()
+	if dl := activity.GetInfo(ctx).Deadline; !dl.IsZero() {
+		var cancel context.CancelFunc
+		jctx, cancel = context.WithDeadline(jctx, dl.Add(-a.judgeWrapUp()))
+		defer cancel()
+	}
+	progress := make(chan [2]int, 1)
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		last := [2]int{}
+		for {
+			select {
+			case <-jctx.Done():
+				return
+			case last = <-progress:
+			case <-tick.C:
+				activity.RecordHeartbeat(ctx, map[string]int{"shard": last[0], "rated": last[1]})
+			}
+		}
+	}()
+	stopped := false
+	every := m.Config.Run.CheckpointEvery
 	for s := 0; s < in.Shards; s++ {
-		shard.Store(int64(s))
 		items, err := a.shardItems(ctx, st, in.RunID, in.Axis, s)
 		if err != nil {
 			return StageNote{}, err
@@ -100,20 +129,40 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 			}
 			todoItems, todoPreds = append(todoItems, it), append(todoPreds, p)
 		}
-		every := m.Config.Run.CheckpointEvery
 		for start := 0; start < len(todoItems); start += every {
 			its, ps := todoItems[start:min(start+every, len(todoItems))], todoPreds[start:min(start+every, len(todoItems))]
 			reqs := requests(its, ps)
-			c, err := ens.RateInto(ctx, reqs, ps)
-			if err != nil {
+			if stopped = stopped || jctx.Err() != nil; stopped {
+				unrated += len(reqs) // counted, not asked
+				continue
+			}
+			c, err := ens.RateInto(jctx, reqs, ps)
+			if err != nil && jctx.Err() == nil {
 				return StageNote{}, err
+			}
+			if err != nil {
+				// Stopped within the chunk: checkpoint the items every judge
+				// rated in full; the rest of the chunk stays unrated.
+				stopped = true
+				var keep []scorers.Prediction
+				var keptReqs []judge.Request
+				for _, p := range ps {
+					mine := slices.DeleteFunc(slices.Clone(reqs), func(r judge.Request) bool { return r.ItemID != p.ItemID })
+					if ratedByAll(mine, p, cfgs) {
+						keep, keptReqs = append(keep, p), append(keptReqs, mine...)
+					}
+				}
+				unrated += len(reqs) - len(keptReqs)
+				ps, reqs = keep, keptReqs
+				if len(ps) == 0 {
+					continue
+				}
 			}
 			for _, jc := range c {
 				metrics.JudgeParseFailures(jc.Judge, jc.ParseFail)
 			}
 			counts = addCounts(counts, c)
 			rated += len(reqs)
-			ratedSoFar.Store(int64(rated))
 			unrequested += len(ps) - distinctItems(reqs)
 			data, err := runfiles.EncodeJSONL(ps)
 			if err != nil {
@@ -129,7 +178,10 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 				return StageNote{}, err
 			}
 			parts++
-			activity.RecordHeartbeat(ctx, map[string]int{"shard": s, "rated": rated})
+			select {
+			case progress <- [2]int{s, rated}:
+			default:
+			}
 		}
 	}
 	names := make([]string, len(cfgs))
@@ -137,6 +189,9 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 		names[i] = c.Name
 	}
 	note := fmt.Sprintf("judge: %d responses rated by %s", rated, strings.Join(names, ", "))
+	if stopped {
+		note = fmt.Sprintf("judge: judging stopped at the deadline: %d responses rated by %s and kept, %d unrated", rated, strings.Join(names, ", "), unrated)
+	}
 	if unrequested > 0 {
 		note += fmt.Sprintf(" (%d items have no generated response to rate)", unrequested)
 	}
@@ -152,6 +207,29 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 		note += fmt.Sprintf("; self-judge excluded (same family as the model): %s", strings.Join(excluded, ", "))
 	}
 	return StageNote{Note: note}, nil
+}
+
+// ratedByAll reports whether every judge rated every request of p's item.
+func ratedByAll(reqs []judge.Request, p scorers.Prediction, cfgs []judge.Config) bool {
+	for _, c := range cfgs {
+		m, err := judge.Missing(reqs, []scorers.Prediction{p}, c.Name)
+		if err != nil || len(m) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// judgeWrapUp is how long before its deadline the judge activity stops
+// asking, to checkpoint what was rated and return. EvalRun gives judging the
+// time left to the run's deadline plus one minute (judgeUntilPreset), so 75 s
+// ends the stage, with its own count, before the run's deadline, rather
+// than in a StartToClose timeout that would fail the run.
+func (a *Activities) judgeWrapUp() time.Duration {
+	if a.JudgeWrapUp > 0 {
+		return a.JudgeWrapUp
+	}
+	return 75 * time.Second
 }
 
 // readRated reads a shard's rated predictions.

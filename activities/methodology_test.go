@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/glossobench/glossobench/infra/runfiles"
 
@@ -221,6 +223,48 @@ func TestAggregatePublishesRankingMean(t *testing.T) {
 	}
 }
 
+// TestAggregateWeightZeroIsOutsideTheMS: weight 0 puts an axis outside every
+// mean (spec §2): not in ms_axes, ms_public, ms_pooled or the interval, whose
+// one remaining axis gives its own interval; the notes name each axis's tier
+// and never call a self-built axis part of ms_public.
+func TestAggregateWeightZeroIsOutsideTheMS(t *testing.T) {
+	env, acts, _ := newActEnv()
+	ref := prepareRun(t, env, acts, "z", testConfig(t, t.TempDir(), ""))
+	score := func(v float64) *float64 { return &v }
+	in := AggregateInput{RunRef: ref, Plan: Plan{ModelID: "m"}, Outcomes: []AxisOutcome{
+		{Weight: 0, Tier: "public", Result: scorers.AxisResult{Axis: "knowledge", Score: score(0.9), Chance: 0.25, N: 10, CI95: &[2]float64{0.8, 1}}},
+		{Weight: 1, Tier: "public", Result: scorers.AxisResult{Axis: "nlu", Score: score(0.42), Chance: 0.25, N: 10, CI95: &[2]float64{0.3, 0.5}}},
+		{Weight: 1, Tier: "selfbuilt", Result: scorers.AxisResult{Axis: "cultural", Score: score(0.26), Chance: 0.25, N: 10}},
+	}}
+	if _, err := env.ExecuteActivity(acts.Aggregate, in); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := store.Open(context.Background(), ref.StoreURI)
+	res, err := runfiles.InStore(context.Background(), st, "z").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if s.MSPublic == nil || *s.MSPublic != 0.42 || fmt.Sprint(s.MSAxes) != "[nlu]" {
+		t.Errorf("ms_public %v over %v, want 0.42 over [nlu]", s.MSPublic, s.MSAxes)
+	}
+	if s.MSCI95 == nil || *s.MSCI95 != [2]float64{0.3, 0.5} {
+		t.Errorf("ms_ci95 %v, want nlu's own [0.3 0.5]", s.MSCI95)
+	}
+	if !strings.Contains(s.MSNote, "knowledge (weight 0)") {
+		t.Errorf("ms_note %q does not say knowledge has weight 0", s.MSNote)
+	}
+	notes := strings.Join(s.Notes, "\n")
+	for _, want := range []string{"cultural: selfbuilt (experimental) tier: in ms_experimental only", "knowledge: public tier, weight 0: in no mean score", "nlu: public tier: in ms_public, ms_pooled, ms_ranking"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	if strings.Contains(notes, "in ms_public but") {
+		t.Errorf("notes call a self-built axis part of ms_public:\n%s", notes)
+	}
+}
+
 func safetyConfig(t *testing.T, extra, axisExtra string) string {
 	td, _ := filepath.Abs("../testdata")
 	return fmt.Sprintf("model: {spec: \"openai:http://127.0.0.1:1\", id: m}\nstore: {uri: %s}\n%saxes:\n  safety:\n%s    datasets: [{name: s, path: %s/safety/ms_general_sample.jsonl, format: seahelm_safeguard, limit: 6}]\n",
@@ -312,6 +356,38 @@ func TestModelIdentityPinsTheWeights(t *testing.T) {
 	}
 }
 
+// TestResumeRefusesOtherWeights: rerunning a run id with other weights
+// behind the same path (or another revision) would mix two models under one
+// identity, so Prepare refuses it with a sentence; the same weights resume.
+func TestResumeRefusesOtherWeights(t *testing.T) {
+	weights := filepath.Join(t.TempDir(), "m.gguf")
+	os.WriteFile(weights, []byte("weights one"), 0o644)
+	cfg := strings.Replace(testConfig(t, t.TempDir(), ""), `spec: "openai:http://127.0.0.1:1"`, `spec: "gguf:`+weights+`", revision: r1`, 1)
+	env, acts, _ := newActEnv()
+	prepareRun(t, env, acts, "same", cfg)
+	if _, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "same", ConfigYAML: cfg}); err != nil {
+		t.Fatalf("the same weights do not resume: %v", err)
+	}
+	os.WriteFile(weights, []byte("weights two"), 0o644)
+	_, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "same", ConfigYAML: cfg})
+	if err == nil || !strings.Contains(err.Error(), "run same was started on other weights") || !strings.Contains(err.Error(), "pick another run id") {
+		t.Fatalf("swapped weights under one run id: %v", err)
+	}
+	// A server that serves another model under the same URL.
+	served := "model-a"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"data":[{"id":%q}]}`, served)
+	}))
+	t.Cleanup(srv.Close)
+	cfg = strings.Replace(testConfig(t, t.TempDir(), ""), "openai:http://127.0.0.1:1", "openai:"+srv.URL, 1)
+	prepareRun(t, env, acts, "served", cfg)
+	served = "model-b"
+	_, err = env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "served", ConfigYAML: cfg})
+	if err == nil || !strings.Contains(err.Error(), "server model model-a, now model-b") {
+		t.Fatalf("another server model under one run id: %v", err)
+	}
+}
+
 // TestModelsMetaReadOnceAtPrepare: MB_MODELS_META as Prepare saw it decides
 // self-judge exclusion at Judge time (on whatever worker) and is stamped as
 // model_meta; a config's model.meta wins.
@@ -377,5 +453,38 @@ func TestRegisterUnstatedInProfile(t *testing.T) {
 	}
 	if r := profile("nlu")["register"]; r != "HIGH" {
 		t.Errorf("nlu register %v, want HIGH", r)
+	}
+}
+
+// TestJudgeStopsInsideAChunkAtTheDeadline: a judge slower than the time
+// left does not hold the stage past its deadline: the in-flight requests
+// are cut, what every judge rated is checkpointed and kept, the stage ends
+// without error and its note counts rated and unrated responses.
+func TestJudgeStopsInsideAChunkAtTheDeadline(t *testing.T) {
+	// Item 81 (Hawaii) is rated at once; every other request hangs until
+	// the judge gives up on it.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if !strings.Contains(string(body), "Hawaii") {
+			<-r.Context().Done()
+			return
+		}
+		fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}]}`, `{"explanation": "fine", "rating": 7}`)
+	}))
+	t.Cleanup(srv.Close)
+	env, acts, _ := newActEnv()
+	// The test environment gives an activity 10 minutes; stop 3 s into them.
+	acts.JudgeWrapUp = 10*time.Minute - 3*time.Second
+	began := time.Now()
+	r := runAxisStages(t, env, acts, "slow", mtConfig(t, srv.URL, "", ""), "mt")
+	if took := time.Since(began); took > time.Minute {
+		t.Errorf("judging took %v past its deadline", took)
+	}
+	// Three questions of two turns: item 81's two turns rated, four unrated.
+	if want := "judging stopped at the deadline: 2 responses rated by j, k and kept, 4 unrated"; !strings.Contains(r.judgeNote, want) {
+		t.Errorf("judge note %q, want %q", r.judgeNote, want)
+	}
+	if r.out.Result.Score == nil {
+		t.Errorf("no score from the kept ratings: %+v", r.out.Result)
 	}
 }

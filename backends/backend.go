@@ -36,7 +36,8 @@ type GenRequest struct {
 	Seed        int64     `json:"seed"`
 	Stop        []string  `json:"stop,omitempty"`
 	// JSONSchema, when set, asks for output constrained to this schema where the
-	// server supports it (llama-server, vLLM); others ignore it.
+	// backend supports it (llama-server, vLLM, the embedded GGUF runtime, which
+	// fails the request on a keyword it cannot enforce); others ignore it.
 	JSONSchema map[string]any `json:"json_schema,omitempty"`
 }
 

@@ -147,7 +147,7 @@ func TestGoldenPermutation(t *testing.T) {
 			t.Errorf("paired case %d: (diff, p) = (%v, %v), exact (%v, %v)", i, d, p, c.Diff, c.PExact)
 		}
 		// MSPermutation on one axis is the same test.
-		ps, msP, _ := MSPermutation([]AxisSample{{Name: "x", Values: diffOf(c.A, c.B)}}, 20000, uint64(i))
+		ps, msP, _ := MSPermutation([]AxisSample{{Name: "x", Weight: 1, Values: diffOf(c.A, c.B)}}, 20000, uint64(i))
 		if math.Abs(ps[0]-c.PExact) > 0.015 || ps[0] != msP {
 			t.Errorf("paired case %d: MSPermutation p = %v (MS %v), exact %v", i, ps[0], msP, c.PExact)
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // AxisSample is one axis's per-item values (scores, or paired differences)
-// and its weight in the mean score (MS); a zero weight means 1.
+// and its weight in the mean score (MS); weight 0 leaves it out of MS (InMS).
 type AxisSample struct {
 	Name   string
 	Weight float64
@@ -23,13 +23,6 @@ type AxisSample struct {
 type Interval struct {
 	Lo float64 `json:"lo"`
 	Hi float64 `json:"hi"`
-}
-
-func weightOf(w float64) float64 {
-	if w == 0 {
-		return 1
-	}
-	return w
 }
 
 func checkAxes(axes []AxisSample, resamples int) ([]float64, error) {
@@ -52,9 +45,22 @@ func checkAxes(axes []AxisSample, resamples int) ([]float64, error) {
 		if ax.Weight < 0 || math.IsNaN(ax.Weight) || math.IsInf(ax.Weight, 0) {
 			return nil, fmt.Errorf("axis %s: invalid weight %v", ax.Name, ax.Weight)
 		}
-		w[k] = weightOf(ax.Weight)
+		w[k] = ax.Weight
+	}
+	if err := anyWeighted(w); err != nil {
+		return nil, err
 	}
 	return w, nil
+}
+
+// anyWeighted refuses a mean score without an axis of positive weight.
+func anyWeighted(w []float64) error {
+	for _, x := range w {
+		if InMS(x) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: no axis of positive weight for the mean score", ErrTooFew)
 }
 
 // MSBootstrap returns percentile bootstrap intervals of every axis's mean

@@ -96,7 +96,7 @@ func mean(x []float64) float64 {
 
 // PairedAxis holds two systems' per-item scores on one axis, A[i] and B[i]
 // being the same item. Weight is the axis's weight in the mean score (MS);
-// zero means 1.
+// weight 0 leaves it out of MS (InMS).
 type PairedAxis struct {
 	Name   string
 	Weight float64
@@ -139,10 +139,12 @@ func CompareAxes(axes []PairedAxis, resamples int, seed uint64, level float64) (
 	var totalW float64
 	ms = Difference{Name: "MS", Lo: msCI.Lo, Hi: msCI.Hi, P: msP}
 	for k, ax := range axes {
-		w := weightOf(ax.Weight)
+		w := ax.Weight
 		a, b, d := mean(ax.A), mean(ax.B), mean(samples[k].Values)
 		perAxis[k] = Difference{Name: ax.Name, N: len(ax.A), A: a, B: b, Delta: d, Lo: ci[k].Lo, Hi: ci[k].Hi, P: p[k]}
-		ms.N += len(ax.A)
+		if InMS(w) {
+			ms.N += len(ax.A)
+		}
 		ms.A += w * a
 		ms.B += w * b
 		ms.Delta += w * d

@@ -57,7 +57,7 @@ func TestPairedBootstrap(t *testing.T) {
 func TestCompareAxes(t *testing.T) {
 	r := newRand(11)
 	mk := func(n int, pa, pb float64) PairedAxis {
-		ax := PairedAxis{A: make([]float64, n), B: make([]float64, n)}
+		ax := PairedAxis{Weight: 1, A: make([]float64, n), B: make([]float64, n)}
 		for i := range n {
 			if r.Float64() < pa {
 				ax.A[i] = 1
@@ -167,7 +167,7 @@ func benchAxes(mixed bool) []AxisSample {
 	r := newRand(1)
 	axes := make([]AxisSample, 7)
 	for k := range axes {
-		axes[k] = AxisSample{Name: "axis", Values: make([]float64, 10000)}
+		axes[k] = AxisSample{Name: "axis", Weight: 1, Values: make([]float64, 10000)}
 		for i := range axes[k].Values {
 			switch {
 			case !mixed || k == 6:

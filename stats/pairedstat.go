@@ -11,7 +11,7 @@ import (
 // vectors, A[i] and B[i] being the same item, and the statistic of a set of
 // records as a function of their summed terms (an axis headline: a mean, a
 // share, corpus chrF++). Weight is the axis's weight in the mean score (MS);
-// zero means 1.
+// weight 0 leaves it out of MS (InMS).
 type PairedTerms struct {
 	Name   string
 	Weight float64
@@ -50,17 +50,22 @@ func CompareStatistics(axes []PairedTerms, resamples int, seed uint64, level flo
 		if ax.Weight < 0 || math.IsNaN(ax.Weight) || math.IsInf(ax.Weight, 0) {
 			return nil, ms, fmt.Errorf("axis %s: invalid weight %v", ax.Name, ax.Weight)
 		}
-		w[k] = weightOf(ax.Weight)
+		w[k] = ax.Weight
 		a, oka := ax.Value(sumRows(ax.A, nil, nil, nil))
 		b, okb := ax.Value(sumRows(ax.B, nil, nil, nil))
 		if !oka || !okb {
 			return nil, ms, fmt.Errorf("axis %s: the statistic is undefined on the shared items", ax.Name)
 		}
 		perAxis[k] = Difference{Name: ax.Name, N: len(ax.A), A: a, B: b, Delta: a - b}
-		ms.N += len(ax.A)
+		if InMS(w[k]) {
+			ms.N += len(ax.A)
+		}
 		ms.A += w[k] * a
 		ms.B += w[k] * b
 		totalW += w[k]
+	}
+	if err := anyWeighted(w); err != nil {
+		return nil, ms, err
 	}
 	ms.A /= totalW
 	ms.B /= totalW
@@ -80,7 +85,7 @@ func CompareStatistics(axes []PairedTerms, resamples int, seed uint64, level flo
 			}
 			d, ok := deltaOf(ax, idx, nil)
 			if !ok {
-				whole = false
+				whole = whole && !InMS(w[k])
 				continue
 			}
 			boot[k] = append(boot[k], d)

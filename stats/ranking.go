@@ -27,10 +27,10 @@ func RankingWeights(axes []RankingAxis) (weights map[string]float64, nearChance 
 	weights = map[string]float64{}
 	for _, a := range axes {
 		switch {
-		case !a.Public:
+		case !a.Public || !InMS(a.Weight):
 		case !a.Discriminates:
 			nearChance = append(nearChance, a.Name)
-		case a.Weight > 0:
+		default:
 			weights[a.Name] = a.Weight
 		}
 	}

@@ -287,6 +287,12 @@ func (r *evalRun) score(ctx workflow.Context, ax activities.AxisPlan, shards int
 // deadline; histories recorded before it replay the unbounded judging.
 const judgeDeadlineVersion = "judge-bounded-by-deadline"
 
+// judgeStopNoteVersion marks the change that takes the note of a judge stage
+// stopped at the deadline from the activity, which counts the responses it
+// rated and left unrated, instead of a fixed sentence that said "the rest
+// are unrated" even when every response was rated.
+const judgeStopNoteVersion = "judge-stop-note"
+
 // judge rates an axis's responses. Judging is bounded by the global deadline
 // (less the aggregate reserve): at the deadline it is cancelled, the chunks
 // already rated stay checkpointed, and the axis is scored on them.
@@ -316,6 +322,9 @@ func (r *evalRun) judge(ctx workflow.Context, in activities.ScoreInput, axis str
 	})
 	sel.Select(ctx)
 	err := f.Get(ctx, &n)
+	if stopped && err == nil && workflow.GetVersion(ctx, judgeStopNoteVersion, workflow.DefaultVersion, 1) == 1 {
+		return n.Note, nil // the activity's own count of what it rated and left unrated
+	}
 	if stopped && (err == nil || temporal.IsCanceledError(err)) {
 		return fmt.Sprintf("judge: judging stopped at the global deadline (%s left for it): the ratings checkpointed so far are kept and scored, the rest of the responses are unrated", left.Round(time.Second)), nil
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/backends/grammar"
 )
 
 var _ backends.Backend = (*Model)(nil)
@@ -208,7 +209,25 @@ func (m *Model) generate(ctx context.Context, r backends.GenRequest) (backends.G
 		if prompt, err = m.renderChat(r.Messages); err != nil {
 			return backends.Generation{}, err
 		}
-		stops = append(append([]string(nil), stops...), m.chat.stops...)
+		if r.JSONSchema == nil {
+			// A format's stops stand in for an end of turn ("qa" ends an
+			// answer at "\n"); under a schema the grammar ends the reply
+			// (only end-of-generation may follow a complete match), and a
+			// "\n" of the JSON's whitespace must not cut it.
+			stops = append(append([]string(nil), stops...), m.chat.stops...)
+		}
+	}
+	// A JSON schema constrains the reply as llama-server's json_schema does:
+	// the schema becomes a grammar, and each step samples only among the
+	// tokens the grammar can still accept (greedy stays the argmax of those).
+	var gc *grammar.Constraint
+	var gs grammar.State
+	if r.JSONSchema != nil {
+		var err error
+		if gc, err = m.constraint(r.JSONSchema); err != nil {
+			return backends.Generation{}, err
+		}
+		gs = gc.Start()
 	}
 	tokens := m.tok.Encode(prompt, true)
 	if len(tokens) == 0 {
@@ -240,9 +259,22 @@ func (m *Model) generate(ctx context.Context, r backends.GenRequest) (backends.G
 	var gen []int
 	defer func() { backends.Observe().Tokens("gguf", len(tokens), len(gen)) }()
 	for {
-		next := sample(logits, r.Temperature, rng)
+		var mask []uint64
+		if gc != nil {
+			mask = gc.Allowed(gs)
+		}
+		next := sample(logits, r.Temperature, rng, mask)
+		if next < 0 {
+			if gc.Complete(gs) { // a vocabulary without end-of-generation tokens
+				return backends.Generation{Text: m.tok.Decode(gen), FinishReason: "stop", Tokens: len(gen), PromptTruncated: promptCut}, nil
+			}
+			return backends.Generation{}, fmt.Errorf("json_schema: no token of the vocabulary continues %q in the schema's grammar", m.tok.Decode(gen))
+		}
 		if m.tok.IsEOG(next) {
 			return backends.Generation{Text: m.tok.Decode(gen), FinishReason: "stop", Tokens: len(gen), PromptTruncated: promptCut}, nil
+		}
+		if gc != nil {
+			gs, _ = gc.Accept(gs, next) // allowed by the mask, so accepted
 		}
 		gen = append(gen, next)
 		text := m.tok.Decode(gen)
@@ -272,22 +304,25 @@ func findStop(text string, stops []string) (int, bool) {
 	return best, best >= 0
 }
 
-// sample picks the argmax when temp <= 0, else draws from softmax(logits/temp).
-func sample(logits []float32, temp float64, rng *rand.Rand) int {
-	best := 0
+// sample picks the argmax when temp <= 0, else draws from softmax(logits/temp),
+// among the tokens the mask allows (nil: all); -1 when it allows none.
+func sample(logits []float32, temp float64, rng *rand.Rand, mask []uint64) int {
+	best := -1
 	for i, v := range logits {
-		if v > logits[best] {
+		if allowed(mask, i) && (best < 0 || v > logits[best]) {
 			best = i
 		}
 	}
-	if temp <= 0 || rng == nil {
+	if best < 0 || temp <= 0 || rng == nil {
 		return best
 	}
 	mx := float64(logits[best])
 	probs := make([]float64, len(logits))
 	var sum float64
 	for i, v := range logits {
-		probs[i] = math.Exp((float64(v) - mx) / temp)
+		if allowed(mask, i) {
+			probs[i] = math.Exp((float64(v) - mx) / temp)
+		}
 		sum += probs[i]
 	}
 	u := rng.Float64() * sum

@@ -10,5 +10,7 @@
 // The file is memory-mapped; weights are never copied.
 //
 // A *Model implements backends.Backend: exact per-token log-likelihoods,
-// greedy or seeded sampling with stop strings, and chat formatting.
+// greedy or seeded sampling with stop strings, output constrained to a
+// request's JSON Schema (as llama-server's json_schema; see backends/grammar),
+// and chat formatting.
 package gguf

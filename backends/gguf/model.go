@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/glossobench/glossobench/backends/grammar"
 )
 
 // Options configure Open.
@@ -95,6 +97,9 @@ type Model struct {
 	mu     sync.Mutex
 	cache  *kvCache
 	closed bool
+	// vocab and grammars serve requests with a JSONSchema (see constraint).
+	vocab    *grammar.Vocab
+	grammars map[string]*grammar.Constraint
 	// evaluated counts tokens run through the network, so tests can check
 	// that shared contexts are not recomputed.
 	evaluated int

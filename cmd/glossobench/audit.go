@@ -77,7 +77,7 @@ func auditMain(args []string, stdout, stderr io.Writer) int {
 	opt.Detector, opt.Rating, opt.Folds, opt.Seed = *detector, *rating, *folds, *seed
 	opt.Floor, opt.Band, opt.CoinFlip = *floor, *band, *coin
 	opt.Shuffles, opt.ShuffleRetrain, opt.Bootstrap = *shuffles, *retrain, *bootstrap
-	opt.Trees, opt.FingerprintTrees, opt.SourceColumn = *trees, *fpTrees, *source
+	opt.Trees, opt.FingerprintTrees, opt.SourceColumn, opt.LabelColumn = *trees, *fpTrees, *source, *label
 	if !(opt.Floor > 0 && opt.Floor < 1) || !(opt.Band > 0) || opt.CoinFlip < 0 {
 		fmt.Fprintln(stderr, "glossobench audit: want 0 < floor < 1, band > 0 and coin-flip ≥ 0")
 		return 2

@@ -70,6 +70,9 @@ func compareMain(args []string, stdout, stderr io.Writer) int {
 	for _, m := range mismatched {
 		fmt.Fprintf(stdout, "warning: reasoning mode differs for %s: not a like-for-like comparison\n", m)
 	}
+	for _, m := range leaderboard.IdentityMismatches(cmp) {
+		fmt.Fprintf(stdout, "warning: the two rows of %s measured other weights: the deltas compare two models\n", m)
+	}
 	return 0
 }
 

@@ -19,7 +19,7 @@ func writeEloRun(t *testing.T, root, run, model string, axes map[string]string, 
 	dir := filepath.Join(root, "runs", run)
 	res := map[string]any{"run_id": run, "model_id": model, "axes": map[string]any{}}
 	for axis, scorer := range axes {
-		res["axes"].(map[string]any)[axis] = map[string]any{"scorer_type": scorer, "discriminates": true, "scores_key": "runs/" + run + "/" + axis + "/scores.jsonl"}
+		res["axes"].(map[string]any)[axis] = map[string]any{"scorer_type": scorer, "weight": 1, "discriminates": true, "scores_key": "runs/" + run + "/" + axis + "/scores.jsonl"}
 		if err := os.MkdirAll(filepath.Join(dir, axis), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,7 @@ func TestEloErrors(t *testing.T) {
 	c := writeEloRun(t, root, "r3", "n", ax, map[string][]float64{"knowledge": {1, 0}})
 	bad := filepath.Join(root, "runs", "bad")
 	os.MkdirAll(filepath.Join(bad, "knowledge"), 0o755)
-	os.WriteFile(filepath.Join(bad, "result.json"), []byte(`{"run_id":"bad","model_id":"x","axes":{"knowledge":{"scorer_type":"deterministic-rule"}}}`), 0o644)
+	os.WriteFile(filepath.Join(bad, "result.json"), []byte(`{"run_id":"bad","model_id":"x","axes":{"knowledge":{"scorer_type":"deterministic-rule","weight":1,"discriminates":true}}}`), 0o644)
 	os.WriteFile(filepath.Join(bad, "knowledge", "scores.jsonl"), []byte("{\"item_id\":\"a\",\"score\":1}\n{oops\n"), 0o644)
 	cases := []struct {
 		args []string

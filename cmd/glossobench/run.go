@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -153,10 +152,15 @@ func runRun(args []string) int {
 		fmt.Fprintf(os.Stderr, "run failed: %s\nTemporal UI: %s\n", runner.Cause(err), ui)
 		return 1
 	}
-	printSummary(res)
+	data, result, err := readResult(ctx, cfg, res)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	printSummary(os.Stdout, res.RunID, result)
 	path := res.Summary.ResultPath
 	if *out != "" {
-		p, err := copyResult(ctx, cfg, res, *out)
+		p, err := copyResult(data, *out)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -289,39 +293,57 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func printSummary(res workflows.EvalRunResult) {
-	s := res.Summary
-	fmt.Println()
-	fmt.Printf("run %s\n", res.RunID)
+// printSummary writes the run's outcome as a short table, one row per axis
+// (n, headline score, its 95% CI, the headline metric), the mean scores
+// under it and the warnings after it, so a first run reads as what it is.
+func printSummary(w io.Writer, runID string, r *runfiles.Result) {
+	scored := 0
+	for _, ax := range r.Axes {
+		if ax.Score != nil {
+			scored++
+		}
+	}
+	total := len(r.Axes) + len(r.Summary.SkippedAxes)
+	fmt.Fprintf(w, "\nrun %s finished: %d of %d axes scored\n\n", runID, scored, total)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  axis\tn\tscore\t95% CI\theadline metric")
 	for _, name := range scorers.AxisNames() {
-		v, ok := s.Axes[name]
+		ax, ok := r.Axes[name]
 		if !ok {
 			continue
 		}
-		fmt.Printf("  %-10s %s\n", name, fmtScore(v))
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\n", name, ax.N, fmtScore(ax.Score), fmtCI(ax.CI95), ax.Metric)
 	}
-	for _, sk := range s.Skipped {
+	for _, sk := range r.Summary.SkippedAxes {
 		what := "skipped"
 		if sk.Failed {
 			what = "failed"
 		}
-		fmt.Printf("  %-10s %s: %s\n", sk.Axis, what, sk.Reason)
+		fmt.Fprintf(tw, "  %s\t-\t-\t-\t%s: %s\n", sk.Axis, what, sk.Reason)
 	}
-	ci := ""
-	if s.MSCI95 != nil {
-		ci = fmt.Sprintf("  95%% CI [%.4f, %.4f]", s.MSCI95[0], s.MSCI95[1])
+	fmt.Fprintf(tw, "  ms_public\t\t%s\t%s\tmean over %s\n", fmtScore(r.Summary.MSPublic), fmtCI(r.Summary.MSCI95), strings.Join(r.Summary.MSAxes, ", "))
+	if r.Summary.MSExperimental != nil {
+		fmt.Fprintf(tw, "  ms_experimental\t\t%s\t\tself-built axes; not in the headline\n", fmtScore(r.Summary.MSExperimental))
 	}
-	fmt.Printf("  ms_public  %s%s\n  ms_pooled  %s\n", fmtScore(s.MSPublic), ci, fmtScore(s.MSPooled))
-	if s.MSExperimental != nil {
-		fmt.Printf("  ms_experimental %s (self-built axes; not in the headline)\n", fmtScore(s.MSExperimental))
+	fmt.Fprintf(tw, "  ms_ranking\t\t%s\t\tover %s (what leaderboards, compare, Elo and concord rank by)\n", fmtScore(r.Summary.MSRanking), strings.Join(r.Summary.MSRankingAxes, ", "))
+	tw.Flush()
+	if len(r.Summary.NearChanceAxes) > 0 {
+		fmt.Fprintf(w, "\nnear chance (in ms_public, left out of ms_ranking): %s\n", strings.Join(r.Summary.NearChanceAxes, ", "))
 	}
-	fmt.Printf("  ms_ranking %s  over %s (what leaderboards, compare, Elo and concord rank by)\n", fmtScore(s.MSRanking), strings.Join(s.MSRankingAxes, ", "))
-	if len(s.NearChanceAxes) > 0 {
-		fmt.Printf("  near chance (in ms_public, left out of ms_ranking): %s\n", strings.Join(s.NearChanceAxes, ", "))
+	if len(r.Summary.Warnings) > 0 {
+		fmt.Fprintf(w, "\nwarnings:\n")
+		for _, warn := range r.Summary.Warnings {
+			fmt.Fprintf(w, "  - %s\n", warn)
+		}
 	}
-	for _, w := range s.Warnings {
-		fmt.Printf("  %s\n", w)
+	fmt.Fprintln(w)
+}
+
+func fmtCI(ci *[2]float64) string {
+	if ci == nil {
+		return "-"
 	}
+	return fmt.Sprintf("[%.4f, %.4f]", ci[0], ci[1])
 }
 
 func fmtScore(v *float64) string {
@@ -331,19 +353,24 @@ func fmtScore(v *float64) string {
 	return fmt.Sprintf("%.4f", *v)
 }
 
-func copyResult(ctx context.Context, cfg *config.Config, res workflows.EvalRunResult, dir string) (string, error) {
-	uri := cfg.Store.URI
-	st, err := store.Open(ctx, uri)
+// readResult reads the run's result.json from the store it was written to.
+func readResult(ctx context.Context, cfg *config.Config, res workflows.EvalRunResult) ([]byte, *runfiles.Result, error) {
+	st, err := store.Open(ctx, cfg.Store.URI)
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
 	data, err := st.Get(ctx, res.Summary.ResultKey)
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
-	if !json.Valid(data) {
-		return "", errors.New("result.json in the store is not valid JSON")
+	var r runfiles.Result
+	if err := runfiles.DecodeJSON(res.Summary.ResultKey, data, &r); err != nil {
+		return nil, nil, err
 	}
+	return data, &r, nil
+}
+
+func copyResult(data []byte, dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}

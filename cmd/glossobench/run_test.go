@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -250,6 +251,21 @@ func TestQuickStartLog(t *testing.T) {
 	}
 	if strings.Contains(out, "\033") {
 		t.Error("terminal escapes in a file's log")
+	}
+	// Issue 26 item 6: all seven axes have a number (the tiny judge's
+	// replies are constrained to the rating schema), in a table a newcomer
+	// reads as a success, with the warnings after it.
+	if !strings.Contains(out, "finished: 7 of 7 axes scored") {
+		t.Error("the summary does not say that all 7 axes were scored")
+	}
+	for _, axis := range []string{"knowledge", "nlu", "if", "nlg", "mt", "safety", "cultural"} {
+		row := regexp.MustCompile(`(?m)^  ` + axis + `\s+\d+\s+\d\.\d{4}\s+\[\d\.\d{4}, \d\.\d{4}\]\s+\S+`)
+		if !row.MatchString(out) {
+			t.Errorf("no table row with n, score and CI for %s", axis)
+		}
+	}
+	if w, table := strings.Index(out, "\nwarnings:\n"), strings.Index(out, "  ms_ranking "); w >= 0 && w < table {
+		t.Error("warnings printed before the table")
 	}
 }
 

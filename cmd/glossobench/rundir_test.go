@@ -103,7 +103,7 @@ func TestRunDirectories(t *testing.T) {
 	}
 	var rep sigtest.Report
 	readJSON(t, out, &rep)
-	if len(rep.Axes) != 3 || rep.MS.N != 150 || !strings.Contains(stdout, "MS leaves out cultural") {
+	if len(rep.Axes) != 3 || rep.MS.N != 150 || !strings.Contains(stdout, "MS leaves out cultural (not in both") {
 		t.Errorf("sigtest over runs: %+v\n%s", rep, stdout)
 	}
 	wantMS := ((1 - 34.0/100) + 0) / 2

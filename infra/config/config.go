@@ -11,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 
@@ -114,11 +116,19 @@ type Judge struct {
 
 // Dedup names the training corpora screened before scoring (spec §6).
 type Dedup struct {
-	Corpus    []string `yaml:"corpus,omitempty" json:"corpus,omitempty"`
-	TextField string   `yaml:"text_field,omitempty" json:"text_field,omitempty"`
-	MinChars  int      `yaml:"min_chars,omitempty" json:"min_chars,omitempty"`
-	Jaccard   float64  `yaml:"jaccard,omitempty" json:"jaccard,omitempty"`
+	Corpus []string `yaml:"corpus,omitempty" json:"corpus,omitempty"`
+	// CorpusFrom says where Corpus came from when the config names none:
+	// EnvDedupCorpus (spec §6: the hard-exclude is fired by MB_DEDUP_CORPUS).
+	// Recorded in the manifest's config; the hash sees the corpus itself.
+	CorpusFrom string  `yaml:"-" json:"corpus_from,omitempty"`
+	TextField  string  `yaml:"text_field,omitempty" json:"text_field,omitempty"`
+	MinChars   int     `yaml:"min_chars,omitempty" json:"min_chars,omitempty"`
+	Jaccard    float64 `yaml:"jaccard,omitempty" json:"jaccard,omitempty"`
 }
+
+// EnvDedupCorpus names the training corpora to hard-exclude against when a
+// config's dedup.corpus names none (spec §6).
+const EnvDedupCorpus = "MB_DEDUP_CORPUS"
 
 // MaxParallelShards bounds run.parallel_shards: an axis's inference runs
 // in workflow runs that start this many shards each (the workflows'
@@ -171,6 +181,27 @@ func Parse(data []byte, name, baseDir string, ov Overrides) (*Config, error) {
 		c.Run.ChatTemplate = ov.ChatTemplate
 	}
 	c.applyDefaults(baseDir)
+	// A run key the document sets keeps its value, 0 included: seed 0 and
+	// near_chance_eps 0 are values, bootstrap_resamples 0 is refused by
+	// validate; only an absent key takes the default.
+	var set struct {
+		Run struct {
+			Seed               *int64   `yaml:"seed"`
+			BootstrapResamples *int     `yaml:"bootstrap_resamples"`
+			NearChanceEps      *float64 `yaml:"near_chance_eps"`
+		} `yaml:"run"`
+	}
+	if err := yaml.Unmarshal(data, &set); err == nil { // the strict decode above accepted data
+		if v := set.Run.Seed; v != nil {
+			c.Run.Seed = *v
+		}
+		if v := set.Run.BootstrapResamples; v != nil {
+			c.Run.BootstrapResamples = *v
+		}
+		if v := set.Run.NearChanceEps; v != nil {
+			c.Run.NearChanceEps = *v
+		}
+	}
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
@@ -191,8 +222,12 @@ func (c *Config) applyDefaults(baseDir string) {
 	r.ChatTemplate = cmp.Or(r.ChatTemplate, "auto")
 	if r.NearChanceEps == 0 {
 		r.NearChanceEps = 0.05
-		if v, err := strconv.ParseFloat(os.Getenv("MB_NEAR_CHANCE_EPS"), 64); err == nil && v > 0 {
-			r.NearChanceEps = v
+		if env := os.Getenv("MB_NEAR_CHANCE_EPS"); env != "" {
+			// validate refuses what does not parse (NaN) or is out of range.
+			r.NearChanceEps = math.NaN()
+			if v, err := strconv.ParseFloat(env, 64); err == nil {
+				r.NearChanceEps = v
+			}
 		}
 	}
 	if r.JudgeFloor == nil {
@@ -213,6 +248,12 @@ func (c *Config) applyDefaults(baseDir string) {
 		if !strings.Contains(p, "://") && !filepath.IsAbs(p) && baseDir != "" {
 			c.Dedup.Corpus[i] = filepath.Join(baseDir, p)
 		}
+	}
+	if v := os.Getenv(EnvDedupCorpus); v != "" && len(c.Dedup.Corpus) == 0 {
+		// Paths, globs or s3:// prefixes as in dedup.corpus, separated by
+		// commas or white space; relative paths are the worker's.
+		c.Dedup.Corpus = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+		c.Dedup.CorpusFrom = EnvDedupCorpus
 	}
 	if c.Model.ID == "" {
 		c.Model.ID = defaultModelID(c.Model.Spec)
@@ -246,6 +287,9 @@ func (c *Config) validate() error {
 	}
 	if r := c.Run.BootstrapResamples; r < 30 || r > 2000 {
 		return fmt.Errorf("run.bootstrap_resamples: must be 30 to 2000 (spec §3), got %d", r)
+	}
+	if e := c.Run.NearChanceEps; !(e >= 0 && e < 1) {
+		return fmt.Errorf("run.near_chance_eps: must be at least 0 and below 1 (a chance-normalised score), got %g (from the config, else env MB_NEAR_CHANCE_EPS=%q)", e, os.Getenv("MB_NEAR_CHANCE_EPS"))
 	}
 	if f := *c.Run.JudgeFloor; f < 0 || f > 1 {
 		return fmt.Errorf("run.judge_floor: must be 0 to 1, got %g", f)
@@ -370,17 +414,38 @@ func (c *Config) AxisNames() []string {
 	return names
 }
 
-// Hash is the SHA-256 of the config's canonical YAML (after defaults) with
-// every location left out: the store, the model and judge specs' paths or
-// URLs (the model's identity is pinned apart, see ModelIdentity) and the
-// dedup corpus's folders. It is the config part of ContentHash.
+// Hash is the SHA-256 of the config's canonical YAML (after defaults),
+// keeping what determines the numbers and nothing else. Field by field:
+//
+//   - bench_version, language: in.
+//   - model: spec's kind only (gguf, openai, http; the path or URL is a
+//     location, and the weights are pinned apart by ModelIdentity); id out
+//     (a label: the same YAML under two ids is the same config); api_key_env
+//     out (a credential's name); name, revision, flavor, concurrency,
+//     timeout_seconds, max_retries, chat_format, strict_context and meta in
+//     (what the server is asked, how requests are batched, timed out and
+//     rendered, and meta's family, which excludes a judge of the model's own).
+//   - run: max_wall_seconds (what the budget cuts), seed,
+//     bootstrap_resamples, shard_size, parallel_shards, chat_template,
+//     near_chance_eps, judge_overlay, judge_floor in; checkpoint_every and
+//     heartbeat_seconds out (how often progress is saved and reported).
+//   - store: out (where results go).
+//   - axes: in, every key (the datasets' paths as written; their content is
+//     hashed by ContentHash).
+//   - judges: in, spec's kind only, api_key_env out, as for the model.
+//   - dedup: in, corpus folders reduced to base names (S3 prefixes whole).
+//
+// It is the config part of ContentHash.
 func (c *Config) Hash() string {
 	k := *c
 	k.Store = Store{}
+	k.Model.ID, k.Model.APIKeyEnv = "", ""
 	k.Model.Spec = specKind(c.Model.Spec)
+	k.Run.CheckpointEvery, k.Run.HeartbeatSeconds = 0, 0
 	k.Judges = slices.Clone(c.Judges)
 	for i := range k.Judges {
 		k.Judges[i].Spec = specKind(c.Judges[i].Spec)
+		k.Judges[i].APIKeyEnv = ""
 	}
 	k.Dedup.Corpus = slices.Clone(c.Dedup.Corpus)
 	for i, p := range k.Dedup.Corpus {

@@ -72,6 +72,10 @@ func TestErrorsNameFileAndField(t *testing.T) {
 		"wall at reserve":   good + "run:\n  max_wall_seconds: 120\n",
 		"many parallel":     good + "run:\n  parallel_shards: 251\n",
 		"rules not safety":  strings.Replace(good, "knowledge:\n", "knowledge:\n    scorer: rules\n", 1),
+		"zero resamples":    good + "run:\n  bootstrap_resamples: 0\n",
+		"negative eps":      good + "run:\n  near_chance_eps: -0.5\n",
+		"eps of 2":          good + "run:\n  near_chance_eps: 2\n",
+		"eps of 1":          good + "run:\n  near_chance_eps: 1\n",
 	}
 	wants := map[string]string{
 		"unknown key": "bogus is not a known key", "bad scoring mode": "axes.knowledge.scoring_mode",
@@ -83,6 +87,8 @@ func TestErrorsNameFileAndField(t *testing.T) {
 		"bad judge floor": "run.judge_floor", "wall at reserve": "run.max_wall_seconds: must exceed the 120 s",
 		"rules not safety": "axes.knowledge.scorer",
 		"many parallel":    "run.parallel_shards: at most 250",
+		"zero resamples":   "run.bootstrap_resamples: must be 30 to 2000 (spec §3), got 0",
+		"negative eps":     "run.near_chance_eps", "eps of 2": "run.near_chance_eps", "eps of 1": "run.near_chance_eps",
 	}
 	for name, doc := range cases {
 		_, err := Parse([]byte(doc), "my.yaml", "", Overrides{})
@@ -127,6 +133,28 @@ func TestZeroIsAValue(t *testing.T) {
 	}
 	if parse(good).Hash() != parse(weighted("1")).Hash() {
 		t.Error("an unset weight is not the default 1")
+	}
+	// seed 0 and near_chance_eps 0 are values, not the defaults 1234 and 0.05.
+	if c := parse(good + "run:\n  seed: 0\n  near_chance_eps: 0\n"); c.Run.Seed != 0 || c.Run.NearChanceEps != 0 {
+		t.Errorf("seed 0, near_chance_eps 0 read as %d, %g", c.Run.Seed, c.Run.NearChanceEps)
+	}
+	if c := parse(good); c.Run.Seed != 1234 || c.Run.BootstrapResamples != 1000 || c.Run.NearChanceEps != 0.05 {
+		t.Errorf("defaults %d, %d, %g", c.Run.Seed, c.Run.BootstrapResamples, c.Run.NearChanceEps)
+	}
+}
+
+// TestNearChanceEnvIsChecked: MB_NEAR_CHANCE_EPS sets the default epsilon
+// and is refused by name when it is no number in [0, 1).
+func TestNearChanceEnvIsChecked(t *testing.T) {
+	t.Setenv("MB_NEAR_CHANCE_EPS", "0")
+	if c, err := Parse([]byte(good), "c.yaml", "", Overrides{}); err != nil || c.Run.NearChanceEps != 0 {
+		t.Errorf("MB_NEAR_CHANCE_EPS=0: %v, %v", c, err)
+	}
+	for _, bad := range []string{"2", "-1", "lots"} {
+		t.Setenv("MB_NEAR_CHANCE_EPS", bad)
+		if _, err := Parse([]byte(good), "c.yaml", "", Overrides{}); err == nil || !strings.Contains(err.Error(), "MB_NEAR_CHANCE_EPS") {
+			t.Errorf("MB_NEAR_CHANCE_EPS=%s: %v", bad, err)
+		}
 	}
 }
 
@@ -199,5 +227,61 @@ func TestHashIsContentNotLocation(t *testing.T) {
 	os.Remove(filepath.Join(a.Axes["knowledge"].BaseDir, "d.jsonl"))
 	if _, err := a.ContentHash(); err == nil || !strings.Contains(err.Error(), "axes.knowledge.datasets[0].path") {
 		t.Errorf("missing dataset: %v", err)
+	}
+}
+
+// TestHashLeavesOutWhatDoesNotChangeTheNumbers: config_hash says "same
+// config": the same YAML under another model id, credential name or
+// checkpoint/heartbeat cadence hashes alike; the seed, a judge's model name
+// and the model's chat format do not.
+func TestHashLeavesOutWhatDoesNotChangeTheNumbers(t *testing.T) {
+	hash := func(doc string, ov Overrides) string {
+		t.Helper()
+		c, err := Parse([]byte(doc), "c.yaml", "/cfg", ov)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Hash()
+	}
+	base := hash(good, Overrides{})
+	for name, doc := range map[string]string{
+		"model.id":             strings.Replace(good, "spec: gguf:models/m.gguf", "spec: gguf:models/m.gguf\n  id: another", 1),
+		"model.api_key_env":    strings.Replace(good, "spec: gguf:models/m.gguf", "spec: gguf:models/m.gguf\n  api_key_env: KEY", 1),
+		"run.checkpoint_every": good + "run:\n  checkpoint_every: 3\n  heartbeat_seconds: 9\n",
+	} {
+		if hash(doc, Overrides{}) != base {
+			t.Errorf("%s changes config_hash", name)
+		}
+	}
+	if hash(good, Overrides{ModelID: "x"}) != base {
+		t.Error("--model-id changes config_hash")
+	}
+	for name, doc := range map[string]string{
+		"run.seed":          good + "run:\n  seed: 7\n",
+		"model.chat_format": strings.Replace(good, "spec: gguf:models/m.gguf", "spec: gguf:models/m.gguf\n  chat_format: qa", 1),
+	} {
+		if hash(doc, Overrides{}) == base {
+			t.Errorf("%s leaves config_hash alone", name)
+		}
+	}
+}
+
+// TestDedupCorpusFromEnv: MB_DEDUP_CORPUS fires the hard-exclude when the
+// config names no corpus (spec §6), and says so; a config's corpus wins.
+func TestDedupCorpusFromEnv(t *testing.T) {
+	t.Setenv("MB_DEDUP_CORPUS", "/train/a.jsonl, s3://bucket/web/ /train/*.gz")
+	c, err := Parse([]byte(good), "c.yaml", "/cfg", Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.Dedup.Corpus, "|") != "/train/a.jsonl|s3://bucket/web/|/train/*.gz" || c.Dedup.CorpusFrom != "MB_DEDUP_CORPUS" {
+		t.Errorf("corpus %q from %q", c.Dedup.Corpus, c.Dedup.CorpusFrom)
+	}
+	c, err = Parse([]byte(good+"dedup:\n  corpus: [mine.jsonl]\n"), "c.yaml", "/cfg", Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.Dedup.Corpus, "|") != "/cfg/mine.jsonl" || c.Dedup.CorpusFrom != "" {
+		t.Errorf("config corpus %q from %q", c.Dedup.Corpus, c.Dedup.CorpusFrom)
 	}
 }

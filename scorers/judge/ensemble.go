@@ -110,6 +110,13 @@ func (e *Ensemble) RateInto(ctx context.Context, reqs []Request, preds []scorers
 	wg.Wait()
 	var all []Rating
 	for k, rs := range got {
+		if ctx.Err() != nil {
+			// Stopped (cancelled or out of time): a dropped rating is most
+			// likely a request cut short, so it is not kept as an answer and
+			// a resumed run asks again; what the judges did rate is kept.
+			rs = slices.DeleteFunc(rs, func(r Rating) bool { return r.Dropped || r.ItemID == "" })
+			counts[k].Asked = len(rs)
+		}
 		for _, r := range rs {
 			switch {
 			case r.Dropped:

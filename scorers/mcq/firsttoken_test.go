@@ -1,7 +1,9 @@
 package mcq
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -61,5 +63,83 @@ func TestClozeTargetTextIsTheHeadline(t *testing.T) {
 	}
 	if r.Metric != "acc_cloze_text" || r.Score == nil || *r.Score != 0 || r.Secondary["acc"] != 0.0 || r.Secondary["acc_norm"] != 1.0 {
 		t.Fatalf("metric %s score %v acc %v acc_norm %v", r.Metric, r.Score, r.Secondary["acc"], r.Secondary["acc_norm"])
+	}
+}
+
+// textLL answers every continuation with minus its length in bytes, so the
+// shortest choice text wins acc and per character every choice ties.
+type textLL struct{ conts []string }
+
+func (b *textLL) LogLikelihood(_ context.Context, reqs []backends.LLRequest) ([]backends.LLResult, error) {
+	out := make([]backends.LLResult, len(reqs))
+	for i, r := range reqs {
+		b.conts = append(b.conts, r.Continuation)
+		out[i] = ll([]float64{-float64(len(r.Continuation))}, []int{i})
+	}
+	return out, nil
+}
+func (b *textLL) Generate(context.Context, []backends.GenRequest) ([]backends.Generation, error) {
+	return nil, backends.ErrUnsupported
+}
+func (b *textLL) Capabilities() backends.Capabilities { return backends.Capabilities{} }
+func (b *textLL) Close() error                        { return nil }
+
+// TestAccAndAccNormForEveryClozeItem: acc and acc_norm (the choice texts'
+// log-likelihood, whole and per character) are recorded for every cloze
+// item with the default letter target too, as the README says, per item
+// and in secondary; the letter reading stays the headline.
+func TestAccAndAccNormForEveryClozeItem(t *testing.T) {
+	items := []scorers.Item{{ID: "d/1", Prompt: "Q", Choices: []string{"aaaa", "b"}, Gold: 1}}
+	b := &textLL{}
+	p, err := NewAxis("knowledge").Predict(context.Background(), b, items[0], scorers.PredictOptions{ScoringMode: "cloze"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(b.conts, "|") != " A| B| aaaa| b" {
+		t.Fatalf("continuations asked: %q", b.conts)
+	}
+	r, err := NewAxis("knowledge").Score(items, []scorers.Prediction{p}, scorers.ScoreOptions{ScoringMode: "cloze"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Letters: " A" and " B" tie at -2, so A (wrong) is the headline's pick.
+	if r.Metric != "acc_cloze" || *r.Score != 0 || r.Secondary["acc"] != 1.0 || r.Secondary["acc_norm"] != 0.0 {
+		t.Fatalf("metric %s score %v acc %v acc_norm %v", r.Metric, *r.Score, r.Secondary["acc"], r.Secondary["acc_norm"])
+	}
+	ts := &tally{axis: "knowledge", mode: "cloze"}
+	out, _ := ts.Add(items, []scorers.Prediction{p})
+	if out[0].Fields["acc"] != 1.0 || out[0].Fields["acc_norm"] != 0.0 {
+		t.Fatalf("item fields %v", out[0].Fields)
+	}
+}
+
+// failingText refuses the choice-text requests only.
+type failingText struct{ textLL }
+
+func (b *failingText) LogLikelihood(ctx context.Context, reqs []backends.LLRequest) ([]backends.LLResult, error) {
+	if strings.HasSuffix(reqs[0].ID, "/text") {
+		return nil, errors.New("context full")
+	}
+	return b.textLL.LogLikelihood(ctx, reqs)
+}
+
+// TestChoiceTextFailureLeavesTheLetterHeadline: under the letter target
+// acc and acc_norm are secondary, so a backend that fails their requests
+// leaves the item scored on its letters, and the notes count the items
+// without them; under the text target the failure is the item's.
+func TestChoiceTextFailureLeavesTheLetterHeadline(t *testing.T) {
+	it := scorers.Item{ID: "d/1", Prompt: "Q", Choices: []string{"aaaa", "b"}, Gold: 0}
+	p, err := NewAxis("knowledge").Predict(context.Background(), &failingText{}, it, scorers.PredictOptions{ScoringMode: "cloze"})
+	if err != nil || len(p.LogLiks) != 2 || p.Variants != nil {
+		t.Fatalf("letter target: %v, %+v", err, p)
+	}
+	text := scorers.PredictOptions{ScoringMode: "cloze", Options: map[string]any{"cloze_target": "text"}}
+	if _, err := NewAxis("knowledge").Predict(context.Background(), &failingText{}, it, text); err == nil {
+		t.Fatal("text target: the failed headline request was not an error")
+	}
+	ok, _ := NewAxis("knowledge").Predict(context.Background(), &textLL{}, scorers.Item{ID: "d/2", Prompt: "Q", Choices: it.Choices}, scorers.PredictOptions{ScoringMode: "cloze"})
+	r, err := NewAxis("knowledge").Score([]scorers.Item{it, {ID: "d/2", Prompt: "Q", Choices: it.Choices}}, []scorers.Prediction{p, ok}, scorers.ScoreOptions{ScoringMode: "cloze"})
+	if err != nil || r.N != 2 || !strings.Contains(strings.Join(r.Notes, "\n"), "acc and acc_norm are over 1 of 2 cloze items") {
+		t.Fatalf("n %d, notes %v (%v)", r.N, r.Notes, err)
 	}
 }

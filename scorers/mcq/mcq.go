@@ -167,14 +167,21 @@ func (a *Axis) Predict(ctx context.Context, b backends.Backend, it scorers.Item,
 			return p, err
 		default:
 			p.LogLiks = res
-			if target, _ := clozeTarget(opt.Options); target == "text" {
-				for i, ch := range it.Choices {
-					reqs[i].Continuation = " " + ch
-				}
-				full, err := b.LogLikelihood(ctx, reqs)
-				if err != nil {
-					return p, err
-				}
+			// The choice texts' log-likelihoods give acc and acc_norm for
+			// every cloze item, whichever target is the headline.
+			for i, ch := range it.Choices {
+				reqs[i].ID += "/text" // one id per request
+				reqs[i].Continuation = " " + ch
+			}
+			full, err := b.LogLikelihood(ctx, reqs)
+			target, _ := clozeTarget(opt.Options)
+			switch {
+			case err != nil && (target == "text" || ctx.Err() != nil):
+				return p, err
+			case err != nil:
+				// Secondary under the letter target: a failed request leaves
+				// the headline's reading alone; the notes count such items.
+			default:
 				raw, _ := json.Marshal(full)
 				p.Variants = map[string]json.RawMessage{variantClozeText: raw}
 			}
@@ -227,6 +234,14 @@ func argmax(x []float64) (best int, margin float64) {
 		}
 	}
 	return best, x[best] - second
+}
+
+// b2f is an outcome as an item field: 1 right, 0 wrong.
+func b2f(ok bool) float64 {
+	if ok {
+		return 1
+	}
+	return 0
 }
 
 // lowMargin flags cloze decisions decided by less than this many nats.
@@ -399,6 +414,7 @@ func (t *tally) add(it scorers.Item, p scorers.Prediction) (s scorers.ItemScore,
 				if b2 == it.Gold {
 					t.textNormOK++
 				}
+				s.Fields["acc"], s.Fields["acc_norm"] = b2f(b1 == it.Gold), b2f(b2 == it.Gold)
 			}
 		}
 	}
@@ -533,6 +549,9 @@ func (t *tally) Result() (scorers.AxisResult, error) {
 	r.Secondary = map[string]any{"low_conf_items": t.lowConf, "parse_fail": t.parseFail}
 	for k, v := range t.probes.signals() {
 		r.Secondary[k] = v
+	}
+	if t.textN > 0 && t.textN < t.clozeN {
+		r.Notes = append(r.Notes, fmt.Sprintf("acc and acc_norm are over %d of %d cloze items: the backend gave no choice-text log-likelihoods for the rest", t.textN, t.clozeN))
 	}
 	if t.textN > 0 {
 		r.Secondary["acc"] = t.textOK / float64(t.textN)

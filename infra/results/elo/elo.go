@@ -33,10 +33,14 @@ type Run struct {
 	// NearChance are the run's axes whose score is near chance (result.json
 	// discriminates: false); no run plays a match on them (spec §4).
 	NearChance []string
+	// Unranked are the run's other scored axes its ranking mean leaves out,
+	// axis → why (self-built tier, weight 0): Elo plays only the axes the
+	// ranking mean uses (stats.RankingWeights).
+	Unranked map[string]string
 }
 
 // Load reads a run folder: result.json and the per-item scores of every
-// exact-match axis and of a judged MT axis.
+// exact-match axis and of a judged MT axis that its ranking mean uses.
 func Load(f *runfiles.Folder) (*Run, error) {
 	res, err := f.Result()
 	if err != nil {
@@ -45,14 +49,27 @@ func Load(f *runfiles.Folder) (*Run, error) {
 	if res.Axes == nil {
 		return nil, fmt.Errorf("%s: field axes: missing", f.Path(runfiles.ResultName))
 	}
-	r := &Run{RunID: res.RunID, ModelID: res.ModelID, Where: f.Where(), Scores: map[string]map[string]float64{}}
+	r := &Run{RunID: res.RunID, ModelID: res.ModelID, Where: f.Where(), Scores: map[string]map[string]float64{}, Unranked: map[string]string{}}
 	if res.ModelMeta != nil {
 		r.Family = res.ModelMeta.Family
 	}
 	r.Player = cmp.Or(r.ModelID, r.RunID, r.Where)
+	var ranking []stats.RankingAxis
 	for axis, a := range res.Axes {
-		if !a.Discriminates {
-			r.NearChance = append(r.NearChance, axis)
+		ranking = append(ranking, stats.RankingAxis{Name: axis, Weight: a.Weight, Public: a.Tier != "selfbuilt", Discriminates: a.Discriminates})
+	}
+	ranked, near := stats.RankingWeights(ranking)
+	r.NearChance = near
+	for axis, a := range res.Axes {
+		if _, ok := ranked[axis]; !ok {
+			switch {
+			case slices.Contains(near, axis):
+			case a.Tier == "selfbuilt":
+				r.Unranked[axis] = "self-built (experimental) tier"
+			default:
+				r.Unranked[axis] = "weight 0"
+			}
+			continue
 		}
 		if a.ScorerType != scorers.ScorerRule && !(axis == "mt" && a.ScorerType == scorers.ScorerJudge) {
 			continue
@@ -130,6 +147,18 @@ func Matches(runs []*Run, set Settings) (matches []stats.Match, byAxis map[strin
 			nearChance[a] = append(nearChance[a], r.Player)
 		}
 	}
+	unranked := map[string][]string{} // axis → "player (why)" for runs whose ranking mean leaves it out
+	for _, r := range runs {
+		for a, why := range r.Unranked {
+			unranked[a] = append(unranked[a], r.Player+" ("+why+")")
+		}
+	}
+	for a, who := range unranked {
+		if len(set.Axes) == 0 || slices.Contains(set.Axes, a) {
+			slices.Sort(who)
+			notes = append(notes, fmt.Sprintf("axis %s: not in the ranking mean of %s; not used", a, strings.Join(who, ", ")))
+		}
+	}
 	var axes []string
 	for a, ok := range binary {
 		if len(set.Axes) > 0 && !slices.Contains(set.Axes, a) {
@@ -139,6 +168,9 @@ func Matches(runs []*Run, set Settings) (matches []stats.Match, byAxis map[strin
 			slices.Sort(who)
 			notes = append(notes, fmt.Sprintf("axis %s: near chance for %s; not used (spec §4: near-chance axes do not rank)", a, strings.Join(who, ", ")))
 			continue
+		}
+		if len(unranked[a]) > 0 {
+			continue // noted above
 		}
 		if !ok && a != "mt" {
 			notes = append(notes, fmt.Sprintf("axis %s: scores are not 0/1 exact match; not used", a))

@@ -154,7 +154,7 @@ func TestRankWithJudgedMatches(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	files := map[string]string{
-		"result.json":      `{"run_id":"r","model_id":"m","model_meta":{"family":"llama"},"axes":{"nlu":{"scorer_type":"deterministic-rule"},"nlg":{"scorer_type":"deterministic-rule"},"mt":{"scorer_type":"llm-judge"}}}`,
+		"result.json":      `{"run_id":"r","model_id":"m","model_meta":{"family":"llama"},"axes":{"nlu":{"scorer_type":"deterministic-rule","weight":1,"discriminates":true},"nlg":{"scorer_type":"deterministic-rule","weight":1,"discriminates":true},"mt":{"scorer_type":"llm-judge","weight":1,"discriminates":true}}}`,
 		"nlu/scores.jsonl": "{\"item_id\":\"a\",\"score\":1}\n\n{\"item_id\":\"b\",\"score\":0}\n",
 		"mt/scores.jsonl":  "{\"item_id\":\"q\",\"score\":0.7}\n",
 	}
@@ -187,7 +187,7 @@ func TestLoadErrors(t *testing.T) {
 func TestNearChanceAxesPlayNoMatches(t *testing.T) {
 	load := func(model, nluDiscriminates, knowledge string) *Run {
 		files := map[string]string{
-			"result.json":            `{"model_id":"` + model + `","axes":{"nlu":{"scorer_type":"deterministic-rule","discriminates":` + nluDiscriminates + `},"knowledge":{"scorer_type":"deterministic-rule","discriminates":true}}}`,
+			"result.json":            `{"model_id":"` + model + `","axes":{"nlu":{"scorer_type":"deterministic-rule","weight":1,"discriminates":` + nluDiscriminates + `},"knowledge":{"scorer_type":"deterministic-rule","weight":1,"discriminates":true}}}`,
 			"nlu/scores.jsonl":       "{\"item_id\":\"a\",\"score\":1}\n{\"item_id\":\"b\",\"score\":0}\n",
 			"knowledge/scores.jsonl": knowledge,
 		}
@@ -209,6 +209,42 @@ func TestNearChanceAxesPlayNoMatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rep.ByAxis["nlu"] != 0 || rep.ByAxis["knowledge"] != 1 || !strings.Contains(strings.Join(rep.Notes, "\n"), "axis nlu: near chance for x; not used") {
+		t.Errorf("matches by axis %v, notes %v", rep.ByAxis, rep.Notes)
+	}
+}
+
+// TestEloPlaysOnlyRankingAxes: Elo plays only the axes the ranking mean
+// uses: a self-built axis and an axis of weight 0 play no match, and the
+// notes say why.
+func TestEloPlaysOnlyRankingAxes(t *testing.T) {
+	load := func(model, score string) *Run {
+		axis := func(extra string) string {
+			return `{"scorer_type":"deterministic-rule","discriminates":true` + extra + `}`
+		}
+		files := map[string]string{
+			"result.json": `{"model_id":"` + model + `","axes":{"knowledge":` + axis(`,"weight":0`) + `,"cultural":` + axis(`,"weight":1,"tier":"selfbuilt"`) + `,"nlu":` + axis(`,"weight":1`) + `}}`,
+		}
+		for _, a := range []string{"knowledge", "cultural", "nlu"} {
+			files[a+"/scores.jsonl"] = `{"item_id":"k","score":` + score + "}\n"
+		}
+		m := fstest.MapFS{}
+		for name, s := range files {
+			m[name] = &fstest.MapFile{Data: []byte(s)}
+		}
+		r, err := Load(runfiles.FS(m, model))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	rep, err := Rank([]*Run{load("x", "1"), load("y", "0")}, nil, Settings{BT: true, Prior: 1, Seed: 1, Resamples: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(rep.Notes, "\n")
+	if rep.ByAxis["knowledge"] != 0 || rep.ByAxis["cultural"] != 0 || rep.ByAxis["nlu"] != 1 ||
+		!strings.Contains(notes, "axis knowledge: not in the ranking mean of x (weight 0), y (weight 0)") ||
+		!strings.Contains(notes, "axis cultural: not in the ranking mean of x (self-built (experimental) tier)") {
 		t.Errorf("matches by axis %v, notes %v", rep.ByAxis, rep.Notes)
 	}
 }

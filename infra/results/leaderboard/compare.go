@@ -36,14 +36,29 @@ type ModelCompare struct {
 // Compare pairs the models on both boards (each model's row, as
 // LatestByModel gives it), in model order, with their per-axis scores,
 // ms_public and ranking mean on each.
+//
+// A model on one board only is paired by its identity instead: a row of the
+// other board, itself unpaired by id, whose weights pin (model_sha256) is
+// the same; the pair is named "idA = idB".
 func Compare(a, b map[string]Row) []ModelCompare {
 	var out []ModelCompare
+	bySHA := map[string]string{} // model_sha256 → model id on b, for b's rows not on a
+	for m, rb := range b {
+		if _, ok := a[m]; !ok && rb.Pins["model_sha256"] != "" {
+			bySHA[rb.Pins["model_sha256"]] = m
+		}
+	}
 	for m, ra := range a {
+		name := m
 		rb, ok := b[m]
 		if !ok {
-			continue
+			other, found := bySHA[ra.Pins["model_sha256"]]
+			if ra.Pins["model_sha256"] == "" || !found {
+				continue
+			}
+			rb, name = b[other], m+" = "+other
 		}
-		c := ModelCompare{Model: m, A: ra, B: rb}
+		c := ModelCompare{Model: name, A: ra, B: rb}
 		var axes []string
 		for ax := range ra.Scores {
 			axes = append(axes, ax)
@@ -82,6 +97,29 @@ func ReasoningMismatches(cmp []ModelCompare) []string {
 	for _, c := range cmp {
 		if c.A.ReasoningMode != c.B.ReasoningMode {
 			out = append(out, fmt.Sprintf("%s (%s vs %s)", c.Model, modeName(c.A.ReasoningMode), modeName(c.B.ReasoningMode)))
+		}
+	}
+	return out
+}
+
+// identityPins are the pins that name the weights measured.
+var identityPins = []string{"model_sha256", "server_model", "model_revision"}
+
+// IdentityMismatches names the compared models whose two rows pin other
+// weights (model_sha256, server_model or model_revision, where both rows
+// record it): the same model id measured on different models.
+func IdentityMismatches(cmp []ModelCompare) []string {
+	var out []string
+	for _, c := range cmp {
+		var diff []string
+		for _, k := range identityPins {
+			va, vb := c.A.Pins[k], c.B.Pins[k]
+			if va != "" && vb != "" && va != vb {
+				diff = append(diff, fmt.Sprintf("%s %s vs %s", k, va, vb))
+			}
+		}
+		if len(diff) > 0 {
+			out = append(out, fmt.Sprintf("%s (%s)", c.Model, strings.Join(diff, "; ")))
 		}
 	}
 	return out

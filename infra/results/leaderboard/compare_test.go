@@ -47,3 +47,31 @@ func TestRankOrder(t *testing.T) {
 		t.Errorf("order %v, want [3 2 0 1]", got)
 	}
 }
+
+// TestCompareByModelIdentity: rows of one id that pin other weights are
+// compared with a warning; a model renamed between boards is paired by its
+// weights' SHA-256.
+func TestCompareByModelIdentity(t *testing.T) {
+	pins := func(sha string) map[string]string { return map[string]string{"model_sha256": sha} }
+	v1 := []Row{
+		{ModelID: "m", MS: 0.5, Pins: pins("aaa")},
+		{ModelID: "old-name", MS: 0.3, Pins: pins("ccc")},
+		{ModelID: "alone", MS: 0.1, Pins: pins("ddd")},
+	}
+	v2 := []Row{
+		{ModelID: "m", MS: 0.6, Pins: pins("bbb")},
+		{ModelID: "new-name", MS: 0.4, Pins: pins("ccc")},
+		{ModelID: "stranger", MS: 0.9, Pins: pins("eee")},
+	}
+	got := Compare(LatestByModel(v1), LatestByModel(v2))
+	var names []string
+	for _, c := range got {
+		names = append(names, c.Model)
+	}
+	if fmt.Sprint(names) != "[m old-name = new-name]" {
+		t.Errorf("pairs %v", names)
+	}
+	if w := IdentityMismatches(got); fmt.Sprint(w) != "[m (model_sha256 aaa vs bbb)]" {
+		t.Errorf("identity mismatches %v", w)
+	}
+}

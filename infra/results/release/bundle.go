@@ -114,6 +114,9 @@ type AxisHeadline struct {
 	Weight  float64  `json:"weight"`
 	Tier    string   `json:"tier"`
 	Rescore string   `json:"rescore"` // the method, or why it cannot be rescored
+	// CI95 is the axis's own interval: the MS interval when the MS has one
+	// weighted axis (stats.MSInterval).
+	CI95 *[2]float64 `json:"ci95,omitempty"`
 }
 
 // Options control Write.
@@ -173,7 +176,7 @@ func Build(run *Run, opt Options) (*Manifest, []byte, error) {
 	for _, axis := range run.AxisNames() {
 		rep := res.Axes[axis]
 		ad := run.Axes[axis]
-		h := AxisHeadline{Metric: rep.Metric, Score: rep.Score, N: rep.N, Weight: rep.Weight, Tier: rep.Tier, Rescore: method(rep.Metric)}
+		h := AxisHeadline{Metric: rep.Metric, Score: rep.Score, N: rep.N, Weight: rep.Weight, Tier: rep.Tier, Rescore: method(rep.Metric), CI95: rep.CI95}
 		var raw map[string]json.RawMessage
 		if opt.IncludeRaw {
 			var err error

@@ -137,6 +137,9 @@ func Rescore(m *Manifest, items []Item) *RescoreReport {
 	pooled := Check{Name: "ms_pooled", Method: "per-item pooled mean of the ms_axes (scorers.Pooled: each record counted as its axis's headline counts it)", Published: m.MSPooled}
 	var pool scorers.Pooled
 	for _, a := range m.MSAxes {
+		if !stats.InMS(m.Axes[a].Weight) {
+			continue // weight 0: outside every mean
+		}
 		add := pool.Axis(m.Axes[a].Metric)
 		for _, it := range itemScores(byAxis[a]) {
 			if err := add(it); err != nil && pooled.Detail == "" {
@@ -162,8 +165,9 @@ func Rescore(m *Manifest, items []Item) *RescoreReport {
 	return rep
 }
 
-// msCI re-derives ms_ci95 as the run computed it: a seeded percentile
-// bootstrap over the public axes, each resampled axis keeping its weight.
+// msCI re-derives ms_ci95 as the run computed it (stats.MSInterval): a
+// seeded percentile bootstrap over the public axes, each resampled axis
+// keeping its weight, or the one weighted axis's own interval.
 func msCI(m *Manifest, rescored map[string]*float64, problem string) []Check {
 	lo := Check{Name: "ms_ci95.low", Method: "percentile bootstrap over the ms_axes (seed, bootstrap_resamples)"}
 	hi := Check{Name: "ms_ci95.high", Method: lo.Method}
@@ -182,11 +186,13 @@ func msCI(m *Manifest, rescored map[string]*float64, problem string) []Check {
 		return []Check{lo, hi}
 	}
 	var scores, weights []float64
+	var own []*[2]float64
 	for _, a := range m.MSAxes {
 		scores = append(scores, *rescored[a])
 		weights = append(weights, m.Axes[a].Weight)
+		own = append(own, m.Axes[a].CI95)
 	}
-	if ci := stats.WeightedMeanCI(scores, weights, m.BootstrapResamples, uint64(m.Seed)); ci != nil {
+	if ci := stats.MSInterval(scores, weights, own, m.BootstrapResamples, uint64(m.Seed)); ci != nil {
 		lo.Rescored, hi.Rescored = &ci[0], &ci[1]
 	}
 	for _, c := range []*Check{&lo, &hi} {

@@ -45,3 +45,22 @@ func TestRescoreSafetyAndMT(t *testing.T) {
 		t.Errorf("missing refused field: %+v", rep.Axes[1])
 	}
 }
+
+// TestRescoreWeightZero: rescore follows the run's one weight rule: an axis
+// of weight 0 is outside ms_pooled, and the interval of an MS with one
+// weighted axis is that axis's own, so a run that published [0, 0.42]
+// (weight 0 read as a resample of mean 0) does not reproduce.
+func TestRescoreWeightZero(t *testing.T) {
+	items := []Item{{Axis: "knowledge", ItemID: "k", Score: 1}, {Axis: "nlu", ItemID: "a", Score: 0.42}}
+	m := &Manifest{Axes: map[string]AxisHeadline{
+		"knowledge": {Metric: "acc_cloze", Score: f(1), N: 1, Weight: 0, Rescore: MethodMean, CI95: &[2]float64{1, 1}},
+		"nlu":       {Metric: "acc_cloze", Score: f(0.42), N: 1, Weight: 1, Rescore: MethodMean, CI95: &[2]float64{0.3, 0.5}},
+	}, MSAxes: []string{"knowledge", "nlu"}, MSPublic: f(0.42), MSPooled: f(0.42), MSCI95: &[2]float64{0.3, 0.5}, BootstrapResamples: 100, Seed: 1}
+	if rep := Rescore(m, items); !rep.OK() {
+		t.Errorf("not OK: %+v", rep.MS)
+	}
+	m.MSCI95 = &[2]float64{0, 0.42}
+	if rep := Rescore(m, items); rep.OK() {
+		t.Errorf("the interval [0, 0.42] reproduced: %+v", rep.MS)
+	}
+}

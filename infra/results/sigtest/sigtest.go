@@ -238,12 +238,21 @@ func Compare(ia, ib Input, weights map[string]float64, resamples int, seed uint6
 		slices.Sort(ids) // a fixed order makes the seeded resampling reproducible
 		w, ok := weights[ax]
 		if !ok {
+			// A run's weight is its own, 0 included (outside MS);
+			// JSONL input carries none and weighs 1.
 			wa, oka := ia.weights[ax]
 			wb, okb := ib.weights[ax]
-			if oka && okb && wa != wb {
+			switch {
+			case oka && okb && wa != wb:
 				rep.Notes = append(rep.Notes, fmt.Sprintf("axis %s: the runs weigh it %g and %g; using A's", ax, wa, wb))
+				w = wa
+			case oka:
+				w = wa
+			case okb:
+				w = wb
+			default:
+				w = 1
 			}
-			w = cmp.Or(wa, wb)
 		}
 		pa := stats.PairedTerms{Name: ax, Weight: w, Value: st.Value}
 		var ra, rb []scorers.ItemScore
@@ -263,27 +272,28 @@ func Compare(ia, ib Input, weights map[string]float64, resamples int, seed uint6
 	if len(paired) == 0 {
 		return nil, errors.New("the two inputs share no scored item")
 	}
-	// Split off the axes MS leaves out (self-built tiers of a run).
-	msPaired, rest := paired, []stats.PairedTerms(nil)
-	if ia.msAxes != nil && ib.msAxes != nil {
-		msPaired = nil
-		for _, pa := range paired {
-			if slices.Contains(ia.msAxes, pa.Name) && slices.Contains(ib.msAxes, pa.Name) {
-				msPaired = append(msPaired, pa)
-			} else {
-				rest = append(rest, pa)
-			}
+	// Split off the axes MS leaves out: self-built tiers of a run, and
+	// axes of weight 0 (stats.InMS).
+	var msPaired, rest []stats.PairedTerms
+	var why []string
+	for _, pa := range paired {
+		switch {
+		case ia.msAxes != nil && ib.msAxes != nil && !(slices.Contains(ia.msAxes, pa.Name) && slices.Contains(ib.msAxes, pa.Name)):
+			why = append(why, pa.Name+" (not in both runs' ms_public)")
+		case !stats.InMS(pa.Weight):
+			why = append(why, pa.Name+" (weight 0)")
+		default:
+			msPaired = append(msPaired, pa)
+			continue
 		}
-		if len(msPaired) == 0 {
-			return nil, errors.New("the runs share no axis of their ms_public")
-		}
-		if len(rest) > 0 {
-			var names []string
-			for _, pa := range rest {
-				names = append(names, pa.Name)
-			}
-			rep.Notes = append(rep.Notes, "MS leaves out "+strings.Join(names, ", ")+" (not in both runs' ms_public)")
-		}
+		pa.Weight = 1 // compared on its own; the MS of this group is not used
+		rest = append(rest, pa)
+	}
+	if len(msPaired) == 0 {
+		return nil, errors.New("the inputs share no axis of positive weight in their ms_public")
+	}
+	if len(rest) > 0 {
+		rep.Notes = append(rep.Notes, "MS leaves out "+strings.Join(why, ", "))
 	}
 	var err error
 	rep.Axes, rep.MS, err = stats.CompareStatistics(msPaired, resamples, seed, level)

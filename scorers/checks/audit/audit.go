@@ -116,6 +116,7 @@ type Options struct {
 	Repairs bool
 
 	SourceColumn string // named in the report line
+	LabelColumn  string // named in the report line: what the rating is scored against
 	Workers      int    // 0 means GOMAXPROCS
 
 	// Progress, when set, is told the name of each step as it starts (the
@@ -137,7 +138,7 @@ func DefaultOptions() Options {
 		Floor: DefaultFloor, Band: DefaultBand, CoinFlip: DefaultCoinFlip,
 		Shuffles: 1000, Bootstrap: 2000, Trees: 100, C: 1,
 		FingerprintTrees: 50, FingerprintWarn: 0.75, Repairs: true,
-		SourceColumn: "source",
+		SourceColumn: "source", LabelColumn: "label",
 	}
 }
 
@@ -145,6 +146,7 @@ func DefaultOptions() Options {
 type Report struct {
 	Detector     string   `json:"detector"`
 	SourceColumn string   `json:"source_column"`
+	LabelColumn  string   `json:"label_column,omitempty"`
 	Measurements []string `json:"measurements"`
 	Rows         int      `json:"rows"`
 	Yes          int      `json:"yes"`
@@ -263,7 +265,7 @@ func (d *data) run(opt Options) (Report, error) {
 	opt = withDefaults(opt)
 	n := len(d.y)
 	rep := Report{
-		Detector: opt.Detector, SourceColumn: opt.SourceColumn, Measurements: d.names,
+		Detector: opt.Detector, SourceColumn: opt.SourceColumn, LabelColumn: opt.LabelColumn, Measurements: d.names,
 		Rows: n, Yes: d.nPos, Seed: opt.Seed,
 		Rule: Rule{Floor: opt.Floor, Band: opt.Band, CoinFlip: opt.CoinFlip},
 	}
@@ -305,6 +307,7 @@ func withDefaults(o Options) Options {
 	o.FingerprintTrees = cmp.Or(o.FingerprintTrees, def.FingerprintTrees)
 	o.FingerprintWarn = cmp.Or(o.FingerprintWarn, def.FingerprintWarn)
 	o.SourceColumn = cmp.Or(o.SourceColumn, def.SourceColumn)
+	o.LabelColumn = cmp.Or(o.LabelColumn, def.LabelColumn)
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}

@@ -10,7 +10,11 @@ import (
 // possible value, the floor check and the rule used, the source tag and
 // measurement list, and one verdict. Numbers, not a badge.
 func (r Report) Line() string {
-	head := fmt.Sprintf("leakage audit [%s; source: %s; measurements: %s]", r.Detector, r.SourceColumn, strings.Join(r.Measurements, ","))
+	label := r.LabelColumn
+	if label == "" {
+		label = "label" // a report written before the label was named
+	}
+	head := fmt.Sprintf("leakage audit [%s; label: %s; source: %s; measurements: %s]", r.Detector, label, r.SourceColumn, strings.Join(r.Measurements, ","))
 	if r.Skip != "" {
 		return head + ": " + r.Skip
 	}
