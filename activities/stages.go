@@ -49,6 +49,18 @@ type InferProgress struct {
 // cancellation (the axis budget ran out) what was answered is written before
 // returning.
 func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, error) {
+	// A ticker heartbeats from the start (opening a large model takes
+	// longer than the 5 s heartbeat timeout) and while a slow item is in
+	// flight, so a live worker is never mistaken for a dead one; a dead one
+	// stops heartbeating.
+	var mu sync.Mutex
+	var res ShardResult
+	var waiting string // why answered items are held, for the heartbeat
+	defer beat(ctx, func() any {
+		mu.Lock()
+		defer mu.Unlock()
+		return InferProgress{Done: res.Done, Total: res.Total, Waiting: waiting}
+	})()
 	m, st, err := a.loadManifest(ctx, in.RunRef)
 	if err != nil {
 		return ShardResult{}, err
@@ -61,14 +73,15 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 	if err != nil {
 		return ShardResult{}, err
 	}
-	res := ShardResult{Total: len(items), Reused: len(done)}
 	var todo []scorers.Item
 	for _, it := range items {
 		if _, ok := done[it.ID]; !ok {
 			todo = append(todo, it)
 		}
 	}
-	res.Done = len(done)
+	mu.Lock()
+	res = ShardResult{Total: len(items), Reused: len(done), Done: len(done)}
+	mu.Unlock()
 	if len(todo) == 0 {
 		return res, nil
 	}
@@ -96,16 +109,6 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 			workers = 1
 		}
 	}
-
-	// A ticker heartbeats while a slow item is in flight, so a live worker is
-	// never mistaken for a dead one; a dead one stops heartbeating.
-	var mu sync.Mutex
-	var waiting string // why answered items are held, for the heartbeat
-	defer beat(ctx, func() any {
-		mu.Lock()
-		defer mu.Unlock()
-		return InferProgress{Done: res.Done, Total: res.Total, Waiting: waiting}
-	})()
 
 	predict := func(ctx context.Context, it scorers.Item) (scorers.Prediction, error) {
 		return ax.Predict(ctx, b, it, opt)
