@@ -29,12 +29,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// Error types the workflow must not retry: the input itself is wrong.
-const (
-	ErrConfig = "ConfigError"
-	ErrData   = "DataError"
-)
-
 // Activities holds the dependencies of every stage. Stores and backends are
 // opened on first use and shared by all runs the worker serves.
 type Activities struct {
@@ -170,6 +164,11 @@ func getJSON(ctx context.Context, st store.Store, key string, v any) error {
 // them with the manifest to the store. A retry after a crash finds the
 // manifest and returns its plan.
 func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error) {
+	// The run id first: it names the run's folder, and nothing may be read
+	// or written for a run id that would name another folder.
+	if err := runfiles.CheckRunID(in.RunID); err != nil {
+		return Plan{}, temporal.NewNonRetryableApplicationError("run_id "+err.Error(), ErrConfig, nil)
+	}
 	var cfg *config.Config
 	var err error
 	ov := config.Overrides{Model: in.Model, ModelID: in.ModelID, JudgeOverlay: in.JudgeOverlay, ChatTemplate: in.ChatTemplate}
@@ -184,12 +183,6 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	}
 	if err != nil {
 		return Plan{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfig, nil)
-	}
-	if in.RunID == "" {
-		return Plan{}, temporal.NewNonRetryableApplicationError("run_id: empty", ErrConfig, nil)
-	}
-	if err := store.ValidKey("runs/" + in.RunID); err != nil {
-		return Plan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("run_id %q: %v", in.RunID, err), ErrConfig, nil)
 	}
 	uri := cfg.Store.URI
 	if !filepath.IsAbs(uri) && !hasScheme(uri) {

@@ -63,15 +63,20 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 	if (!judged && !overlay) || len(cfgs) == 0 {
 		return StageNote{Note: "judge: no judges configured"}, nil
 	}
+	// Opening a GGUF judge may take longer than the 5 s heartbeat timeout:
+	// heartbeat meanwhile (the rating loop's ticker takes over below).
+	opened := beat(ctx, func() any { return map[string]int{"shard": 0, "rated": 0} })
 	var js []*judge.Judge
 	for _, c := range cfgs {
 		j, err := judge.Dial(c)
 		if err != nil {
+			opened()
 			return StageNote{}, fmt.Errorf("judge %s: %w", c.Name, err)
 		}
 		defer j.Close()
 		js = append(js, j)
 	}
+	opened()
 	floor, _ := judge.FloorOption(nil, m.Config.Run.JudgeFloor)
 	ens := &judge.Ensemble{Judges: js, Floor: floor}
 	rated, unrequested := 0, 0 // responses sent to the judges; items with no response to rate

@@ -153,7 +153,8 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 		}
 		data, err := runfiles.EncodeJSONL(pending)
 		if err != nil {
-			return err
+			// NaN or an infinity in an answer: the model is broken.
+			return modelError(m.Config.Model.Spec, err)
 		}
 		err = saveCheckpoint(ctx, st, runfiles.PredKey(in.RunID, in.Axis, in.Shard, parts), data, func(why string) {
 			mu.Lock()
@@ -173,6 +174,7 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 		return nil
 	}
 	var firstErr, saveErr error
+	broken := false // firstErr is the model's failure, not an outage
 	next, inflight := 0, 0
 	for {
 		for next < len(todo) && inflight < workers && firstErr == nil && saveErr == nil && ctx.Err() == nil {
@@ -192,14 +194,20 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 		switch {
 		case ans.err == nil:
 			pending = append(pending, ans.pred)
-		case transient(ans.err):
+		case Classify(ans.err) == Outage:
 			// The server is away or the attempt was cancelled: retry later.
 			if firstErr == nil {
 				firstErr = fmt.Errorf("item %s: %w", ans.it.ID, ans.err)
 			}
+		case Classify(ans.err) == ModelFailure:
+			// Every item would fail alike: the axis ends with this cause
+			// (the error names the item); no new item is started.
+			if !broken {
+				broken, firstErr = true, modelError(m.Config.Model.Spec, ans.err)
+			}
 		default:
-			// The item itself cannot be answered (too long, unrenderable,
-			// rejected): record why, so it is reported and never retried.
+			// The item itself cannot be answered (too long, unrenderable):
+			// record why, so it is reported and never retried.
 			pending = append(pending, scorers.Prediction{ItemID: ans.it.ID, Error: ans.err.Error()})
 		}
 		if len(pending) >= every && saveErr == nil {

@@ -13,6 +13,11 @@ import (
 // made-up number.
 var ErrUnsupported = errors.New("backend does not support log-likelihood")
 
+// ErrNonFinite is returned when a model computes NaN or an infinity where a
+// number is due (logits, log-probabilities): broken weights or an overflow,
+// which every request meets alike.
+var ErrNonFinite = errors.New("the model computed NaN or infinite values")
+
 // Message is one chat turn.
 type Message struct {
 	Role    string `json:"role"` // system | user | assistant

@@ -25,10 +25,11 @@ const (
 	StageDone      = "done"
 	StageStopped   = "stopped" // the axis budget ran out
 	StageSkipped   = "skipped"
+	StageFailed    = "failed" // the model failed every request alike (activities.ErrModel)
 )
 
-// nonRetryable are the error types no retry can fix: the input is wrong.
-var nonRetryable = []string{activities.ErrConfig, activities.ErrData}
+// nonRetryable are the error types no retry can fix.
+var nonRetryable = activities.NonRetryable
 
 // The activity option presets. Each names one kind of stage; a call site
 // picks one and adds its summary (see stage).
@@ -56,35 +57,54 @@ func screenPreset(wall time.Duration) workflow.ActivityOptions {
 	}
 }
 
+// Recovery from a dead inference worker: Infer and Judge heartbeat every
+// second (activities.HeartbeatEvery, sent at once: the inference worker's
+// heartbeat throttle is as short), so the server notices a SIGKILLed worker
+// run.heartbeat_seconds (5 s by default) after its last heartbeat, and
+// retries the activity on another worker after the retry's backoff, at most
+// maxModelRetryWait: within 5 + 2 s of the kill, under the 10 s the operator
+// guide promises. Options are not part of a command's identity in replay
+// (the SDK matches a scheduled activity by its id and type), so changing
+// them needs no version marker.
+const maxModelRetryWait = 2 * time.Second
+
+// heartbeatTimeout is run.heartbeat_seconds as a duration, at least 5 s: a
+// live worker heartbeats every second, so 5 s leaves four missed heartbeats
+// (a loaded machine, a pause of the Go runtime) before it is presumed dead.
+func heartbeatTimeout(secs int) time.Duration { return time.Duration(max(secs, 5)) * time.Second }
+
 // inferPreset: model calls over one shard, cancelled when the axis budget
 // runs out and waited for while they checkpoint what they answered.
 func inferPreset(budget time.Duration, heartbeatSecs int) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		TaskQueue:           InferenceTaskQueue,
 		StartToCloseTimeout: budget + time.Minute,
-		HeartbeatTimeout:    time.Duration(max(heartbeatSecs, 5)) * time.Second,
+		HeartbeatTimeout:    heartbeatTimeout(heartbeatSecs),
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: maxModelRetryWait,
 			NonRetryableErrorTypes: nonRetryable,
 		},
 	}
 }
 
 // judgePreset: the judge ensemble rates an axis's responses, shard by shard.
-func judgePreset(budget time.Duration) workflow.ActivityOptions {
+func judgePreset(budget time.Duration, heartbeatSecs int) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		TaskQueue:           InferenceTaskQueue,
 		StartToCloseTimeout: max(budget, time.Hour),
-		HeartbeatTimeout:    5 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: nonRetryable},
+		HeartbeatTimeout:    heartbeatTimeout(heartbeatSecs),
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: maxModelRetryWait,
+			MaximumAttempts: 5, NonRetryableErrorTypes: nonRetryable,
+		},
 	}
 }
 
 // judgeUntilPreset: judging bounded by the time left to the global deadline;
 // cancelled at the deadline and waited for while it checkpoints.
-func judgeUntilPreset(left time.Duration) workflow.ActivityOptions {
-	o := judgePreset(0)
+func judgeUntilPreset(left time.Duration, heartbeatSecs int) workflow.ActivityOptions {
+	o := judgePreset(0, heartbeatSecs)
 	o.StartToCloseTimeout = left + time.Minute
 	o.WaitForCancellation = true
 	return o

@@ -231,7 +231,7 @@ func (r *evalRun) runAxis(ctx workflow.Context, i int, inferred func()) (axisRun
 	expired, err := r.infer(ctx, ax, shards, budget, p)
 	inferred()
 	if err != nil {
-		return axisRun{}, err
+		return r.axisFailed(ctx, ax, p, err)
 	}
 	out, err := r.score(ctx, ax, shards, budget, p)
 	if err != nil {
@@ -336,6 +336,26 @@ func (r *evalRun) runAxes(ctx workflow.Context) error {
 	return nil
 }
 
+// axisFailedVersion marks the change that ends an axis whose model fails
+// every request alike (activities.ErrModel) with the cause as its note, and
+// goes on with the next axis; histories recorded before it fail the run.
+const axisFailedVersion = "axis-fails-alone"
+
+// axisFailed is how an axis's inference error ends: a model failing every
+// request alike ends the axis (skipped, failed, its cause the note; `run`
+// then exits non-zero), any other error fails the run.
+func (r *evalRun) axisFailed(ctx workflow.Context, ax activities.AxisPlan, p *AxisProgress, err error) (axisRun, error) {
+	cause, ok := activities.ModelFailed(err)
+	if !ok || workflow.GetVersion(ctx, axisFailedVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return axisRun{}, err
+	}
+	p.Stage = StageFailed
+	return axisRun{
+		skip: &activities.Skip{Axis: ax.Name, Reason: cause, Failed: true},
+		note: fmt.Sprintf("axis %s failed: %s; %d of %d kept items not scored", ax.Name, cause, p.Total, p.Total),
+	}, nil
+}
+
 // score judges, checks the probes, scores and audits an answered axis.
 func (r *evalRun) score(ctx workflow.Context, ax activities.AxisPlan, shards int, budget time.Duration, p *AxisProgress) (activities.AxisOutcome, error) {
 	in := activities.ScoreInput{AxisInput: activities.AxisInput{RunRef: r.ref, Axis: ax.Name}, Shards: shards}
@@ -393,7 +413,7 @@ const judgeStopNoteVersion = "judge-stop-note"
 func (r *evalRun) judge(ctx workflow.Context, in activities.ScoreInput, axis string, budget time.Duration) (string, error) {
 	var n activities.StageNote
 	if workflow.GetVersion(ctx, judgeDeadlineVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		err := workflow.ExecuteActivity(stage(ctx, judgePreset(budget), "%s %s", StageJudging, axis), a.Judge, in).Get(ctx, &n)
+		err := workflow.ExecuteActivity(stage(ctx, judgePreset(budget, r.plan.HeartbeatSecs), "%s %s", StageJudging, axis), a.Judge, in).Get(ctx, &n)
 		return n.Note, err
 	}
 	left := r.deadline.Sub(workflow.Now(ctx)) - aggregateReserve
@@ -402,7 +422,7 @@ func (r *evalRun) judge(ctx workflow.Context, in activities.ScoreInput, axis str
 	}
 	jctx, cancelJudge := workflow.WithCancel(ctx)
 	defer cancelJudge()
-	f := workflow.ExecuteActivity(stage(jctx, judgeUntilPreset(left), "%s %s", StageJudging, axis), a.Judge, in)
+	f := workflow.ExecuteActivity(stage(jctx, judgeUntilPreset(left, r.plan.HeartbeatSecs), "%s %s", StageJudging, axis), a.Judge, in)
 	tctx, cancelTimer := workflow.WithCancel(ctx)
 	defer cancelTimer()
 	stopped := false

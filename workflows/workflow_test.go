@@ -278,3 +278,57 @@ func TestEvalRunScreensCorpusShardsBeforeDedup(t *testing.T) {
 		t.Fatalf("screened shards %v", screened)
 	}
 }
+
+// A model that fails every request of an axis (ErrModel, e.g. NaN logits)
+// ends that axis on the first Infer attempt with the cause as its note and
+// a failed skip; a model that fails only one axis's requests leaves the
+// others scored, and the run completes.
+func TestEvalRunModelFailureEndsTheAxis(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity("Prepare", mock.Anything, mock.Anything).Return(plan("knowledge", "nlu"), nil)
+	env.OnActivity("DedupCounts", mock.Anything, mock.Anything).Return(dedup("knowledge", "nlu"), nil)
+	const cause = "model gguf:nan.gguf: item k-1: the model computed NaN or infinite values: logit 0 is NaN; every request fails alike, so it is not retried"
+	attempts := 0
+	env.OnActivity("Infer", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ShardInput) (activities.ShardResult, error) {
+		if in.Axis == "knowledge" {
+			attempts++
+			return activities.ShardResult{}, temporal.NewNonRetryableApplicationError(cause, activities.ErrModel, nil)
+		}
+		n := []int{4, 4, 2}[in.Shard]
+		return activities.ShardResult{Total: n, Done: n}, nil
+	})
+	env.OnActivity("Score", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ScoreInput) (activities.AxisOutcome, error) {
+		if in.Axis == "knowledge" {
+			t.Error("the failed axis was scored")
+		}
+		return activities.AxisOutcome{Result: scorers.AxisResult{Axis: in.Axis, Score: score(0.5), N: 10}, Weight: 1, Tier: "public"}, nil
+	})
+	env.OnActivity("Audit", mock.Anything, mock.Anything).Return(activities.AuditSummary{Verdict: "not pooled", Sources: 1}, nil)
+	got := aggregated(env)
+	runEvalRun(t, env)
+	// Shards run two at a time; the first failure cancels the rest.
+	if attempts == 0 || attempts > 2 {
+		t.Errorf("%d Infer attempts on the failed axis, want 1 or 2 (no retries)", attempts)
+	}
+	if len(got.Outcomes) != 1 || got.Outcomes[0].Result.Axis != "nlu" {
+		t.Fatalf("outcomes %+v, want nlu's only", got.Outcomes)
+	}
+	want := activities.Skip{Axis: "knowledge", Reason: cause, Failed: true}
+	if len(got.Skipped) != 1 || got.Skipped[0] != want {
+		t.Fatalf("skipped %+v, want %+v", got.Skipped, want)
+	}
+	if len(got.Notes) != 1 || got.Notes[0] != "axis knowledge failed: "+cause+"; 10 of 10 kept items not scored" {
+		t.Fatalf("notes %q", got.Notes)
+	}
+	v, err := env.QueryWorkflow(ProgressQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p Progress
+	if err := v.Get(&p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Axes[0].Stage != StageFailed || p.Axes[1].Stage != StageDone {
+		t.Fatalf("progress = %+v", p)
+	}
+}

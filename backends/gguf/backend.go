@@ -37,6 +37,9 @@ func (m *Model) eval(ctx context.Context, tokens []int, firstLogit int) ([]float
 		}
 		end := min(start+batchSize, len(tokens))
 		l, err := m.forward(tokens[start:end], max(firstLogit-start, 0))
+		if err == nil {
+			err = finite(l)
+		}
 		if err != nil {
 			m.cache.tokens = m.cache.tokens[:0] // the cache may be half written
 			return nil, err
@@ -44,6 +47,18 @@ func (m *Model) eval(ctx context.Context, tokens []int, firstLogit int) ([]float
 		logits = append(logits, l...)
 	}
 	return logits, nil
+}
+
+// finite checks logits for NaN and infinities: broken weights or an
+// overflow, which every request would meet. Scanning them costs next to
+// the matrix products that made them.
+func finite(logits []float32) error {
+	for i, v := range logits {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%w: logit %d is %v", backends.ErrNonFinite, i, v)
+		}
+	}
+	return nil
 }
 
 // LogLikelihood scores each continuation given its context. The sequence is

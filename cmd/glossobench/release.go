@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/glossobench/glossobench/infra/results/release"
 )
@@ -36,10 +37,14 @@ func releaseMain(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	fmt.Fprintf(stdout, "wrote %d items of %d axes to %s (items sha256 %s)\n", m.Items, len(m.Axes), *out, m.ItemsSHA256)
-	fmt.Fprintf(stdout, "most restrictive dataset licence: %s\n", m.MostRestrictiveLicense)
+	most := m.MostRestrictiveLicense
+	if n := len(m.UnknownLicenses); n > 0 && most != release.Unknown {
+		most += fmt.Sprintf(" (of the known licences; %d unknown)", n)
+	}
+	fmt.Fprintf(stdout, "most restrictive dataset licence: %s\n", most)
 	for _, d := range m.Datasets {
-		if d.License == release.Unstated {
-			fmt.Fprintf(stdout, "warning: dataset %s (axis %s) has no known licence\n", d.Name, d.Axis)
+		if d.License == release.Unknown {
+			fmt.Fprintf(stderr, "warning: dataset %s (axis %s): licence unknown (%s)\n", d.Name, d.Axis, strings.TrimPrefix(d.LicenseFrom, "none: "))
 		}
 	}
 	return 0

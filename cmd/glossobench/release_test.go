@@ -33,8 +33,13 @@ func TestReleaseThenRescore(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("release exit %d: %s", code, errs)
 	}
-	if !strings.Contains(out, "most restrictive dataset licence: CC-BY-NC-SA-4.0") {
+	if !strings.Contains(out, "most restrictive dataset licence: CC-BY-NC-SA-4.0 (of the known licences; 4 unknown)\n") {
 		t.Errorf("release output:\n%s", out)
+	}
+	// The fake run's config states no licence for global_mmlu_ms and there is
+	// no SOURCE note beside it: unknown, never guessed from the name.
+	if !strings.Contains(errs, "warning: dataset global_mmlu_ms (axis knowledge): licence unknown (the config states no licence") {
+		t.Errorf("release warnings:\n%s", errs)
 	}
 	code, out, errs = runCmd(rescoreMain, bundle)
 	if code != 0 || !strings.Contains(out, "result: reproduced") || strings.Contains(out, release.StatusDiffers) {

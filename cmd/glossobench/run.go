@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -27,8 +26,6 @@ import (
 func init() {
 	register("run", "run an evaluation (an EvalRun workflow) and follow it", runRun)
 }
-
-var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 func runRun(args []string) int {
 	fs := newFlagSet("run", "glossobench run --config FILE [--model SPEC] [--model-id ID] [--out DIR] [--run-id ID]")
@@ -55,6 +52,13 @@ func runRun(args []string) int {
 		fmt.Fprintf(os.Stderr, "run: --max-wall-seconds %d is at or below the %d s kept back for scoring and aggregation: no axis would get any time\n", *maxWall, config.AggregateReserveSeconds)
 		return 2
 	}
+	if *runID != "" {
+		// Checked before anything starts, as Prepare checks the workflow input's.
+		if err := runfiles.CheckRunID(*runID); err != nil {
+			fmt.Fprintf(os.Stderr, "run: --run-id %v\n", err)
+			return 2
+		}
+	}
 	log := newLogger()
 	ov := config.Overrides{Model: *model, ModelID: *modelID, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate}
 	cfg, err := config.Load(*cfgPath, ov)
@@ -79,7 +83,7 @@ func runRun(args []string) int {
 		return 1
 	}
 	if *runID == "" {
-		*runID = unsafeID.ReplaceAllString(cfg.Model.ID, "_") + "-" + time.Now().UTC().Format("20060102T150405")
+		*runID = runfiles.RunIDFrom(cfg.Model.ID, "-"+time.Now().UTC().Format("20060102T150405"))
 	}
 
 	stopMetrics, err := serveMetrics(log)
@@ -167,7 +171,15 @@ func runRun(args []string) int {
 		path = cfg.Store.URI + "/" + res.Summary.ResultKey
 	}
 	fmt.Printf("result.json: %s\n", path)
-	return 0
+	// An axis whose model failed every request is no result to publish.
+	code := 0
+	for _, sk := range res.Summary.Skipped {
+		if sk.Failed {
+			fmt.Fprintf(os.Stderr, "axis %s failed: %s\n", sk.Axis, sk.Reason)
+			code = 1
+		}
+	}
+	return code
 }
 
 // startRun starts EvalRun, or attaches to it when a run with this id is
@@ -303,7 +315,11 @@ func printSummary(w io.Writer, runID string, r *runfiles.Result) {
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\n", name, ax.N, fmtScore(ax.Score), fmtCI(ax.CI95), ax.Metric)
 	}
 	for _, sk := range r.Summary.SkippedAxes {
-		fmt.Fprintf(tw, "  %s\t-\t-\t-\tskipped: %s\n", sk.Axis, sk.Reason)
+		what := "skipped"
+		if sk.Failed {
+			what = "failed"
+		}
+		fmt.Fprintf(tw, "  %s\t-\t-\t-\t%s: %s\n", sk.Axis, what, sk.Reason)
 	}
 	fmt.Fprintf(tw, "  ms_public\t\t%s\t%s\tmean over %s\n", fmtScore(r.Summary.MSPublic), fmtCI(r.Summary.MSCI95), strings.Join(r.Summary.MSAxes, ", "))
 	if r.Summary.MSExperimental != nil {

@@ -268,3 +268,31 @@ func TestQuickStartLog(t *testing.T) {
 		t.Error("warnings printed before the table")
 	}
 }
+
+// TestRunIDRefusedBeforeStart: a run id that would name another folder of
+// the store (a/b writes into run a's folder) is refused in one sentence
+// before anything starts (TEMPORAL_ADDRESS has nothing behind it: a run that
+// got as far as Temporal would fail with another message).
+func TestRunIDRefusedBeforeStart(t *testing.T) {
+	t.Setenv("TEMPORAL_ADDRESS", "127.0.0.1:1")
+	cfg := writeConfig(t, `model:
+  spec: http://127.0.0.1:1
+store:
+  uri: `+t.TempDir()+`
+axes:
+  if:
+    datasets:
+      - {name: ifeval, path: TESTDATA/ifeval/input_data.jsonl, format: ifeval, limit: 3}
+`)
+	for id, want := range map[string]string{
+		"a/b":    `run: --run-id "a/b" has "/" at byte 1; a run id is 1 to 128 of A-Z a-z 0-9 . _ - : starting with a letter or digit, without ".."` + "\n",
+		"..":     `run: --run-id ".." starts with "."; a run id is 1 to 128 of A-Z a-z 0-9 . _ - : starting with a letter or digit, without ".."` + "\n",
+		"/abs":   `run: --run-id "/abs" starts with "/"; a run id is 1 to 128 of A-Z a-z 0-9 . _ - : starting with a letter or digit, without ".."` + "\n",
+		"x/../y": `run: --run-id "x/../y" contains ".."; a run id is 1 to 128 of A-Z a-z 0-9 . _ - : starting with a letter or digit, without ".."` + "\n",
+	} {
+		code, out := captured(t, func() int { return mainCode([]string{"run", "--config", cfg, "--run-id", id}) })
+		if code != 2 || out != want {
+			t.Errorf("--run-id %q: exit %d, output\n%s\nwant exit 2 and\n%s", id, code, out, want)
+		}
+	}
+}

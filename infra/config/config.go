@@ -30,6 +30,11 @@ import (
 // major to change data.
 const BenchVersion = "glossobench-v1"
 
+// DefaultHeartbeatSeconds is run.heartbeat_seconds when the config leaves it
+// out: a SIGKILLed inference worker's activities are retried elsewhere
+// within 10 s (workflows' inferPreset).
+const DefaultHeartbeatSeconds = 5
+
 // SchemaVersion is the result.json schema version.
 const SchemaVersion = "1.1"
 
@@ -53,7 +58,7 @@ type Run struct {
 	ShardSize          int     `yaml:"shard_size,omitempty" json:"shard_size"`                   // items per inference activity, default 100
 	CheckpointEvery    int     `yaml:"checkpoint_every,omitempty" json:"checkpoint_every"`       // items per checkpoint object, default 10
 	ParallelShards     int     `yaml:"parallel_shards,omitempty" json:"parallel_shards"`         // shards in flight per axis, default 4
-	HeartbeatSeconds   int     `yaml:"heartbeat_seconds,omitempty" json:"heartbeat_seconds"`     // a silent inference worker is presumed dead after this, default 30
+	HeartbeatSeconds   int     `yaml:"heartbeat_seconds,omitempty" json:"heartbeat_seconds"`     // a silent inference worker is presumed dead after this, default 5 (it heartbeats every second)
 	ChatTemplate       string  `yaml:"chat_template,omitempty" json:"chat_template"`             // auto (default) | always
 	NearChanceEps      float64 `yaml:"near_chance_eps,omitempty" json:"near_chance_eps"`         // default 0.05 (env MB_NEAR_CHANCE_EPS)
 	JudgeOverlay       bool    `yaml:"judge_overlay,omitempty" json:"judge_overlay"`
@@ -222,7 +227,7 @@ func (c *Config) applyDefaults(baseDir string) {
 	r.BootstrapResamples = cmp.Or(r.BootstrapResamples, 1000)
 	r.ShardSize = cmp.Or(r.ShardSize, 100)
 	r.CheckpointEvery = cmp.Or(r.CheckpointEvery, 10)
-	r.HeartbeatSeconds = cmp.Or(r.HeartbeatSeconds, 30)
+	r.HeartbeatSeconds = cmp.Or(r.HeartbeatSeconds, DefaultHeartbeatSeconds)
 	r.ParallelShards = cmp.Or(r.ParallelShards, 4)
 	r.ChatTemplate = cmp.Or(r.ChatTemplate, "auto")
 	if r.NearChanceEps == 0 {

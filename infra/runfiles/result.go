@@ -70,6 +70,9 @@ type Manifest struct {
 type Skip struct {
 	Axis   string `json:"axis"`
 	Reason string `json:"reason"`
+	// Failed: the axis started and its model failed every request alike;
+	// Reason is the cause, and `glossobench run` exits non-zero.
+	Failed bool `json:"failed,omitempty"`
 }
 
 // DedupResult says what dedup kept, per axis, and how the kept items were sharded.

@@ -137,3 +137,35 @@ func TestDirRefusesALinkOutOfTheFolder(t *testing.T) {
 		t.Error("read result.json through a link out of the folder")
 	}
 }
+
+// TestCheckRunID: a run id stays one folder of the store; the ids that
+// `run` makes of model ids and that Schedules make of their workflow ids pass.
+func TestCheckRunID(t *testing.T) {
+	for _, id := range []string{"a/b", "..", "../x", "a..b", "/abs", ".hidden", "-flag", "_x", "", "a b", "nul\x00", `a\b`,
+		"é", strings.Repeat("a", MaxRunIDLen+1)} {
+		err := CheckRunID(id)
+		if err == nil {
+			t.Errorf("run id %q accepted", id)
+			continue
+		}
+		if !strings.Contains(err.Error(), "a run id is 1 to 128 of") {
+			t.Errorf("run id %q: %v: the sentence does not state the alphabet", id, err)
+		}
+	}
+	for _, id := range []string{"demo", "crash", "tiny-llama-20261204T190000", "evalrun-nightly-2026-12-04T02:00:00Z", "Qwen_Qwen2.5-7B", strings.Repeat("a", MaxRunIDLen)} {
+		if err := CheckRunID(id); err != nil {
+			t.Errorf("run id %q refused: %v", id, err)
+		}
+	}
+	for text, want := range map[string]string{
+		"tiny-llama": "tiny-llama-T", "Qwen/Qwen2.5-7B": "Qwen_Qwen2.5-7B-T", "../../model": "model-T", "@org/m": "org_m-T", "a..b": "a.b-T", "": "run-T", "///": "run-T",
+	} {
+		got := RunIDFrom(text, "-T")
+		if got != want || CheckRunID(got) != nil {
+			t.Errorf("RunIDFrom(%q) = %q (%v), want %q", text, got, CheckRunID(got), want)
+		}
+	}
+	if got := RunIDFrom(strings.Repeat("x", 500), "-20261204T190000"); CheckRunID(got) != nil || !strings.HasSuffix(got, "-20261204T190000") {
+		t.Errorf("a long model id gives run id %q: %v", got, CheckRunID(got))
+	}
+}

@@ -261,7 +261,7 @@ axes:
 		t.Errorf("model asked %d times with %d repeats; want %d, none repeated", total, repeated, items*turns)
 	}
 	// Lost: an item whose judging left no trace in the store at all.
-	chaosRow(t, "5 judge garbage/empty/huge", 1, 1, items-len(ratedItems), repeated, took)
+	chaosRow(t, "5 judge garbage/empty/huge", 1, 1, items-len(ratedItems), repeated, 0, took)
 }
 
 // samplePeakHeap samples the live heap every few milliseconds until stop is

@@ -159,7 +159,7 @@ func TestChaosS3Outage(t *testing.T) {
 	t.Logf("S3 down after %d model calls of the run, for %s; %d calls in all, %d repeated; %d objects audited; recovered in %s",
 		downAt, outage, total, repeated, rep.objects, recovered.Round(time.Millisecond))
 	lost := mcqItems - rep.predicted
-	chaosRow(t, "3 S3 server killed, back after 30s", 1, 1, lost, max(0, repeated-inFlightBound), recovered)
+	chaosRow(t, "3 S3 server killed, back after 30s", 1, 1, lost, repeated, model.firstCallAfter(back), recovered)
 	if rep.missing != 0 || rep.predicted != mcqItems {
 		t.Fatalf("%d of %d items have a checkpointed prediction, %d missing", rep.predicted, mcqItems, rep.missing)
 	}

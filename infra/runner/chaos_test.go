@@ -2,9 +2,10 @@ package runner_test
 
 // Shared parts of the fault-matrix cases (issue 9): each case runs a real
 // EvalRun with a fault injected mid-run and compares it with an undisturbed
-// run of the same config. In the CHAOS-ROW lines, "time to recover" runs from
-// the moment the fault ends (the worker, server or backend is back) to the
-// completion of the run.
+// run of the same config, on the shipped heartbeat and retry defaults. In
+// the CHAOS-ROW lines (see chaosRow) the recovery runs from the moment the
+// fault ends (the worker, server or backend is back) to the first model
+// request after it, and to the completion of the run.
 
 import (
 	"bytes"

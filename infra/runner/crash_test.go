@@ -30,6 +30,12 @@ type fakeModel struct {
 	mu    sync.Mutex
 	seen  map[string]int
 	total int
+	calls []call // every call, in order of arrival
+}
+
+type call struct {
+	at     time.Time
+	prompt string
 }
 
 func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -40,6 +46,9 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unsupported", http.StatusNotFound)
 		return
 	}
+	f.mu.Lock()
+	f.calls = append(f.calls, call{time.Now(), req.Prompt}) // as it arrives: in flight at a kill is before it
+	f.mu.Unlock()
 	time.Sleep(20 * time.Millisecond)
 	f.mu.Lock()
 	f.seen[req.Prompt]++
@@ -59,6 +68,36 @@ func (f *fakeModel) count() (total, repeated int) {
 		}
 	}
 	return f.total, repeated
+}
+
+// firstCallAfter is how long after t0 the first call since t0 arrived, or
+// 0 if none did.
+func (f *fakeModel) firstCallAfter(t0 time.Time) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.calls {
+		if c.at.After(t0) {
+			return c.at.Sub(t0)
+		}
+	}
+	return 0
+}
+
+// firstRepeatAfter is how long after t0 the model was first asked again a
+// prompt it had been asked before t0: a killed attempt's items in flight,
+// asked by its retry on another worker. 0 if none was.
+func (f *fakeModel) firstRepeatAfter(t0 time.Time) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	before := map[string]bool{}
+	for _, c := range f.calls {
+		if !c.at.After(t0) {
+			before[c.prompt] = true
+		} else if before[c.prompt] {
+			return c.at.Sub(t0)
+		}
+	}
+	return 0
 }
 
 func buildBinary(t *testing.T) string {
@@ -122,6 +161,7 @@ func TestCrashResumesWithoutRepeatingWork(t *testing.T) {
 	if err := worker1.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	killed := time.Now()
 	worker1.Wait()
 	killedAt, _ := fake.count()
 	startInferenceWorker(t, bin, srv.Address)
@@ -134,8 +174,16 @@ func TestCrashResumesWithoutRepeatingWork(t *testing.T) {
 	total, repeated := fake.count()
 	t.Logf("model calls: %d before the kill, %d in all, %d repeated", killedAt, total, repeated)
 	a := readResult(t, crashed.Summary.ResultPath)
+	// The killed attempts' items are asked again when their retries start
+	// on the new worker: with the shipped heartbeat defaults, within 10 s.
+	resumed := fake.firstRepeatAfter(killed)
+	t.Logf("a killed attempt's item asked again %s after the kill (first request of the new worker after %s)",
+		resumed.Round(time.Millisecond), fake.firstCallAfter(restarted).Round(time.Millisecond))
 	chaosRow(t, fmt.Sprintf("1 inference worker SIGKILL after %d calls", killAt), 1, 1,
-		mcqItems-scoredItems(a), max(0, repeated-inFlightBound), recovered)
+		mcqItems-scoredItems(a), repeated, resumed, recovered)
+	if repeated > 0 && (resumed <= 0 || resumed > 10*time.Second) {
+		t.Errorf("a killed attempt's item was asked again %s after the kill, want within 10 s", resumed)
+	}
 	// In flight at the kill: at most parallel_shards (4) shards × checkpoint_every (4) items.
 	if repeated > 16 {
 		t.Fatalf("%d items were sent to the model again; at most 16 were in flight", repeated)

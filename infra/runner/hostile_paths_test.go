@@ -77,7 +77,7 @@ axes:
 	// Hostile run ids are refused at once, with nothing written.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for i, id := range []string{"../escaped", "/abs", "a/../../escaped", "nul\x00byte", "..", "a//b", `..\escaped`} {
+	for i, id := range []string{"../escaped", "/abs", "a/../../escaped", "nul\x00byte", "..", "a//b", `..\escaped`, "a/b", "x" + strings.Repeat("y", 200)} {
 		we, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("evalrun-hostile-%d", i), TaskQueue: workflows.TaskQueue},
 			workflows.WorkflowName, workflows.EvalRunInput{Config: cfg, RunID: id})
 		if err != nil {

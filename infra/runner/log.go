@@ -8,6 +8,8 @@ import (
 	"github.com/rs/zerolog"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/glossobench/glossobench/activities"
 )
 
 // sdkLogger sends the Temporal SDK's log lines through z, in the same format
@@ -87,22 +89,10 @@ func (l zlog) attemptFailed(kv []any) {
 		return // a cancelled attempt (an axis whose budget ran out) is not a failure
 	}
 	what := "Temporal retries it"
-	if !Retryable(err) {
+	if !activities.Retryable(err) {
 		what = "it is not retried"
 	}
 	l.own.Warn().Str("workflow", wfID).Msgf("%s failed on attempt %v; %s: %s", activity, attempt, what, Cause(err))
-}
-
-// nonRetryable are the error types EvalRun never retries (activities.ErrConfig, activities.ErrData).
-var nonRetryable = map[string]bool{"ConfigError": true, "DataError": true}
-
-// Retryable reports whether Temporal tries an activity that failed with err again.
-func Retryable(err error) bool {
-	var ae *temporal.ApplicationError
-	if errors.As(err, &ae) {
-		return !ae.NonRetryable() && !nonRetryable[ae.Type()]
-	}
-	return true
 }
 
 // Cause is the innermost message of a workflow or activity error: what the

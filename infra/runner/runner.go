@@ -144,7 +144,12 @@ func StartWorkers(c client.Client, acts *activities.Activities, q Queues) (*Work
 		ws = append(ws, w)
 	}
 	if q&Inference != 0 {
-		w := worker.New(c, workflows.InferenceTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: 16})
+		// Heartbeats go out as Infer and Judge record them (every second),
+		// not 80% of the heartbeat timeout later: a dead worker is then told
+		// from a live one within run.heartbeat_seconds.
+		w := worker.New(c, workflows.InferenceTaskQueue, worker.Options{
+			MaxConcurrentActivityExecutionSize: 16, MaxHeartbeatThrottleInterval: activities.HeartbeatEvery,
+		})
 		acts.RegisterInference(w)
 		ws = append(ws, w)
 	}

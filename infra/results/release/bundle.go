@@ -68,9 +68,13 @@ type Manifest struct {
 	Seed           int64                   `json:"seed"`
 	PluginVersions map[string]string       `json:"plugin_versions"`
 	Datasets       []Dataset               `json:"datasets"`
-	// Licenses are the distinct dataset licences, most restrictive first.
+	// Licenses are the distinct known dataset licences, most restrictive
+	// first; MostRestrictiveLicense is the first of them (Unknown when none
+	// is known); UnknownLicenses lists the datasets (axis/name) whose licence
+	// is unknown, which it leaves out, and a note says so.
 	Licenses               []string                `json:"licenses"`
 	MostRestrictiveLicense string                  `json:"most_restrictive_license"`
+	UnknownLicenses        []string                `json:"unknown_licenses,omitempty"`
 	DedupKeptSHA256        string                  `json:"dedup_kept_sha256"`
 	IncludeRaw             bool                    `json:"include_raw"`
 	ItemsFile              string                  `json:"items_file"`
@@ -91,7 +95,8 @@ type Manifest struct {
 }
 
 // Dataset is one dataset an axis read, with its licence and where the
-// licence string came from ("config", the SOURCE notes, or nowhere).
+// licence string came from: "config", "SOURCE note PATH", or "none: " and
+// why (the licence is then Unknown).
 type Dataset struct {
 	Axis           string `json:"axis"`
 	Name           string `json:"name"`
@@ -223,6 +228,10 @@ func Build(run *Run, opt Options) (*Manifest, []byte, error) {
 	m.Datasets = datasetList(run, datasets)
 	seen := map[string]bool{}
 	for _, d := range m.Datasets {
+		if d.License == Unknown {
+			m.UnknownLicenses = append(m.UnknownLicenses, d.Axis+"/"+d.Name)
+			continue
+		}
 		if !seen[d.License] {
 			seen[d.License] = true
 			m.Licenses = append(m.Licenses, d.License)
@@ -238,6 +247,13 @@ func Build(run *Run, opt Options) (*Manifest, []byte, error) {
 		m.Licenses = []string{}
 	}
 	m.MostRestrictiveLicense = MostRestrictive(m.Licenses)
+	switch {
+	case len(m.UnknownLicenses) > 0 && len(m.Licenses) == 0:
+		m.MostRestrictiveLicense = Unknown
+		m.Notes = append(m.Notes, fmt.Sprintf("licence unknown for every dataset (%s): state each in the config's license field or in a SPDX-License-Identifier line of the dataset's SOURCE note", strings.Join(m.UnknownLicenses, ", ")))
+	case len(m.UnknownLicenses) > 0:
+		m.Notes = append(m.Notes, fmt.Sprintf("most_restrictive_license %s is over the known licences only: the licence of %s is unknown (state it in the config's license field or in a SPDX-License-Identifier line of the dataset's SOURCE note)", m.MostRestrictiveLicense, strings.Join(m.UnknownLicenses, ", ")))
+	}
 	if !opt.IncludeRaw {
 		m.Notes = append(m.Notes, "raw model outputs dropped (fields "+strings.Join(RawFields, ", ")+"); release with --include-raw to keep them")
 	}
@@ -311,19 +327,10 @@ func datasetList(run *Run, fromItems map[[2]string]bool) []Dataset {
 	}
 	var out []Dataset
 	for k := range all {
-		d := Dataset{Axis: k[0], Name: k[1], License: Unstated, LicenseFrom: "none"}
-		cfg, inCfg := run.Dataset(k[0], k[1])
-		d.HumanValidated = cfg.HumanValidated
-		switch {
-		case inCfg && strings.TrimSpace(cfg.License) != "":
-			d.License, d.LicenseFrom = strings.TrimSpace(cfg.License), "config"
-		default:
-			if l, note, ok := KnownLicense(k[1], cfg.Format, cfg.Path); ok {
-				d.LicenseFrom = "SOURCE notes: " + note
-				if l != "" {
-					d.License = l
-				}
-			}
+		d := Dataset{Axis: k[0], Name: k[1], License: Unknown, LicenseFrom: "none: the run's manifest does not list this dataset"}
+		if cfg, inCfg := run.Dataset(k[0], k[1]); inCfg {
+			d.HumanValidated = cfg.HumanValidated
+			d.License, d.LicenseFrom = datasetLicense(cfg, run.Config.Axes[k[0]].BaseDir)
 		}
 		out = append(out, d)
 	}

@@ -1,0 +1,37 @@
+package activities
+
+import (
+	"context"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+)
+
+// HeartbeatEvery is how often the model-calling activities (Infer, Judge)
+// heartbeat while they run, whatever their model calls take: so a live
+// worker is never mistaken for a dead one, and a dead one (it stops
+// heartbeating) is noticed within the heartbeat timeout, run.heartbeat_seconds
+// (5 s by default). The inference worker sends every heartbeat on at once
+// (worker option MaxHeartbeatThrottleInterval, see infra/runner): one
+// RecordActivityHeartbeat call a second per running activity, whatever the
+// number of items, plus one per checkpoint.
+const HeartbeatEvery = time.Second
+
+// beat records detail() as the activity's heartbeat every HeartbeatEvery
+// until the returned stop is called.
+func beat(ctx context.Context, detail func() any) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(HeartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, detail())
+			}
+		}
+	}()
+	return func() { close(done) }
+}
