@@ -201,3 +201,102 @@ func TestHashIsContentNotLocation(t *testing.T) {
 		t.Errorf("missing dataset: %v", err)
 	}
 }
+
+// TestOverridesChangeOnlyWhatTheyName: --model and --model-id (and the
+// workflow input's model and model_id) replace those two fields and
+// nothing else; every relative path of the config still resolves against
+// the config file's folder. A command-line GGUF path is the user's own,
+// relative to the working directory, so it is left as written.
+func TestOverridesChangeOnlyWhatTheyName(t *testing.T) {
+	doc := good + `judges:
+  - {name: j, spec: "gguf:models/judge.gguf"}
+dedup:
+  corpus: [corpus/a.jsonl]
+`
+	for _, ov := range []Overrides{
+		{Model: "http://127.0.0.1:18080"},
+		{Model: "openai:http://127.0.0.1:8000/v1", ModelID: "my-model"},
+		{Model: "gguf:here/m.gguf"},
+		{ModelID: "only-the-id"},
+	} {
+		c, err := Parse([]byte(doc), "c.yaml", "/cfg", ov)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantSpec := "gguf:/cfg/models/m.gguf"
+		if ov.Model != "" {
+			wantSpec = ov.Model
+		}
+		if c.Model.Spec != wantSpec {
+			t.Errorf("%+v: model.spec %q, want %q", ov, c.Model.Spec, wantSpec)
+		}
+		if ov.ModelID != "" && c.Model.ID != ov.ModelID {
+			t.Errorf("%+v: model.id %q", ov, c.Model.ID)
+		}
+		if k := c.Axes["knowledge"]; k.BaseDir != "/cfg" {
+			t.Errorf("%+v: dataset paths resolve against %q, want the config's folder /cfg", ov, k.BaseDir)
+		}
+		if c.Judges[0].Spec != "gguf:/cfg/models/judge.gguf" {
+			t.Errorf("%+v: judge spec %q, want it resolved against /cfg", ov, c.Judges[0].Spec)
+		}
+		if c.Dedup.Corpus[0] != "/cfg/corpus/a.jsonl" {
+			t.Errorf("%+v: corpus %q, want it resolved against /cfg", ov, c.Dedup.Corpus[0])
+		}
+	}
+}
+
+// TestLimitCapsEveryDataset: --limit N (Overrides.Limit, or run.limit)
+// lowers every dataset's limit to N, keeps a smaller one, changes the
+// config hash, and a limit below 1 is refused with a sentence.
+func TestLimitCapsEveryDataset(t *testing.T) {
+	doc := strings.Replace(good, "format: global_mmlu}", "format: global_mmlu}\n      - {name: e, path: e.jsonl, format: global_mmlu, limit: 3}", 1)
+	full, err := Parse([]byte(doc), "c.yaml", "/cfg", Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited, err := Parse([]byte(doc), "c.yaml", "/cfg", Overrides{Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, d := range limited.Axes["knowledge"].Datasets {
+		got = append(got, d.Limit)
+	}
+	if len(got) != 2 || got[0] != 20 || got[1] != 3 {
+		t.Errorf("dataset limits %v, want [20 3]", got)
+	}
+	if limited.Run.Limit == nil || *limited.Run.Limit != 20 {
+		t.Errorf("run.limit %v, want 20", limited.Run.Limit)
+	}
+	if d := full.Axes["knowledge"].Datasets[0]; d.Limit != 0 {
+		t.Errorf("without --limit the dataset's limit is %d, want 0 (all rows)", d.Limit)
+	}
+	other, _ := Parse([]byte(doc), "c.yaml", "/cfg", Overrides{Limit: 30})
+	if full.Hash() == limited.Hash() || limited.Hash() == other.Hash() {
+		t.Error("the config hash does not change with --limit")
+	}
+	fromYAML, err := Parse([]byte(doc+"run:\n  limit: 20\n"), "c.yaml", "/cfg", Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fromYAML.Hash() != limited.Hash() {
+		t.Error("run.limit: 20 and --limit 20 hash differently")
+	}
+	// WithLimit (what preflight reads) leaves the config it copies alone.
+	five := limited.WithLimit(5)
+	if five.Axes["knowledge"].Datasets[0].Limit != 5 || limited.Axes["knowledge"].Datasets[0].Limit != 20 || *limited.Run.Limit != 20 {
+		t.Error("WithLimit changed the config it copies, or did not cap the copy")
+	}
+	if two := limited.WithLimit(50); two.Axes["knowledge"].Datasets[0].Limit != 20 {
+		t.Error("WithLimit raised a limit")
+	}
+	for _, tc := range []struct {
+		doc string
+		ov  Overrides
+	}{{doc, Overrides{Limit: -1}}, {doc + "run:\n  limit: 0\n", Overrides{}}, {doc + "run:\n  limit: -5\n", Overrides{}}} {
+		_, err := Parse([]byte(tc.doc), "c.yaml", "/cfg", tc.ov)
+		if err == nil || !strings.Contains(err.Error(), "c.yaml: run.limit (--limit): the rows read from every dataset must be at least 1") {
+			t.Errorf("limit below 1: error %v", err)
+		}
+	}
+}
