@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/devserver"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/workflows"
@@ -258,6 +259,15 @@ func TestREADMESuiteCommand(t *testing.T) {
 	if cli == "" {
 		t.Skip("GLOSSOBENCH_TEMPORAL_CLI (the temporal v1.5.1 binary) not set: the Temporal CLI half not run")
 	}
+	in := workflows.EvalRunInput{ConfigPath: cfgPath, Model: url, ModelID: ov.ModelID, Limit: ov.Limit, RunID: "suite-cli"}
+	requireAxesAccounted(t, startWithTemporalCLI(t, cli, srv, in), cfg, ov.Limit)
+}
+
+// startWithTemporalCLI starts EvalRun with `temporal workflow start` (the
+// binary cli) beside a worker of this process, waits for it with `temporal
+// workflow result` and returns its result.json path.
+func startWithTemporalCLI(t *testing.T, cli string, srv *devserver.Server, in workflows.EvalRunInput) string {
+	t.Helper()
 	c, w, err := connectAndServe(srv.Address, srv.Namespace, newLogger(), runner.All)
 	if err != nil {
 		t.Fatal(err)
@@ -272,13 +282,14 @@ func TestREADMESuiteCommand(t *testing.T) {
 		}
 		return out
 	}
-	input, _ := json.Marshal(workflows.EvalRunInput{ConfigPath: cfgPath, Model: url, ModelID: ov.ModelID, Limit: ov.Limit, RunID: "suite-cli"})
-	temporal("workflow", "start", "--type", "EvalRun", "--task-queue", workflows.TaskQueue, "--workflow-id", "evalrun-suite-cli", "--input", string(input))
+	input, _ := json.Marshal(in)
+	id := "evalrun-" + in.RunID
+	temporal("workflow", "start", "--type", "EvalRun", "--task-queue", workflows.TaskQueue, "--workflow-id", id, "--input", string(input))
 	var wrapped struct {
 		Status string          `json:"status"`
 		Result json.RawMessage `json:"result"`
 	}
-	res := temporal("workflow", "result", "--workflow-id", "evalrun-suite-cli", "--output", "json")
+	res := temporal("workflow", "result", "--workflow-id", id, "--output", "json")
 	if err := json.Unmarshal(res, &wrapped); err != nil || wrapped.Status != "COMPLETED" {
 		t.Fatalf("temporal workflow result: %v\n%s", err, res)
 	}
@@ -286,5 +297,5 @@ func TestREADMESuiteCommand(t *testing.T) {
 	if err := json.Unmarshal(wrapped.Result, &r); err != nil {
 		t.Fatal(err)
 	}
-	requireAxesAccounted(t, r.Summary.ResultPath, cfg, ov.Limit)
+	return r.Summary.ResultPath
 }
