@@ -171,7 +171,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	}
 	var cfg *config.Config
 	var err error
-	ov := config.Overrides{Model: in.Model, ModelID: in.ModelID, JudgeOverlay: in.JudgeOverlay, ChatTemplate: in.ChatTemplate}
+	ov := config.Overrides{Model: in.Model, ModelID: in.ModelID, JudgeOverlay: in.JudgeOverlay, ChatTemplate: in.ChatTemplate, Limit: in.Limit}
 	switch {
 	case in.ConfigYAML != "":
 		wd, _ := os.Getwd()

@@ -30,6 +30,9 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		RunID: in.RunID, ModelID: in.Plan.ModelID, ConfigHash: in.Plan.ConfigHash, Seed: cfg.Run.Seed,
 		Axes: map[string]AxisReport{}, Store: st.Describe(), ExcludedJudges: in.Plan.ExcludedJudges,
 	}
+	if cfg.Run.Limit != nil {
+		res.Limit = *cfg.Run.Limit
+	}
 	// model_meta as Prepare resolved it; the config's model.meta wins (also
 	// in a manifest written without the resolved meta).
 	meta := m.ModelMeta

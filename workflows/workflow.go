@@ -43,6 +43,7 @@ type EvalRunInput struct {
 	MaxWallSeconds int    `json:"max_wall_seconds,omitempty"` // overrides run.max_wall_seconds
 	JudgeOverlay   bool   `json:"judge_overlay,omitempty"`    // judges also rate verifiable axes' responses (secondary)
 	ChatTemplate   string `json:"chat_template,omitempty"`    // auto | always: apply the model's chat template on the generate path
+	Limit          int    `json:"limit,omitempty"`            // overrides run.limit: every dataset read to at most this many rows
 }
 
 // EvalRunResult is the workflow result.
@@ -120,7 +121,7 @@ func EvalRun(ctx workflow.Context, in EvalRunInput) (EvalRunResult, error) {
 func (r *evalRun) prepare(ctx workflow.Context) error {
 	err := workflow.ExecuteActivity(stage(ctx, cpuPreset(), "prepare"), a.Prepare, activities.PrepareInput{
 		RunID: r.prog.RunID, ConfigPath: r.in.ConfigPath, ConfigYAML: r.in.Config, Model: r.in.Model, ModelID: r.in.ModelID,
-		JudgeOverlay: r.in.JudgeOverlay, ChatTemplate: r.in.ChatTemplate,
+		JudgeOverlay: r.in.JudgeOverlay, ChatTemplate: r.in.ChatTemplate, Limit: r.in.Limit,
 	}).Get(ctx, &r.plan)
 	if err != nil {
 		return err

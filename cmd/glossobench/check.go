@@ -10,6 +10,8 @@ import (
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/preflight"
 	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/infra/runplan"
+	"github.com/glossobench/glossobench/scorers"
 )
 
 func init() {
@@ -17,13 +19,15 @@ func init() {
 }
 
 func runCheck(args []string) int {
-	fs := newFlagSet("check", "glossobench check --config FILE [--model SPEC] [--chat-template auto|always]\n\n"+
+	fs := newFlagSet("check", "glossobench check --config FILE [--model SPEC] [--model-id ID] [--limit N] [--chat-template auto|always]\n\n"+
 		"Checks what `glossobench run` checks before it starts a workflow: the config decodes strictly; every\n"+
 		"dataset file exists and its first rows parse; the model and every judge answer with what the config\n"+
 		"needs (log-likelihoods for cloze scoring, chat for chat messages); the store takes writes; the Temporal\n"+
 		"address (TEMPORAL_ADDRESS) answers. Prints one sentence per problem; exit 0 when there is none.")
 	cfgPath := fs.String("config", "", "run config (YAML)")
 	model := fs.String("model", "", "model spec; overrides model.spec")
+	modelID := fs.String("model-id", "", "model id; overrides model.id")
+	limit := limitFlag(fs)
 	chatTemplate := fs.String("chat-template", "", "auto or always; overrides run.chat_template")
 	if !parse(fs, args) {
 		return 2
@@ -32,7 +36,7 @@ func runCheck(args []string) int {
 		fmt.Fprintln(os.Stderr, "check: --config is required")
 		return 2
 	}
-	ov := config.Overrides{Model: *model, ChatTemplate: *chatTemplate}
+	ov := config.Overrides{Model: *model, ModelID: *modelID, ChatTemplate: *chatTemplate, Limit: int(*limit)}
 	cfg, err := config.Load(*cfgPath, ov)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -65,7 +69,13 @@ func runCheck(args []string) int {
 			temporal = "no TEMPORAL_ADDRESS: run uses the Temporal server on 127.0.0.1:7233"
 		}
 	}
-	fmt.Printf("%s: ready: %d axes, model %s answers, store %s takes writes; %s\n", *cfgPath, len(cfg.Axes), cfg.Model.Spec, cfg.Store.URI, temporal)
+	axes := fmt.Sprintf("%d axes", len(cfg.Axes))
+	// The axes the run will skip, and why, as its result will say.
+	skipped, _ := runplan.EachAxis(cfg, runplan.ModelMeta(cfg), func(string, scorers.Axis, func(func(scorers.Item) error) error) error { return nil })
+	for _, s := range skipped {
+		axes += fmt.Sprintf(" (%s %s)", s.Axis, s.Reason)
+	}
+	fmt.Printf("%s: ready: %s, model %s answers, store %s takes writes; %s\n", *cfgPath, axes, cfg.Model.Spec, cfg.Store.URI, temporal)
 	return 0
 }
 

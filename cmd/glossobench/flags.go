@@ -6,7 +6,30 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 )
+
+// rowLimit is --limit N of run and check (lm-evaluation-harness's --limit):
+// every dataset read to at most N rows; 0 while the flag is not given.
+type rowLimit int
+
+func (l *rowLimit) String() string { return strconv.Itoa(int(*l)) }
+
+func (l *rowLimit) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return fmt.Errorf("the rows read from every dataset must be a whole number of at least 1, got %q", s)
+	}
+	*l = rowLimit(n)
+	return nil
+}
+
+// limitFlag defines --limit on fs.
+func limitFlag(fs *flag.FlagSet) *rowLimit {
+	l := new(rowLimit)
+	fs.Var(l, "limit", "read at most `N` rows of every dataset (a quick, partial run; recorded in result.json and the config hash); overrides run.limit")
+	return l
+}
 
 // newFlagSet returns a flag set that prints usage on -h and returns errors.
 func newFlagSet(name, usage string) *flag.FlagSet {

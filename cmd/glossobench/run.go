@@ -28,10 +28,11 @@ func init() {
 }
 
 func runRun(args []string) int {
-	fs := newFlagSet("run", "glossobench run --config FILE [--model SPEC] [--model-id ID] [--out DIR] [--run-id ID]")
+	fs := newFlagSet("run", "glossobench run --config FILE [--model SPEC] [--model-id ID] [--limit N] [--out DIR] [--run-id ID]")
 	cfgPath := fs.String("config", "", "run config (YAML)")
 	model := fs.String("model", "", "model spec (gguf:PATH, openai:URL); overrides model.spec")
 	modelID := fs.String("model-id", "", "model id recorded in the result; overrides model.id")
+	limit := limitFlag(fs)
 	out := fs.String("out", "", "also copy result.json into this folder")
 	runID := fs.String("run-id", "", "run id (default: model id and start time); reuse one to resume a crashed run")
 	maxWall := fs.Int("max-wall-seconds", 0, "wall-clock budget; overrides run.max_wall_seconds")
@@ -60,7 +61,7 @@ func runRun(args []string) int {
 		}
 	}
 	log := newLogger()
-	ov := config.Overrides{Model: *model, ModelID: *modelID, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate}
+	ov := config.Overrides{Model: *model, ModelID: *modelID, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate, Limit: int(*limit)}
 	cfg, err := config.Load(*cfgPath, ov)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -119,7 +120,15 @@ func runRun(args []string) int {
 
 	ctx, stop := signalContext()
 	defer stop()
-	in := workflows.EvalRunInput{ConfigPath: abs, Model: *model, ModelID: *modelID, RunID: *runID, MaxWallSeconds: *maxWall, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate}
+	// A GGUF path on the command line is relative to this directory; the
+	// worker that loads it may run in another (as the config's path).
+	spec := *model
+	if p, ok := strings.CutPrefix(spec, "gguf:"); ok && !filepath.IsAbs(p) {
+		if a, err := filepath.Abs(p); err == nil {
+			spec = "gguf:" + a
+		}
+	}
+	in := workflows.EvalRunInput{ConfigPath: abs, Model: spec, ModelID: *modelID, RunID: *runID, MaxWallSeconds: *maxWall, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate, Limit: int(*limit)}
 	we, err := startRun(ctx, c, in, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -158,6 +167,9 @@ func runRun(args []string) int {
 		return 1
 	}
 	printSummary(os.Stdout, res.RunID, result)
+	if l := cfg.Run.Limit; l != nil {
+		fmt.Printf("  limit      %d rows a dataset at most (--limit): a partial run, not comparable with a full one\n", *l)
+	}
 	path := res.Summary.ResultPath
 	if *out != "" {
 		p, err := copyResult(data, *out)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -66,6 +67,10 @@ type Run struct {
 	// every judged axis that does not set options.agreement_floor; default
 	// 0.5. A pointer, so that 0 is a floor and not "unset".
 	JudgeFloor *float64 `yaml:"judge_floor,omitempty" json:"judge_floor"`
+	// Limit caps every dataset at this many rows (--limit, as
+	// lm-evaluation-harness's): a quick, partial run. A pointer, so that an
+	// explicit 0 is rejected rather than read as "no limit".
+	Limit *int `yaml:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // Model names the evaluated model and how to reach it.
@@ -146,6 +151,7 @@ type Overrides struct {
 	ModelID      string // --model-id
 	JudgeOverlay bool   // --judge-overlay
 	ChatTemplate string // --chat-template auto|always
+	Limit        int    // --limit: rows per dataset at most; 0 leaves run.limit as configured
 }
 
 // Load reads, decodes strictly, applies defaults and validates the config at path.
@@ -174,9 +180,14 @@ func Parse(data []byte, name, baseDir string, ov Overrides) (*Config, error) {
 		}
 		return nil, fmt.Errorf("config %s: %s", name, userError(data, err))
 	}
+	// An override replaces its own field and nothing else: the config's
+	// paths still resolve against its folder, while a GGUF path given on
+	// the command line (or in the workflow input) is the user's own,
+	// relative to the working directory, and stays as written.
+	modelBase := baseDir
 	if ov.Model != "" {
 		c.Model.Spec = ov.Model
-		baseDir = "" // a command-line path is relative to the working directory
+		modelBase = ""
 	}
 	if ov.ModelID != "" {
 		c.Model.ID = ov.ModelID
@@ -187,7 +198,10 @@ func Parse(data []byte, name, baseDir string, ov Overrides) (*Config, error) {
 	if ov.ChatTemplate != "" {
 		c.Run.ChatTemplate = ov.ChatTemplate
 	}
-	c.applyDefaults(baseDir)
+	if ov.Limit != 0 {
+		c.Run.Limit = &ov.Limit
+	}
+	c.applyDefaults(baseDir, modelBase)
 	// A run key the document sets keeps its value, 0 included: seed 0 and
 	// near_chance_eps 0 are values, bootstrap_resamples 0 is refused by
 	// validate; only an absent key takes the default.
@@ -215,10 +229,46 @@ func Parse(data []byte, name, baseDir string, ov Overrides) (*Config, error) {
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
+	c.limitDatasets()
 	return &c, nil
 }
 
-func (c *Config) applyDefaults(baseDir string) {
+// WithLimit returns a copy of c whose every dataset reads at most n rows
+// (or fewer, where the dataset or run.limit already says so): what
+// --limit n makes of a config.
+func (c *Config) WithLimit(n int) *Config {
+	k := *c
+	if c.Run.Limit != nil && *c.Run.Limit < n {
+		n = *c.Run.Limit
+	}
+	k.Run.Limit = &n
+	k.Axes = maps.Clone(c.Axes)
+	k.limitDatasets()
+	return &k
+}
+
+// limitDatasets lowers every dataset's limit to run.limit. The datasets'
+// limits are part of Hash, and so is run.limit itself: a limited run
+// never shares a config hash with a full one.
+func (c *Config) limitDatasets() {
+	if c.Run.Limit == nil {
+		return
+	}
+	n := *c.Run.Limit
+	for name, a := range c.Axes {
+		a.Datasets = slices.Clone(a.Datasets)
+		for i := range a.Datasets {
+			if d := &a.Datasets[i]; d.Limit == 0 || d.Limit > n {
+				d.Limit = n
+			}
+		}
+		c.Axes[name] = a
+	}
+}
+
+// applyDefaults fills in unset fields and resolves relative paths: the
+// model's GGUF path against modelBase, every other path against baseDir.
+func (c *Config) applyDefaults(baseDir, modelBase string) {
 	c.BenchVersion = cmp.Or(c.BenchVersion, BenchVersion)
 	c.Language = cmp.Or(c.Language, "ms")
 	r := &c.Run
@@ -244,8 +294,8 @@ func (c *Config) applyDefaults(baseDir string) {
 		r.JudgeFloor = ptr(0.5)
 	}
 	c.Store.URI = cmp.Or(c.Store.URI, ".glossobench/store")
-	if p, ok := strings.CutPrefix(c.Model.Spec, "gguf:"); ok && !filepath.IsAbs(p) && baseDir != "" {
-		c.Model.Spec = "gguf:" + filepath.Join(baseDir, p)
+	if p, ok := strings.CutPrefix(c.Model.Spec, "gguf:"); ok && !filepath.IsAbs(p) && modelBase != "" {
+		c.Model.Spec = "gguf:" + filepath.Join(modelBase, p)
 	}
 	for i, j := range c.Judges {
 		if p, ok := strings.CutPrefix(j.Spec, "gguf:"); ok && !filepath.IsAbs(p) && baseDir != "" {
@@ -300,6 +350,9 @@ func (c *Config) validate() error {
 	}
 	if e := c.Run.NearChanceEps; !(e >= 0 && e < 1) {
 		return fmt.Errorf("run.near_chance_eps: must be at least 0 and below 1 (a chance-normalised score), got %g (from the config, else env MB_NEAR_CHANCE_EPS=%q)", e, os.Getenv("MB_NEAR_CHANCE_EPS"))
+	}
+	if l := c.Run.Limit; l != nil && *l < 1 {
+		return fmt.Errorf("run.limit (--limit): the rows read from every dataset must be at least 1, got %d; leave it out to read whole datasets", *l)
 	}
 	if f := *c.Run.JudgeFloor; f < 0 || f > 1 {
 		return fmt.Errorf("run.judge_floor: must be 0 to 1, got %g", f)

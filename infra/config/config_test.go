@@ -72,10 +72,6 @@ func TestErrorsNameFileAndField(t *testing.T) {
 		"wall at reserve":   good + "run:\n  max_wall_seconds: 120\n",
 		"many parallel":     good + "run:\n  parallel_shards: 251\n",
 		"rules not safety":  strings.Replace(good, "knowledge:\n", "knowledge:\n    scorer: rules\n", 1),
-		"zero resamples":    good + "run:\n  bootstrap_resamples: 0\n",
-		"negative eps":      good + "run:\n  near_chance_eps: -0.5\n",
-		"eps of 2":          good + "run:\n  near_chance_eps: 2\n",
-		"eps of 1":          good + "run:\n  near_chance_eps: 1\n",
 	}
 	wants := map[string]string{
 		"unknown key": "bogus is not a known key", "bad scoring mode": "axes.knowledge.scoring_mode",
@@ -87,8 +83,6 @@ func TestErrorsNameFileAndField(t *testing.T) {
 		"bad judge floor": "run.judge_floor", "wall at reserve": "run.max_wall_seconds: must exceed the 120 s",
 		"rules not safety": "axes.knowledge.scorer",
 		"many parallel":    "run.parallel_shards: at most 250",
-		"zero resamples":   "run.bootstrap_resamples: must be 30 to 2000 (spec §3), got 0",
-		"negative eps":     "run.near_chance_eps", "eps of 2": "run.near_chance_eps", "eps of 1": "run.near_chance_eps",
 	}
 	for name, doc := range cases {
 		_, err := Parse([]byte(doc), "my.yaml", "", Overrides{})
@@ -133,28 +127,6 @@ func TestZeroIsAValue(t *testing.T) {
 	}
 	if parse(good).Hash() != parse(weighted("1")).Hash() {
 		t.Error("an unset weight is not the default 1")
-	}
-	// seed 0 and near_chance_eps 0 are values, not the defaults 1234 and 0.05.
-	if c := parse(good + "run:\n  seed: 0\n  near_chance_eps: 0\n"); c.Run.Seed != 0 || c.Run.NearChanceEps != 0 {
-		t.Errorf("seed 0, near_chance_eps 0 read as %d, %g", c.Run.Seed, c.Run.NearChanceEps)
-	}
-	if c := parse(good); c.Run.Seed != 1234 || c.Run.BootstrapResamples != 1000 || c.Run.NearChanceEps != 0.05 {
-		t.Errorf("defaults %d, %d, %g", c.Run.Seed, c.Run.BootstrapResamples, c.Run.NearChanceEps)
-	}
-}
-
-// TestNearChanceEnvIsChecked: MB_NEAR_CHANCE_EPS sets the default epsilon
-// and is refused by name when it is no number in [0, 1).
-func TestNearChanceEnvIsChecked(t *testing.T) {
-	t.Setenv("MB_NEAR_CHANCE_EPS", "0")
-	if c, err := Parse([]byte(good), "c.yaml", "", Overrides{}); err != nil || c.Run.NearChanceEps != 0 {
-		t.Errorf("MB_NEAR_CHANCE_EPS=0: %v, %v", c, err)
-	}
-	for _, bad := range []string{"2", "-1", "lots"} {
-		t.Setenv("MB_NEAR_CHANCE_EPS", bad)
-		if _, err := Parse([]byte(good), "c.yaml", "", Overrides{}); err == nil || !strings.Contains(err.Error(), "MB_NEAR_CHANCE_EPS") {
-			t.Errorf("MB_NEAR_CHANCE_EPS=%s: %v", bad, err)
-		}
 	}
 }
 
@@ -227,6 +199,120 @@ func TestHashIsContentNotLocation(t *testing.T) {
 	os.Remove(filepath.Join(a.Axes["knowledge"].BaseDir, "d.jsonl"))
 	if _, err := a.ContentHash(); err == nil || !strings.Contains(err.Error(), "axes.knowledge.datasets[0].path") {
 		t.Errorf("missing dataset: %v", err)
+	}
+}
+
+// TestOverridesChangeOnlyWhatTheyName: --model and --model-id (and the
+// workflow input's model and model_id) replace those two fields and
+// nothing else; every relative path of the config still resolves against
+// the config file's folder. A command-line GGUF path is the user's own,
+// relative to the working directory, so it is left as written.
+func TestOverridesChangeOnlyWhatTheyName(t *testing.T) {
+	doc := good + `judges:
+  - {name: j, spec: "gguf:models/judge.gguf"}
+dedup:
+  corpus: [corpus/a.jsonl]
+`
+	for _, ov := range []Overrides{
+		{Model: "http://127.0.0.1:18080"},
+		{Model: "openai:http://127.0.0.1:8000/v1", ModelID: "my-model"},
+		{Model: "gguf:here/m.gguf"},
+		{ModelID: "only-the-id"},
+	} {
+		c, err := Parse([]byte(doc), "c.yaml", "/cfg", ov)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantSpec := "gguf:/cfg/models/m.gguf"
+		if ov.Model != "" {
+			wantSpec = ov.Model
+		}
+		if c.Model.Spec != wantSpec {
+			t.Errorf("%+v: model.spec %q, want %q", ov, c.Model.Spec, wantSpec)
+		}
+		if ov.ModelID != "" && c.Model.ID != ov.ModelID {
+			t.Errorf("%+v: model.id %q", ov, c.Model.ID)
+		}
+		if k := c.Axes["knowledge"]; k.BaseDir != "/cfg" {
+			t.Errorf("%+v: dataset paths resolve against %q, want the config's folder /cfg", ov, k.BaseDir)
+		}
+		if c.Judges[0].Spec != "gguf:/cfg/models/judge.gguf" {
+			t.Errorf("%+v: judge spec %q, want it resolved against /cfg", ov, c.Judges[0].Spec)
+		}
+		if c.Dedup.Corpus[0] != "/cfg/corpus/a.jsonl" {
+			t.Errorf("%+v: corpus %q, want it resolved against /cfg", ov, c.Dedup.Corpus[0])
+		}
+	}
+}
+
+// TestLimitCapsEveryDataset: --limit N (Overrides.Limit, or run.limit)
+// lowers every dataset's limit to N, keeps a smaller one, changes the
+// config hash, and a limit below 1 is refused with a sentence.
+func TestLimitCapsEveryDataset(t *testing.T) {
+	doc := strings.Replace(good, "format: global_mmlu}", "format: global_mmlu}\n      - {name: e, path: e.jsonl, format: global_mmlu, limit: 3}", 1)
+	full, err := Parse([]byte(doc), "c.yaml", "/cfg", Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited, err := Parse([]byte(doc), "c.yaml", "/cfg", Overrides{Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, d := range limited.Axes["knowledge"].Datasets {
+		got = append(got, d.Limit)
+	}
+	if len(got) != 2 || got[0] != 20 || got[1] != 3 {
+		t.Errorf("dataset limits %v, want [20 3]", got)
+	}
+	if limited.Run.Limit == nil || *limited.Run.Limit != 20 {
+		t.Errorf("run.limit %v, want 20", limited.Run.Limit)
+	}
+	if d := full.Axes["knowledge"].Datasets[0]; d.Limit != 0 {
+		t.Errorf("without --limit the dataset's limit is %d, want 0 (all rows)", d.Limit)
+	}
+	other, _ := Parse([]byte(doc), "c.yaml", "/cfg", Overrides{Limit: 30})
+	if full.Hash() == limited.Hash() || limited.Hash() == other.Hash() {
+		t.Error("the config hash does not change with --limit")
+	}
+	fromYAML, err := Parse([]byte(doc+"run:\n  limit: 20\n"), "c.yaml", "/cfg", Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fromYAML.Hash() != limited.Hash() {
+		t.Error("run.limit: 20 and --limit 20 hash differently")
+	}
+	// WithLimit (what preflight reads) leaves the config it copies alone.
+	five := limited.WithLimit(5)
+	if five.Axes["knowledge"].Datasets[0].Limit != 5 || limited.Axes["knowledge"].Datasets[0].Limit != 20 || *limited.Run.Limit != 20 {
+		t.Error("WithLimit changed the config it copies, or did not cap the copy")
+	}
+	if two := limited.WithLimit(50); two.Axes["knowledge"].Datasets[0].Limit != 20 {
+		t.Error("WithLimit raised a limit")
+	}
+	for _, tc := range []struct {
+		doc string
+		ov  Overrides
+	}{{doc, Overrides{Limit: -1}}, {doc + "run:\n  limit: 0\n", Overrides{}}, {doc + "run:\n  limit: -5\n", Overrides{}}} {
+		_, err := Parse([]byte(tc.doc), "c.yaml", "/cfg", tc.ov)
+		if err == nil || !strings.Contains(err.Error(), "c.yaml: run.limit (--limit): the rows read from every dataset must be at least 1") {
+			t.Errorf("limit below 1: error %v", err)
+		}
+	}
+}
+
+// TestNearChanceEnvIsChecked: MB_NEAR_CHANCE_EPS sets the default epsilon
+// and is refused by name when it is no number in [0, 1).
+func TestNearChanceEnvIsChecked(t *testing.T) {
+	t.Setenv("MB_NEAR_CHANCE_EPS", "0")
+	if c, err := Parse([]byte(good), "c.yaml", "", Overrides{}); err != nil || c.Run.NearChanceEps != 0 {
+		t.Errorf("MB_NEAR_CHANCE_EPS=0: %v, %v", c, err)
+	}
+	for _, bad := range []string{"2", "-1", "lots"} {
+		t.Setenv("MB_NEAR_CHANCE_EPS", bad)
+		if _, err := Parse([]byte(good), "c.yaml", "", Overrides{}); err == nil || !strings.Contains(err.Error(), "MB_NEAR_CHANCE_EPS") {
+			t.Errorf("MB_NEAR_CHANCE_EPS=%s: %v", bad, err)
+		}
 	}
 }
 

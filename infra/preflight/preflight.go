@@ -12,7 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +22,8 @@ import (
 	"github.com/glossobench/glossobench/backends/openai"
 	"github.com/glossobench/glossobench/backends/registry"
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/mcq"
@@ -49,8 +51,8 @@ func Check(ctx context.Context, cfg *config.Config, opt Options) []error {
 	if opt.ConfigPath != "" {
 		c.yaml, _ = os.ReadFile(opt.ConfigPath)
 	}
-	c.datasets(cfg)
-	c.models(ctx, cfg)
+	skipped := c.datasets(cfg)
+	c.models(ctx, cfg, skipped)
 	c.store(ctx, cfg.Store.URI)
 	return c.problems
 }
@@ -76,39 +78,64 @@ func (c *checker) fail(field, format string, a ...any) {
 	c.problems = append(c.problems, fmt.Errorf("%s: %s", c.where(field), fmt.Sprintf(format, a...)))
 }
 
-// datasets reads the first rows of every dataset with its axis's reader.
-func (c *checker) datasets(cfg *config.Config) {
-	for _, name := range cfg.AxisNames() {
-		ax, ok := scorers.AxisNamed(name)
-		if !ok {
-			continue // validate has rejected unknown axes already
-		}
+// datasets reads what Prepare reads, as Prepare reads it, only shorter:
+// the content hash over every dataset file, then the first Rows rows of
+// every dataset of each axis the run scores, read together by the axis's
+// own reader (runplan.EachAxis, as Prepare does), so an axis whose files
+// only make sense together (MT's questions and reference answers) is
+// checked as a whole, and a config the run accepts is accepted here. It
+// returns the axes the run skips.
+func (c *checker) datasets(cfg *config.Config) []runfiles.Skip {
+	before := len(c.problems)
+	skipped, err := runplan.EachAxis(cfg.WithLimit(Rows), runplan.ModelMeta(cfg), func(name string, _ scorers.Axis, each func(func(scorers.Item) error) error) error {
 		ac := cfg.Axes[name]
 		for i, d := range ac.Datasets {
-			field := fmt.Sprintf("axes.%s.datasets[%d]", name, i)
-			path := d.Path
-			if !strings.Contains(path, "://") {
-				if !filepath.IsAbs(path) && ac.BaseDir != "" {
-					path = filepath.Join(ac.BaseDir, path)
-				}
-				if _, err := os.Stat(path); err != nil {
-					if errors.Is(err, os.ErrNotExist) {
-						c.fail(field+".path", "no file at %s; correct the path (a relative path is read from the config file's folder).", path)
-					} else {
-						c.fail(field+".path", "cannot read %s (%v); check the file's permissions.", path, err)
-					}
-					continue
-				}
+			path := d.Source(ac.BaseDir).Path()
+			if strings.Contains(path, "://") {
+				continue
 			}
-			one := ac
-			d.Limit = Rows
-			d.TranslationOf = "" // the original is checked on its own
-			one.Datasets = []scorers.DatasetConfig{d}
-			if _, err := ax.Load(one); err != nil {
-				c.fail(field, "the first %d rows do not read as format %s: %v; fix the file or the format.", Rows, d.Format, err)
+			if _, err := os.Stat(path); err != nil {
+				field := fmt.Sprintf("axes.%s.datasets[%d].path", name, i)
+				if errors.Is(err, os.ErrNotExist) {
+					c.fail(field, "no file at %s; correct the path (a relative path is read from the config file's folder).", path)
+				} else {
+					c.fail(field, "cannot read %s (%v); check the file's permissions.", path, err)
+				}
+				return nil // the axis's reader would only fail on it again
 			}
 		}
+		err := each(func(scorers.Item) error { return nil })
+		var de *runplan.DataError
+		if !errors.As(err, &de) {
+			return err
+		}
+		// The reader's own error names the file and line; the sentence
+		// names the dataset whose file it is.
+		cause := errors.Unwrap(de.Err)
+		if cause == nil {
+			cause = de.Err
+		}
+		for i, d := range ac.Datasets {
+			if strings.Contains(cause.Error(), d.Source(ac.BaseDir).Path()) {
+				c.fail(fmt.Sprintf("axes.%s.datasets[%d]", name, i), "the first %d rows do not read as format %s: %v; fix the file or the format.", Rows, d.Format, cause)
+				return nil
+			}
+		}
+		c.fail("axes."+name, "the first %d rows of its datasets do not read: %v; fix the files or their formats.", Rows, cause)
+		return nil
+	})
+	if err != nil {
+		c.problems = append(c.problems, err)
 	}
+	if len(c.problems) == before {
+		// Prepare also hashes every dataset file of the axes it skips (a
+		// judge's GGUF file is the model check's).
+		if _, err := cfg.ContentHash(); err != nil && strings.HasPrefix(err.Error(), "axes.") {
+			field, msg, _ := strings.Cut(err.Error(), ": ")
+			c.fail(field, "cannot read the file (%s), which the run's config hash covers; correct the path (a relative path is read from the config file's folder).", msg)
+		}
+	}
+	return skipped
 }
 
 // needs says what the configured axes ask of the evaluated model.
@@ -118,11 +145,12 @@ type needs struct {
 	chat     []string // axes that send chat messages
 }
 
-func modelNeeds(cfg *config.Config) needs {
+// modelNeeds is what the axes the run scores (all but skipped) ask of the model.
+func modelNeeds(cfg *config.Config, skipped []runfiles.Skip) needs {
 	var n needs
 	for _, name := range cfg.AxisNames() {
 		ax, ok := scorers.AxisNamed(name)
-		if !ok {
+		if !ok || slices.ContainsFunc(skipped, func(s runfiles.Skip) bool { return s.Axis == name }) {
 			continue
 		}
 		ac := cfg.Axes[name]
@@ -143,7 +171,7 @@ func modelNeeds(cfg *config.Config) needs {
 }
 
 // models asks the evaluated model and every judge for what the run needs.
-func (c *checker) models(ctx context.Context, cfg *config.Config) {
+func (c *checker) models(ctx context.Context, cfg *config.Config, skipped []runfiles.Skip) {
 	field := "model.spec"
 	if c.opt.Overrides.Model != "" {
 		field = "--model"
@@ -151,7 +179,7 @@ func (c *checker) models(ctx context.Context, cfg *config.Config) {
 	m := cfg.Model
 	c.model(ctx, field, m.Spec, registry.Options{
 		Name: m.Name, APIKeyEnv: m.APIKeyEnv, Flavor: m.Flavor, ChatFormat: m.ChatFormat, StrictContext: m.StrictContext,
-	}, modelNeeds(cfg))
+	}, modelNeeds(cfg, skipped))
 	for i, j := range cfg.Judges {
 		name := j.Model
 		if name == "" {

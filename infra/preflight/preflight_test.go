@@ -135,13 +135,58 @@ axes:
 store:
   uri: DIR/store
 axes:
+  safety:
+    scorer: rules
+    datasets:
+      - {name: ms_general, path: TESTDATA/safety/ms_general_sample.jsonl, format: seahelm_safeguard, lang: ms, limit: 2}
+`, nil)
+		if len(got) != 1 || !strings.HasPrefix(got[0], path+" line 2, model.spec: gguf:") ||
+			!strings.HasSuffix(got[0], "tiny-llama.gguf: cannot format chat messages: the model has no tokenizer.chat_template; name a chat format (qa, chatml, llama3, gemma): chat_format in the config, or ?chat= in the gguf spec (safety sends chat messages).") {
+			t.Errorf("got %q", got)
+		}
+	})
+	t.Run("an axis the run skips asks nothing of the model", func(t *testing.T) {
+		// MT without judges is skipped (skipped_no_judge): the run sends no
+		// chat message, so the model's lack of a chat template is no problem.
+		_, got := check(t, `model:
+  spec: gguf:TESTDATA/models/tiny-llama/tiny-llama.gguf
+store:
+  uri: DIR/store
+axes:
   mt:
     datasets:
       - {name: mt_bench, path: TESTDATA/mt/question.jsonl, format: mt_bench, limit: 2}
 `, nil)
-		if len(got) != 1 || !strings.HasPrefix(got[0], path+" line 2, model.spec: gguf:") ||
-			!strings.HasSuffix(got[0], "tiny-llama.gguf: cannot format chat messages: the model has no tokenizer.chat_template; name a chat format (qa, chatml, llama3, gemma): chat_format in the config, or ?chat= in the gguf spec (mt sends chat messages).") {
-			t.Errorf("got %q", got)
+		if len(got) != 0 {
+			t.Errorf("got %q, want no problem", got)
 		}
 	})
+}
+
+// TestPreflightReadsAnAxisAsTheRunDoes: check accepts what the run accepts.
+// MT's reference answers are a dataset of their own that only reads beside
+// a question file (the Malay suite's layout); read alone, as preflight read
+// every dataset, it failed with "no question file configured" although the
+// run reads the pair. A reference file that does not parse is still caught.
+func TestPreflightReadsAnAxisAsTheRunDoes(t *testing.T) {
+	const mt = `model:
+  spec: gguf:TESTDATA/models/tiny-llama/tiny-llama.gguf
+  chat_format: qa
+store:
+  uri: DIR/store
+axes:
+  mt:
+    datasets:
+      - {name: mt_bench, path: TESTDATA/mt/question.jsonl, format: mt_bench, limit: 2}
+      - {name: mt_bench_reference, path: REFS, format: mt_bench_reference}
+judges:
+  - {name: j, family: j, spec: "gguf:TESTDATA/models/tiny-llama/tiny-llama.gguf", chat_format: qa}
+`
+	if _, got := check(t, strings.Replace(mt, "REFS", "TESTDATA/mt/reference_answer_gpt-4.jsonl", 1), nil); len(got) != 0 {
+		t.Errorf("the suite's MT layout: got %q, want no problem", got)
+	}
+	path, got := check(t, strings.Replace(mt, "REFS", "DIR/refs.jsonl", 1), map[string]string{"refs.jsonl": "{not json\n"})
+	if len(got) != 1 || !strings.HasPrefix(got[0], path+" line 10, axes.mt.datasets[1]: the first 5 rows do not read as format mt_bench_reference: ") {
+		t.Errorf("a broken reference file: got %q", got)
+	}
 }

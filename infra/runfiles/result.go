@@ -163,6 +163,7 @@ type Result struct {
 	ModelIdentity  *ModelIdentity        `json:"model_identity,omitempty"` // the weights measured (spec §5)
 	ConfigHash     string                `json:"config_hash"`
 	Seed           int64                 `json:"seed"`
+	Limit          int                   `json:"limit,omitempty"` // run.limit (--limit): a partial run, every dataset read to at most this many rows
 	Axes           map[string]AxisReport `json:"axes"`
 	ExcludedJudges []string              `json:"excluded_judges,omitempty"` // self-judge exclusion (spec §10 #2)
 	Summary        ResultSummary         `json:"summary"`

@@ -163,4 +163,6 @@ type Request struct {
 	JudgeOverlay bool `json:"judge_overlay,omitempty"`
 	// ChatTemplate overrides run.chat_template (auto | always).
 	ChatTemplate string `json:"chat_template,omitempty"`
+	// Limit overrides run.limit: every dataset read to at most this many rows.
+	Limit int `json:"limit,omitempty"`
 }

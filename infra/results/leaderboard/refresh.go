@@ -78,6 +78,8 @@ func CheckRefreshRun(r runplan.Request) error {
 		return errors.New("config: not a refresh field (give config_path)")
 	case r.JudgeOverlay || r.ChatTemplate != "":
 		return errors.New("judge_overlay, chat_template: not refresh fields (set run.judge_overlay / run.chat_template in the config, so the pins record them)")
+	case r.Limit != 0:
+		return errors.New("limit: not a refresh field (a leaderboard ranks full runs)")
 	}
 	return nil
 }
