@@ -64,6 +64,7 @@ type clusterHost struct {
 }
 
 type hostProc struct {
+	log  string
 	cmd  *exec.Cmd
 	done chan struct{}
 }
@@ -156,7 +157,7 @@ func (h *clusterHost) start(t *testing.T, log string, env []string, args ...stri
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &hostProc{cmd: cmd, done: make(chan struct{})}
+	p := &hostProc{log: log, cmd: cmd, done: make(chan struct{})}
 	go func() { cmd.Wait(); close(p.done) }()
 	h.mu.Lock()
 	h.procs = append(h.procs, p)
@@ -183,6 +184,9 @@ func (h *clusterHost) exited(log string) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, p := range h.procs {
+		if p.log != log {
+			continue
+		}
 		select {
 		case <-p.done:
 			data, _ := os.ReadFile(filepath.Join(h.dir, log+".log"))
@@ -243,7 +247,7 @@ func clusterSkip() string {
 // llama-server. It stands in for a model slower than the tiny one (which
 // answers in milliseconds), so that faults land while work is in flight,
 // and writes one line per request: time, listener, client address, path and,
-// for the tokenization of an item's context, the context's SHA-256.
+// for a request that carries an item's context, the context's SHA-256.
 const (
 	proxyEnv      = "GLOSSOBENCH_CLUSTER_PROXY" // "SLOW_ADDR PLAIN_ADDR CONTROL_ADDR UPSTREAM LOG"
 	proxyPortSlow = "8080"                      // the model URL of the faulted runs
@@ -281,14 +285,23 @@ func TestClusterHelperModelProxy(t *testing.T) {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
+			// An item's context: what llama-server's log-likelihood route
+			// tokenizes without pieces, or a generation's prompt.
 			key := "-"
-			if r.URL.Path == "/tokenize" {
-				var tb struct {
-					Content    string `json:"content"`
-					WithPieces bool   `json:"with_pieces"`
+			var rb struct {
+				Content    string `json:"content"`
+				WithPieces bool   `json:"with_pieces"`
+				Prompt     string `json:"prompt"`
+			}
+			if json.Unmarshal(body, &rb) == nil {
+				switch {
+				case r.URL.Path == "/tokenize" && !rb.WithPieces:
+					key = rb.Content
+				case r.URL.Path == "/v1/completions":
+					key = rb.Prompt
 				}
-				if json.Unmarshal(body, &tb) == nil && !tb.WithPieces {
-					s := sha256.Sum256([]byte(tb.Content))
+				if key != "-" {
+					s := sha256.Sum256([]byte(key))
 					key = hex.EncodeToString(s[:8])
 				}
 			}
@@ -296,7 +309,7 @@ func TestClusterHelperModelProxy(t *testing.T) {
 			mu.Lock()
 			fmt.Fprintf(logf, "%d %s %s %s %s\n", time.Now().UnixNano(), name, host, r.URL.Path, key)
 			mu.Unlock()
-			if d := delayMS.Load(); slow && d > 0 && r.URL.Path == "/completion" {
+			if d := delayMS.Load(); slow && d > 0 && (r.URL.Path == "/completion" || r.URL.Path == "/v1/completions") {
 				select {
 				case <-time.After(time.Duration(d) * time.Millisecond):
 				case <-r.Context().Done():
@@ -350,9 +363,10 @@ func readProxyLog(t *testing.T, path string) []proxyLine {
 }
 
 // repeatedItems counts the items the faulted runs asked the model for more
-// than once. An item's context is tokenized once per choice in one attempt;
-// the clean runs (the same items, undisturbed) give that count, and any
-// tokenization beyond it is a repeat of the item.
+// than once. An item's context is sent a fixed number of times in one
+// attempt (llama-server's log-likelihood route tokenizes it once per
+// choice); the clean runs (the same items, undisturbed) give that count,
+// and anything beyond it is a repeat of the item.
 func repeatedItems(lines []proxyLine) (items, repeats int) {
 	clean, faulted := map[string]int{}, map[string]int{}
 	for _, l := range lines {
@@ -764,7 +778,7 @@ func waitHTTP(t *testing.T, h *clusterHost, log, url string, timeout time.Durati
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		resp, err := http.Get(url)
+		resp, err := (&http.Client{Timeout: 2 * time.Second}).Get(url)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
