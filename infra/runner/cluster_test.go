@@ -525,8 +525,9 @@ func pollerSeen(c client.Client, queue string, pid int, since time.Time, timeout
 }
 
 // clusterConfig is a small config on the repository's test data against the
-// model at modelURL and the cluster's S3 store. The two runs read disjoint
-// datasets, so an answer that crossed runs would change a result, and each
+// model at modelURL and the cluster's S3 store (rows that fit the tiny
+// model's 512-token window: belebele's passages do not). The two runs read
+// disjoint rows, so an answer that crossed runs would change a result, and each
 // item's context belongs to one run. Heartbeat and retry settings are the
 // shipped defaults.
 func clusterConfig(t *testing.T, which, modelURL, storeURI string) string {
@@ -534,17 +535,14 @@ func clusterConfig(t *testing.T, which, modelURL, storeURI string) string {
 	axes := map[string]string{
 		"ms": `  knowledge:
     datasets:
-      - {name: global_mmlu_ms, path: ` + data + `/global_mmlu_ms/global_mmlu_ms_test_subset.jsonl.gz, format: global_mmlu, lang: ms, limit: 16}
+      - {name: global_mmlu_ms_ca, path: ` + data + `/global_mmlu_ms/global_mmlu_ms_test_subset.jsonl.gz, format: global_mmlu, lang: ms, limit: 16, filter: {cultural_sensitivity_label: CA}}
   nlu:
     datasets:
-      - {name: belebele_ms, path: ` + data + `/belebele_ms_en/ms_belebele.jsonl, format: belebele, lang: ms, limit: 16}
-`,
-		"xl": `  nlu:
-    datasets:
       - {name: indonli, path: ` + data + `/nli_indonli/id_indonli_lay_1000sample.jsonl, format: indonli, lang: id, limit: 16}
-  cultural:
+`,
+		"xl": `  cultural:
     datasets:
-      - {name: kalahi, path: ` + data + `/cultural_kalahi_tl/tl_kalahi_mc.jsonl, format: kalahi, lang: tl, limit: 16}
+      - {name: global_mmlu_ms_cs, path: ` + data + `/global_mmlu_ms/global_mmlu_ms_test_subset.jsonl.gz, format: global_mmlu, lang: ms, limit: 32, filter: {cultural_sensitivity_label: CS}}
 `,
 	}[which]
 	return fmt.Sprintf(`model:
