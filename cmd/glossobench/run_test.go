@@ -34,7 +34,7 @@ func testCluster(t *testing.T) *devserver.Server {
 			clusterErr = err
 			return
 		}
-		cluster, clusterErr = runner.Embedded(dir, -1, -1)
+		cluster, clusterErr = runner.Embedded(dir, "", -1, -1)
 	})
 	if clusterErr != nil {
 		t.Fatal(clusterErr)

@@ -99,10 +99,12 @@ func signalContext() (context.Context, context.CancelFunc) {
 }
 
 func runDev(args []string) int {
-	fs := newFlagSet("dev", "glossobench dev [--port 7233] [--ui-port 8233] [--dir .glossobench]")
+	fs := newFlagSet("dev", "glossobench dev [--ip 127.0.0.1] [--port 7233] [--ui-port 8233] [--dir .glossobench] [--no-worker]")
+	ip := fs.String("ip", "127.0.0.1", "address the server listens on and announces; another host's workers dial IP:PORT")
 	port := fs.Int("port", 7233, "frontend gRPC port")
 	uiPort := fs.Int("ui-port", 8233, "Web UI port (-1: no UI)")
 	dir := fs.String("dir", runner.StateDir, "folder for the SQLite database and logs")
+	noWorker := fs.Bool("no-worker", false, "serve the Temporal server only; `glossobench worker` processes (on any host) do the work")
 	logFormatFlag(fs)
 	metricsAddrFlag(fs)
 	if !parse(fs, args) {
@@ -113,19 +115,21 @@ func runDev(args []string) int {
 		return 1
 	}
 	defer stopMetrics()
-	srv, err := runner.Embedded(*dir, *port, *uiPort)
+	srv, err := runner.Embedded(*dir, *ip, *port, *uiPort)
 	if err != nil {
 		log.Error().Err(err).Msg("dev server")
 		return 1
 	}
 	defer srv.Stop()
-	c, w, err := connectAndServe(srv.Address, srv.Namespace, log, runner.All)
-	if err != nil {
-		log.Error().Err(err).Msg("worker")
-		return 1
+	if !*noWorker {
+		c, w, err := connectAndServe(srv.Address, srv.Namespace, log, runner.All)
+		if err != nil {
+			log.Error().Err(err).Msg("worker")
+			return 1
+		}
+		defer c.Close()
+		defer w.Stop()
 	}
-	defer c.Close()
-	defer w.Stop()
 	fmt.Fprintf(os.Stderr, "Temporal frontend %s (namespace %s)\n", srv.Address, srv.Namespace)
 	if srv.UIURL != "" {
 		fmt.Fprintf(os.Stderr, "Temporal Web UI   %s\n", srv.UIURL)
@@ -227,7 +231,7 @@ func ensureServer(log zerolog.Logger) (addr, namespace string, srv *devserver.Se
 		return "127.0.0.1:7233", "default", nil, nil
 	}
 	log.Info().Msg("no TEMPORAL_ADDRESS: starting the embedded Temporal server")
-	srv, err = runner.Embedded(runner.StateDir, 7233, 8233)
+	srv, err = runner.Embedded(runner.StateDir, "", 7233, 8233)
 	if err != nil {
 		return "", "", nil, err
 	}

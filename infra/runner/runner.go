@@ -87,14 +87,14 @@ func (e Env) Options(log zerolog.Logger) (client.Options, error) {
 }
 
 // Embedded starts the embedded server for a newcomer's run or `glossobench
-// dev`: SQLite under dir, frontend on port (7233 by default; -1 any free
-// port), UI on uiPort (8233; -1 none).
-func Embedded(dir string, port, uiPort int) (*devserver.Server, error) {
+// dev`: SQLite under dir, listening on ip ("" is 127.0.0.1), frontend on
+// port (7233 by default; -1 any free port), UI on uiPort (8233; -1 none).
+func Embedded(dir, ip string, port, uiPort int) (*devserver.Server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	return devserver.Start(devserver.Options{
-		DBFile: filepath.Join(dir, "temporal.db"), Port: port, UIPort: uiPort,
+		DBFile: filepath.Join(dir, "temporal.db"), IP: ip, Port: port, UIPort: uiPort,
 		LogFile: filepath.Join(dir, "temporal.log"), SearchAttributes: SearchAttributes,
 	})
 }
