@@ -17,17 +17,19 @@ func TestConcordReport(t *testing.T) {
 	wantOutput(t, stdout, "6 shared models", "agreement: strong", "only in ours (1): only_ours", "only in external (1): m9", "permutation p")
 	var rep concord.Report
 	readJSON(t, out, &rep)
-	// scipy.stats.spearmanr / kendalltau on these six pairs.
-	if rep.N != 6 || !near(rep.Spearman, 0.9428571428571428) || !near(rep.SpearmanP, 0.004804664723032055) ||
+	// scipy.stats.spearmanr / kendalltau(method='exact') on these six pairs;
+	// Spearman's p is exact: ρ ≥ 0.9429 over 6 models means Σd² ≤ 2 (the
+	// identity and 5 adjacent swaps), 6 of 720 pairings, doubled for two
+	// sides: 1/60 (spearmanr's t approximation says 0.0048).
+	if rep.N != 6 || !near(rep.Spearman, 0.9428571428571428) || !near(rep.SpearmanP, 1.0/60) ||
 		!near(rep.Kendall, 0.8666666666666666) || !near(rep.KendallP, 0.016666666666666666) {
 		t.Errorf("report %+v", rep)
 	}
-	// Exact permutation p: |ρ| ≥ 0.9429 over 6 models means Σd² ≤ 2 (the
-	// identity and 5 adjacent swaps) or its mirror image, 12 of 720 orderings.
-	// 10,000 rounds estimate 1/60 with a standard error of 0.0013.
-	if math.Abs(rep.PermutationP-1.0/60) > 0.005 || rep.Resamples != 10000 {
+	// Six models: the permutation p is the exact one, nothing sampled.
+	if !near(rep.PermutationP, 1.0/60) || rep.Resamples != 0 {
 		t.Errorf("permutation p %v over %d", rep.PermutationP, rep.Resamples)
 	}
+	wantOutput(t, stdout, "exact: all 6! pairings")
 	if rep.Note != "" {
 		t.Errorf("six models should carry no small-n note: %q", rep.Note)
 	}

@@ -39,6 +39,7 @@ func correlateMain(args []string, stdout, stderr io.Writer) int {
 	extPath := fs.String("external", "", "the external instrument's scores on the same models: a JSON `FILE` (or a directory of runs)")
 	task := fs.String("task", "", "what to read from a peer's --external results: "+externalHelp)
 	metric := fs.String("metric", "", "lm-eval: the `metric,filter` to read (default acc,none); HELM: the column")
+	run := fs.String("run", "", "SEA-HELM: the `datetime` of the run to read from <model>_seahelm_results_<datetime>.json files (default each model's newest)")
 	overlapFree := fs.Bool("overlap-free", false, "refuse unless the two instruments share no scored item (checked by item-id hashes)")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")
 	if err := fs.Parse(args); err != nil {
@@ -57,7 +58,7 @@ func correlateMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "glossobench correlate: %v\n", err)
 		return correlateExitError
 	}
-	ext, err := concord.ReadExternalInstrument(*extPath, *task, *metric)
+	ext, err := concord.ReadExternalInstrument(*extPath, concord.Peer{Task: *task, Metric: *metric, Run: *run})
 	if err != nil {
 		fmt.Fprintf(stderr, "glossobench correlate: %v\n", err)
 		return correlateExitError

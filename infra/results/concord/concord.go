@@ -41,21 +41,28 @@ type Row struct {
 
 // Report is what correlate and concord print and write.
 type Report struct {
-	Name         string   `json:"name,omitempty"`
-	N            int      `json:"n_shared"`
-	Spearman     float64  `json:"spearman_rho"`
-	SpearmanP    float64  `json:"spearman_p"`
-	Kendall      float64  `json:"kendall_tau_b"`
-	KendallP     float64  `json:"kendall_p"`
-	PermutationP float64  `json:"permutation_p,omitempty"`
-	Resamples    int      `json:"permutations,omitempty"`
-	Seed         uint64   `json:"seed,omitempty"`
-	Verdict      string   `json:"verdict"`
-	Note         string   `json:"note,omitempty"`
-	Models       []Row    `json:"models"`
-	OnlyOurs     []string `json:"only_ours"`
-	OnlyExternal []string `json:"only_external"`
+	Name         string  `json:"name,omitempty"`
+	N            int     `json:"n_shared"`
+	Spearman     float64 `json:"spearman_rho"`
+	SpearmanP    float64 `json:"spearman_p"`
+	Kendall      float64 `json:"kendall_tau_b"`
+	KendallP     float64 `json:"kendall_p"`
+	PMethod      string  `json:"p_method"`
+	PermutationP float64 `json:"permutation_p,omitempty"`
+	Resamples    int     `json:"permutations,omitempty"`
+	Seed         uint64  `json:"seed,omitempty"`
+	// Direction says how each side ranks: "higher is better", or "lower is
+	// better" for a peer column marked so (HELM's lower_is_better).
+	OursDirection     string   `json:"ours_direction"`
+	ExternalDirection string   `json:"external_direction"`
+	Verdict           string   `json:"verdict"`
+	Note              string   `json:"note,omitempty"`
+	Models            []Row    `json:"models"`
+	OnlyOurs          []string `json:"only_ours"`
+	OnlyExternal      []string `json:"only_external"`
 
+	// oursVec and extVec are merits, higher better: a lower-is-better
+	// side's scores negated, so ranks and correlations read its direction.
 	oursVec, extVec []float64
 }
 
@@ -67,9 +74,16 @@ func Concord(ours, ext map[string]inputs.ModelScore, name string, resamples int,
 	if err != nil {
 		return nil, err
 	}
-	rep.Name, rep.Resamples, rep.Seed = name, resamples, seed
-	if _, rep.PermutationP, err = stats.SpearmanPermutation(rep.oursVec, rep.extVec, resamples, seed); err != nil {
-		return nil, err
+	rep.Name = name
+	if rep.N <= stats.ExactLimit {
+		// Every pairing was enumerated for SpearmanP: the exact
+		// permutation p, which sampling could only approximate.
+		rep.PermutationP = rep.SpearmanP
+	} else {
+		rep.Resamples, rep.Seed = resamples, seed
+		if _, rep.PermutationP, err = stats.SpearmanPermutation(rep.oursVec, rep.extVec, resamples, seed); err != nil {
+			return nil, err
+		}
 	}
 	rep.Verdict = verdict(rep.Spearman, "strong", "moderate", "weak")
 	return rep, nil
@@ -125,22 +139,32 @@ func Compare(ours, ext map[string]inputs.ModelScore) (*Report, error) {
 		return nil, fmt.Errorf("only %d shared model_ids (%s); rank correlation needs at least 3 — rename rows so ids match",
 			len(shared), strings.Join(shared, ", "))
 	}
+	rep.OursDirection, rep.ExternalDirection = direction(ours, shared), direction(ext, shared)
 	for _, id := range shared {
-		rep.oursVec = append(rep.oursVec, ours[id].Score)
-		rep.extVec = append(rep.extVec, ext[id].Score)
+		rep.oursVec = append(rep.oursVec, merit(ours[id]))
+		rep.extVec = append(rep.extVec, merit(ext[id]))
+	}
+	spearman, kendall := stats.Spearman, stats.Kendall
+	rep.PMethod = "asymptotic (scipy's spearmanr and kendalltau defaults)"
+	if rep.N <= stats.ExactLimit {
+		// A t or normal approximation over a handful of models reads
+		// ρ = 1 as p = 0; the exact p counts the n! pairings.
+		spearman = func(x, y []float64) (float64, float64, error) { return stats.SpearmanExact(x, y, stats.TwoSided) }
+		kendall = func(x, y []float64) (float64, float64, error) { return stats.KendallExactTies(x, y, stats.TwoSided) }
+		rep.PMethod = fmt.Sprintf("exact (all %d! pairings)", rep.N)
 	}
 	var err error
-	rep.Spearman, rep.SpearmanP, err = stats.Spearman(rep.oursVec, rep.extVec)
+	rep.Spearman, rep.SpearmanP, err = spearman(rep.oursVec, rep.extVec)
 	if err != nil {
 		return nil, fmt.Errorf("over the %d shared models: %w", len(shared), err)
 	}
-	rep.Kendall, rep.KendallP, err = stats.Kendall(rep.oursVec, rep.extVec)
+	rep.Kendall, rep.KendallP, err = kendall(rep.oursVec, rep.extVec)
 	if err != nil {
 		return nil, fmt.Errorf("over the %d shared models: %w", len(shared), err)
 	}
 	ro, re := descRanks(rep.oursVec), descRanks(rep.extVec)
 	for i, id := range shared {
-		rep.Models = append(rep.Models, Row{id, rep.oursVec[i], rep.extVec[i], ro[i], re[i], re[i] - ro[i]})
+		rep.Models = append(rep.Models, Row{id, ours[id].Score, ext[id].Score, ro[i], re[i], re[i] - ro[i]})
 	}
 	slices.SortStableFunc(rep.Models, func(a, b Row) int {
 		if a.RankOurs != b.RankOurs {
@@ -157,6 +181,20 @@ func Compare(ours, ext map[string]inputs.ModelScore) (*Report, error) {
 			n, n, 2/factorialFloat(n))
 	}
 	return rep, nil
+}
+
+func merit(s inputs.ModelScore) float64 {
+	if s.LowerIsBetter {
+		return -s.Score
+	}
+	return s.Score
+}
+
+func direction(scores map[string]inputs.ModelScore, ids []string) string {
+	if scores[ids[0]].LowerIsBetter {
+		return "lower is better"
+	}
+	return "higher is better"
 }
 
 func factorialFloat(n int) float64 {
@@ -194,7 +232,11 @@ func (rep *Report) Print(w io.Writer) {
 	if len(rep.OnlyExternal) > 0 {
 		fmt.Fprintf(w, "only in external (%d): %s\n", len(rep.OnlyExternal), strings.Join(rep.OnlyExternal, ", "))
 	}
-	fmt.Fprintf(w, "Spearman ρ = %.4f (p = %.4g), Kendall τ-b = %.4f (p = %.4g)\n", rep.Spearman, rep.SpearmanP, rep.Kendall, rep.KendallP)
+	if rep.OursDirection != rep.ExternalDirection || rep.ExternalDirection != "higher is better" {
+		fmt.Fprintf(w, "rank direction: ours %s, external %s (rank 1 is the best on each side)\n", rep.OursDirection, rep.ExternalDirection)
+	}
+	fmt.Fprintf(w, "Spearman ρ = %.4f (p = %.4g), Kendall τ-b = %.4f (p = %.4g); p-values %s\n",
+		rep.Spearman, rep.SpearmanP, rep.Kendall, rep.KendallP, rep.PMethod)
 }
 
 // fmtRank prints 3 or 2.5.

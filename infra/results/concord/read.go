@@ -141,58 +141,68 @@ func SharedItems(a, b *inputs.Instrument) ([]string, error) {
 	return shared, nil
 }
 
+// Peer says what to read from a peer's results: the task (lm-eval's task,
+// SEA-HELM's dotted path, HELM's table), the metric (lm-eval's
+// metric,filter, HELM's column) and, for SEA-HELM's timestamped files, the
+// run (its datetime; default each model's newest).
+type Peer struct {
+	Task, Metric, Run string
+}
+
 // externalKind says which peer's results --external names: "lm-eval",
 // "seahelm", "helm", or "" for the native formats.
-func externalKind(path, task string) string {
+func externalKind(path string, q Peer) string {
 	switch {
 	case inputs.IsSEAHELMResults(path):
 		return "seahelm"
 	case inputs.IsHELMGroups(path):
 		return "helm"
-	case inputs.IsLMEvalResults(path), task != "":
+	case inputs.IsLMEvalResults(path), q.Task != "":
 		return "lm-eval"
 	}
 	return ""
 }
 
-func readPeerScores(kind, path, task, metric string) (map[string]inputs.ModelScore, error) {
+func readPeerScores(kind, path string, q Peer) (map[string]inputs.ModelScore, error) {
+	if q.Run != "" && kind != "seahelm" {
+		return nil, fmt.Errorf("%s: --run picks one of SEA-HELM's timestamped runs; these are %s results", path, kind)
+	}
 	switch kind {
 	case "seahelm":
-		return inputs.ReadSEAHELM(path, task)
+		return inputs.ReadSEAHELM(path, q.Task, q.Run)
 	case "helm":
-		return inputs.ReadHELMGroups(path, task, metric)
+		return inputs.ReadHELMGroups(path, q.Task, q.Metric)
 	}
-	return inputs.ReadLMEval(path, task, metric)
+	return inputs.ReadLMEval(path, q.Task, q.Metric)
 }
 
 // ReadExternalInstrument reads correlate's --external: a peer's results
 // (lm-evaluation-harness, SEA-HELM or HELM; they list no items), else a
 // score file or a directory of runs. task and metric say what to read
 // from a peer's results.
-func ReadExternalInstrument(path, task, metric string) (*inputs.Instrument, error) {
-	kind := externalKind(path, task)
+func ReadExternalInstrument(path string, q Peer) (*inputs.Instrument, error) {
+	kind := externalKind(path, q)
 	if kind == "" {
 		return ReadInstrument(path)
 	}
-	scores, err := readPeerScores(kind, path, task, metric)
+	scores, err := readPeerScores(kind, path, q)
 	if err != nil {
 		return nil, err
 	}
 	name := kind
-	if task != "" {
-		name += " " + task
-	}
-	if metric != "" {
-		name += " " + metric
+	for _, part := range []string{q.Task, q.Metric, q.Run} {
+		if part != "" {
+			name += " " + part
+		}
 	}
 	return &inputs.Instrument{Name: name, Path: path, Scores: scores, Items: map[string]string{}}, nil
 }
 
 // ReadExternalScores reads concord's --external: a peer's results, else a
 // model_id,score CSV.
-func ReadExternalScores(path, task, metric string) (map[string]inputs.ModelScore, error) {
-	if kind := externalKind(path, task); kind != "" {
-		return readPeerScores(kind, path, task, metric)
+func ReadExternalScores(path string, q Peer) (map[string]inputs.ModelScore, error) {
+	if kind := externalKind(path, q); kind != "" {
+		return readPeerScores(kind, path, q)
 	}
 	return inputs.ReadScoresCSVFile(path)
 }

@@ -14,7 +14,8 @@ import (
 type helmTable struct {
 	Title  string `json:"title"`
 	Header []struct {
-		Value string `json:"value"`
+		Value         string `json:"value"`
+		LowerIsBetter bool   `json:"lower_is_better"`
 	} `json:"header"`
 	Rows [][]struct {
 		Value any `json:"value"`
@@ -38,8 +39,10 @@ func IsHELMGroups(path string) bool {
 // ReadHELMGroups reads model scores from a helm-summarize groups file: the
 // table titled table (default the first) and the column whose header is
 // column (default the second, the first after the model). Rows without a
-// number in that column are left out. Errors name the file, the table and
-// the column.
+// number in that column are left out. A column HELM marks lower_is_better
+// (inference time, calibration error) marks every score LowerIsBetter, so
+// that a ranking reads it in its own direction. Errors name the file, the
+// table and the column.
 func ReadHELMGroups(path, table, column string) (map[string]ModelScore, error) {
 	var tables []helmTable
 	if err := readJSON(path, &tables, "not a list of HELM tables: "); err != nil {
@@ -95,7 +98,7 @@ func ReadHELMGroups(path, table, column string) (map[string]ModelScore, error) {
 		if _, dup := out[model]; dup {
 			return nil, fmt.Errorf("%s: table %q: model %s appears twice", path, t.Title, model)
 		}
-		out[model] = ModelScore{Score: v, Line: i + 1}
+		out[model] = ModelScore{Score: v, Line: i + 1, LowerIsBetter: t.Header[col].LowerIsBetter}
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: table %q column %q: no model has a number", path, t.Title, t.Header[col].Value)

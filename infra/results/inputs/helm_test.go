@@ -22,7 +22,9 @@ const helmSample = `[
       [{"value": "Model C"}, {"value": 0.5}, {"description": "No matching runs", "markdown": false}]],
    "links": [{"text": "LaTeX", "href": "benchmark_output/runs/v1/groups/latex/core_scenarios_accuracy.tex"}],
    "name": "accuracy"},
-  {"title": "Efficiency", "header": [{"value": "Model/adapter"}, {"value": "Mean win rate"}], "rows": [[{"value": "GPT-2 (124M)"}, {"value": 0.9}]]}
+  {"title": "Efficiency", "header": [{"value": "Model/adapter"}, {"value": "Mean win rate"},
+      {"value": "Observed inference time (s)", "description": "Average observed time to process a request to the model", "lower_is_better": true}],
+   "rows": [[{"value": "GPT-2 (124M)"}, {"value": 0.9}, {"value": 0.41}]]}
 ]`
 
 func TestReadHELMGroups(t *testing.T) {
@@ -39,8 +41,11 @@ func TestReadHELMGroups(t *testing.T) {
 	if err != nil || len(got) != 2 || got["GPT-2 (124M)"].Score != 0.231 {
 		t.Fatalf("MMLU - EM (Model C has no value): %v %v", got, err)
 	}
-	if got, err := ReadHELMGroups(p, "Efficiency", ""); err != nil || got["GPT-2 (124M)"].Score != 0.9 {
+	if got, err := ReadHELMGroups(p, "Efficiency", ""); err != nil || got["GPT-2 (124M)"].Score != 0.9 || got["GPT-2 (124M)"].LowerIsBetter {
 		t.Fatalf("efficiency: %v %v", got, err)
+	}
+	if got, err := ReadHELMGroups(p, "Efficiency", "Observed inference time (s)"); err != nil || !got["GPT-2 (124M)"].LowerIsBetter {
+		t.Fatalf("inference time, lower_is_better: %v %v", got, err)
 	}
 	for _, c := range []struct{ table, col, want string }{
 		{"Calibration", "", `no table titled "Calibration" (tables: Accuracy; Efficiency)`},

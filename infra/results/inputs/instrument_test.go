@@ -17,7 +17,7 @@ func TestReadInstrumentShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.Title() != "seahelm" || in.Scores["m1"] != (ModelScore{0.81, 4}) || in.Scores["m2"] != (ModelScore{74, 5}) {
+	if in.Title() != "seahelm" || in.Scores["m1"] != (ModelScore{Score: 0.81, Line: 4}) || in.Scores["m2"] != (ModelScore{Score: 74, Line: 5}) {
 		t.Errorf("object with scores: %+v", in)
 	}
 	wantItems := map[string]string{HashItemID("belebele/1"): "belebele/1", HashItemID("belebele/2"): "belebele/2", "abcdef": ""}
@@ -34,7 +34,7 @@ func TestReadInstrumentShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.Title() != "l.json" || len(in.Scores) != 2 || in.Scores["m2"] != (ModelScore{2, 2}) || in.ListsItems {
+	if in.Title() != "l.json" || len(in.Scores) != 2 || in.Scores["m2"] != (ModelScore{Score: 2, Line: 2}) || in.ListsItems {
 		t.Errorf("list: %+v", in)
 	}
 
@@ -42,7 +42,7 @@ func TestReadInstrumentShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(in.Scores) != 2 || in.Scores["m2"] != (ModelScore{-1000, 2}) || in.ListsItems {
+	if len(in.Scores) != 2 || in.Scores["m2"] != (ModelScore{Score: -1000, Line: 2}) || in.ListsItems {
 		t.Errorf("map: %+v", in)
 	}
 

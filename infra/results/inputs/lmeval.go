@@ -84,9 +84,30 @@ func lmEvalFiles(dir string) ([]string, error) {
 	return files, err
 }
 
+// lmEvalMetric reads metric ("name,filter") from a task's results. Files
+// from lm-eval before 0.4 key metrics by name alone ("acc": the v0 results
+// in lm-eval's own tests/testdata/*-res.json) and have no filters: there
+// "acc,none" reads "acc"; a filter other than none is not there to read.
+func lmEvalMetric(task map[string]any, metric string) (float64, bool) {
+	if v, ok := task[metric].(float64); ok {
+		return v, true
+	}
+	name, filter, _ := strings.Cut(metric, ",")
+	if filter != "none" {
+		return 0, false
+	}
+	for k := range task {
+		if strings.Contains(k, ",") {
+			return 0, false // a 0.4 file: the key must be there as given
+		}
+	}
+	v, ok := task[name].(float64)
+	return v, ok
+}
+
 // ReadLMEval reads model scores for one task and metric ("acc,none"; a
 // metric without ",filter" means ",none") from an lm-eval results file or
-// output folder. In a folder with several results files for one model (a
+// output folder, of lm-eval 0.4 or of 0.3 and before (see lmEvalMetric). In a folder with several results files for one model (a
 // model's sub-folder after several runs) the newest by name (lm-eval names
 // them by date) counts. Errors name the file and the field.
 func ReadLMEval(path, task, metric string) (map[string]ModelScore, error) {
@@ -128,7 +149,7 @@ func ReadLMEval(path, task, metric string) (map[string]ModelScore, error) {
 			slices.Sort(tasks)
 			return nil, fmt.Errorf("%s: field results.%s: no such task (tasks: %s)", f, task, strings.Join(tasks, ", "))
 		}
-		v, ok := t[metric].(float64)
+		v, ok := lmEvalMetric(t, metric)
 		if !ok {
 			var ms []string
 			for k, x := range t {

@@ -87,3 +87,28 @@ func TestReadLMEval(t *testing.T) {
 		t.Errorf("bad JSON: %v", err)
 	}
 }
+
+// TestReadLMEvalBeforeV04 reads lm-eval's own pre-0.4 results fixtures
+// (testdata/lmeval-v0/SOURCE.txt): metrics keyed "acc", read by --metric
+// acc and by the default acc,none alike; a filter they do not have is an
+// error listing what is there. The model comes from the folder.
+func TestReadLMEvalBeforeV04(t *testing.T) {
+	for _, c := range []struct {
+		file, task   string
+		acc, accNorm float64
+	}{
+		{"arc_easy-v0-res.json", "arc_easy", 0.2474747474747475, 0.24074074074074073},
+		{"arc_challenge-v2.0-res.json", "arc_challenge", 0.26621160409556316, 0.28242320819112626},
+	} {
+		path := filepath.Join("testdata", "lmeval-v0", "model-a", c.file)
+		for metric, want := range map[string]float64{"": c.acc, "acc": c.acc, "acc,none": c.acc, "acc_norm": c.accNorm} {
+			got, err := ReadLMEval(path, c.task, metric)
+			if err != nil || len(got) != 1 || got["model-a"].Score != want {
+				t.Errorf("%s --metric %q: %v %v, want model-a %v", c.file, metric, got, err, want)
+			}
+		}
+		if _, err := ReadLMEval(path, c.task, "acc,strict-match"); err == nil || !strings.Contains(err.Error(), "metrics: acc, acc_norm") {
+			t.Errorf("%s with a filter it lacks: %v", c.file, err)
+		}
+	}
+}

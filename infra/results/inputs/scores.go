@@ -15,6 +15,9 @@ import (
 type ModelScore struct {
 	Score float64
 	Line  int // where it was read, for messages
+	// LowerIsBetter says the instrument ranks a lower score higher (HELM's
+	// lower_is_better columns); it is the same for every score of a table.
+	LowerIsBetter bool
 }
 
 // ReadScoresCSVFile reads the model_id,score file at path (see ReadScoresCSV).

@@ -10,7 +10,7 @@ func TestReadScoresCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]ModelScore{"m1": {0.5, 2}, "m,2": {-30, 4}}
+	want := map[string]ModelScore{"m1": {Score: 0.5, Line: 2}, "m,2": {Score: -30, Line: 4}}
 	if len(scores) != len(want) || scores["m1"] != want["m1"] || scores["m,2"] != want["m,2"] {
 		t.Errorf("got %+v, want %+v", scores, want)
 	}

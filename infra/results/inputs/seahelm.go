@@ -5,14 +5,36 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 )
 
-// SEAHELMSuffix ends the name of a SEA-HELM results file:
-// <model>_seahelm_results.json, one per model, which names the model only
-// in its file name.
+// SEAHELMSuffix ends the name of a SEA-HELM results file written before
+// its February 2026 change: <model>_seahelm_results.json, one per model,
+// which names the model only in its file name.
 const SEAHELMSuffix = "_seahelm_results.json"
+
+// seahelmName matches both names of a SEA-HELM results file: the older
+// <model>_seahelm_results.json and, since aisingapore/SEA-HELM 3780e96,
+// <model>_seahelm_results_<datetime>.json with the run's
+// datetime.now().isoformat() (src/seahelm_evaluation.py,
+// get_results_json_filepath, at 6844e6c).
+var seahelmName = regexp.MustCompile(`^(.+)_seahelm_results(?:_(\d{4}-\d\d-\d\dT[0-9:.]+))?\.json$`)
+
+// seahelmFile is one results file: its model and run datetime ("" for the
+// older name).
+type seahelmFile struct {
+	path, model, run string
+}
+
+func parseSEAHELMName(path string) (seahelmFile, bool) {
+	m := seahelmName.FindStringSubmatch(filepath.Base(path))
+	if m == nil {
+		return seahelmFile{}, false
+	}
+	return seahelmFile{path: path, model: m[1], run: m[2]}, true
+}
 
 // IsSEAHELMResults reports whether path is a SEA-HELM results file or a
 // folder holding some.
@@ -21,52 +43,102 @@ func IsSEAHELMResults(path string) bool {
 	return err == nil && len(files) > 0
 }
 
-func seahelmFiles(path string) ([]string, error) {
+func seahelmFiles(path string) ([]seahelmFile, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !st.IsDir() {
-		if strings.HasSuffix(path, SEAHELMSuffix) {
-			return []string{path}, nil
+		if f, ok := parseSEAHELMName(path); ok {
+			return []seahelmFile{f}, nil
 		}
 		return nil, nil
 	}
-	var files []string
+	var files []seahelmFile
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && strings.HasSuffix(d.Name(), SEAHELMSuffix) {
-			files = append(files, p)
+		if f, ok := parseSEAHELMName(p); ok && !d.IsDir() {
+			files = append(files, f)
 		}
 		return nil
 	})
-	slices.Sort(files)
+	slices.SortFunc(files, func(a, b seahelmFile) int { return strings.Compare(a.path, b.path) })
 	return files, err
 }
 
+// pickSEAHELMRuns keeps one file per model: the run named run, or else the
+// newest (ISO datetimes sort as text; a file of the older name, which
+// carries no datetime, is older than any that does). Two files of one model
+// and one run are an error.
+func pickSEAHELMRuns(files []seahelmFile, run string) ([]seahelmFile, error) {
+	best := map[string]seahelmFile{}
+	for _, f := range files {
+		if run != "" && f.run != run {
+			continue
+		}
+		if prev, ok := best[f.model]; ok {
+			if prev.run == f.run {
+				return nil, fmt.Errorf("%s and %s: two results of model %s for the same run", prev.path, f.path, f.model)
+			}
+			if prev.run > f.run {
+				continue
+			}
+		}
+		best[f.model] = f
+	}
+	if len(best) == 0 {
+		var runs []string
+		for _, f := range files {
+			runs = append(runs, cmpRun(f.run))
+		}
+		slices.Sort(runs)
+		return nil, fmt.Errorf("no SEA-HELM results of run %s (runs there: %s)", run, strings.Join(slices.Compact(runs), ", "))
+	}
+	out := make([]seahelmFile, 0, len(best))
+	for _, f := range best {
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b seahelmFile) int { return strings.Compare(a.model, b.model) })
+	return out, nil
+}
+
+func cmpRun(run string) string {
+	if run == "" {
+		return "(undated)"
+	}
+	return run
+}
+
 // ReadSEAHELM reads model scores from SEA-HELM results files: the file,
-// or every *_seahelm_results.json under the folder. A results file nests
+// or every <model>_seahelm_results[_<datetime>].json under the folder,
+// one per model: the run whose datetime is run, or by default each
+// model's newest. A results file nests
 // language → competency → task → metric, with a "total" at each level
 // (SEA-HELM's aggregate of the level below); key is the dotted path of the
 // number to read: "total" (the overall SEA score, the default), "ms.total"
 // (one language), "ms.nlu.total" (a competency), "ms.knowledge.global_mmlu_lite"
 // or "ms.nlu.qa.normalized_f1" (a task's metric). Errors name the file and
 // the path.
-func ReadSEAHELM(path, key string) (map[string]ModelScore, error) {
+func ReadSEAHELM(path, key, run string) (map[string]ModelScore, error) {
 	if key == "" {
 		key = "total"
 	}
-	files, err := seahelmFiles(path)
+	all, err := seahelmFiles(path)
 	if err != nil {
 		return nil, err
 	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no *%s file", path, SEAHELMSuffix)
+	if len(all) == 0 {
+		return nil, fmt.Errorf("%s: no <model>_seahelm_results[_<datetime>].json file", path)
+	}
+	picked, err := pickSEAHELMRuns(all, run)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	out := map[string]ModelScore{}
-	for _, f := range files {
+	for _, sf := range picked {
+		f := sf.path
 		var doc any
 		if err := readJSON(f, &doc, ""); err != nil {
 			return nil, err
@@ -90,11 +162,7 @@ func ReadSEAHELM(path, key string) (map[string]ModelScore, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: field %s: not a number", f, key)
 		}
-		model := strings.TrimSuffix(filepath.Base(f), SEAHELMSuffix)
-		if _, dup := out[model]; dup {
-			return nil, fmt.Errorf("%s: model %s read twice", f, model)
-		}
-		out[model] = ModelScore{Score: v}
+		out[sf.model] = ModelScore{Score: v}
 	}
 	return out, nil
 }

@@ -35,7 +35,7 @@ func TestReadSEAHELM(t *testing.T) {
 		os.WriteFile(p, []byte(body), 0o644)
 	}
 	for _, key := range []string{"", "ms.total", "ms.knowledge.global_mmlu_lite"} {
-		got, err := ReadSEAHELM(dir, key)
+		got, err := ReadSEAHELM(dir, key, "")
 		if err != nil {
 			t.Fatalf("%q: %v", key, err)
 		}
@@ -43,7 +43,7 @@ func TestReadSEAHELM(t *testing.T) {
 			t.Fatalf("%q: %v", key, got)
 		}
 	}
-	if g, err := ReadSEAHELM(dir, "ms.knowledge.global_mmlu_lite_virology.accuracy"); err != nil || g["gemma-x"].Score != 62.5 {
+	if g, err := ReadSEAHELM(dir, "ms.knowledge.global_mmlu_lite_virology.accuracy", ""); err != nil || g["gemma-x"].Score != 62.5 {
 		t.Fatalf("task metric: %v %v", g, err)
 	}
 	if !IsSEAHELMResults(dir) || IsSEAHELMResults(t.TempDir()) {
@@ -55,8 +55,50 @@ func TestReadSEAHELM(t *testing.T) {
 		"total.x":         "field total: not an object",
 		"id.nlu.qa.error": "not a number",
 	} {
-		if _, err := ReadSEAHELM(dir, key); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := ReadSEAHELM(dir, key, ""); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", key, err, want)
 		}
+	}
+}
+
+// TestReadSEAHELMTimestampedRuns: since aisingapore/SEA-HELM 3780e96 a run
+// writes <model>_seahelm_results_<datetime.isoformat()>.json (the name
+// built in src/seahelm_evaluation.py, get_results_json_filepath, at
+// 6844e6c; its docstring's example
+// Llama-3-8B_seahelm_results_2025-12-04T10:30:45.123456.json). A folder
+// with several runs of one model reads each model's newest, --run picks
+// one, and a single such file is recognised (it was read as lm-eval).
+func TestReadSEAHELMTimestampedRuns(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, v string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(strings.ReplaceAll(seahelmSample, "%s", v)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("Llama-3-8B_seahelm_results_2025-12-04T10:30:45.123456.json", "40")
+	newest := write("Llama-3-8B_seahelm_results_2026-02-10T08:00:00.000001.json", "41")
+	write("Llama-3-8B_seahelm_results.json", "39") // the older name: older than any dated run
+	write("gemma_2_9b_seahelm_results_2026-01-01T00:00:00.json", "50")
+	got, err := ReadSEAHELM(dir, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["Llama-3-8B"].Score != 41 || got["gemma_2_9b"].Score != 50 {
+		t.Errorf("newest runs: %v", got)
+	}
+	got, err = ReadSEAHELM(dir, "", "2025-12-04T10:30:45.123456")
+	if err != nil || len(got) != 1 || got["Llama-3-8B"].Score != 40 {
+		t.Errorf("--run 2025-12-04T10:30:45.123456: %v %v", got, err)
+	}
+	if _, err := ReadSEAHELM(dir, "", "2024-01-01T00:00:00"); err == nil || !strings.Contains(err.Error(), "runs there: (undated), 2025-12-04T10:30:45.123456") {
+		t.Errorf("unknown run: %v", err)
+	}
+	if !IsSEAHELMResults(newest) {
+		t.Errorf("%s not recognised as SEA-HELM results", newest)
+	}
+	if got, err := ReadSEAHELM(newest, "ms.total", ""); err != nil || got["Llama-3-8B"].Score != 41 {
+		t.Errorf("one timestamped file: %v %v", got, err)
 	}
 }
