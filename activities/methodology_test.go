@@ -461,9 +461,15 @@ func TestRegisterUnstatedInProfile(t *testing.T) {
 // are cut, what every judge rated is checkpointed and kept, the stage ends
 // without error and its note counts rated and unrated responses.
 func TestJudgeStopsInsideAChunkAtTheDeadline(t *testing.T) {
-	// Item 81 (Hawaii) is rated at once; every other request hangs until
-	// the judge gives up on it.
+	// Item 81 (Hawaii) is rated at once; every other rating request hangs
+	// until the judge gives up on it. The client's flavour probe (GET /props,
+	// GET /v1/models) is answered as a server without them answers it, 404,
+	// so that it is the ratings that hang, not the probe every one waits for.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
 		body, _ := io.ReadAll(r.Body)
 		if !strings.Contains(string(body), "Hawaii") {
 			<-r.Context().Done()
