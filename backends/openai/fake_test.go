@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -152,8 +153,12 @@ func vllmEcho(t testing.TB, notGreedy map[string]bool, tokenize bool) http.Handl
 // token per byte, id = byte+10) and /completion honouring a token grammar,
 // leaving out tokens that end inside a UTF-8 character as the real server
 // does, and answering the client's one-character probe with a top-k list.
+// Like llama-server (measured against the bundled build), /completion
+// refuses a prompt that fills the window, n_ctx (512 unless set), and
+// stops a generation once prompt and generated tokens fill it.
 type fakeLlama struct {
 	t        testing.TB
+	nCtx     int
 	mu       sync.Mutex
 	prompts  [][]int
 	noProbs  bool // answer /completion without completion_probabilities
@@ -224,6 +229,13 @@ func (f *fakeLlama) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.prompts = append(f.prompts, req.Prompt)
 		f.mu.Unlock()
+		nCtx := cmp.Or(f.nCtx, 512)
+		if len(req.Prompt) >= nCtx {
+			w.WriteHeader(400)
+			writeJSON(w, map[string]any{"error": map[string]any{"code": 400, "type": "exceed_context_size_error",
+				"message": fmt.Sprintf("request (%d tokens) exceeds the available context size (%d tokens), try increasing it", len(req.Prompt), nCtx)}})
+			return
+		}
 		if f.noProbs {
 			writeJSON(w, map[string]any{"content": "x", "stop_type": "limit"})
 			return
@@ -260,7 +272,7 @@ func (f *fakeLlama) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		var probs []any
 		var text []byte
-		for _, id := range forced {
+		for _, id := range forced[:min(len(forced), nCtx-len(req.Prompt))] {
 			text = append(text, byte(id-10))
 			v := fakeTokLogprob(id)
 			if f.ignoreGr {

@@ -167,13 +167,18 @@ func (c *Client) llamaLL(ctx context.Context, r backends.LLRequest) (backends.LL
 		return backends.LLResult{}, err
 	}
 	// The one context policy (backends.FitScore) against the server's n_ctx.
+	// The embedded runtime reads all but the last token, up to the whole
+	// window; llama-server refuses a prompt that fills n_ctx and stops
+	// forcing tokens once prompt and forced tokens fill it, so the last
+	// continuation token's logprob needs the sequence itself to fit: the
+	// window here is one token smaller.
 	si, err := c.info(ctx)
 	if err != nil {
 		return backends.LLResult{}, err
 	}
 	cut := 0
 	if si.window > 0 {
-		if cut, err = backends.FitScore(len(whole), len(prefix), si.window, c.cfg.StrictContext); err != nil {
+		if cut, err = backends.FitScore(len(whole), len(prefix), si.window-1, c.cfg.StrictContext); err != nil {
 			return backends.LLResult{}, err
 		}
 		prefix = backends.CutLeft(prefix, cut)

@@ -32,7 +32,7 @@ type llamaWindow struct {
 }
 
 func newLlamaWindow(t *testing.T, nCtx int) (*llamaWindow, *httptest.Server) {
-	f := &llamaWindow{fakeLlama: &fakeLlama{t: t}, nCtx: nCtx}
+	f := &llamaWindow{fakeLlama: &fakeLlama{t: t, nCtx: nCtx}, nCtx: nCtx}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return f, srv
@@ -195,7 +195,12 @@ func TestServerGenerationFitsTheWindow(t *testing.T) {
 }
 
 // A log-likelihood request longer than the window loses context tokens
-// from the left (after BOS) exactly as the embedded backend's; counted.
+// from the left (after BOS) by the embedded backend's policy, counted.
+// llama-server refuses a prompt that fills its n_ctx and stops forcing
+// tokens once prompt and forced tokens fill it, so it can read one token
+// fewer than the embedded backend: its requests are fitted to n_ctx-1.
+// Before, every request that reached the window failed ("generation
+// stopped early"): 59 of the quick start's 150 NLU items.
 func TestServerLogLikelihoodFitsTheWindow(t *testing.T) {
 	const nCtx = 32
 	f, srv := newLlamaWindow(t, nCtx)
@@ -206,18 +211,31 @@ func TestServerLogLikelihoodFitsTheWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := fakeTokenize(cx+"xyz", true)
-	cut, err := backends.FitScore(len(all), 41, nCtx, false)
-	if err != nil || cut != len(all)-1-nCtx {
+	cut, err := backends.FitScore(len(all), 41, nCtx-1, false)
+	if err != nil || cut != len(all)-nCtx {
 		t.Fatalf("FitScore = %d, %v", cut, err)
 	}
 	if res[0].ContextTruncated != cut {
 		t.Errorf("ContextTruncated %d, want %d", res[0].ContextTruncated, cut)
 	}
-	if p := f.prompts[0]; !slices.Equal(p, backends.CutLeft(all, cut)[:41-cut]) || len(p)+3-1 != nCtx {
+	if p := f.prompts[0]; !slices.Equal(p, backends.CutLeft(all, cut)[:41-cut]) || len(p)+3 != nCtx {
 		t.Errorf("prompt %v (%d tokens), want BOS and the context's last %d", p, len(p), 41-cut-1)
 	}
+	// Every length up to and past the window is scored, cut only when the
+	// server could not read it whole.
+	for n := nCtx - 6; n <= nCtx+2; n++ {
+		cx := strings.Repeat("a", n-1) // BOS + n-1
+		res, err := c.LogLikelihood(context.Background(), []backends.LLRequest{{ID: "r", Context: cx, Continuation: "xyz"}})
+		if err != nil {
+			t.Errorf("context of %d tokens: %v", n, err)
+			continue
+		}
+		if want := max(0, n+3-nCtx); res[0].ContextTruncated != want {
+			t.Errorf("context of %d tokens: cut %d, want %d", n, res[0].ContextTruncated, want)
+		}
+	}
 	strict := newTestClient(t, srv, Config{Flavor: FlavorLlamaServer, StrictContext: true})
-	if _, err := strict.LogLikelihood(context.Background(), []backends.LLRequest{{ID: "r", Context: cx, Continuation: "xyz"}}); err == nil || !strings.Contains(err.Error(), "context size 32") {
+	if _, err := strict.LogLikelihood(context.Background(), []backends.LLRequest{{ID: "r", Context: cx, Continuation: "xyz"}}); err == nil || !strings.Contains(err.Error(), "context size 31") {
 		t.Errorf("strict: err = %v", err)
 	}
 }

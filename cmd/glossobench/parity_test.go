@@ -36,6 +36,12 @@ import (
 //     backend in float64 (about 1e-6 nats apart), so a cloze choice decided
 //     by less than that could flip; mcq marks such items low-margin. None
 //     does on the quick start, and the test would show it as a score;
+//   - a cloze request that reaches the window: llama-server refuses a
+//     prompt that fills n_ctx and stops forcing tokens once it is full, so
+//     it is fitted to n_ctx-1 and reads one context token fewer (cut from
+//     the left) than the embedded backend, which reads the whole window;
+//     its log-likelihood differs slightly, the same items are scored, and
+//     no choice flips on the quick start (a flip would show in the score);
 //   - the judge is the embedded tiny model in both runs (only model.spec
 //     changes), so MT and Safety compare the model's answers; that the tiny
 //     judge's ratings parse needs JSON-schema sampling in the embedded
