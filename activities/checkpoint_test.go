@@ -6,11 +6,14 @@ import (
 	"io/fs"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/glossobench/glossobench/backends"
@@ -159,5 +162,44 @@ func TestInferKeepsWorkersBusyAcrossCheckpoints(t *testing.T) {
 	}
 	if b.most != 4 {
 		t.Fatalf("at most %d model calls in flight, want model.concurrency 4", b.most)
+	}
+}
+
+// slowItemsStore holds the read of a shard's items like a store that is
+// down and retrying, and counts the heartbeats Infer sent meanwhile.
+type slowItemsStore struct {
+	store.Store
+	hold  time.Duration
+	beats *atomic.Int32
+	seen  int32 // heartbeats sent while the read was held
+}
+
+func (s *slowItemsStore) Get(ctx context.Context, key string) ([]byte, error) {
+	if strings.HasSuffix(key, "/items.jsonl") && strings.Contains(key, "/shards/") {
+		before := s.beats.Load()
+		time.Sleep(s.hold)
+		s.seen = s.beats.Load() - before
+	}
+	return s.Store.Get(ctx, key)
+}
+
+// Infer heartbeats from its start, while it reads its manifest, items and
+// checkpoints: a store outage holds those reads longer than the 5 s heartbeat
+// timeout, and an attempt timed out there was retried while it still ran, so
+// both asked the model the same items once the store came back
+// (TestChaosS3Outage's repeated call).
+func TestInferHeartbeatsWhileReadingItsShard(t *testing.T) {
+	env, acts, _ := newActEnv()
+	var beats atomic.Int32
+	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { beats.Add(1) })
+	ref := prepareRun(t, env, acts, "h", testConfig(t, t.TempDir(), ""))
+	real, _ := acts.store(t.Context(), ref.StoreURI)
+	slow := &slowItemsStore{Store: real, hold: 3 * HeartbeatEvery, beats: &beats}
+	acts.stores[ref.StoreURI] = slow
+	if _, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: "knowledge", Shard: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if slow.seen == 0 {
+		t.Fatalf("no heartbeat in the %s the shard's items took to read", slow.hold)
 	}
 }

@@ -51,6 +51,20 @@ type InferProgress struct {
 // cancellation (the axis budget ran out) what was answered is written before
 // returning.
 func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, error) {
+	// A ticker heartbeats from the start and while a slow item is in
+	// flight, so a live worker is never mistaken for a dead one: opening a
+	// large model, or a store outage holding the reads below, outlasts the
+	// 5 s heartbeat timeout, and an attempt timed out there would run on
+	// beside its retry and ask the model the same items. A dead worker stops
+	// heartbeating.
+	var mu sync.Mutex
+	var res ShardResult
+	var waiting string // why answered items are held, for the heartbeat
+	defer beat(ctx, func() any {
+		mu.Lock()
+		defer mu.Unlock()
+		return InferProgress{Done: res.Done, Total: res.Total, Waiting: waiting}
+	})()
 	m, st, err := a.loadManifest(ctx, in.RunRef)
 	if err != nil {
 		return ShardResult{}, err
@@ -63,14 +77,15 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 	if err != nil {
 		return ShardResult{}, err
 	}
-	res := ShardResult{Total: len(items), Reused: len(done)}
 	var todo []scorers.Item
 	for _, it := range items {
 		if _, ok := done[it.ID]; !ok {
 			todo = append(todo, it)
 		}
 	}
-	res.Done = len(done)
+	mu.Lock()
+	res = ShardResult{Total: len(items), Reused: len(done), Done: len(done)}
+	mu.Unlock()
 	if len(todo) == 0 {
 		return res, nil
 	}
@@ -94,27 +109,6 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 			workers = 1
 		}
 	}
-
-	// A ticker heartbeats while a slow item is in flight, so a live worker is
-	// never mistaken for a dead one; a dead one stops heartbeating.
-	var mu sync.Mutex
-	var waiting string // why answered items are held, for the heartbeat
-	hbStop := make(chan struct{})
-	defer close(hbStop)
-	go func() {
-		t := time.NewTicker(2 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-hbStop:
-				return
-			case <-t.C:
-				mu.Lock()
-				activity.RecordHeartbeat(ctx, InferProgress{Done: res.Done, Total: res.Total, Waiting: waiting})
-				mu.Unlock()
-			}
-		}
-	}()
 
 	predict := func(ctx context.Context, it scorers.Item) (scorers.Prediction, error) {
 		return ax.Predict(ctx, b, it, opt)
