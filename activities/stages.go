@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/glossobench/glossobench/infra/metrics"
@@ -92,7 +90,11 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 	ax, _ := scorers.AxisNamed(in.Axis)
 	b, release, err := a.backend(in.RunID, m.Config.Model)
 	if err != nil {
-		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model %s: %v", m.Config.Model.Spec, err), ErrConfig, nil)
+		if Classify(err) == Outage {
+			return res, fmt.Errorf("model %s: %w", m.Config.Model.Spec, err)
+		}
+		// A model that cannot load fails every attempt alike.
+		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model %s cannot be opened: %v", m.Config.Model.Spec, err), ErrModel, nil)
 	}
 	defer release()
 	ac := m.Config.Axes[in.Axis]
@@ -260,15 +262,6 @@ func saveCheckpoint(ctx context.Context, st store.Store, key string, data []byte
 		}
 		wait = min(2*wait, 10*time.Second)
 	}
-}
-
-// transient reports whether an inference error may go away on retry: a
-// cancelled context or a network failure. The HTTP backend has already
-// retried 429, 5xx and timeouts with backoff before an error gets here.
-func transient(err error) bool {
-	var ne net.Error
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // probePool is the axis's item pool the unanswerable probe draws wrong options

@@ -72,6 +72,10 @@ func TestErrorsNameFileAndField(t *testing.T) {
 		"wall at reserve":   good + "run:\n  max_wall_seconds: 120\n",
 		"many parallel":     good + "run:\n  parallel_shards: 251\n",
 		"rules not safety":  strings.Replace(good, "knowledge:\n", "knowledge:\n    scorer: rules\n", 1),
+		"zero resamples":    good + "run:\n  bootstrap_resamples: 0\n",
+		"negative eps":      good + "run:\n  near_chance_eps: -0.5\n",
+		"eps of 2":          good + "run:\n  near_chance_eps: 2\n",
+		"eps of 1":          good + "run:\n  near_chance_eps: 1\n",
 	}
 	wants := map[string]string{
 		"unknown key": "bogus is not a known key", "bad scoring mode": "axes.knowledge.scoring_mode",
@@ -83,6 +87,8 @@ func TestErrorsNameFileAndField(t *testing.T) {
 		"bad judge floor": "run.judge_floor", "wall at reserve": "run.max_wall_seconds: must exceed the 120 s",
 		"rules not safety": "axes.knowledge.scorer",
 		"many parallel":    "run.parallel_shards: at most 250",
+		"zero resamples":   "run.bootstrap_resamples: must be 30 to 2000 (spec §3), got 0",
+		"negative eps":     "run.near_chance_eps", "eps of 2": "run.near_chance_eps", "eps of 1": "run.near_chance_eps",
 	}
 	for name, doc := range cases {
 		_, err := Parse([]byte(doc), "my.yaml", "", Overrides{})
@@ -127,6 +133,13 @@ func TestZeroIsAValue(t *testing.T) {
 	}
 	if parse(good).Hash() != parse(weighted("1")).Hash() {
 		t.Error("an unset weight is not the default 1")
+	}
+	// seed 0 and near_chance_eps 0 are values, not the defaults 1234 and 0.05.
+	if c := parse(good + "run:\n  seed: 0\n  near_chance_eps: 0\n"); c.Run.Seed != 0 || c.Run.NearChanceEps != 0 {
+		t.Errorf("seed 0, near_chance_eps 0 read as %d, %g", c.Run.Seed, c.Run.NearChanceEps)
+	}
+	if c := parse(good); c.Run.Seed != 1234 || c.Run.BootstrapResamples != 1000 || c.Run.NearChanceEps != 0.05 {
+		t.Errorf("defaults %d, %d, %g", c.Run.Seed, c.Run.BootstrapResamples, c.Run.NearChanceEps)
 	}
 }
 
