@@ -29,8 +29,10 @@ func TestCorrelateExitCodes(t *testing.T) {
 		stdout, err string
 	}{
 		{"converged (map form)", `{"m1": 71.2, "m2": 69.0, "m3": 55.5, "m4": 58.0, "m5": 30.1, "m6": 22.0, "m9": 1}`, nil, 0, "verdict: converged", ""},
-		// external ranks 3,1,2,6,4,5 against ours 1..6: Σd² = 12, ρ = 1 − 12/35 = 0.657.
-		{"moderate (list form)", `[{"model_id":"m1","score":4},{"model_id":"m2","score":6},{"model_id":"m3","score":5},{"model_id":"m4","score":1},{"model_id":"m5","score":3},{"model_id":"m6","score":2}]`, nil, 0, "ρ = 0.6571 (p = 0.1562), Kendall τ-b = 0.4667 (p = 0.2722)\nverdict: moderate", ""},
+		// external ranks 3,1,2,6,4,5 against ours 1..6: Σd² = 12, ρ = 1 − 12/35 = 0.657;
+		// 63 of the 720 pairings have Σd² ≤ 12, so the exact two-sided p is
+		// 2·63/720 = 0.175 (spearmanr's t approximation says 0.1562).
+		{"moderate (list form)", `[{"model_id":"m1","score":4},{"model_id":"m2","score":6},{"model_id":"m3","score":5},{"model_id":"m4","score":1},{"model_id":"m5","score":3},{"model_id":"m6","score":2}]`, nil, 0, "ρ = 0.6571 (p = 0.175), Kendall τ-b = 0.4667 (p = 0.2722); p-values exact (all 6! pairings)\nverdict: moderate", ""},
 		{"divergent", `{"instrument":"seahelm","scores":[{"model_id":"m1","score":1},{"model_id":"m2","score":2},{"model_id":"m3","score":3},{"model_id":"m4","score":4},{"model_id":"m5","score":3.5},{"model_id":"m6","score":6}]}`, nil, 2, "verdict: divergent", ""},
 		{"overlap-free, disjoint", `{"instrument":"seahelm","item_hashes":["` + inputs.HashItemID("other/1") + `"],"scores":[{"model_id":"m1","score":9},{"model_id":"m2","score":8},{"model_id":"m3","score":7}]}`,
 			[]string{"--overlap-free"}, 0, "share no scored item", ""},
