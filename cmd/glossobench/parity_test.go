@@ -50,7 +50,7 @@ func TestQuickStartBackendParity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole quick start twice")
 	}
-	// Not yet in CI's test command: on 74e16f6 in .ci/run (two test packages
+	// Not yet in CI's test command: in .ci/run on 0714cb9 (two test packages
 	// beside llama-server on two cores) one knowledge item of 100 was not
 	// scored through llama-server while every other axis matched bit for
 	// bit; its cause is not found yet (issue 26's note). Run it by hand with
