@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/glossobench/glossobench/infra/config"
@@ -63,20 +64,26 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 	if (!judged && !overlay) || len(cfgs) == 0 {
 		return StageNote{Note: "judge: no judges configured"}, nil
 	}
-	// Opening a GGUF judge may take longer than the 5 s heartbeat timeout:
-	// heartbeat meanwhile (the rating loop's ticker takes over below).
-	opened := beat(ctx, func() any { return map[string]int{"shard": 0, "rated": 0} })
+	// One heartbeat for the whole stage, from before the judges open (a GGUF
+	// judge may take longer than the 5 s heartbeat timeout to open) to the
+	// end; it carries the shard and ratings saved so far, and the workflow's
+	// cancellation back.
+	var mu sync.Mutex
+	var progress [2]int // shard, responses rated and saved
+	defer beat(ctx, func() any {
+		mu.Lock()
+		defer mu.Unlock()
+		return map[string]int{"shard": progress[0], "rated": progress[1]}
+	})()
 	var js []*judge.Judge
 	for _, c := range cfgs {
 		j, err := judge.Dial(c)
 		if err != nil {
-			opened()
 			return StageNote{}, fmt.Errorf("judge %s: %w", c.Name, err)
 		}
 		defer j.Close()
 		js = append(js, j)
 	}
-	opened()
 	floor, _ := judge.FloorOption(nil, m.Config.Run.JudgeFloor)
 	ens := &judge.Ensemble{Judges: js, Floor: floor}
 	rated, unrequested := 0, 0 // responses sent to the judges; items with no response to rate
@@ -95,21 +102,6 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 		jctx, cancel = context.WithDeadline(jctx, dl.Add(-a.judgeWrapUp()))
 		defer cancel()
 	}
-	progress := make(chan [2]int, 1)
-	go func() {
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		last := [2]int{}
-		for {
-			select {
-			case <-jctx.Done():
-				return
-			case last = <-progress:
-			case <-tick.C:
-				activity.RecordHeartbeat(ctx, map[string]int{"shard": last[0], "rated": last[1]})
-			}
-		}
-	}()
 	stopped := false
 	every := m.Config.Run.CheckpointEvery
 	for s := 0; s < in.Shards; s++ {
@@ -183,10 +175,9 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 				return StageNote{}, err
 			}
 			parts++
-			select {
-			case progress <- [2]int{s, rated}:
-			default:
-			}
+			mu.Lock()
+			progress = [2]int{s, rated}
+			mu.Unlock()
 		}
 	}
 	names := make([]string, len(cfgs))
