@@ -95,7 +95,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 			if !rep.Discriminates {
 				s.NearChanceAxes = append(s.NearChanceAxes, r.Axis)
 			}
-			ra := stats.RankingAxis{Name: r.Axis, Score: *r.Score, Weight: o.Weight, Public: o.Tier != "selfbuilt", Discriminates: rep.Discriminates}
+			ra := stats.RankingAxis{Name: r.Axis, Score: *r.Score, Weight: o.Weight, Public: o.Tier != scorers.TierSelfbuilt, Discriminates: rep.Discriminates}
 			ranking = append(ranking, ra)
 			switch {
 			case !stats.InMS(o.Weight):
@@ -104,13 +104,13 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 				tiers[r.Axis] = tierName(o.Tier) + " tier, weight 0: in no mean score"
 			case !ra.Public:
 				exp = append(exp, stats.AxisSample{Name: r.Axis, Weight: o.Weight, Values: []float64{*r.Score}})
-				tiers[r.Axis] = "selfbuilt (experimental) tier: in ms_experimental only"
+				tiers[r.Axis] = tierName(o.Tier) + " tier: in ms_experimental only"
 			default:
 				pubScores = append(pubScores, *r.Score)
 				pubWeights = append(pubWeights, o.Weight)
 				pubCIs = append(pubCIs, r.CI95)
 				s.MSAxes = append(s.MSAxes, r.Axis)
-				tiers[r.Axis] = "public tier: in ms_public, ms_pooled"
+				tiers[r.Axis] = tierName(o.Tier) + " tier: in ms_public, ms_pooled"
 				err := runfiles.EachJSONL(ctx, st, runfiles.ScoresKey(in.RunID, r.Axis), pooled.Axis(r.Metric))
 				if err != nil && !errors.Is(err, store.ErrNotFound) {
 					return Summary{}, err
@@ -208,10 +208,10 @@ func leftOut(cfg *config.Config, skipped []Skip, in []string) []string {
 
 // tierName is an axis's tier as configured, "" being public.
 func tierName(tier string) string {
-	if tier == "selfbuilt" {
-		return "selfbuilt (experimental)"
+	if tier == scorers.TierSelfbuilt {
+		return scorers.TierSelfbuilt + " (experimental)"
 	}
-	return "public"
+	return scorers.TierPublic
 }
 
 func nonNilStrings(s []string) []string {

@@ -21,6 +21,14 @@ const (
 	ScorerJudge          = "llm-judge"
 )
 
+// Tiers of an axis (its config's tier, result.json's axes[].tier): a public
+// axis counts in ms_public and ms_pooled, a selfbuilt (experimental) one
+// only in ms_experimental.
+const (
+	TierPublic    = "public"
+	TierSelfbuilt = "selfbuilt"
+)
+
 // Item is one evaluation item. Fields an axis does not use stay empty; an
 // axis-specific payload goes in Extra.
 type Item struct {

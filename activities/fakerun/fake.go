@@ -67,7 +67,7 @@ func WriteRun(storeDir string, o Options) (string, error) {
 				{Name: "flores_passages", Format: "flores_passages", Path: "data/flores.jsonl"}}},
 			"if": {Weight: weight(1), Datasets: []scorers.DatasetConfig{
 				{Name: "ifeval", Format: "ifeval", Path: "data/input_data.jsonl", HumanValidated: true}}},
-			"cultural": {ScoringMode: "generate", Weight: weight(1), Tier: "selfbuilt", Datasets: []scorers.DatasetConfig{
+			"cultural": {ScoringMode: "generate", Weight: weight(1), Tier: scorers.TierSelfbuilt, Datasets: []scorers.DatasetConfig{
 				{Name: "ms_cultural_selfbuilt", Format: "kalahi", Path: "data/cultural.jsonl", License: "CC-BY-NC-SA-4.0"}}},
 		},
 	}
@@ -117,7 +117,7 @@ func WriteRun(storeDir string, o Options) (string, error) {
 		}
 		tier := ac.Tier
 		if tier == "" {
-			tier = "public"
+			tier = scorers.TierPublic
 		}
 		plan.Axes = append(plan.Axes, activities.AxisPlan{Name: r.name, Version: res.Version, Items: len(r.items), Weight: *ac.Weight, Tier: tier, ScoringMode: r.mode})
 		rate := 0.125 * float64(len(r.name)%3)

@@ -322,7 +322,7 @@ func (c *Config) applyDefaults(baseDir, modelBase string) {
 		if a.Weight == nil {
 			a.Weight = ptr(1.0)
 		}
-		a.Tier = cmp.Or(a.Tier, "public")
+		a.Tier = cmp.Or(a.Tier, scorers.TierPublic)
 		a.ScoringMode = cmp.Or(a.ScoringMode, "cloze")
 		a.BaseDir = baseDir
 		c.Axes[name] = a
@@ -377,7 +377,7 @@ func (c *Config) validate() error {
 			return fmt.Errorf("%s.scoring_mode: must be cloze, generate or both, got %q", f, a.ScoringMode)
 		}
 		switch a.Tier {
-		case "public", "selfbuilt":
+		case scorers.TierPublic, scorers.TierSelfbuilt:
 		default:
 			return fmt.Errorf("%s.tier: must be public or selfbuilt, got %q", f, a.Tier)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/glossobench/glossobench/infra/results/inputs"
+	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/stats"
 )
 
@@ -47,7 +48,7 @@ func RankingScores(runs []inputs.Run) (scores map[string]inputs.ModelScore, note
 		var axes []stats.RankingAxis
 		for name, a := range r.Axes {
 			if a.Score != nil {
-				axes = append(axes, stats.RankingAxis{Name: name, Score: *a.Score, Weight: a.Weight, Public: a.Tier != "selfbuilt", Discriminates: a.Discriminates})
+				axes = append(axes, stats.RankingAxis{Name: name, Score: *a.Score, Weight: a.Weight, Public: a.Tier != scorers.TierSelfbuilt, Discriminates: a.Discriminates})
 			}
 		}
 		e := stats.RankingEntry{Scores: map[string]float64{}}

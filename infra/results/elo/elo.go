@@ -56,7 +56,7 @@ func Load(f *runfiles.Folder) (*Run, error) {
 	r.Player = cmp.Or(r.ModelID, r.RunID, r.Where)
 	var ranking []stats.RankingAxis
 	for axis, a := range res.Axes {
-		ranking = append(ranking, stats.RankingAxis{Name: axis, Weight: a.Weight, Public: a.Tier != "selfbuilt", Discriminates: a.Discriminates})
+		ranking = append(ranking, stats.RankingAxis{Name: axis, Weight: a.Weight, Public: a.Tier != scorers.TierSelfbuilt, Discriminates: a.Discriminates})
 	}
 	ranked, near := stats.RankingWeights(ranking)
 	r.NearChance = near
@@ -64,7 +64,7 @@ func Load(f *runfiles.Folder) (*Run, error) {
 		if _, ok := ranked[axis]; !ok {
 			switch {
 			case slices.Contains(near, axis):
-			case a.Tier == "selfbuilt":
+			case a.Tier == scorers.TierSelfbuilt:
 				r.Unranked[axis] = "self-built (experimental) tier"
 			default:
 				r.Unranked[axis] = "weight 0"

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/stats"
 )
 
@@ -36,7 +37,7 @@ func RowOf(res *runfiles.Result, path string) (Row, error) {
 	for axis, a := range res.Axes {
 		if a.Score != nil {
 			row.Scores[axis] = *a.Score
-			ranking = append(ranking, stats.RankingAxis{Name: axis, Score: *a.Score, Weight: a.Weight, Public: a.Tier != "selfbuilt", Discriminates: a.Discriminates})
+			ranking = append(ranking, stats.RankingAxis{Name: axis, Score: *a.Score, Weight: a.Weight, Public: a.Tier != scorers.TierSelfbuilt, Discriminates: a.Discriminates})
 		}
 	}
 	row.RankingWeights, _ = stats.RankingWeights(ranking)
