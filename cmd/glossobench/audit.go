@@ -43,16 +43,11 @@ func auditMain(args []string, stdout, stderr io.Writer) int {
 	fpTrees := fs.Int("fingerprint-trees", def.FingerprintTrees, "trees in the source-fingerprint forest (negative skips)")
 	asJSON := fs.Bool("json", false, "print the report as JSON with every number")
 	plotPath := fs.String("plot", "", "also draw the three marks on one ruler to `FILE`.png or .svg")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "glossobench audit: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
 	}
 	if *dataPath == "" || *label == "" || *source == "" || *measurements == "" {
-		fmt.Fprintln(stderr, "glossobench audit: --data, --label, --source and --measurements are required")
-		return 2
+		return usageError(fs, "--data, --label, --source and --measurements are required")
 	}
 	var names []string
 	for _, m := range strings.Split(*measurements, ",") {

@@ -23,12 +23,13 @@ func calibrateMain(args []string, stdout, stderr io.Writer) int {
 	anchorsPath := fs.String("anchors", "", "anchors CSV `FILE`: item_id,expected_difficulty[,expected_accuracy]")
 	axis := fs.String("axis", "", "only this axis's items (when item ids repeat across axes)")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")
+	// Exit 2 is the not-monotone verdict here, so a usage error exits 1.
 	rest, code, ok := parseArgs(fs, args, 1)
 	if !ok {
-		return code
+		return min(code, 1)
 	}
 	if *anchorsPath == "" {
-		fs.Usage()
+		usageError(fs, "--anchors is required")
 		return 1
 	}
 	fail := failer(stderr, "calibrate")

@@ -19,7 +19,7 @@ func init() {
 }
 
 func runCheck(args []string) int {
-	fs := newFlagSet("check", "glossobench check --config FILE [--model SPEC] [--model-id ID] [--limit N] [--chat-template auto|always]\n\n"+
+	fs := commandFlags("check", os.Stderr, "check --config FILE [--model SPEC] [--model-id ID] [--limit N] [--chat-template auto|always]\n\n"+
 		"Checks what `glossobench run` checks before it starts a workflow: the config decodes strictly; every\n"+
 		"dataset file exists and its first rows parse; the model and every judge answer with what the config\n"+
 		"needs (log-likelihoods for cloze scoring, chat for chat messages); the store takes writes; the Temporal\n"+
@@ -29,8 +29,8 @@ func runCheck(args []string) int {
 	modelID := fs.String("model-id", "", "model id; overrides model.id")
 	limit := limitFlag(fs)
 	chatTemplate := fs.String("chat-template", "", "auto or always; overrides run.chat_template")
-	if !parse(fs, args) {
-		return 2
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
 	}
 	if *cfgPath == "" {
 		fmt.Fprintln(os.Stderr, "check: --config is required")

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -40,20 +38,11 @@ func chrfMain(args []string, stdout, stderr io.Writer) int {
 	sentence := fs.Bool("sentence", false, "also print one score per line")
 	asJSON := fs.Bool("json", false, "print JSON in sacrebleu's -f json layout (plus \"sentences\" with --sentence)")
 	width := fs.Int("width", 1, "decimals printed (sacrebleu --width)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "glossobench chrf: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
 	}
 	if *hyp == "" || len(refs) == 0 {
-		fmt.Fprintln(stderr, "glossobench chrf: --hyp and at least one --ref are required")
-		fs.Usage()
-		return 2
+		return usageError(fs, "--hyp and at least one --ref are required")
 	}
 	opts := chrf.Options{CharOrder: *charOrder, WordOrder: *wordOrder, Beta: *beta,
 		Lowercase: *lowercase, Whitespace: *whitespace, EpsSmoothing: *epsSmoothing}

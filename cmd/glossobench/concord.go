@@ -27,20 +27,14 @@ func concordMain(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "write the JSON report to `FILE`")
 	resamples := fs.Int("resamples", 10000, "Monte-Carlo permutations for the p-value")
 	seed := fs.Uint64("seed", 1, "permutation seed")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "glossobench concord: unexpected argument %q\n", fs.Arg(0))
-		return 1
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
 	}
 	if *scores == "" || *external == "" || *name == "" {
-		fmt.Fprintln(stderr, "glossobench concord: --scores, --external and --name are required")
-		return 1
+		return usageError(fs, "--scores, --external and --name are required")
 	}
 	if *resamples < 1 {
-		fmt.Fprintln(stderr, "glossobench concord: --resamples must be at least 1")
-		return 1
+		return usageError(fs, "--resamples must be at least 1")
 	}
 	ours, rankNote, err := concord.ReadScores(*scores)
 	if err != nil {

@@ -83,8 +83,8 @@ func TestConcordErrors(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 1 and %q", c.name, code, stderr, c.want)
 		}
 	}
-	if code, _, _ := runCmd(concordMain, "--scores", ours); code != 1 {
-		t.Errorf("missing flags: exit %d, want 1", code)
+	if code, _, _ := runCmd(concordMain, "--scores", ours); code != 2 {
+		t.Errorf("missing flags: exit %d, want 2 (a usage error)", code)
 	}
 	if code, _, stderr := runCmd(concordMain, "--scores", t.TempDir(), "--external", ours, "--name", "x"); code != 1 || !strings.Contains(stderr, "no result.json") {
 		t.Errorf("empty run dir: exit %d %q", code, stderr)

@@ -42,15 +42,13 @@ func correlateMain(args []string, stdout, stderr io.Writer) int {
 	run := fs.String("run", "", "SEA-HELM: the `datetime` of the run to read from <model>_seahelm_results_<datetime>.json files (default each model's newest)")
 	overlapFree := fs.Bool("overlap-free", false, "refuse unless the two instruments share no scored item (checked by item-id hashes)")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")
-	if err := fs.Parse(args); err != nil {
-		return correlateExitError
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "glossobench correlate: unexpected argument %q\n", fs.Arg(0))
-		return correlateExitError
+	// Exit 2 is the divergence verdict here (the CI gate), so a usage
+	// error exits 1 instead.
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return min(code, correlateExitError)
 	}
 	if *oursPath == "" || *extPath == "" {
-		fmt.Fprintln(stderr, "glossobench correlate: --ours and --external are required")
+		usageError(fs, "--ours and --external are required")
 		return correlateExitError
 	}
 	ours, err := concord.ReadInstrument(*oursPath)

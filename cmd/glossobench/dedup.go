@@ -37,9 +37,8 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func runDedup(args []string) int {
-	fs := flag.NewFlagSet("dedup", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: glossobench dedup --items CONFIG.yaml|ITEMS.jsonl [--corpus PATH|s3://BUCKET/PREFIX/?... ...] [flags] [PATH ...]\n\n"+
+	fs := commandFlags("dedup", os.Stderr, "dedup --items CONFIG.yaml|ITEMS.jsonl [--corpus PATH|s3://BUCKET/PREFIX/?... ...] [flags] [PATH ...]",
+		"\n"+
 			"Screens eval items against training-corpus files, globs, directories or S3 prefixes (text, lines or\n"+
 			"JSONL; .gz and .zst read as compressed) and reports the items a run would drop, kept/dropped and the\n"+
 			"task-level contamination rate per axis, the corpus fingerprints and the kept-id SHA-256.\n\n"+
@@ -50,8 +49,6 @@ func runDedup(args []string) int {
 			"(.jsonl/.ndjson/.json, or content starting with '{'), at least {\"id\",\"prompt\"} per line.\n\n"+
 			"S3 prefixes take the query parameters of an S3 store URI: endpoint, region, path_style,\n"+
 			"access_key_env, secret_key_env (names of environment variables, never keys).\n\nflags:")
-		fs.PrintDefaults()
-	}
 	var entries multiFlag
 	itemsPath := fs.String("items", "", "run config (YAML) or eval items (JSONL) (required)")
 	fs.Var(&entries, "corpus", "corpus file, glob, directory or s3:// prefix (repeatable; trailing arguments count too; default: the config's dedup.corpus)")
@@ -66,16 +63,15 @@ func runDedup(args []string) int {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	noHash := fs.Bool("no-fingerprint", false, "skip the SHA-256 of local corpus files (saves a second read; S3 objects are named by their ETag)")
 	bench := fs.Bool("bench", false, "time the screen and print MB/s beside `grep -F -c -f ITEMS CORPUS` (its count read through a pipe: GNU grep writing to /dev/null stops at the first match) and `cat CORPUS > /dev/null`")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	paths, code, ok := parseArgs(fs, args, anyArgs)
+	if !ok {
+		return code
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	entries = append(entries, fs.Args()...)
+	entries = append(entries, paths...)
 	if *itemsPath == "" {
-		fmt.Fprintln(os.Stderr, "glossobench dedup: --items is required")
-		fs.Usage()
-		return 2
+		return usageError(fs, "--items is required")
 	}
 	fail := failer(os.Stderr, "dedup")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -120,9 +116,7 @@ func runDedup(args []string) int {
 		return fail(err)
 	}
 	if len(entries) == 0 {
-		fmt.Fprintln(os.Stderr, "glossobench dedup: no corpus: give --corpus (or a config with dedup.corpus)")
-		fs.Usage()
-		return 2
+		return usageError(fs, "no corpus: give --corpus (or a config with dedup.corpus)")
 	}
 
 	screen := corpus.Screen{Options: opt, Format: *format, TextField: *textField, ShardBytes: *shardMB << 20, Workers: *workers, NoFingerprint: *noHash}

@@ -36,23 +36,22 @@ func eloMain(args []string, stdout, stderr io.Writer) int {
 	ties := fs.Bool("ties", false, "count items both models got right (or both wrong) as ties; by default only decisive items are matches")
 	axesFlag := fs.String("axes", "", "comma-separated axes to use (default: every exact-match axis, plus mt when judged)")
 	judgesCfg := fs.String("judges", "", "a run `CONFIG` whose judges decide MT matches pairwise (each pair of answers in both orders) instead of by single-answer scores")
-	if err := fs.Parse(args); err != nil {
-		return 1
+	runDirs, code, ok := parseArgs(fs, args, anyArgs)
+	if !ok {
+		return code
 	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return 1
+	if len(runDirs) == 0 {
+		return usageError(fs, "no RUNDIR given")
 	}
 	if *resamples < 1 {
-		fmt.Fprintln(stderr, "glossobench elo: --resamples must be at least 1")
-		return 1
+		return usageError(fs, "--resamples must be at least 1")
 	}
 	set := elo.Settings{BT: *bt, Seed: *seed, Resamples: *resamples, K: *k, Prior: *prior, Ties: *ties}
 	if *axesFlag != "" {
 		set.Axes = strings.Split(*axesFlag, ",")
 	}
 	var runs []*elo.Run
-	for _, arg := range fs.Args() {
+	for _, arg := range runDirs {
 		rs, err := elo.LoadRuns(arg)
 		if err != nil {
 			fmt.Fprintf(stderr, "glossobench elo: %v\n", err)

@@ -160,18 +160,29 @@ func TestEloErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "usage: glossobench elo"},
 		{[]string{a}, "need at least two runs"},
 		{[]string{a, b}, `model "m" appears in two runs`},
 		{[]string{a, c}, "no pairwise matches"},
 		{[]string{a, filepath.Join(root, "nowhere")}, "no result.json"},
 		{[]string{a, bad}, "scores.jsonl:2:"},
-		{[]string{"--resamples", "0", a, c}, "--resamples must be at least 1"},
 	}
 	for _, tc := range cases {
 		code, _, errs := runCmd(eloMain, tc.args...)
 		if code != 1 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d stderr %q, want %q", tc.args, code, errs, tc.want)
+		}
+	}
+	// Usage errors exit 2.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "usage: glossobench elo"},
+		{[]string{"--resamples", "0", a, c}, "--resamples must be at least 1"},
+	} {
+		code, _, errs := runCmd(eloMain, tc.args...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d stderr %q, want 2 and %q", tc.args, code, errs, tc.want)
 		}
 	}
 	// A model that never loses has no BT maximum-likelihood estimate.

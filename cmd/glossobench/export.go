@@ -28,14 +28,10 @@ func exportMain(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	if *format == "" {
-		fs.Usage()
-		return 1
+	if *format != "lm-eval" && *format != "every-eval-ever" {
+		return usageError(fs, "--format %q: known: lm-eval, every-eval-ever", *format)
 	}
 	fail := failer(stderr, "export")
-	if *format != "lm-eval" && *format != "every-eval-ever" {
-		return fail(fmt.Errorf("--format %q: known: lm-eval, every-eval-ever", *format))
-	}
 	runs, err := inputs.FindRuns(rest[0])
 	if err != nil {
 		return fail(err)

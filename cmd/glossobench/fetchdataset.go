@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -18,18 +17,15 @@ func init() {
 // config's sha256 key pins.
 func fetchDatasetMain(args []string, stdout, stderr io.Writer) int {
 	fs := commandFlags("fetch-dataset", stderr, "fetch-dataset hf://datasets/OWNER/NAME@REVISION/PATH...")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
+	uris, code, ok := parseArgs(fs, args, anyArgs)
+	if !ok {
+		return code
 	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return 2
+	if len(uris) == 0 {
+		return usageError(fs, "no dataset URI given")
 	}
 	hf := datasource.DefaultHF()
-	for _, uri := range fs.Args() {
+	for _, uri := range uris {
 		sum, err := hf.Hash(context.Background(), uri)
 		if err != nil {
 			fmt.Fprintln(stderr, "fetch-dataset:", err)

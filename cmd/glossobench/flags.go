@@ -31,27 +31,11 @@ func limitFlag(fs *flag.FlagSet) *rowLimit {
 	return l
 }
 
-// newFlagSet returns a flag set that prints usage on -h and returns errors.
-func newFlagSet(name, usage string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: "+usage)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parse parses args; false means the command should exit with status 2.
-func parse(fs *flag.FlagSet, args []string) bool {
-	if err := fs.Parse(args); err != nil {
-		return false
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		return false
-	}
-	return true
-}
+// Every command declares its flags with commandFlags and parses them with
+// parseArgs, so all of them take flags before, between or after their
+// arguments, print their usage on -h, --help and `glossobench help CMD`
+// (exit 0), and exit 2 on a usage error (a bad flag, a missing one, the
+// wrong number of arguments) and 1 when the work itself fails (failer).
 
 // commandFlags returns the flag set of the command name: its errors and its
 // usage go to stderr, the usage being "usage: glossobench " + synopsis, each
@@ -69,19 +53,35 @@ func commandFlags(name string, stderr io.Writer, synopsis string, about ...strin
 	return fs
 }
 
+// anyArgs is parseArgs's n for a command that takes any number of
+// positional arguments (and checks their count itself).
+const anyArgs = -1
+
 // parseArgs parses args, flags before or after the positional arguments, and
-// wants n positional arguments. When ok is false the command stops with exit
-// code: 0 after -h, 1 after a bad flag or, the usage printed, another count.
+// wants n positional arguments (anyArgs: any number). When ok is false the
+// command stops with exit code: 0 after -h, 2 after a bad flag or, the usage
+// printed, another count.
 func parseArgs(fs *flag.FlagSet, args []string, n int) (rest []string, code int, ok bool) {
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return nil, flagExit(err), false
 	}
-	if len(rest) != n {
+	if n != anyArgs && len(rest) != n {
+		if len(rest) > n {
+			fmt.Fprintf(fs.Output(), "glossobench %s: unexpected argument %q\n", fs.Name(), rest[n])
+		}
 		fs.Usage()
-		return nil, 1, false
+		return nil, 2, false
 	}
 	return rest, 0, true
+}
+
+// usageError reports a usage error of the command fs belongs to (a flag
+// missing, two that exclude each other) with its usage, and returns 2.
+func usageError(fs *flag.FlagSet, format string, a ...any) int {
+	fmt.Fprintf(fs.Output(), "glossobench %s: %s\n", fs.Name(), fmt.Sprintf(format, a...))
+	fs.Usage()
+	return 2
 }
 
 // failer returns the error exit of the command name: it prints
@@ -106,12 +106,12 @@ func writeReportJSON(path string, v any) error {
 	return nil
 }
 
-// flagExit is the exit code after a flag parse error: 0 for -h.
+// flagExit is the exit code after a flag parse error: 0 for -h, else 2.
 func flagExit(err error) int {
 	if err == flag.ErrHelp {
 		return 0
 	}
-	return 1
+	return 2
 }
 
 // parseInterspersed parses flags that may come before, between or after

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 
@@ -14,17 +13,15 @@ func init() {
 }
 
 func runGenerate(args []string) int {
-	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
+	fs := commandFlags("generate", os.Stderr, "generate --model SPEC --prompt TEXT [--max-tokens N]")
 	model := fs.String("model", "", "model spec, e.g. gguf:testdata/models/tiny-llama/tiny-llama.gguf")
 	prompt := fs.String("prompt", "", "prompt text, sent raw (no chat template)")
 	maxTokens := fs.Int("max-tokens", 64, "most tokens to generate")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
 	}
 	if *model == "" {
-		fmt.Fprintln(os.Stderr, "generate: --model is required")
-		fs.Usage()
-		return 2
+		return usageError(fs, "--model is required")
 	}
 	if *maxTokens <= 0 {
 		fmt.Fprintln(os.Stderr, "generate: --max-tokens must be positive")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,22 +15,17 @@ func init() {
 }
 
 func runIFEval(args []string) int {
-	fs := flag.NewFlagSet("ifeval", flag.ContinueOnError)
+	fs := commandFlags("ifeval", os.Stderr, "ifeval --input PROMPTS.jsonl --responses RESPONSES.jsonl [--format ifeval|sea_ifeval] [--lang LANG] [--json]")
 	input := fs.String("input", "", "prompt file (IFEval input_data.jsonl, or SEA-IFEval with -format sea_ifeval)")
 	responses := fs.String("responses", "", `response file: {"prompt", "response"} per line`)
 	format := fs.String("format", ifeval.DialectIFEval, "prompt file format: ifeval | sea_ifeval")
 	lang := fs.String("lang", "", "only prompts in this language (SEA-IFEval)")
 	asJSON := fs.Bool("json", false, "print the accuracies as JSON numbers in [0, 1]")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: glossobench ifeval --input PROMPTS.jsonl --responses RESPONSES.jsonl [--json]")
-		fs.PrintDefaults()
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if *input == "" || *responses == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if *input == "" || *responses == "" {
+		return usageError(fs, "--input and --responses are required")
 	}
 	res, err := ifeval.ScoreFiles(*input, *responses, *format, *lang)
 	if err != nil {

@@ -19,43 +19,29 @@ import (
 )
 
 func init() {
-	registerIO("leaderboard", "append a run to the append-only leaderboard, show it by model class, or export its leaderboard.jsonl", leaderboardMain)
+	registerGroup("leaderboard", "append a run to the append-only leaderboard, show it by model class, or export its leaderboard.jsonl", leaderboardMain, leaderboardCommands...)
 }
 
 // defaultStore is the config's default store folder.
 const defaultStore = ".glossobench/store"
 
+var leaderboardCommands = []subcommand{
+	{"append", "add a run's row to leaderboard/<lang>/v<MAJOR> and rewrite its leaderboard.jsonl", leaderboardAppend},
+	{"show", "print the leaderboard, by model class", leaderboardShow},
+	{"export", "verify every row and write leaderboard.jsonl", leaderboardExport},
+}
+
+const leaderboardAbout = `append adds the run's row (model_id, pins = bench_version + plugin versions +
+config_hash, model_meta, per-axis scores, ms_public) to leaderboard/<lang>/v<MAJOR>,
+MAJOR from bench_version; an identical (model_id, pins) is refused.
+RUNDIR is <store>/runs/<run_id>; the leaderboard goes to that store unless --store says otherwise.
+append also rewrites the store's leaderboard/<lang>/v<MAJOR>/leaderboard.jsonl from the rows.
+
+export verifies every row and writes leaderboard.jsonl (one row per line, append order;
+the SHA-256 of a line names its row object) to stdout, to --out, or, with --publish, into the store.`
+
 func leaderboardMain(args []string, stdout, stderr io.Writer) int {
-	usage := func() {
-		fmt.Fprintln(stderr, "usage: glossobench leaderboard append RUNDIR [--store URI] [--lang ms]")
-		fmt.Fprintln(stderr, "       glossobench leaderboard show [--class base|instruct|...] [--lang ms] [--version v1] [--store URI] [--strict-parity]")
-		fmt.Fprintln(stderr, "       glossobench leaderboard export [--lang ms] [--version v1] [--store URI] [--out FILE | --publish]")
-		fmt.Fprintln(stderr, "\nappend adds the run's row (model_id, pins = bench_version + plugin versions +")
-		fmt.Fprintln(stderr, "config_hash, model_meta, per-axis scores, ms_public) to leaderboard/<lang>/v<MAJOR>,")
-		fmt.Fprintln(stderr, "MAJOR from bench_version; an identical (model_id, pins) is refused.")
-		fmt.Fprintln(stderr, "RUNDIR is <store>/runs/<run_id>; the leaderboard goes to that store unless --store says otherwise.")
-		fmt.Fprintln(stderr, "append also rewrites the store's leaderboard/<lang>/v<MAJOR>/leaderboard.jsonl from the rows.")
-		fmt.Fprintln(stderr, "\nexport verifies every row and writes leaderboard.jsonl (one row per line, append order;")
-		fmt.Fprintln(stderr, "the SHA-256 of a line names its row object) to stdout, to --out, or, with --publish, into the store.")
-	}
-	if len(args) == 0 {
-		usage()
-		return 1
-	}
-	switch args[0] {
-	case "append":
-		return leaderboardAppend(args[1:], stdout, stderr)
-	case "show":
-		return leaderboardShow(args[1:], stdout, stderr)
-	case "export":
-		return leaderboardExport(args[1:], stdout, stderr)
-	case "-h", "--help", "help":
-		usage()
-		return 0
-	}
-	fmt.Fprintf(stderr, "glossobench leaderboard: unknown subcommand %q\n", args[0])
-	usage()
-	return 1
+	return runGroup("leaderboard", leaderboardAbout, leaderboardCommands, args, stdout, stderr)
 }
 
 func leaderboardAppend(args []string, stdout, stderr io.Writer) int {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 
@@ -21,18 +20,16 @@ func openModel(spec string) (backends.Backend, error) {
 }
 
 func runLoglik(args []string) int {
-	fs := flag.NewFlagSet("loglik", flag.ContinueOnError)
+	fs := commandFlags("loglik", os.Stderr, "loglik --model SPEC [--context TEXT] --continuation TEXT [--json]")
 	model := fs.String("model", "", "model spec, e.g. gguf:testdata/models/tiny-llama/tiny-llama.gguf")
 	ctxText := fs.String("context", "", "context text")
 	cont := fs.String("continuation", "", "continuation text to score")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
 	}
 	if *model == "" || *cont == "" {
-		fmt.Fprintln(os.Stderr, "loglik: --model and --continuation are required")
-		fs.Usage()
-		return 2
+		return usageError(fs, "--model and --continuation are required")
 	}
 	m, err := openModel(*model)
 	if err != nil {

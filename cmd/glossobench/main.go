@@ -4,9 +4,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 )
 
 // command is one subcommand. It returns the process exit code.
@@ -31,25 +31,26 @@ func registerIO(name, summary string, main func(args []string, stdout, stderr io
 	register(name, summary, func(args []string) int { return main(args, os.Stdout, os.Stderr) })
 }
 
+// usage lists the commands, a group's subcommands each on its own line.
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: glossobench <command> [flags]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	fmt.Fprintln(os.Stderr, "usage: glossobench <command> [flags]   (glossobench <command> --help: its flags; --version: the version)\n\ncommands:")
+	names := slices.Sorted(maps.Keys(commands))
+	width := 0
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, commands[n].summary)
+		width = max(width, len(n))
+		for _, s := range groups[n] {
+			width = max(width, len(s.name)+2)
+		}
+	}
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-*s  %s\n", width, n, commands[n].summary)
+		for _, s := range groups[n] {
+			fmt.Fprintf(os.Stderr, "    %-*s  %s\n", width-2, s.name, s.summary)
+		}
 	}
 }
 
 func main() { os.Exit(mainCode(os.Args[1:])) }
-
-// subcommands lists the words a group command takes first.
-var subcommands = map[string][]string{
-	"leaderboard": {"append", "show"},
-	"schedule":    {"create", "list", "delete"},
-}
 
 // mainCode runs the command line args (without the program name) and returns the exit code.
 func mainCode(args []string) int {
@@ -61,6 +62,9 @@ func mainCode(args []string) int {
 	case "-h", "-help", "--help":
 		usage()
 		return 0
+	case "-version", "--version", "version":
+		printVersion(os.Stdout)
+		return 0
 	case "help":
 		if len(args) == 1 {
 			usage()
@@ -70,9 +74,7 @@ func mainCode(args []string) int {
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "glossobench: unknown command %q\n", args[0])
-		usage()
-		return 2
+		return unknownCommand(args[0])
 	}
 	if wantsHelp(args[1:]) {
 		return help(args[0], args[1:])
@@ -99,14 +101,20 @@ func wantsHelp(args []string) bool {
 func help(name string, rest []string) int {
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "glossobench: unknown command %q\n", name)
-		usage()
-		return 2
+		return unknownCommand(name)
 	}
 	args := []string{"-h"}
-	if len(rest) > 0 && slices.Contains(subcommands[name], rest[0]) {
+	if len(rest) > 0 && slices.ContainsFunc(groups[name], func(s subcommand) bool { return s.name == rest[0] }) {
 		args = []string{rest[0], "-h"}
 	}
 	c.run(args)
 	return 0
+}
+
+// unknownCommand says the command name is none of ours, suggests the
+// nearest one, and returns the usage error's exit code.
+func unknownCommand(name string) int {
+	fmt.Fprintf(os.Stderr, "glossobench: unknown command %q%s\n", name, didYouMean(name, slices.Collect(maps.Keys(commands))))
+	usage()
+	return 2
 }

@@ -24,8 +24,7 @@ func releaseMain(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if *out == "" {
-		fs.Usage()
-		return 1
+		return usageError(fs, "--out is required")
 	}
 	fail := failer(stderr, "release")
 	run, err := release.LoadRun(rest[0])

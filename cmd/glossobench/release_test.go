@@ -99,8 +99,8 @@ func TestReleaseBadInput(t *testing.T) {
 		t.Errorf("no result.json: exit %d: %s", code, errs)
 	}
 	code, _, _ = runCmd(releaseMain, runDir)
-	if code != 1 {
-		t.Errorf("missing --out: exit %d", code)
+	if code != 2 {
+		t.Errorf("missing --out: exit %d, want 2 (a usage error)", code)
 	}
 	code, _, errs = runCmd(rescoreMain, t.TempDir())
 	if code != 1 || !strings.Contains(errs, "manifest.json") {

@@ -20,12 +20,13 @@ func reproduceMain(args []string, stdout, stderr io.Writer) int {
 	fs := commandFlags("reproduce", stderr, "reproduce EARLIER_RUNDIR RERUN_RUNDIR",
 		"\nPer axis and for ms_public: is the rerun's headline inside the earlier run's 95% CI?",
 		"Exit 0 reproduced, 2 non-determinism, 1 on error or when the pins differ.")
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 1
+	// Exit 2 is the non-determinism verdict here, so a usage error exits 1.
+	rest, code, ok := parseArgs(fs, args, anyArgs)
+	if !ok {
+		return min(code, 1)
 	}
 	if len(rest) != 2 {
-		fmt.Fprintln(stderr, "glossobench reproduce: want two run directories: the earlier run and its rerun")
+		usageError(fs, "want two run directories: the earlier run and its rerun")
 		return 1
 	}
 	var res [2]*runfiles.Result
@@ -45,7 +46,7 @@ func reproduceMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "glossobench reproduce: %v\n", err)
 		return 1
 	}
-	code := 0
+	code = 0
 	for _, c := range checks {
 		ci := "no CI"
 		if c.CI95 != nil {

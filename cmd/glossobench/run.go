@@ -28,7 +28,7 @@ func init() {
 }
 
 func runRun(args []string) int {
-	fs := newFlagSet("run", "glossobench run --config FILE [--model SPEC] [--model-id ID] [--limit N] [--out DIR] [--run-id ID]")
+	fs := commandFlags("run", os.Stderr, "run --config FILE [--model SPEC] [--model-id ID] [--limit N] [--out DIR] [--run-id ID]")
 	cfgPath := fs.String("config", "", "run config (YAML)")
 	model := fs.String("model", "", "model spec (gguf:PATH, openai:URL); overrides model.spec")
 	modelID := fs.String("model-id", "", "model id recorded in the result; overrides model.id")
@@ -42,8 +42,8 @@ func runRun(args []string) int {
 	skipPreflight := fs.Bool("skip-preflight", false, "start the run without first checking datasets, model, judges and store from here (for workers that see files or servers this machine does not)")
 	logFormatFlag(fs)
 	metricsAddrFlag(fs)
-	if !parse(fs, args) {
-		return 2
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
 	}
 	if *cfgPath == "" {
 		fmt.Fprintln(os.Stderr, "run: --config is required")

@@ -20,67 +20,40 @@ import (
 )
 
 func init() {
-	registerIO("schedule", "create, list, describe, trigger, pause, unpause or delete LeaderboardRefresh schedules", scheduleMain)
+	registerGroup("schedule", "create, list, describe, trigger, pause, unpause or delete LeaderboardRefresh schedules", scheduleMain, scheduleCommands...)
 }
 
 // defaultScheduleID is the schedule a command acts on without --id.
 const defaultScheduleID = "glossobench-leaderboard-refresh"
 
-const scheduleUsage = `usage: glossobench schedule create --input REFRESH.json [--id ID] [--cron EXPR] [--paused]
-       glossobench schedule list
-       glossobench schedule describe [--id ID]
-       glossobench schedule trigger [--id ID] [--wait]
-       glossobench schedule pause|unpause [--id ID] [--note TEXT]
-       glossobench schedule delete [--id ID]
+var scheduleCommands = []subcommand{
+	{"create", "create a schedule that starts LeaderboardRefresh with REFRESH.json on a cron", scheduleCreate},
+	{"list", "list the schedules, active or paused", scheduleList},
+	{"describe", "print a schedule's state, times and recent refreshes", scheduleDescribe},
+	{"trigger", "start a schedule's refresh now (--wait: and print what it did)", scheduleTrigger},
+	{"pause", "pause a schedule", func(args []string, stdout, stderr io.Writer) int { return schedulePause(true, args, stdout, stderr) }},
+	{"unpause", "unpause a schedule", func(args []string, stdout, stderr io.Writer) int { return schedulePause(false, args, stdout, stderr) }},
+	{"delete", "delete a schedule", scheduleDelete},
+}
 
-Each schedule starts a LeaderboardRefresh with its REFRESH.json (see the
+const scheduleAbout = `Each schedule starts a LeaderboardRefresh with its REFRESH.json (see the
 README's REFRESH.json reference); several schedules, e.g. one per language,
 live side by side under different --id. TEMPORAL_ADDRESS names the server
 (default 127.0.0.1:7233).`
 
 func scheduleMain(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || slices.Contains([]string{"-h", "--help", "help"}, args[0]) {
-		fmt.Fprintln(stderr, scheduleUsage)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
-	}
-	action := args[0]
-	if !slices.Contains([]string{"create", "list", "describe", "trigger", "pause", "unpause", "delete"}, action) {
-		fmt.Fprintf(stderr, "glossobench schedule: unknown action %q\n%s\n", action, scheduleUsage)
-		return 2
-	}
-	fs := flag.NewFlagSet("schedule "+action, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	id := fs.String("id", defaultScheduleID, "schedule `ID`")
-	var cron, input, note *string
-	var paused, wait *bool
-	switch action {
-	case "create":
-		cron = fs.String("cron", "0 2 * * *", "cron `EXPR` (UTC); default nightly at 02:00")
-		input = fs.String("input", "", "LeaderboardRefresh input `REFRESH.json`")
-		paused = fs.Bool("paused", false, "create the schedule paused")
-	case "trigger":
-		wait = fs.Bool("wait", false, "wait for the triggered refresh to finish and print what it did")
-	case "pause", "unpause":
-		note = fs.String("note", "", "why, shown by describe")
-	}
-	if err := fs.Parse(args[1:]); err != nil {
-		return flagExit(err)
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "glossobench schedule %s: unexpected argument %q\n", action, fs.Arg(0))
-		return 2
-	}
-	fail := failer(stderr, "schedule "+action)
-	var in leaderboard.Refresh
-	if action == "create" {
-		var err error
-		if in, err = leaderboard.ReadRefresh(*input); err != nil {
-			return fail(err)
-		}
-	}
+	return runGroup("schedule", scheduleAbout, scheduleCommands, args, stdout, stderr)
+}
+
+// scheduleFlags returns the flag set of schedule action, with --id.
+func scheduleFlags(action, synopsis string, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := commandFlags("schedule "+action, stderr, "schedule "+action+" "+synopsis, "\n"+scheduleAbout)
+	return fs, fs.String("id", defaultScheduleID, "schedule `ID`")
+}
+
+// withSchedules dials the server TEMPORAL_ADDRESS names and runs do within
+// a minute; its error is the command's failure.
+func withSchedules(fail func(error) int, do func(ctx context.Context, c client.Client) error) int {
 	env := runner.FromEnv()
 	if env.Address == "" {
 		env.Address = "127.0.0.1:7233"
@@ -92,11 +65,27 @@ func scheduleMain(args []string, stdout, stderr io.Writer) int {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	sc := c.ScheduleClient()
-	h := sc.GetHandle(ctx, *id)
-	switch action {
-	case "create":
-		_, err = sc.Create(ctx, client.ScheduleOptions{
+	if err := do(ctx, c); err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+func scheduleCreate(args []string, stdout, stderr io.Writer) int {
+	fs, id := scheduleFlags("create", "--input REFRESH.json [--id ID] [--cron EXPR] [--paused]", stderr)
+	cron := fs.String("cron", "0 2 * * *", "cron `EXPR` (UTC); default nightly at 02:00")
+	input := fs.String("input", "", "LeaderboardRefresh input `REFRESH.json`")
+	paused := fs.Bool("paused", false, "create the schedule paused")
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
+	}
+	fail := failer(stderr, "schedule create")
+	in, err := leaderboard.ReadRefresh(*input)
+	if err != nil {
+		return fail(err)
+	}
+	return withSchedules(fail, func(ctx context.Context, c client.Client) error {
+		_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 			ID:   *id,
 			Spec: client.ScheduleSpec{CronExpressions: []string{*cron}},
 			// A refresh still running when the next is due is not stacked.
@@ -113,22 +102,31 @@ func scheduleMain(args []string, stdout, stderr io.Writer) int {
 			},
 		})
 		if err != nil {
-			return fail(fmt.Errorf("%s: %w", *id, err))
+			return fmt.Errorf("%s: %w", *id, err)
 		}
 		state := ""
 		if *paused {
 			state = ", paused"
 		}
 		fmt.Fprintf(stdout, "created schedule %s (%s UTC, lang %s, %d models, overlap: skip%s)\n", *id, *cron, in.Language(), len(in.Runs), state)
-	case "list":
-		it, err := sc.List(ctx, client.ScheduleListOptions{})
+		return nil
+	})
+}
+
+func scheduleList(args []string, stdout, stderr io.Writer) int {
+	fs := commandFlags("schedule list", stderr, "schedule list", "\n"+scheduleAbout)
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
+	}
+	return withSchedules(failer(stderr, "schedule list"), func(ctx context.Context, c client.Client) error {
+		it, err := c.ScheduleClient().List(ctx, client.ScheduleListOptions{})
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		for it.HasNext() {
 			e, err := it.Next()
 			if err != nil {
-				return fail(err)
+				return err
 			}
 			state := "active"
 			if e.Paused {
@@ -136,27 +134,51 @@ func scheduleMain(args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintf(stdout, "%s\t%s\t%s\n", e.ID, e.WorkflowType.Name, state)
 		}
-	case "describe":
-		d, err := h.Describe(ctx)
+		return nil
+	})
+}
+
+func scheduleDescribe(args []string, stdout, stderr io.Writer) int {
+	fs, id := scheduleFlags("describe", "[--id ID]", stderr)
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
+	}
+	return withSchedules(failer(stderr, "schedule describe"), func(ctx context.Context, c client.Client) error {
+		d, err := c.ScheduleClient().GetHandle(ctx, *id).Describe(ctx)
 		if err != nil {
-			return fail(fmt.Errorf("%s: %w", *id, err))
+			return fmt.Errorf("%s: %w", *id, err)
 		}
 		describeSchedule(ctx, c, *id, d, stdout)
-	case "trigger":
+		return nil
+	})
+}
+
+// errRefreshFailed ends `schedule trigger --wait` with exit 1 after it has
+// printed which models the refresh failed.
+var errRefreshFailed = errors.New("the refresh failed for some models")
+
+func scheduleTrigger(args []string, stdout, stderr io.Writer) int {
+	fs, id := scheduleFlags("trigger", "[--id ID] [--wait]", stderr)
+	wait := fs.Bool("wait", false, "wait for the triggered refresh to finish and print what it did")
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
+	}
+	return withSchedules(failer(stderr, "schedule trigger"), func(ctx context.Context, c client.Client) error {
+		h := c.ScheduleClient().GetHandle(ctx, *id)
 		before, err := h.Describe(ctx)
 		if err != nil {
-			return fail(fmt.Errorf("%s: %w", *id, err))
+			return fmt.Errorf("%s: %w", *id, err)
 		}
 		if err := h.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
-			return fail(fmt.Errorf("%s: %w", *id, err))
+			return fmt.Errorf("%s: %w", *id, err)
 		}
 		started, err := triggeredRun(ctx, h, before.Info.RecentActions)
 		if err != nil {
-			return fail(fmt.Errorf("%s: %w", *id, err))
+			return fmt.Errorf("%s: %w", *id, err)
 		}
 		fmt.Fprintf(stdout, "triggered schedule %s: started %s\n", *id, started.WorkflowID)
 		if !*wait {
-			return 0
+			return nil
 		}
 		// The refresh may take hours: wait without the command's timeout;
 		// Ctrl-C stops waiting, not the refresh.
@@ -164,29 +186,54 @@ func scheduleMain(args []string, stdout, stderr io.Writer) int {
 		defer stop()
 		var res workflows.LeaderboardRefreshResult
 		if err := c.GetWorkflow(wctx, started.WorkflowID, started.FirstExecutionRunID).Get(wctx, &res); err != nil {
-			return fail(fmt.Errorf("refresh %s: %w", started.WorkflowID, err))
+			return fmt.Errorf("refresh %s: %w", started.WorkflowID, err)
 		}
 		printRefresh(stdout, res)
 		if len(res.Failed) > 0 {
-			return 1
+			return errRefreshFailed
 		}
-	case "pause", "unpause":
-		if action == "pause" {
+		return nil
+	})
+}
+
+func schedulePause(pause bool, args []string, stdout, stderr io.Writer) int {
+	action := "unpause"
+	if pause {
+		action = "pause"
+	}
+	fs, id := scheduleFlags(action, "[--id ID] [--note TEXT]", stderr)
+	note := fs.String("note", "", "why, shown by describe")
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
+	}
+	return withSchedules(failer(stderr, "schedule "+action), func(ctx context.Context, c client.Client) error {
+		h := c.ScheduleClient().GetHandle(ctx, *id)
+		var err error
+		if pause {
 			err = h.Pause(ctx, client.SchedulePauseOptions{Note: *note})
 		} else {
 			err = h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: *note})
 		}
 		if err != nil {
-			return fail(fmt.Errorf("%s: %w", *id, err))
+			return fmt.Errorf("%s: %w", *id, err)
 		}
 		fmt.Fprintf(stdout, "%sd schedule %s\n", action, *id)
-	case "delete":
-		if err := h.Delete(ctx); err != nil {
-			return fail(fmt.Errorf("%s: %w", *id, err))
+		return nil
+	})
+}
+
+func scheduleDelete(args []string, stdout, stderr io.Writer) int {
+	fs, id := scheduleFlags("delete", "[--id ID]", stderr)
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
+	}
+	return withSchedules(failer(stderr, "schedule delete"), func(ctx context.Context, c client.Client) error {
+		if err := c.ScheduleClient().GetHandle(ctx, *id).Delete(ctx); err != nil {
+			return fmt.Errorf("%s: %w", *id, err)
 		}
 		fmt.Fprintf(stdout, "deleted schedule %s\n", *id)
-	}
-	return 0
+		return nil
+	})
 }
 
 // triggeredRun waits for the refresh a trigger started: the action that was

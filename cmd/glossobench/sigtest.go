@@ -38,9 +38,9 @@ func sigtestMain(args []string, stdout, stderr io.Writer) int {
 	weights := fs.String("weights", "", "axis weights in MS, e.g. `knowledge=1,nlu=2` (default 1 each)")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")
 	strictParity := fs.Bool("strict-parity", false, "refuse unless A and B are runs with the same model_meta.reasoning_mode (spec §10 #11); exit 3")
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 1
+	rest, code, ok := parseArgs(fs, args, anyArgs)
+	if !ok {
+		return code
 	}
 	if *aPath == "" && len(rest) > 0 {
 		*aPath, rest = rest[0], rest[1:]
@@ -49,12 +49,10 @@ func sigtestMain(args []string, stdout, stderr io.Writer) int {
 		*bPath, rest = rest[0], rest[1:]
 	}
 	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "glossobench sigtest: unexpected argument %q\n", rest[0])
-		return 1
+		return usageError(fs, "unexpected argument %q", rest[0])
 	}
 	if *aPath == "" || *bPath == "" {
-		fmt.Fprintln(stderr, "glossobench sigtest: two score files are required")
-		return 1
+		return usageError(fs, "two score files are required")
 	}
 	w, err := parseWeights(*weights)
 	if err != nil {

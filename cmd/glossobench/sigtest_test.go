@@ -71,7 +71,7 @@ func TestSigtestErrors(t *testing.T) {
 	if code, _, stderr := runCmd(sigtestMain, good, good, "--weights", "mt=2"); code != 1 || !strings.Contains(stderr, "mt") {
 		t.Errorf("weight for a missing axis: exit %d %q", code, stderr)
 	}
-	if code, _, _ := runCmd(sigtestMain, good); code != 1 {
-		t.Errorf("one file: exit %d, want 1", code)
+	if code, _, _ := runCmd(sigtestMain, good); code != 2 {
+		t.Errorf("one file: exit %d, want 2 (a usage error)", code)
 	}
 }

@@ -27,10 +27,10 @@ func spotcheckMain(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	fail := failer(stderr, "spotcheck")
 	if *n < 1 {
-		return fail(fmt.Errorf("--n %d: want at least 1", *n))
+		return usageError(fs, "--n %d: want at least 1", *n)
 	}
+	fail := failer(stderr, "spotcheck")
 	run, err := release.LoadRun(rest[0])
 	if err != nil {
 		return fail(err)

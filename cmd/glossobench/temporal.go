@@ -99,7 +99,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 }
 
 func runDev(args []string) int {
-	fs := newFlagSet("dev", "glossobench dev [--ip 127.0.0.1] [--port 7233] [--ui-port 8233] [--dir .glossobench] [--no-worker]")
+	fs := commandFlags("dev", os.Stderr, "dev [--ip 127.0.0.1] [--port 7233] [--ui-port 8233] [--dir .glossobench] [--no-worker]")
 	ip := fs.String("ip", "127.0.0.1", "address the server listens on and announces; another host's workers dial IP:PORT")
 	port := fs.Int("port", 7233, "frontend gRPC port")
 	uiPort := fs.Int("ui-port", 8233, "Web UI port (-1: no UI)")
@@ -107,8 +107,8 @@ func runDev(args []string) int {
 	noWorker := fs.Bool("no-worker", false, "serve the Temporal server only; `glossobench worker` processes (on any host) do the work")
 	logFormatFlag(fs)
 	metricsAddrFlag(fs)
-	if !parse(fs, args) {
-		return 2
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
 	}
 	log, stopMetrics, ok := loggerServingMetrics()
 	if !ok {
@@ -143,12 +143,12 @@ func runDev(args []string) int {
 }
 
 func runWorker(args []string) int {
-	fs := newFlagSet("worker", "glossobench worker [--queues all|cpu|inference]")
+	fs := commandFlags("worker", os.Stderr, "worker [--queues all|cpu|inference]")
 	queues := fs.String("queues", "all", "task queues to serve: all, cpu (workflows, scoring) or inference (model calls)")
 	logFormatFlag(fs)
 	metricsAddrFlag(fs)
-	if !parse(fs, args) {
-		return 2
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
 	}
 	var q runner.Queues
 	switch *queues {

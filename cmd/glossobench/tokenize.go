@@ -20,14 +20,14 @@ func init() {
 // verbatim: no backslash escapes are processed). Only the tokenizer is read,
 // so vocabulary-only files such as llama.cpp's ggml-vocab-*.gguf work.
 func runTokenize(args []string) int {
-	fs := newFlagSet("tokenize", "glossobench tokenize --model gguf:PATH [--no-bos] [--no-parse-special] [--file F | --prompt TEXT]  (else the text is read from standard input)")
+	fs := commandFlags("tokenize", os.Stderr, "tokenize --model gguf:PATH [--no-bos] [--no-parse-special] [--file F | --prompt TEXT]  (else the text is read from standard input)")
 	model := fs.String("model", "", "GGUF model or vocabulary, gguf:PATH")
 	noBOS := fs.Bool("no-bos", false, "do not add the BOS (and EOS) tokens the model asks for")
 	noSpecial := fs.Bool("no-parse-special", false, "tokenize the texts of control tokens as text")
 	file := fs.String("file", "", "read the text from this file, verbatim")
 	prompt := fs.String("prompt", "", "the text to tokenize")
-	if !parse(fs, args) {
-		return 2
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
 	}
 	path, ok := strings.CutPrefix(*model, "gguf:")
 	if !ok || path == "" {

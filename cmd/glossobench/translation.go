@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/glossobench/glossobench/infra/results/inputs"
 	"github.com/glossobench/glossobench/infra/runfiles"
@@ -17,23 +16,19 @@ func init() {
 }
 
 func runTranslationDelta(args []string) int {
-	fs := newFlagSet("translation-delta", "glossobench translation-delta RUNDIR --axis AXIS --original DATASET --translated DATASET [--json]")
+	fs := commandFlags("translation-delta", os.Stderr, "translation-delta RUNDIR --axis AXIS --original DATASET --translated DATASET [--json]")
 	axis := fs.String("axis", "nlu", "axis whose scores.jsonl holds both datasets")
 	orig := fs.String("original", "", "dataset name of the items in their original language (e.g. belebele_en)")
 	trans := fs.String("translated", "", "dataset name of the same items in translation (e.g. belebele_ms)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	seed := fs.Uint64("seed", 1234, "bootstrap seed")
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fs.Usage()
-		return 2
+	rest, code, ok := parseArgs(fs, args, 1)
+	if !ok {
+		return code
 	}
-	dir := args[0]
-	if !parse(fs, args[1:]) {
-		return 2
-	}
+	dir := rest[0]
 	if *orig == "" || *trans == "" {
-		fmt.Fprintln(os.Stderr, "translation-delta: --original and --translated are required")
-		return 2
+		return usageError(fs, "--original and --translated are required")
 	}
 	d, err := translationDeltaOf(dir, *axis, *orig, *trans, *seed)
 	if err != nil {
