@@ -12,7 +12,7 @@ import (
 // worker is never mistaken for a dead one, and a dead one (it stops
 // heartbeating) is noticed within the heartbeat timeout, run.heartbeat_seconds
 // (5 s by default). The inference worker sends every heartbeat on at once
-// (worker option MaxHeartbeatThrottleInterval, see infra/runner): one
+// (worker option MaxHeartbeatThrottleInterval, see workflows/runner): one
 // RecordActivityHeartbeat call a second per running activity, whatever the
 // number of items, plus one per checkpoint.
 const HeartbeatEvery = time.Second

@@ -11,7 +11,7 @@ import (
 )
 
 // TestReplayRecordedHistory replays histories recorded from real EvalRuns on
-// the embedded server (infra/runner's TestEvalRunEmbedded with
+// the embedded server (workflows/runner's TestEvalRunEmbedded with
 // GLOSSOBENCH_RECORD_HISTORY=1 writes evalrun.json and, of the knowledge
 // axis's InferAxis child, inferaxis.json). Older recordings stay, named by
 // the commit that recorded them (evalrun-0d1f43b.json: before the

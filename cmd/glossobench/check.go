@@ -9,9 +9,9 @@ import (
 
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/preflight"
-	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/workflows/runner"
 )
 
 func init() {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/glossobench/glossobench/infra/devserver"
-	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/workflows/runner"
 )
 
 var (

@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
-	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/workflows"
+	"github.com/glossobench/glossobench/workflows/runner"
 )
 
 func init() {

@@ -13,8 +13,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/glossobench/glossobench/activities"
-	"github.com/glossobench/glossobench/infra/runner"
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
+	"github.com/glossobench/glossobench/workflows/runner"
+	"github.com/glossobench/glossobench/workflows/runner/runnertest"
 )
 
 // tinyConfig is a one-axis config on the tiny GGUF model writing to store.

@@ -15,8 +15,8 @@ import (
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/devserver"
 	"github.com/glossobench/glossobench/infra/runfiles"
-	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/workflows"
+	"github.com/glossobench/glossobench/workflows/runner"
 )
 
 // shippedConfigs are the repository's own run configs, relative to its

@@ -16,7 +16,7 @@ import (
 
 	"github.com/glossobench/glossobench/infra/devserver"
 	"github.com/glossobench/glossobench/infra/metrics"
-	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/workflows/runner"
 )
 
 func init() {

@@ -19,7 +19,7 @@ import (
 )
 
 // The NLG axis with a real MetricX-24 client (backends/metricx, registered
-// for tei+http specs here as the worker wiring, infra/runner, registers it)
+// for tei+http specs here as the worker wiring, workflows/runner, registers it)
 // against a fake text-embeddings-inference /predict server.
 
 func init() {

@@ -18,9 +18,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/glossobench/glossobench/infra/devserver"
-	"github.com/glossobench/glossobench/infra/runner"
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
+	"github.com/glossobench/glossobench/workflows/runner"
+	"github.com/glossobench/glossobench/workflows/runner/runnertest"
 )
 
 // The embedded Temporal server in a process of its own, so a test can kill

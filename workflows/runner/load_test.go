@@ -19,8 +19,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
+	"github.com/glossobench/glossobench/workflows/runner/runnertest"
 )
 
 // Fault-matrix case 7a: 20 EvalRuns started at once on one worker pool all

@@ -16,8 +16,8 @@ import (
 
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/backends"
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
+	"github.com/glossobench/glossobench/workflows/runner/runnertest"
 )
 
 // instant is an in-process backend that answers at once.

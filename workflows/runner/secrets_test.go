@@ -16,9 +16,9 @@ import (
 
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/infra/results/release"
-	"github.com/glossobench/glossobench/infra/runner"
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
+	"github.com/glossobench/glossobench/workflows/runner"
+	"github.com/glossobench/glossobench/workflows/runner/runnertest"
 )
 
 // An API key planted in the environment reaches the model server and nowhere

@@ -16,8 +16,8 @@ import (
 
 	"github.com/glossobench/glossobench/infra/devserver"
 	"github.com/glossobench/glossobench/infra/metrics/metricstest"
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
+	"github.com/glossobench/glossobench/workflows/runner/runnertest"
 )
 
 // `glossobench worker --metrics-addr` serves the Temporal SDK's worker

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/glossobench/glossobench/infra/runner"
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/workflows"
+	"github.com/glossobench/glossobench/workflows/runner"
+	"github.com/glossobench/glossobench/workflows/runner/runnertest"
 )
 
 // TestTemporalCLIStartsEvalRun starts EvalRun the way operators do, with

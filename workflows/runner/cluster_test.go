@@ -36,9 +36,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/glossobench/glossobench/infra/runfiles"
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/workflows"
+	"github.com/glossobench/glossobench/workflows/runner/runnertest"
 )
 
 // The cluster's network: the bridge in the root namespace is .1, each host

@@ -22,10 +22,10 @@ import (
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/registry"
-	"github.com/glossobench/glossobench/infra/runner"
-	"github.com/glossobench/glossobench/infra/runner/runnertest"
 	"github.com/glossobench/glossobench/scorers/judge"
 	"github.com/glossobench/glossobench/workflows"
+	"github.com/glossobench/glossobench/workflows/runner"
+	"github.com/glossobench/glossobench/workflows/runner/runnertest"
 )
 
 // Kinds of reply the hostile judge gives.

@@ -12,7 +12,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/glossobench/glossobench/infra/devserver"
-	"github.com/glossobench/glossobench/infra/runner"
+	"github.com/glossobench/glossobench/workflows/runner"
 )
 
 // StartServer starts the embedded server in a temporary folder and dials it;

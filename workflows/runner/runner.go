@@ -1,7 +1,12 @@
-// Package runner connects GlossoBench to Temporal the way Temporal's own tools
-// do (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS_CERT/KEY/CA,
-// TEMPORAL_API_KEY), starts the embedded server when no address is set, and
-// runs the workers of both task queues.
+// Package runner is the worker wiring, the composition root: it registers
+// the workflows and the activities on the workers of both task queues, with
+// the search attributes, the SDK's logging and the plugins. It connects to
+// Temporal the way Temporal's own tools do (TEMPORAL_ADDRESS,
+// TEMPORAL_NAMESPACE, TEMPORAL_TLS_CERT/KEY/CA, TEMPORAL_API_KEY) and starts
+// the embedded server when no address is set. It lives beside the workflows
+// (as Temporal's reference applications keep worker.go beside theirs), above
+// activities and infra, so every import from it runs down; only cmd imports
+// it. Its tests are the end-to-end tests of a run.
 package runner
 
 import (
