@@ -78,41 +78,8 @@ func runDedup(args []string) int {
 	defer stop()
 
 	opt := dedup.Options{MinExactLen: *minLen, ShingleN: *ngram, Jaccard: *jaccard, NoJaccard: *noJaccard}
-	isConfig, err := looksLikeConfig(*itemsPath)
+	items, entries, err := dedupItems(*itemsPath, set, &opt, textField, entries)
 	if err != nil {
-		return fail(err)
-	}
-	var items []scorers.Item
-	if isConfig {
-		cfg, err := config.Load(*itemsPath, config.Overrides{})
-		if err != nil {
-			return fail(err)
-		}
-		axes, skipped, err := runplan.LoadAxes(cfg, runplan.ModelMeta(cfg))
-		if err != nil {
-			return fail(fmt.Errorf("%s: %w", *itemsPath, err))
-		}
-		for _, ax := range axes {
-			items = append(items, ax.Items...)
-		}
-		for _, s := range skipped {
-			fmt.Fprintf(os.Stderr, "glossobench dedup: axis %s not screened, as a run would not score it: %s\n", s.Axis, s.Reason)
-		}
-		// The run's options, unless a flag says otherwise.
-		runOpt := runplan.DedupOptions(cfg)
-		if !set["min-len"] {
-			opt.MinExactLen = runOpt.MinExactLen
-		}
-		if !set["jaccard"] {
-			opt.Jaccard = runOpt.Jaccard
-		}
-		if !set["text-field"] && cfg.Dedup.TextField != "" {
-			*textField = cfg.Dedup.TextField
-		}
-		if len(entries) == 0 {
-			entries = cfg.Dedup.Corpus
-		}
-	} else if items, err = dedup.LoadItemsFile(*itemsPath); err != nil {
 		return fail(err)
 	}
 	if len(entries) == 0 {
@@ -142,6 +109,51 @@ func runDedup(args []string) int {
 	}
 	printDedupReport(os.Stdout, rep, res.Shards, res.Docs, res.DocBytes, p.Stored, res.ScanTime)
 	return 0
+}
+
+// dedupItems loads the items to screen from --items: a run config's items
+// exactly as a run's Prepare loads them, the config supplying the corpus
+// (unless entries name one) and the options no flag in set overrides; or
+// an items JSONL. It returns the items and the corpus entries.
+func dedupItems(itemsPath string, set map[string]bool, opt *dedup.Options, textField *string, entries []string) ([]scorers.Item, []string, error) {
+	isConfig, err := looksLikeConfig(itemsPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !isConfig {
+		items, err := dedup.LoadItemsFile(itemsPath)
+		return items, entries, err
+	}
+	cfg, err := config.Load(itemsPath, config.Overrides{})
+	if err != nil {
+		return nil, nil, err
+	}
+	axes, skipped, err := runplan.LoadAxes(cfg, runplan.ModelMeta(cfg))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", itemsPath, err)
+	}
+	var items []scorers.Item
+	for _, ax := range axes {
+		items = append(items, ax.Items...)
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(os.Stderr, "glossobench dedup: axis %s not screened, as a run would not score it: %s\n", s.Axis, s.Reason)
+	}
+	// The run's options, unless a flag says otherwise.
+	runOpt := runplan.DedupOptions(cfg)
+	if !set["min-len"] {
+		opt.MinExactLen = runOpt.MinExactLen
+	}
+	if !set["jaccard"] {
+		opt.Jaccard = runOpt.Jaccard
+	}
+	if !set["text-field"] && cfg.Dedup.TextField != "" {
+		*textField = cfg.Dedup.TextField
+	}
+	if len(entries) == 0 {
+		entries = cfg.Dedup.Corpus
+	}
+	return items, entries, nil
 }
 
 // looksLikeConfig tells a run config from an items JSONL: by extension
