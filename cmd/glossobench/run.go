@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/devserver"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
@@ -87,36 +88,12 @@ func runRun(args []string) int {
 		*runID = runfiles.RunIDFrom(cfg.Model.ID, "-"+time.Now().UTC().Format("20060102T150405"))
 	}
 
-	stopMetrics, err := serveMetrics(log)
+	c, ns, srv, stopAll, err := connectRun(log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer stopMetrics()
-	addr, ns, srv, err := ensureServer(log)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if srv != nil {
-		defer srv.Stop()
-		log.Info().Str("url", srv.UIURL).Msg("Temporal Web UI (open while the run lasts; `glossobench dev` keeps it up)")
-	}
-	c, err := dial(addr, ns, log)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer c.Close()
-	// A remote cluster has its own workers; a local one gets one in this process.
-	if runner.FromEnv().Address == "" {
-		w, err := runner.Serve(c, log, runner.All)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer w.Stop()
-	}
+	defer stopAll()
 
 	ctx, stop := signalContext()
 	defer stop()
@@ -144,23 +121,36 @@ func runRun(args []string) int {
 	err = we.Get(ctx, &res)
 	close(done)
 	if err != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintf(os.Stderr, "\ninterrupted; the run's state is kept: resume it with --run-id %s\n", *runID)
-			return 130
-		}
-		// The activity's own message, not Temporal's chain of wrappers;
-		// the whole history is in the Temporal UI under the workflow id.
-		ui := "workflow id " + we.GetID() + " (namespace " + ns + ")"
-		if srv != nil && srv.UIURL != "" {
-			ui = srv.UIURL + "/namespaces/" + ns + "/workflows/" + we.GetID()
-		}
-		if logFormat == "json" {
-			log.Error().Str("workflow", we.GetID()).Str("namespace", ns).Msg("run failed: " + runner.Cause(err))
-			return 1
-		}
-		fmt.Fprintf(os.Stderr, "run failed: %s\nTemporal UI: %s\n", runner.Cause(err), ui)
+		return runFailed(ctx, log, err, *runID, we.GetID(), ns, srv)
+	}
+	return printRun(ctx, cfg, res, *out)
+}
+
+// runFailed says why the run with workflow id wfID failed, or that it was
+// interrupted and how to resume it, and returns the exit code.
+func runFailed(ctx context.Context, log zerolog.Logger, err error, runID, wfID, ns string, srv *devserver.Server) int {
+	if ctx.Err() != nil {
+		fmt.Fprintf(os.Stderr, "\ninterrupted; the run's state is kept: resume it with --run-id %s\n", runID)
+		return 130
+	}
+	// The activity's own message, not Temporal's chain of wrappers;
+	// the whole history is in the Temporal UI under the workflow id.
+	ui := "workflow id " + wfID + " (namespace " + ns + ")"
+	if srv != nil && srv.UIURL != "" {
+		ui = srv.UIURL + "/namespaces/" + ns + "/workflows/" + wfID
+	}
+	if logFormat == "json" {
+		log.Error().Str("workflow", wfID).Str("namespace", ns).Msg("run failed: " + runner.Cause(err))
 		return 1
 	}
+	fmt.Fprintf(os.Stderr, "run failed: %s\nTemporal UI: %s\n", runner.Cause(err), ui)
+	return 1
+}
+
+// printRun prints a finished run's summary and where its result.json is
+// (copied into out when out is set); it returns the exit code: 1 when an
+// axis's model failed every request, which is no result to publish.
+func printRun(ctx context.Context, cfg *config.Config, res workflows.EvalRunResult, out string) int {
 	data, result, err := readResult(ctx, cfg, res)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -171,8 +161,8 @@ func runRun(args []string) int {
 		fmt.Printf("  limit      %d rows a dataset at most (--limit): a partial run, not comparable with a full one\n", *l)
 	}
 	path := res.Summary.ResultPath
-	if *out != "" {
-		p, err := copyResult(data, *out)
+	if out != "" {
+		p, err := copyResult(data, out)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -192,6 +182,49 @@ func runRun(args []string) int {
 		}
 	}
 	return code
+}
+
+// connectRun serves --metrics-addr, finds or starts the Temporal server and
+// dials it; a local server gets a worker in this process (a remote cluster
+// has its own). stop undoes it all.
+func connectRun(log zerolog.Logger) (c client.Client, ns string, srv *devserver.Server, stop func(), err error) {
+	var undo []func()
+	stop = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	stopMetrics, err := serveMetrics(log)
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	undo = append(undo, stopMetrics)
+	addr, ns, srv, err := ensureServer(log)
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	if srv != nil {
+		undo = append(undo, srv.Stop)
+		log.Info().Str("url", srv.UIURL).Msg("Temporal Web UI (open while the run lasts; `glossobench dev` keeps it up)")
+	}
+	c, err = dial(addr, ns, log)
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	undo = append(undo, c.Close)
+	if runner.FromEnv().Address == "" {
+		w, err := runner.Serve(c, log, runner.All)
+		if err != nil {
+			return nil, "", nil, nil, err
+		}
+		undo = append(undo, w.Stop)
+	}
+	return c, ns, srv, stop, nil
 }
 
 // startRun starts EvalRun, or attaches to it when a run with this id is
