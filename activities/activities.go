@@ -288,7 +288,7 @@ func (a *Activities) namespaceSearchAttributes(ctx context.Context) []string {
 	if a.SearchAttributes == nil {
 		return nil
 	}
-	have, err := a.SearchAttributes(ctx, activity.GetInfo(ctx).WorkflowNamespace)
+	have, err := a.SearchAttributes(ctx, activity.GetInfo(ctx).Namespace)
 	if err != nil {
 		a.Log.Warn().Err(err).Msg("cannot list the namespace's search attributes; the run sets none")
 		return nil

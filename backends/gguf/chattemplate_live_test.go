@@ -25,7 +25,7 @@ var templateConversations = []struct {
 	{"multi-turn", []backends.Message{{Role: "system", Content: "Jawab dalam Bahasa Melayu."}, {Role: "user", Content: "Siapa nama awak?"},
 		{Role: "assistant", Content: "Saya pembantu."}, {Role: "user", Content: "Terima kasih!"}}, true},
 	{"no generation prompt", []backends.Message{{Role: "user", Content: "Hello"}}, false},
-	{"unicode", []backends.Message{{Role: "user", Content: "  ڤد هاري اين ‎ไทย 中文\n"}, {Role: "assistant", Content: " Baik. "}, {Role: "user", Content: "Tamil: தமிழ்"}}, true},
+	{"unicode", []backends.Message{{Role: "user", Content: "  ڤد هاري اين \u200eไทย 中文\n"}, {Role: "assistant", Content: " Baik. "}, {Role: "user", Content: "Tamil: தமிழ்"}}, true},
 }
 
 // Every chat template in the llama.cpp source that node-llama-cpp bundles

@@ -154,10 +154,10 @@ func newTokenizer(f *File) (*Tokenizer, error) {
 	}
 	for b := range t.byteTok {
 		t.byteTok[b] = -1
-		hex, raw := fmt.Sprintf("<0x%02X>", b), string([]byte{byte(b)})
+		hex, raw := fmt.Sprintf("<0x%02X>", b), []byte{byte(b)}
 		switch {
 		case t.bpeModel && t.pre.byteEncode:
-			if id, ok := t.toID[raw]; ok {
+			if id, ok := t.toID[string(raw)]; ok {
 				t.byteTok[b] = id
 			}
 		case t.bpeModel:
@@ -167,7 +167,7 @@ func newTokenizer(f *File) (*Tokenizer, error) {
 		default:
 			if id, ok := t.toID[hex]; ok {
 				t.byteTok[b] = id
-			} else if id, ok := t.toID[raw]; ok {
+			} else if id, ok := t.toID[string(raw)]; ok {
 				t.byteTok[b] = id
 			}
 		}

@@ -454,7 +454,12 @@ func TestSpentRetriesStayTransient(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			var ne net.Error
+			// Temporary through an interface of its own: net.Error's is
+			// deprecated, yet the errors keep answering callers that ask it.
+			var ne interface {
+				net.Error
+				Temporary() bool
+			}
 			if got := errors.As(err, &ne) && ne.Temporary(); got != tc.transient {
 				t.Fatalf("temporary net.Error = %v, want %v: %v", got, tc.transient, err)
 			}

@@ -370,7 +370,7 @@ func TestVLLMGenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 	n = len("<|user|>"+msgs[0].Content+"<|assistant|>") + 1
-	cut, maxGen, _ = backends.FitGeneration(n, window, 8, false)
+	cut, _, _ = backends.FitGeneration(n, window, 8, false)
 	last = f.requests[len(f.requests)-1]
 	if ids, _ := promptTokens(last["prompt"]); g[0].PromptTruncated != cut || len(ids) != n-cut || ids[0] != 1 || f.paths[len(f.paths)-1] != "POST /v1/completions" {
 		t.Errorf("long chat: truncated %d (want %d), %d tokens sent to %s", g[0].PromptTruncated, cut, len(ids), f.paths[len(f.paths)-1])

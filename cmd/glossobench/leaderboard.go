@@ -112,7 +112,7 @@ func (b boardFlags) open(ctx context.Context) (store.Store, int, error) {
 func parseVersion(s string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(s, "v"), "V"))
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("version %q: want v1, v2, ...", s)
+		return 0, fmt.Errorf("version %q: want v followed by a whole number of at least 1 (v1, v2)", s)
 	}
 	return n, nil
 }

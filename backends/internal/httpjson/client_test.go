@@ -115,7 +115,7 @@ func TestTransportErrorClassification(t *testing.T) {
 			continue
 		}
 		var ne net.Error
-		if tc.transient && (!errors.As(err, &ne) || !ne.Temporary() || ne.Timeout() != tc.timeout) {
+		if tc.transient && (!errors.As(err, &ne) || !temporary(err) || ne.Timeout() != tc.timeout) {
 			t.Errorf("%s: want a temporary net.Error with Timeout() %v: %v", tc.name, tc.timeout, err)
 		}
 		if !strings.HasPrefix(err.Error(), "test: POST /p: ") {
@@ -165,7 +165,7 @@ func TestDoRetriesThenStaysTransient(t *testing.T) {
 	err := c.Do(context.Background(), "POST", "/p", map[string]int{"a": 1}, &out)
 	var ne net.Error
 	var he *HTTPError
-	if !IsTransient(err) || !errors.As(err, &ne) || !ne.Temporary() || ne.Timeout() || calls.Load() != 3 ||
+	if !IsTransient(err) || !errors.As(err, &ne) || !temporary(err) || ne.Timeout() || calls.Load() != 3 ||
 		!errors.As(err, &he) || he.Status != 503 || err.Error() != "test: POST /p: HTTP 503: busy (gave up after 3 attempts)" {
 		t.Errorf("after %d calls: %v", calls.Load(), err)
 	}
@@ -200,4 +200,11 @@ func TestDoResponseChecks(t *testing.T) {
 	if err := c.Do(context.Background(), "GET", "/p", nil, &out); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), `body starts "<html>"`) {
 		t.Errorf("not JSON: %v", err)
 	}
+}
+
+// temporary reports whether err says it is temporary, as callers that still
+// ask net.Error's (deprecated) Temporary read it.
+func temporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
 }

@@ -261,10 +261,10 @@ func Compare(ia, ib Input, weights map[string]float64, resamples int, seed uint6
 		}
 		var err error
 		if pa.A, err = st.TermsOf(ra); err != nil {
-			return nil, fmt.Errorf("A: axis %s: %w", ax, err)
+			return nil, fmt.Errorf("system A: axis %s: %w", ax, err)
 		}
 		if pa.B, err = st.TermsOf(rb); err != nil {
-			return nil, fmt.Errorf("B: axis %s: %w", ax, err)
+			return nil, fmt.Errorf("system B: axis %s: %w", ax, err)
 		}
 		rep.Statistic[ax] = st.Metric
 		paired = append(paired, pa)

@@ -21,7 +21,6 @@ import (
 )
 
 var (
-	runPrefix        = runfiles.RunPrefix
 	manifestKey      = runfiles.ManifestKey
 	axisItemsKey     = runfiles.ItemsKey
 	axisScoresKey    = runfiles.ScoresKey

@@ -17,7 +17,7 @@ import (
 func TestWriteCSVReadsBack(t *testing.T) {
 	rows := []Row{
 		{true, `a, "quoted" source`, []float64{0.1 + 0.2, 1e-300}},
-		{false, "ẞahasa\nnewline", []float64{-0.0, math.MaxFloat64}},
+		{false, "ẞahasa\nnewline", []float64{math.Copysign(0, -1), math.MaxFloat64}},
 		{true, "plain", []float64{1.0 / 3, -7}},
 	}
 	var b bytes.Buffer
