@@ -26,7 +26,6 @@ import (
 	"github.com/glossobench/glossobench/scorers/checks/probes"
 	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 )
 
 // Activities holds the dependencies of every stage. Stores and backends are
@@ -167,7 +166,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	// The run id first: it names the run's folder, and nothing may be read
 	// or written for a run id that would name another folder.
 	if err := runfiles.CheckRunID(in.RunID); err != nil {
-		return Plan{}, temporal.NewNonRetryableApplicationError("run_id "+err.Error(), ErrConfig, nil)
+		return Plan{}, configError("run_id %v", err)
 	}
 	var cfg *config.Config
 	var err error
@@ -182,7 +181,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		err = errors.New("config: neither config_path nor config is set in the workflow input")
 	}
 	if err != nil {
-		return Plan{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfig, nil)
+		return Plan{}, configError("%v", err)
 	}
 	uri := cfg.Store.URI
 	if !filepath.IsAbs(uri) && !hasScheme(uri) {
@@ -196,24 +195,22 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	}
 	configHash, err := cfg.ContentHash()
 	if err != nil {
-		return Plan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("config: %v", err), ErrConfig, nil)
+		return Plan{}, configError("config: %v", err)
 	}
 	var prev manifest
 	if err := getJSON(ctx, st, runfiles.ManifestKey(in.RunID), &prev); err == nil {
 		if prev.Plan.ConfigHash != configHash {
-			return Plan{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("run %s already exists in %s with another config; pick another run id", in.RunID, st.Describe()), ErrConfig, nil)
+			return Plan{}, configError("run %s already exists in %s with another config; pick another run id", in.RunID, st.Describe())
 		}
 		// The config hash leaves the model's location out; its identity is
 		// its own pin, so a resumed run must measure the same model, or its
 		// axes would come from two models under the first one's identity.
 		now, err := modelIdentity(ctx, cfg.Model)
 		if err != nil {
-			return Plan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model.spec: %v", err), ErrConfig, nil)
+			return Plan{}, configError("model.spec: %v", err)
 		}
 		if why := otherModel(prev.Plan.ModelIdentity, now); why != "" {
-			return Plan{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("run %s was started on other weights than %s serves now (%s): resuming would mix two models under one identity; pick another run id", in.RunID, cfg.Model.Spec, why), ErrConfig, nil)
+			return Plan{}, configError("run %s was started on other weights than %s serves now (%s): resuming would mix two models under one identity; pick another run id", in.RunID, cfg.Model.Spec, why)
 		}
 		return prev.Plan, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -235,7 +232,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	}
 	meta := runplan.ModelMeta(cfg)
 	if plan.ModelIdentity, err = modelIdentity(ctx, cfg.Model); err != nil {
-		return Plan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model.spec: %v", err), ErrConfig, nil)
+		return Plan{}, configError("model.spec: %v", err)
 	}
 	judges, excluded := runplan.KeptJudges(cfg, meta)
 	plan.ExcludedJudges = excluded
@@ -266,13 +263,13 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		return nil
 	})
 	if data := (*runplan.DataError)(nil); errors.As(err, &data) {
-		return Plan{}, temporal.NewNonRetryableApplicationError(data.Error(), ErrData, nil)
+		return Plan{}, dataError("%v", data)
 	}
 	if err != nil {
 		return Plan{}, err
 	}
 	if len(plan.Axes) == 0 {
-		return Plan{}, temporal.NewNonRetryableApplicationError("no configured axis can run here", ErrConfig, nil)
+		return Plan{}, configError("no configured axis can run here")
 	}
 	if err := putJSON(ctx, st, runfiles.ManifestKey(in.RunID), manifest{Config: cfg, Plan: plan, ModelMeta: meta}); err != nil {
 		return Plan{}, err

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
@@ -45,7 +43,7 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 	err = runfiles.EachJSONL(ctx, st, runfiles.ScoresKey(in.RunID, in.Axis), func(s audited) error {
 		for _, r := range s.Audit {
 			if _, known := designs[r.Detector]; !known {
-				return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: audit row of unknown detector %q", runfiles.ScoresKey(in.RunID, in.Axis), r.Detector), ErrData, nil)
+				return dataError("%s: audit row of unknown detector %q", runfiles.ScoresKey(in.RunID, in.Axis), r.Detector)
 			}
 			pools.Add(r)
 		}

@@ -15,7 +15,6 @@ import (
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/checks/dedup"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 )
 
 // DedupCounts drops contaminated items before anything is scored (spec §6),
@@ -121,7 +120,7 @@ func corpusPlan(ctx context.Context, st store.Store, run string, cfg *config.Con
 	if err := getJSON(ctx, st, key, &sources); errors.Is(err, store.ErrNotFound) {
 		listed, err := corpus.Expand(ctx, cfg.Dedup.Corpus, "", cfg.Dedup.TextField)
 		if err != nil {
-			return nil, nil, temporal.NewNonRetryableApplicationError("dedup.corpus: "+err.Error(), ErrConfig, nil)
+			return nil, nil, configError("dedup.corpus: %v", err)
 		}
 		if err := putJSON(ctx, st, key, listed); err != nil {
 			return nil, nil, err
@@ -164,7 +163,7 @@ func (a *Activities) corpus(ctx context.Context, m *manifest, st store.Store, ru
 		}
 		var err error
 		if c.idx, err = dedup.NewIndex(c.items, c.opt); err != nil {
-			return nil, temporal.NewNonRetryableApplicationError("dedup: "+err.Error(), ErrConfig, nil)
+			return nil, configError("dedup: %v", err)
 		}
 		for i := range c.items {
 			c.items[i].Prompt = ""
@@ -198,7 +197,7 @@ func (a *Activities) ScreenShard(ctx context.Context, in ShardInput) (int, error
 		return 0, err
 	}
 	if in.Shard < 0 || in.Shard >= len(c.shards) {
-		return 0, temporal.NewNonRetryableApplicationError(fmt.Sprintf("corpus shard %d: the corpus changed since the run was prepared", in.Shard), ErrData, nil)
+		return 0, dataError("corpus shard %d: the corpus changed since the run was prepared", in.Shard)
 	}
 	var from corpus.Checkpoint
 	if activity.HasHeartbeatDetails(ctx) {

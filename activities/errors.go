@@ -91,7 +91,24 @@ func modelError(spec string, err error) error {
 	if Classify(err) != ModelFailure {
 		return err
 	}
-	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("model %s: %v; every request fails alike, so it is not retried", spec, err), ErrModel, nil)
+	return nonRetryable(ErrModel, fmt.Sprintf("model %s: %v; every request fails alike, so it is not retried", spec, err))
+}
+
+// nonRetryable is the one place an activity's error that no retry can fix
+// is made: an application error of type typ (one of NonRetryable) whose
+// message is what the run's failure says.
+func nonRetryable(typ, msg string) error {
+	return temporal.NewNonRetryableApplicationError(msg, typ, nil)
+}
+
+// configError is a non-retryable ErrConfig: the run's config or input is wrong.
+func configError(format string, a ...any) error {
+	return nonRetryable(ErrConfig, fmt.Sprintf(format, a...))
+}
+
+// dataError is a non-retryable ErrData: the data the run reads is wrong.
+func dataError(format string, a ...any) error {
+	return nonRetryable(ErrData, fmt.Sprintf(format, a...))
 }
 
 // ModelFailed reports whether a workflow or activity error is an ErrModel,

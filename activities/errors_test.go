@@ -71,3 +71,22 @@ func TestModelError(t *testing.T) {
 		t.Errorf("modelError(refused) = %v, want it unchanged and retryable", got)
 	}
 }
+
+// configError and dataError, which every activity returns for input no
+// retry can fix, make non-retryable errors of their type whose message is
+// the formatted text alone.
+func TestNonRetryableErrors(t *testing.T) {
+	for _, c := range []struct {
+		err       error
+		typ, want string
+	}{
+		{configError("max_parallel %d: want 1 or more", 0), ErrConfig, "max_parallel 0: want 1 or more"},
+		{dataError("%v", errors.New("scores.jsonl:2: field score")), ErrData, "scores.jsonl:2: field score"},
+		{nonRetryable(ErrModel, "model x cannot be opened"), ErrModel, "model x cannot be opened"},
+	} {
+		var app *temporal.ApplicationError
+		if !errors.As(c.err, &app) || app.Type() != c.typ || !app.NonRetryable() || app.Message() != c.want || Retryable(c.err) {
+			t.Errorf("%v: want a non-retryable %s with message %q", c.err, c.typ, c.want)
+		}
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
-	"go.temporal.io/sdk/temporal"
 )
 
 // RefreshInput is a leaderboard refresh (REFRESH.json).
@@ -46,7 +45,7 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 		return RefreshPlan{}, err
 	}
 	if in.MaxParallel < 0 {
-		return RefreshPlan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("max_parallel %d: want 1 or more (0 or absent means 1)", in.MaxParallel), ErrConfig, nil)
+		return RefreshPlan{}, configError("max_parallel %d: want 1 or more (0 or absent means 1)", in.MaxParallel)
 	}
 	var plan RefreshPlan
 	for i, r := range in.Runs {
@@ -74,7 +73,7 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 		}
 		rows, err := leaderboard.Read(ctx, st, in.Language(), major)
 		if errors.Is(err, leaderboard.ErrAltered) {
-			return RefreshPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
+			return RefreshPlan{}, dataError("%v", err)
 		}
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return RefreshPlan{}, err
@@ -128,7 +127,7 @@ type AppendInput struct {
 // not make it appear.
 func (a *Activities) AppendLeaderboard(ctx context.Context, in AppendInput) (string, error) {
 	if in.StoreURI == "" {
-		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("run %s: no store named for its result.json (the run did not report where it wrote it)", in.RunID), ErrData, nil)
+		return "", dataError("run %s: no store named for its result.json (the run did not report where it wrote it)", in.RunID)
 	}
 	runs, err := a.store(ctx, in.StoreURI)
 	if err != nil {
@@ -140,7 +139,7 @@ func (a *Activities) AppendLeaderboard(ctx context.Context, in AppendInput) (str
 	}
 	data, err := runs.Get(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("run %s: no result.json at %s in store %s", in.RunID, key, runs.Describe()), ErrData, nil)
+		return "", dataError("run %s: no result.json at %s in store %s", in.RunID, key, runs.Describe())
 	}
 	if err != nil {
 		return "", err
@@ -148,16 +147,16 @@ func (a *Activities) AppendLeaderboard(ctx context.Context, in AppendInput) (str
 	ref := runs.Describe() + "/" + key
 	var res runfiles.Result
 	if err := runfiles.DecodeJSON(ref, data, &res); err != nil {
-		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("run %s: %s: %v", in.RunID, ref, err), ErrData, nil)
+		return "", dataError("run %s: %s: %v", in.RunID, ref, err)
 	}
 	row, err := leaderboard.RowOf(&res, ref)
 	if err != nil {
-		return "", temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
+		return "", dataError("%v", err)
 	}
 	row.RunStore = runs.Describe()
 	major, err := leaderboard.BenchMajor(res.BenchVersion)
 	if err != nil {
-		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: field bench_version: %v", ref, err), ErrData, nil)
+		return "", dataError("%s: field bench_version: %v", ref, err)
 	}
 	board := runs
 	if in.BoardStoreURI != "" {
@@ -171,7 +170,7 @@ func (a *Activities) AppendLeaderboard(ctx context.Context, in AppendInput) (str
 	}
 	err = leaderboard.Append(ctx, board, lang, major, row)
 	if errors.Is(err, leaderboard.ErrAltered) {
-		return "", temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
+		return "", dataError("%v", err)
 	}
 	if err != nil && !errors.Is(err, leaderboard.ErrDuplicate) {
 		return "", err

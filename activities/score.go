@@ -11,7 +11,6 @@ import (
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/judge"
-	"go.temporal.io/sdk/temporal"
 )
 
 // ScoreInput names an axis to score and how many shards it has.
@@ -40,7 +39,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 		JudgeFloor: m.Config.Run.JudgeFloor, Scorer: ac.Scorer,
 	})
 	if err != nil {
-		return AxisOutcome{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfig, nil)
+		return AxisOutcome{}, configError("%v", err)
 	}
 	sp, err := runfiles.NewSpool()
 	if err != nil {
@@ -57,7 +56,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	unscored, err := a.eachScorable(ctx, st, in.RunID, in.Axis, in.Shards, func(items []scorers.Item, preds []scorers.Prediction) error {
 		scores, err := tally.Add(items, preds)
 		if err != nil {
-			return temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
+			return dataError("%v", err)
 		}
 		scored += len(items)
 		at := make(map[string]int, len(items))
@@ -88,7 +87,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	} else {
 		r, err := tally.Result()
 		if err != nil {
-			return AxisOutcome{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
+			return AxisOutcome{}, dataError("%v", err)
 		}
 		regs.publish(&r)
 		deltas.publish(&r, ac, m.Config.Run)

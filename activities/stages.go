@@ -15,7 +15,6 @@ import (
 	"github.com/glossobench/glossobench/scorers/checks/probes"
 	"github.com/glossobench/glossobench/scorers/mcq"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 )
 
 func (a *Activities) shardItems(ctx context.Context, st store.Store, run, axis string, shard int) ([]scorers.Item, error) {
@@ -94,7 +93,7 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 			return res, fmt.Errorf("model %s: %w", m.Config.Model.Spec, err)
 		}
 		// A model that cannot load fails every attempt alike.
-		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model %s cannot be opened: %v", m.Config.Model.Spec, err), ErrModel, nil)
+		return res, nonRetryable(ErrModel, fmt.Sprintf("model %s cannot be opened: %v", m.Config.Model.Spec, err))
 	}
 	defer release()
 	ac := m.Config.Axes[in.Axis]
