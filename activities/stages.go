@@ -2,18 +2,19 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/infra/metrics"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/checks/probes"
-	"github.com/glossobench/glossobench/scorers/mcq"
 	"go.temporal.io/sdk/activity"
 )
 
@@ -114,17 +115,17 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 	predict := func(ctx context.Context, it scorers.Item) (scorers.Prediction, error) {
 		return ax.Predict(ctx, b, it, opt)
 	}
-	if mc, ok := ax.(*mcq.Axis); ok && len(ac.Probes) > 0 {
+	if pr, ok := ax.(prober); ok && len(ac.Probes) > 0 {
 		pool, err := a.probePool(ctx, st, in.RunID, in.Axis)
 		if err != nil {
 			return res, err
 		}
 		predict = func(ctx context.Context, it scorers.Item) (scorers.Prediction, error) {
-			p, err := mc.Predict(ctx, b, it, opt)
+			p, err := ax.Predict(ctx, b, it, opt)
 			if err != nil {
 				return p, err
 			}
-			p.Variants, err = mc.PredictProbes(ctx, b, it, pool, ac.Probes, opt)
+			p.Variants, err = pr.PredictProbes(ctx, b, it, pool, ac.Probes, opt)
 			return p, err
 		}
 	}
@@ -291,7 +292,7 @@ func (a *Activities) Probes(ctx context.Context, in ScoreInput) (StageNote, erro
 	if len(names) == 0 {
 		return StageNote{Note: "probes: none configured"}, nil
 	}
-	if ax, _ := scorers.AxisNamed(in.Axis); !isMCQ(ax) {
+	if ax, _ := scorers.AxisNamed(in.Axis); !hasProbes(ax) {
 		return StageNote{Note: fmt.Sprintf("probes %v: only multiple-choice axes have probes", names)}, nil
 	}
 	scored, with := 0, 0
@@ -310,7 +311,15 @@ func (a *Activities) Probes(ctx context.Context, in ScoreInput) (StageNote, erro
 	return StageNote{Note: fmt.Sprintf("probes %v: run on %d of %d scored items (shuffle_drop, unanswerable_drop in secondary)", names, with, scored)}, nil
 }
 
-func isMCQ(ax scorers.Axis) bool {
-	_, ok := ax.(*mcq.Axis)
+// prober is implemented by the axes that run robustness probes beside each
+// item (the multiple-choice axes, scorers/mcq): the probe variants of an
+// item, inferred with it and stored in its prediction's Variants.
+type prober interface {
+	PredictProbes(ctx context.Context, b backends.Backend, it scorers.Item, pool *probes.Pool, names []string, opt scorers.PredictOptions) (map[string]json.RawMessage, error)
+}
+
+// hasProbes reports whether the axis runs probes.
+func hasProbes(ax scorers.Axis) bool {
+	_, ok := ax.(prober)
 	return ok
 }

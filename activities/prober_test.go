@@ -1,0 +1,34 @@
+package activities
+
+import (
+	"testing"
+
+	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/mcq"
+)
+
+// The multiple-choice axes run probes through the prober interface; a
+// change of PredictProbes's signature must not turn them off silently.
+var _ prober = (*mcq.Axis)(nil)
+
+// Infer and Probes find the axes with probes by the interface: the
+// multiple-choice axes, and no other.
+func TestProbesOnlyOnMultipleChoiceAxes(t *testing.T) {
+	probed := 0
+	for _, name := range scorers.AxisNames() {
+		ax, ok := scorers.AxisNamed(name)
+		if !ok {
+			t.Fatalf("axis %s is not registered", name)
+		}
+		_, isMCQ := ax.(*mcq.Axis)
+		if hasProbes(ax) != isMCQ {
+			t.Errorf("axis %s: hasProbes = %v, want %v", name, hasProbes(ax), isMCQ)
+		}
+		if hasProbes(ax) {
+			probed++
+		}
+	}
+	if n := len(scorers.AxisNames()); probed == 0 || probed == n {
+		t.Errorf("%d of %d axes have probes; want the multiple-choice ones only", probed, n)
+	}
+}
