@@ -97,12 +97,12 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 			}
 			ra := stats.RankingAxis{Name: r.Axis, Score: *r.Score, Weight: o.Weight, Public: o.Tier != scorers.TierSelfbuilt, Discriminates: rep.Discriminates}
 			ranking = append(ranking, ra)
-			switch {
-			case !stats.InMS(o.Weight):
+			switch scorers.MeanOf(o.Weight, o.Tier) {
+			case scorers.InNoMean:
 				// Weight 0 reports the axis outside every mean (spec §2).
 				zeroWeight = append(zeroWeight, Skip{Axis: r.Axis, Reason: "weight 0"})
 				tiers[r.Axis] = tierName(o.Tier) + " tier, weight 0: in no mean score"
-			case !ra.Public:
+			case scorers.InMSExperimental:
 				exp = append(exp, stats.AxisSample{Name: r.Axis, Weight: o.Weight, Values: []float64{*r.Score}})
 				tiers[r.Axis] = tierName(o.Tier) + " tier: in ms_experimental only"
 			default:

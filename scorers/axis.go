@@ -12,6 +12,7 @@ import (
 
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/scorers/dataset"
+	"github.com/glossobench/glossobench/stats"
 )
 
 // Scorer types, as printed in the measurement profile.
@@ -28,6 +29,27 @@ const (
 	TierPublic    = "public"
 	TierSelfbuilt = "selfbuilt"
 )
+
+// The mean scores an axis's headline counts in (spec §2), as MeanOf tiers it.
+const (
+	InNoMean         = ""                // weight 0: reported outside every mean
+	InMSPublic       = "ms_public"       // and ms_pooled; ms_ranking when it discriminates
+	InMSExperimental = "ms_experimental" // the selfbuilt tier
+)
+
+// MeanOf is the mean score an axis of this weight and tier counts in: none
+// at weight 0, ms_experimental in the selfbuilt tier, else ms_public.
+// Aggregate tiers a run's axes with it and the release rescore re-derives
+// the means with it.
+func MeanOf(weight float64, tier string) string {
+	switch {
+	case !stats.InMS(weight):
+		return InNoMean
+	case tier == TierSelfbuilt:
+		return InMSExperimental
+	}
+	return InMSPublic
+}
 
 // Item is one evaluation item. Fields an axis does not use stay empty; an
 // axis-specific payload goes in Extra.

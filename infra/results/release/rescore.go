@@ -153,7 +153,7 @@ func Rescore(m *Manifest, items []Item) *RescoreReport {
 	exp := Check{Name: "ms_experimental", Method: "weighted mean of the selfbuilt axes' headlines", Published: m.MSExperimental}
 	scores, weights = nil, nil
 	for _, a := range axes {
-		if h := m.Axes[a]; h.Tier == scorers.TierSelfbuilt && h.Score != nil {
+		if h := m.Axes[a]; scorers.MeanOf(h.Weight, h.Tier) == scorers.InMSExperimental && h.Score != nil {
 			if rescored[a] == nil {
 				exp.Detail = "axis " + a + " was not rescored"
 				break
