@@ -2,7 +2,7 @@
 // them: the Temporal SDK's own worker metrics (through SDKHandler, passed as
 // client.Options.MetricsHandler) and GlossoBench's (items, model requests,
 // tokens, checkpoint writes, judge parse failures). Counting is always on and
-// costs an atomic add; serving is opt-in (--metrics-addr). The README lists
+// costs an atomic add; serving is opt-in (--metrics-addr). docs/GUIDE.md lists
 // every metric.
 package metrics
 
