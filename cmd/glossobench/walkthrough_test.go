@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/glossobench/glossobench/infra/runfiles"
 )
@@ -213,19 +215,29 @@ func TestWalkthroughAddAnAxis(t *testing.T) {
 			built = true
 		}
 		words = strings.Fields(args)
+		workerLog := filepath.Join(t.TempDir(), "worker.log")
 		if words[0] == "run" {
+			f, err := os.Create(workerLog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
 			worker := exec.Command(bin, "worker")
 			worker.Dir = clone
+			worker.Stdout, worker.Stderr = f, f
 			if err := worker.Start(); err != nil {
 				t.Fatal(err)
 			}
 			defer func() { worker.Process.Kill(); worker.Wait() }()
 		}
-		c := exec.Command(bin, words...)
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Minute)
+		defer cancel()
+		c := exec.CommandContext(ctx, bin, words...)
 		c.Dir = clone
 		out, err := c.CombinedOutput()
 		if err != nil {
-			t.Fatalf("%s (server %s): %v\n%s", cmd, srv.Address, err, out)
+			log, _ := os.ReadFile(workerLog)
+			t.Fatalf("%s (server %s): %v\n%s\nthe worker's log:\n%s", cmd, srv.Address, err, out, log)
 		}
 		if words[0] == "run" {
 			ran = true
