@@ -18,6 +18,7 @@ import (
 
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/workflows"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated parts of docs/ from the code")
@@ -301,9 +302,10 @@ func specOf(k key, known map[string]string) string {
 	}
 }
 
-// TestSpecReference: the config keys and result.json fields listed in
-// docs/SPEC_v1.0.md are those of the Go types that decode the config
-// (infra/config.Config) and write result.json (infra/runfiles.Result),
+// TestSpecReference: the config keys, workflow input fields and
+// result.json fields listed in docs/SPEC_v1.0.md are those of the Go types
+// that decode the config (infra/config.Config), EvalRun's input
+// (workflows.EvalRunInput) and write result.json (infra/runfiles.Result),
 // with their comments. Run with -update to rewrite them.
 func TestSpecReference(t *testing.T) {
 	cfg := keys(t, reflect.TypeFor[config.Config](), "yaml")
@@ -317,6 +319,7 @@ func TestSpecReference(t *testing.T) {
 	}
 	generated(t, "docs/SPEC_v1.0.md", map[string]string{
 		"config keys":        table(cfg, nil),
+		"workflow input":     table(keys(t, reflect.TypeFor[workflows.EvalRunInput](), "json"), nil),
 		"result.json fields": table(res, spec),
 	})
 }
