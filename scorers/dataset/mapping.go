@@ -433,6 +433,15 @@ func builtinFuncs(env Env) template.FuncMap {
 		},
 		printFunc:     printValue,
 		"datasetLang": func() string { return env.Lang },
+		// indexOf V S... is the 0-based position of the text of V among
+		// the S (lm-eval's ['1', '2', '3', '4'].index(col)).
+		"indexOf": func(v any, opts ...string) (int, error) {
+			s := Text(v)
+			if i := slices.Index(opts, s); i >= 0 {
+				return i, nil
+			}
+			return 0, fmt.Errorf("%q is none of %q", s, opts)
+		},
 		// text is a value as text: whole numbers without an exponent.
 		"text": Text,
 		// letter is the option letter of a 0-based index.
