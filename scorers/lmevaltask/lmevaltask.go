@@ -78,6 +78,9 @@ func load(path string, depth int) (*Task, error) {
 	return t, nil
 }
 
+// Str is a key's value when it is a scalar, else "".
+func (t *Task) Str(key string) string { return t.str(key) }
+
 func (t *Task) str(key string) string {
 	if n := t.Keys[key]; n != nil && n.Kind == yaml.ScalarNode {
 		return n.Value
