@@ -168,8 +168,14 @@ func leafKind(c *parquetColumn) string {
 	switch t, _ := c.elem.Type.Get(); {
 	case t == format.Int96:
 		return "an INT96 timestamp"
+	case t == format.Int64:
+		return "a TIMESTAMP"
+	case t == format.Int32 && c.annotated(deprecated.Date, &format.DateType{}):
+		return "a DATE"
 	case t == format.Int32:
 		return "an INT32 DECIMAL"
+	case c.annotated(-1, &format.UUIDType{}):
+		return "a UUID"
 	}
 	return "a FLOAT16"
 }
@@ -201,6 +207,17 @@ func leafConvert(c *parquetColumn) parquetConvert {
 		return int96Time
 	case t == format.FixedLenByteArray && c.annotated(-1, &format.Float16Type{}):
 		return float16Value
+	}
+	if t == format.Int32 && c.annotated(deprecated.Date, &format.DateType{}) {
+		return dateValue
+	}
+	if t == format.Int64 {
+		if unit, utc, ok := timestampUnit(c); ok {
+			return func(v any) (any, error) { return timestampValue(v, unit, utc) }
+		}
+	}
+	if t == format.FixedLenByteArray && c.annotated(-1, &format.UUIDType{}) {
+		return uuidValue
 	}
 	if p, ok := decimalPrecision(c); ok && t == format.Int32 {
 		// The generic reader divides in float32 (1003.858 reads as
@@ -285,6 +302,67 @@ func byteArrayBounds(f *parquet.File) []rowGroupBounds {
 		}
 	}
 	return out
+}
+
+// dateValue reads a DATE (days since 1970-01-01) as 2006-01-02.
+func dateValue(v any) (any, error) {
+	d, ok := v.(int32)
+	if !ok {
+		return nil, fmt.Errorf("a DATE read as %T", v)
+	}
+	return time.Unix(int64(d)*86400, 0).UTC().Format(time.DateOnly), nil
+}
+
+// timestampUnit is a TIMESTAMP column's unit (in nanoseconds) and whether
+// its values are UTC instants (else local date-times, written without a
+// zone).
+func timestampUnit(c *parquetColumn) (unit int64, utc, ok bool) {
+	if ts, isTS := c.elem.LogicalType.Value.(*format.TimestampType); isTS {
+		switch ts.Unit.Value.(type) {
+		case *format.MilliSeconds:
+			return 1e6, ts.IsAdjustedToUTC, true
+		case *format.MicroSeconds:
+			return 1e3, ts.IsAdjustedToUTC, true
+		case *format.NanoSeconds:
+			return 1, ts.IsAdjustedToUTC, true
+		}
+		return 0, false, false
+	}
+	switch v, _ := c.elem.ConvertedType.Get(); {
+	case c.elem.ConvertedType.Valid && v == deprecated.TimestampMillis:
+		return 1e6, true, true
+	case c.elem.ConvertedType.Valid && v == deprecated.TimestampMicros:
+		return 1e3, true, true
+	}
+	return 0, false, false
+}
+
+// timestampValue reads a TIMESTAMP as RFC 3339 (UTC instants with Z,
+// local date-times without a zone).
+func timestampValue(v any, unit int64, utc bool) (any, error) {
+	n, ok := v.(int64)
+	if !ok {
+		return nil, fmt.Errorf("a TIMESTAMP read as %T", v)
+	}
+	t := time.Unix(n/(1e9/unit), n%(1e9/unit)*unit).UTC()
+	if utc {
+		return t.Format(time.RFC3339Nano), nil
+	}
+	return t.Format("2006-01-02T15:04:05.999999999"), nil
+}
+
+// uuidValue reads a UUID (16 bytes) in its 8-4-4-4-12 hex form.
+func uuidValue(v any) (any, error) {
+	rv := reflect.ValueOf(v)
+	if (rv.Kind() != reflect.Array && rv.Kind() != reflect.Slice) || rv.Len() != 16 || rv.Type().Elem().Kind() != reflect.Uint8 {
+		return nil, fmt.Errorf("a UUID read as %T", v)
+	}
+	b := make([]byte, 16)
+	for i := range b {
+		b[i] = byte(rv.Index(i).Uint())
+	}
+	h := fmt.Sprintf("%x", b)
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], nil
 }
 
 // int96Time reads an INT96 timestamp (Impala, Spark): signed nanoseconds
