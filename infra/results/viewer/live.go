@@ -23,7 +23,10 @@ type LiveRun struct {
 type LiveAxis struct {
 	Axis        string
 	Stage       string
-	Done, Total int
+	Done, Total int // as the progress query reports them (Done moves a shard at a time)
+	// Checkpointed are the answers in the axis's checkpoints in the store,
+	// which move a checkpoint at a time; filled in by the viewer.
+	Checkpointed int
 }
 
 // Live lists the runs going on: the viewer's link to the workflows'
@@ -65,7 +68,15 @@ func (s *Server) livePage(w http.ResponseWriter, r *http.Request) {
 	data := map[string]any{"On": s.live != nil, "Refresh": liveRefresh}
 	if s.live != nil {
 		data["Namespace"] = s.live.Describe()
-		data["Runs"], data["Err"] = s.liveRuns(r.Context())
+		runs, err := s.liveRuns(r.Context())
+		for i := range runs {
+			for j := range runs[i].Axes {
+				ax := &runs[i].Axes[j]
+				// An axis's store objects may not exist yet: none checkpointed.
+				ax.Checkpointed, _ = checkpointed(r.Context(), s.st, runs[i].RunID, ax.Axis)
+			}
+		}
+		data["Runs"], data["Err"] = runs, err
 	}
 	s.render(w, "live.html", data)
 }

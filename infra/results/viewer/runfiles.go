@@ -339,3 +339,26 @@ func usages(ctx context.Context, st store.Store, run, axis string) (map[string]b
 	}
 	return out, nil
 }
+
+// checkpointed counts the answers in an axis's prediction checkpoints
+// (pred-*.jsonl, one line an item), as they land during a run.
+func checkpointed(ctx context.Context, st store.Store, run, axis string) (int, error) {
+	keys, err := predKeys(ctx, st, run, axis)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, k := range keys {
+		if !strings.HasPrefix(path.Base(k), "pred-") {
+			continue
+		}
+		err := eachLine(ctx, st, k, func(int, []byte) (bool, error) {
+			n++
+			return true, nil
+		})
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
