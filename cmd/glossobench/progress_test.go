@@ -139,3 +139,21 @@ func gaugeValue(t *testing.T, name string, labels map[string]string) float64 {
 	}
 	return -1
 }
+
+// TestProgressIntoPipeShowsETA: into a pipe, an axis whose count moves
+// within its stage gets a line with its ETA every 30 s, not at every report.
+func TestProgressIntoPipeShowsETA(t *testing.T) {
+	var buf bytes.Buffer
+	v := newProgressView(&buf, false, zerolog.Nop())
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	v.now = func() time.Time { return clock }
+	for s := 0; s <= 40; s += 2 { // 2 items a second, a report every 2 s
+		v.show(workflows.Progress{RunID: "pipe-eta", Axes: []workflows.AxisProgress{{Axis: "nlu", Stage: "inference", Done: 2 * s, Total: 200}}})
+		clock = clock.Add(2 * time.Second)
+	}
+	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+	// At 0 s (stage entered), 30 s (60 done), no third before 60 s.
+	if len(lines) != 2 || !strings.Contains(lines[0], "ETA -") || !strings.Contains(lines[1], "60/200") || !strings.Contains(lines[1], "ETA 1m10s") {
+		t.Errorf("lines:\n%s", buf.String())
+	}
+}

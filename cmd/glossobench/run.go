@@ -245,17 +245,23 @@ func follow(ctx context.Context, c client.Client, wfID string, v *progressView, 
 
 // progressView draws a bar per axis, redrawn in place on a terminal. Into a
 // file or pipe it writes one line each time an axis enters a stage (as a log
-// event with --log-format json), so a saved log reads as a short story. Each
+// event with --log-format json), and every 30 s while its count moves, so a
+// saved log reads as a short story with ETAs. Each
 // report also sets the items planned and done gauges of --metrics-addr.
 type progressView struct {
 	w     io.Writer
 	tty   bool
 	log   zerolog.Logger
 	now   func() time.Time
-	lines int               // lines drawn last time (terminal)
-	stage map[string]string // each axis's stage last reported (file or pipe)
+	lines int                 // lines drawn last time (terminal)
+	stage map[string]string   // each axis's stage last reported (file or pipe)
+	said  map[string]rateMark // each axis's line last written (file or pipe)
 	rate  map[string]rateMark
 }
+
+// pipeEvery is how often, into a file or pipe, an axis whose count moves
+// within a stage gets a line (with its ETA) besides its stage changes.
+const pipeEvery = 30 * time.Second
 
 // rateMark is where an axis's count stood when it entered its stage (or
 // when the view first saw it there): the ETA is the rate since then.
@@ -266,7 +272,7 @@ type rateMark struct {
 }
 
 func newProgressView(w io.Writer, tty bool, log zerolog.Logger) *progressView {
-	return &progressView{w: w, tty: tty, log: log, now: time.Now, stage: map[string]string{}, rate: map[string]rateMark{}}
+	return &progressView{w: w, tty: tty, log: log, now: time.Now, stage: map[string]string{}, said: map[string]rateMark{}, rate: map[string]rateMark{}}
 }
 
 func (v *progressView) show(p workflows.Progress) {
@@ -278,10 +284,11 @@ func (v *progressView) show(p workflows.Progress) {
 	}
 	if !v.tty {
 		for i, ax := range p.Axes {
-			if v.stage[ax.Axis] == ax.Stage {
+			if v.stage[ax.Axis] == ax.Stage && (ax.Done == v.said[ax.Axis].done || now.Sub(v.said[ax.Axis].at) < pipeEvery) {
 				continue
 			}
 			v.stage[ax.Axis] = ax.Stage
+			v.said[ax.Axis] = rateMark{stage: ax.Stage, at: now, done: ax.Done}
 			if logFormat == "json" {
 				v.log.Info().Str("axis", ax.Axis).Str("stage", ax.Stage).Int("done", ax.Done).Int("total", ax.Total).Msg("axis stage")
 				continue
