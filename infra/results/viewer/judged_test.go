@@ -169,3 +169,31 @@ func TestSortedItems(t *testing.T) {
 		t.Errorf("sort=bogus: %s, want 400", resp.Status)
 	}
 }
+
+// TestUnscoredWhenScoresOutOfOrder: the kept items without a score are
+// found whatever the order of scores.jsonl (here reversed, two dropped).
+func TestUnscoredWhenScoresOutOfOrder(t *testing.T) {
+	dir := fakeStore(t, 10)
+	path := filepath.Join(dir, "runs", "fake-run", "big", "scores.jsonl")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	var kept []string
+	for i := len(lines) - 1; i >= 0; i-- {
+		if i != 3 && i != 7 {
+			kept = append(kept, strings.TrimSuffix(lines[i], "\n")+"\n")
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc := get(t, serve(t, dir).URL+"/run/fake-run/axis/big/")
+	if got := strings.Join(pageIDs(doc), ","); got != "dsb/9,dsa/8,dsa/6,dsb/5,dsa/4,dsa/2,dsb/1,dsa/0,dsb/3,dsb/7" {
+		t.Errorf("items: %s", got)
+	}
+	if m := regexp.MustCompile(`id="unscored">(\d+)<`).FindStringSubmatch(doc); m == nil || m[1] != "2" {
+		t.Errorf("unscored count %v, want 2", m)
+	}
+}

@@ -482,13 +482,29 @@ func (s *Server) Page(ctx context.Context, run, axis string, f Filter) (*axisPag
 	datasets, flags, sources := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	lo, hi := f.Page*PageSize, (f.Page+1)*PageSize
 	var pageLines [][]byte
-	var candidates []string // with a text query: every id the other filters keep
-	scored := map[string]bool{}
+	var candidates []string         // with a text query or a sort: every id the other filters keep
 	scoreOf := map[string]float64{} // with a sort by score
 	matched := 0                    // scored items the filters keep
-	err := eachScore(ctx, s.st, run, axis, func(sl scoreLine, b []byte) (bool, error) {
+	// The kept items without a score. Score writes scores.jsonl in the
+	// shards' item order, so they are what a walk along the kept ids skips;
+	// were the orders to differ, a set of the scored ids decides instead.
+	kept, err := keptItemIDs(ctx, s.st, run, axis)
+	if err != nil {
+		return nil, err
+	}
+	pg.Kept = len(kept)
+	var unscored []string
+	at, inOrder := 0, true
+	err = eachScore(ctx, s.st, run, axis, func(sl scoreLine, b []byte) (bool, error) {
 		pg.Total++
-		scored[sl.ItemID] = true
+		if inOrder {
+			for at < len(kept) && kept[at] != sl.ItemID {
+				unscored = append(unscored, kept[at])
+				at++
+			}
+			inOrder = at < len(kept)
+			at++
+		}
 		datasets[datasetOf(sl.ItemID)] = true
 		if sl.Source != "" {
 			sources[sl.Source] = true
@@ -518,14 +534,27 @@ func (s *Server) Page(ctx context.Context, run, axis string, f Filter) (*axisPag
 	if err != nil {
 		return nil, err
 	}
-	// The kept items without a score.
-	kept, err := keptItemIDs(ctx, s.st, run, axis)
-	if err != nil {
-		return nil, err
+	if inOrder {
+		unscored = append(unscored, kept[min(at, len(kept)):]...)
+	} else {
+		scored := map[string]bool{}
+		err := eachScore(ctx, s.st, run, axis, func(sl scoreLine, _ []byte) (bool, error) {
+			scored[sl.ItemID] = true
+			return true, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		unscored = slices.DeleteFunc(kept, func(id string) bool { return scored[id] })
 	}
-	pg.Kept = len(kept)
-	unscored := slices.DeleteFunc(kept, func(id string) bool { return scored[id] })
+	// An axis written without shard item lists still counts its scored items as kept.
+	pg.Kept = max(pg.Kept, pg.Total+len(unscored))
 	pg.Unscored = len(unscored)
+	isUnscored := make(map[string]bool, len(unscored))
+	for _, id := range unscored {
+		isUnscored[id] = true
+	}
+
 	for _, id := range unscored {
 		datasets[datasetOf(id)] = true
 	}
@@ -553,11 +582,11 @@ func (s *Server) Page(ctx context.Context, run, axis string, f Filter) (*axisPag
 		if err != nil {
 			return nil, err
 		}
-		candidates = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !scored[id] })
-		shown = slices.DeleteFunc(ids, func(id string) bool { return scored[id] })
+		candidates = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return isUnscored[id] })
+		shown = slices.DeleteFunc(ids, func(id string) bool { return !isUnscored[id] })
 	}
 	if f.Sort != "" {
-		return s.sortedPage(ctx, pg, append(candidates, shown...), scored, scoreOf)
+		return s.sortedPage(ctx, pg, append(candidates, shown...), isUnscored, scoreOf)
 	}
 	if f.Q != "" {
 		ids := candidates
@@ -590,14 +619,14 @@ func (s *Server) Page(ctx context.Context, run, axis string, f Filter) (*axisPag
 	for _, id := range shown[min(ulo, len(shown)):min(uhi, len(shown))] {
 		scores = append(scores, scorers.ItemScore{ItemID: id})
 	}
-	return s.fill(ctx, pg, scores, scored)
+	return s.fill(ctx, pg, scores, isUnscored)
 }
 
 // sortedPage pages ids (the items the filters keep) in pg.Filter.Sort's
 // order: by score (unscored items last), or by the tokens (prompt and
 // completion) or wall time their answer took (items without a recorded
 // usage last); ties keep the file order.
-func (s *Server) sortedPage(ctx context.Context, pg *axisPage, ids []string, scored map[string]bool, scoreOf map[string]float64) (*axisPage, error) {
+func (s *Server) sortedPage(ctx context.Context, pg *axisPage, ids []string, isUnscored map[string]bool, scoreOf map[string]float64) (*axisPage, error) {
 	f := pg.Filter
 	key := map[string]float64{}
 	switch strings.TrimPrefix(f.Sort, "-") {
@@ -637,7 +666,7 @@ func (s *Server) sortedPage(ctx context.Context, pg *axisPage, ids []string, sco
 	page := ids[min(f.Page*PageSize, len(ids)):min((f.Page+1)*PageSize, len(ids))]
 	want := map[string]bool{}
 	for _, id := range page {
-		if scored[id] {
+		if !isUnscored[id] {
 			want[id] = true
 		}
 	}
@@ -665,7 +694,7 @@ func (s *Server) sortedPage(ctx context.Context, pg *axisPage, ids []string, sco
 			scores[i] = scorers.ItemScore{ItemID: id}
 		}
 	}
-	return s.fill(ctx, pg, scores, scored)
+	return s.fill(ctx, pg, scores, isUnscored)
 }
 
 // Reasons an item kept for an axis has no score, as the viewer names them.
@@ -740,8 +769,8 @@ func (s *Server) unscoredReasons(ctx context.Context, run, axis string, ids []st
 }
 
 // fill sets pg's paging links and its items: scores joined with their
-// items and predictions; those not in scored are kept items without a score.
-func (s *Server) fill(ctx context.Context, pg *axisPage, scores []scorers.ItemScore, scored map[string]bool) (*axisPage, error) {
+// items and predictions; those in isUnscored are kept items without a score.
+func (s *Server) fill(ctx context.Context, pg *axisPage, scores []scorers.ItemScore, isUnscored map[string]bool) (*axisPage, error) {
 	f, run, axis := pg.Filter, pg.Run, pg.Axis
 	pg.Page, pg.Pages = f.Page+1, max(1, (pg.Matched+PageSize-1)/PageSize)
 	if f.Page > 0 {
@@ -775,7 +804,7 @@ func (s *Server) fill(ctx context.Context, pg *axisPage, scores []scorers.ItemSc
 			p = &x
 		}
 		v := newItemView(sc, it, p)
-		if !scored[sc.ItemID] {
+		if isUnscored[sc.ItemID] {
 			v.Unscored = true
 			v.Reason = unscoredReason(p, v.Ratings)
 		}
