@@ -672,13 +672,16 @@ func (s *Server) sortedPage(ctx context.Context, pg *axisPage, ids []string, isU
 	}
 	lines := map[string]scorers.ItemScore{}
 	if len(want) > 0 {
-		err := eachScore(ctx, s.st, pg.Run, pg.Axis, func(sl scoreLine, b []byte) (bool, error) {
-			if want[sl.ItemID] {
-				var sc scorers.ItemScore
-				if err := json.Unmarshal(b, &sc); err != nil {
-					return false, err
-				}
-				lines[sl.ItemID] = sc
+		err := eachLine(ctx, s.st, axisScoresKey(pg.Run, pg.Axis), func(_ int, b []byte) (bool, error) {
+			if id, ok := quickID(b); ok && !want[id] {
+				return true, nil // not on the page: skipped undecoded
+			}
+			var sc scorers.ItemScore
+			if err := json.Unmarshal(b, &sc); err != nil {
+				return false, err
+			}
+			if want[sc.ItemID] {
+				lines[sc.ItemID] = sc
 			}
 			return len(lines) < len(want), nil
 		})
