@@ -54,6 +54,10 @@ type Prediction struct {
 	// (e.g. log-likelihood on a chat-only API).
 	Unsupported bool   `json:"unsupported,omitempty"`
 	Error       string `json:"error,omitempty"`
+	// Usage is what answering the item cost: tokens, request attempts,
+	// failed attempts, retries and wall time. Absent in checkpoints written
+	// before it was recorded, and for answers from the answer cache.
+	Usage *backends.Usage `json:"usage,omitempty"`
 }
 
 // PredictOptions carry run-wide inference settings.
