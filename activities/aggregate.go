@@ -74,7 +74,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 	for _, o := range in.Outcomes {
 		r := o.Result
 		res.PluginVersions[r.Axis] = r.Version
-		rep := AxisReport{AxisResult: r, Weight: o.Weight, Tier: o.Tier, ScoresKey: runfiles.ScoresKey(in.RunID, r.Axis)}
+		rep := AxisReport{AxisResult: r, Weight: o.Weight, Tier: o.Tier, ScoresKey: runfiles.ScoresKey(in.RunID, r.Axis), Usage: o.Usage}
 		rep.Profile = MeasurementProfile{N: r.N, ScorerType: r.ScorerType, Leakage: o.Audit, StageNotes: o.StageNotes, ContaminationRate: "no corpus"}
 		if c := contamination[r.Axis]; c != nil {
 			rep.Profile.ContaminationRate = *c

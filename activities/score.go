@@ -52,13 +52,19 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	if !judgedBy(ax, ac) && overlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0 {
 		quality = &qualityTally{}
 	}
-	scored := 0
+	answered := 0 // items with a prediction, handed to the scorer
+	given := 0    // of them, those it gave a score
+	var usage runfiles.AxisUsage
 	unscored, err := a.eachScorable(ctx, st, in.RunID, in.Axis, in.Shards, func(items []scorers.Item, preds []scorers.Prediction) error {
 		scores, err := tally.Add(items, preds)
 		if err != nil {
 			return dataError("%v", err)
 		}
-		scored += len(items)
+		answered += len(items)
+		given += len(scores)
+		for i := range preds {
+			usage.Add(preds[i].Usage)
+		}
 		at := make(map[string]int, len(items))
 		for i, it := range items {
 			at[it.ID] = i
@@ -81,7 +87,10 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 		return AxisOutcome{}, err
 	}
 	out := AxisOutcome{Weight: ac.WeightValue(), Tier: ac.Tier, Dropped: unscored}
-	if scored == 0 {
+	if usage.Items > 0 {
+		out.Usage = &usage
+	}
+	if answered == 0 {
 		out.Result = scorers.AxisResult{Axis: in.Axis, Version: ax.Version(), ScorerType: ax.ScorerType(), Metric: "none",
 			Notes: []string{"no item was scored"}}
 	} else {
@@ -105,7 +114,8 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	if err := putJSON(ctx, st, runfiles.AxisResultKey(in.RunID, in.Axis), out); err != nil {
 		return AxisOutcome{}, err
 	}
-	metrics.ItemsScored(in.Axis, scored)
+	metrics.ItemsScored(in.Axis, given)
+	metrics.ItemsUnscored(in.Axis, unscored+answered-given)
 	return out, nil
 }
 

@@ -136,9 +136,10 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 	// starting the next ones left the model's slots empty at each
 	// checkpoint's tail.)
 	type answer struct {
-		it   scorers.Item
-		pred scorers.Prediction
-		err  error
+		it    scorers.Item
+		pred  scorers.Prediction
+		err   error
+		usage backends.Usage // what the answer, or the failed attempt, cost
 	}
 	answers := make(chan answer, workers)
 	every := m.Config.Run.CheckpointEvery
@@ -178,8 +179,14 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 			next++
 			inflight++
 			go func() {
-				p, err := predict(ctx, it)
-				answers <- answer{it, p, err}
+				var u backends.Usage
+				start := time.Now()
+				p, err := predict(backends.CountUsage(ctx, &u), it)
+				u.LatencyMS = time.Since(start).Milliseconds()
+				if err == nil {
+					p.Usage = &u
+				}
+				answers <- answer{it, p, err, u}
 			}()
 		}
 		if inflight == 0 {
@@ -204,7 +211,7 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 		default:
 			// The item itself cannot be answered (too long, unrenderable):
 			// record why, so it is reported and never retried.
-			pending = append(pending, scorers.Prediction{ItemID: ans.it.ID, Error: ans.err.Error()})
+			pending = append(pending, scorers.Prediction{ItemID: ans.it.ID, Error: ans.err.Error(), Usage: &ans.usage})
 		}
 		if len(pending) >= every && saveErr == nil {
 			saveErr = save()

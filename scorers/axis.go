@@ -84,6 +84,10 @@ type Prediction struct {
 	// (e.g. log-likelihood on a chat-only API).
 	Unsupported bool   `json:"unsupported,omitempty"`
 	Error       string `json:"error,omitempty"`
+	// Usage is what answering the item cost: tokens, request attempts,
+	// failed attempts, retries and wall time. Absent in checkpoints written
+	// before it was recorded, and for answers from the answer cache.
+	Usage *backends.Usage `json:"usage,omitempty"`
 }
 
 // PredictOptions carry run-wide inference settings.
@@ -303,6 +307,11 @@ type DatasetConfig struct {
 	// kalahi, ifeval, ...) or the axis kind (mcq) when Fields declares the
 	// dataset alone.
 	Format string `yaml:"format" json:"format"`
+	// LMEvalTask, with format lm-eval-task, is an lm-evaluation-harness
+	// task YAML (relative to the config's folder) whose doc_to_text,
+	// doc_to_choice and doc_to_target become the fields (package
+	// scorers/lmevaltask); Path is the task's test split as a file.
+	LMEvalTask string `yaml:"lm_eval_task,omitempty" json:"lm_eval_task,omitempty"`
 	// FileFormat is jsonl, csv, tsv or parquet; default from the file name.
 	FileFormat string `yaml:"file_format,omitempty" json:"file_format,omitempty"`
 	// SHA256 pins the file's stored bytes; required for hf:// paths.

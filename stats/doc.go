@@ -6,9 +6,12 @@
 //   - seeded Monte-Carlo permutation tests, p = (count+1)/(resamples+1)
 //     (PermutationP, SpearmanPermutation, PairedPermutation);
 //   - percentile bootstrap intervals with type-7 quantiles (Quantile,
-//     PercentileBootstrap, MeanCI, PairedBootstrap), and the mean score over
-//     axes with its paired comparison (MSBootstrap, MSPermutation,
-//     CompareAxes);
+//     PercentileBootstrap, MeanCI, PairedBootstrap);
+//   - the mean score over axes: the weighted mean and its interval that
+//     result.json publishes (WeightedMean, MSInterval), the ranking mean
+//     over the axes that discriminate (RankingWeights, CommonRanking), and
+//     paired comparisons of two runs (MSBootstrap, MSPermutation,
+//     CompareAxes, CompareStatistics);
 //   - agreement and ratings: Cohen's κ as scikit-learn computes it
 //     (CohenKappa), sequential Elo and Bradley–Terry with bootstrap
 //     intervals over matches (Elo, BradleyTerry, RatingsBootstrap);

@@ -4,10 +4,14 @@
 // It reads GGUF v2/v3 (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and the
 // K-quants Q2_K to Q6_K), tokenizes exactly as llama.cpp does (SentencePiece
 // BPE, byte-level BPE with the pre-tokenizer tokenizer.ggml.pre names, and
-// Gemma 4's tokenizer), and computes the forward pass of the llama, qwen2,
-// qwen3 and phi3 architectures (RMSNorm, rotary embeddings in llama.cpp's
-// normal or NEOX layout, grouped-query attention, SwiGLU) with a KV cache.
-// The file is memory-mapped; weights are never copied.
+// Gemma 4's tokenizer), and computes the forward pass of six architectures,
+// llama, qwen2, qwen3, phi3, gemma2 and gemma3 (the list model.go accepts),
+// with a KV cache: RMSNorm, rotary embeddings in llama.cpp's normal or NEOX
+// layout (with Llama 3, linear and YaRN scaling), grouped-query attention,
+// SwiGLU, or for Gemma GeGLU with logit soft-capping and sliding-window
+// layers. The file is memory-mapped; weights are never copied.
+// docs/GGUF.md lists what each architecture adds and how each part is
+// checked against llama.cpp.
 //
 // A *Model implements backends.Backend: exact per-token log-likelihoods,
 // greedy or seeded sampling with stop strings, output constrained to a

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -135,43 +134,34 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	groups := leaderboard.ByClass(rows)
-	classes := make([]string, 0, len(groups))
-	for c := range groups {
-		if *class == "" || c == *class {
-			classes = append(classes, c)
+	var classes []leaderboard.ClassView
+	for _, cv := range leaderboard.View(rows) {
+		if *class == "" || cv.Class == *class {
+			classes = append(classes, cv)
 		}
 	}
-	slices.Sort(classes)
 	if len(classes) == 0 {
 		fmt.Fprintf(stdout, "no rows on %s%s\n", leaderboard.Dir(*board.lang, major), map[bool]string{true: " of class " + *class, false: ""}[*class != ""])
 		return 0
 	}
-	for _, c := range classes {
-		g := groups[c]
-		if *strict {
-			if modes := leaderboard.ReasoningModes(g); len(modes) > 1 {
-				return fail(fmt.Errorf("class %s mixes reasoning modes %s; --strict-parity refuses to rank them together", c, strings.Join(modes, ", ")))
-			}
+	for _, cv := range classes {
+		if *strict && len(cv.Modes) > 1 {
+			return fail(fmt.Errorf("class %s mixes reasoning modes %s; --strict-parity refuses to rank them together", cv.Class, strings.Join(cv.Modes, ", ")))
 		}
-		means, over, leftOut := leaderboard.RankRows(g)
-		rank := leaderboard.RankOrder(g, means)
-		axes := leaderboard.Axes(g)
-		fmt.Fprintf(stdout, "%s, class %s (%d rows)\n", leaderboard.Dir(*board.lang, major), c, len(g))
-		fmt.Fprintf(stdout, "ranked by ms_ranking over the axes that discriminate for every row: %s\n", orNone(over))
-		if len(leftOut) > 0 {
-			fmt.Fprintf(stdout, "left out of the ranking (near chance, or not scored, for some row): %s\n", strings.Join(leftOut, ", "))
+		fmt.Fprintf(stdout, "%s, class %s (%d rows)\n", leaderboard.Dir(*board.lang, major), cv.Class, len(cv.Rows))
+		fmt.Fprintf(stdout, "ranked by ms_ranking over the axes that discriminate for every row: %s\n", orNone(cv.RankedOn))
+		if len(cv.LeftOut) > 0 {
+			fmt.Fprintf(stdout, "left out of the ranking (near chance, or not scored, for some row): %s\n", strings.Join(cv.LeftOut, ", "))
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "rank\tmodel_id\tms_ranking\tms_public\tms_ci95\t%s\treasoning\tconfig_hash\tseq\n", strings.Join(axes, "\t"))
-		for i, k := range rank {
-			r := g[k]
+		fmt.Fprintf(tw, "rank\tmodel_id\tms_ranking\tms_public\tms_ci95\t%s\treasoning\tconfig_hash\tseq\n", strings.Join(cv.Axes, "\t"))
+		for _, r := range cv.Rows {
 			ci := "-"
 			if len(r.MSCI95) == 2 {
 				ci = fmt.Sprintf("[%.4f, %.4f]", r.MSCI95[0], r.MSCI95[1])
 			}
 			var cells []string
-			for _, a := range axes {
+			for _, a := range cv.Axes {
 				if v, ok := r.Scores[a]; ok {
 					cells = append(cells, strconv.FormatFloat(v, 'f', 4, 64))
 				} else {
@@ -182,7 +172,7 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 			if mode == "" {
 				mode = "-"
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%d\n", i+1, r.ModelID, fmtOpt(means[k]), r.MS, ci, strings.Join(cells, "\t"), mode, r.Pins["config_hash"], r.Seq)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%d\n", r.Rank, r.ModelID, fmtOpt(r.Mean), r.MS, ci, strings.Join(cells, "\t"), mode, r.Pins["config_hash"], r.Seq)
 		}
 		tw.Flush()
 	}

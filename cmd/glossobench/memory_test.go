@@ -169,3 +169,42 @@ func TestOversizedInputsHoldTheMemoryBound(t *testing.T) {
 	bigCfg, n := dsCfg(malayText(10 << 20))
 	check("10 MB dataset field, check", rowMemoryBound, n, 0, "", "check", "--config", bigCfg)
 }
+
+// TestParquetCheckHoldsTheCap: check on large_string_map.brotli.parquet
+// (apache/parquet-testing: 4 KB on disk, a 2 GB string column chunk once
+// decompressed; check took 16 GB on it) refuses the column by the
+// footer's sizes before decompressing a page, and its peak resident set
+// stays within 500 MB of check's on a one-row dataset.
+func TestParquetCheckHoldsTheCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two child processes")
+	}
+	dir := t.TempDir()
+	abs, err := filepath.Abs(strings.TrimPrefix(tinyGGUF, "gguf:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pq, err := filepath.Abs("../../testdata/parquet-testing/large_string_map.brotli.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "d.jsonl"), []byte(`{"arr":"Apa?"}`+"\n"), 0o644)
+	cfg := func(path string) string {
+		p := filepath.Join(dir, filepath.Base(path)+".yaml")
+		os.WriteFile(p, []byte(fmt.Sprintf("model:\n  spec: gguf:%s\n  id: tiny\n  chat_format: qa\nstore:\n  uri: %s\naxes:\n  knowledge:\n    datasets:\n      - {name: m, path: %s, format: mcq, fields: {question: arr, choices: ['{{\"ya\"}}', '{{\"tidak\"}}'], answer: '{{0}}'}}\n",
+			abs, filepath.Join(dir, "store"), path)), 0o644)
+		return p
+	}
+	code, stderr, base := peakRSS(t, "check", "--config", cfg(filepath.Join(dir, "d.jsonl")))
+	if code != 0 {
+		t.Fatalf("baseline: exit %d: %s", code, stderr)
+	}
+	code, stderr, peak := peakRSS(t, "check", "--config", cfg(pq))
+	t.Logf("peak RSS %.1f MB, baseline %.1f MB", float64(peak)/1e6, float64(base)/1e6)
+	if code != 1 || !strings.Contains(stderr, "column arr.key_value.key: a column chunk of 2048 MB uncompressed, over the 256 MB") {
+		t.Errorf("exit %d, stderr %.400q; want exit 1 and the column refused", code, stderr)
+	}
+	if peak-base > 500<<20 {
+		t.Errorf("peak RSS grew %.1f MB over the baseline, more than 500 MB", float64(peak-base)/1e6)
+	}
+}

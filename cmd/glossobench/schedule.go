@@ -37,7 +37,7 @@ var scheduleCommands = []subcommand{
 }
 
 const scheduleAbout = `Each schedule starts a LeaderboardRefresh with its REFRESH.json (see the
-README's REFRESH.json reference); several schedules, e.g. one per language,
+REFRESH.json table in docs/GUIDE.md); several schedules, e.g. one per language,
 live side by side under different --id. TEMPORAL_ADDRESS names the server
 (default 127.0.0.1:7233).`
 

@@ -25,6 +25,7 @@ import (
 
 	"github.com/glossobench/glossobench/scorers"
 	_ "github.com/glossobench/glossobench/scorers/axes" // the axis plugins validation knows by name
+	"github.com/glossobench/glossobench/scorers/lmevaltask"
 )
 
 // BenchVersion is the frozen data/method version (spec §5, §6); bump the
@@ -226,6 +227,9 @@ func Parse(data []byte, name, baseDir string, ov Overrides) (*Config, error) {
 	if err := c.checkFieldSizes(); err != nil { // before validate quotes them
 		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
+	if err := c.importLMEvalTasks(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", name, err)
+	}
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
@@ -327,6 +331,69 @@ func (c *Config) applyDefaults(baseDir, modelBase string) {
 		a.BaseDir = baseDir
 		c.Axes[name] = a
 	}
+}
+
+// FormatLMEvalTask is the dataset format whose fields come from an
+// lm-evaluation-harness task YAML (DatasetConfig.LMEvalTask).
+const FormatLMEvalTask = "lm-eval-task"
+
+// importLMEvalTasks replaces each format lm-eval-task entry by the entry
+// its task converts to (format mcq or nlg with fields), so the rest of
+// the run reads an ordinary entry. A task the entry cannot fully express
+// (process_docs, filters, other metrics, ...) is refused with the
+// reasons: it would score differently from lm-eval under its name.
+func (c *Config) importLMEvalTasks() error {
+	for name, a := range c.Axes {
+		for i, d := range a.Datasets {
+			df := fmt.Sprintf("axes.%s.datasets[%d]", name, i)
+			if d.Format != FormatLMEvalTask {
+				if d.LMEvalTask != "" {
+					return fmt.Errorf("%s.lm_eval_task: only with format %s", df, FormatLMEvalTask)
+				}
+				continue
+			}
+			if d.LMEvalTask == "" {
+				return fmt.Errorf("%s.lm_eval_task: required with format %s (the task YAML)", df, FormatLMEvalTask)
+			}
+			if d.Fields != nil {
+				return fmt.Errorf("%s.fields: the task gives them; write the entry out with glossobench import-task to change them", df)
+			}
+			p := d.LMEvalTask
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(a.BaseDir, p)
+			}
+			t, err := lmevaltask.Load(p)
+			if err != nil {
+				return fmt.Errorf("%s.lm_eval_task: %w", df, err)
+			}
+			e, err := lmevaltask.Convert(t, d.Path)
+			if err != nil {
+				return fmt.Errorf("%s.lm_eval_task: %w", df, err)
+			}
+			if want := axisKind(name); e.Axis != want {
+				return fmt.Errorf("%s.lm_eval_task: a %s task (%s), not one for the %s axis", df, e.Axis, t.Str("output_type"), name)
+			}
+			if len(e.Unsupported) > 0 {
+				return fmt.Errorf("%s.lm_eval_task: %s: the entry would not do what the task does: %s (glossobench import-task writes the entry to adapt)", df, d.LMEvalTask, strings.Join(e.Unsupported, " "))
+			}
+			d.Format, d.Fields = e.Dataset.Format, e.Dataset.Fields
+			if d.Name == "" {
+				d.Name = e.Dataset.Name
+			}
+			a.Datasets[i] = d
+		}
+		c.Axes[name] = a
+	}
+	return nil
+}
+
+// axisKind is the kind of fields an axis reads (dataset.Kinds).
+func axisKind(axis string) string {
+	switch axis {
+	case "knowledge", "nlu", "cultural":
+		return "mcq"
+	}
+	return axis
 }
 
 func (c *Config) validate() error {

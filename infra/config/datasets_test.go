@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -82,5 +83,50 @@ func TestGenerativeAxesTakeMappings(t *testing.T) {
 		if _, err := Parse([]byte(c.cfg), "c.yaml", "", Overrides{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.cfg, err, c.want)
 		}
+	}
+}
+
+// TestLMEvalTaskEntries: format lm-eval-task reads lm-eval's own task YAML
+// (testdata/lmeval-tasks, relative to the config's folder) into the
+// entry's fields; a task the entry cannot fully express is refused with
+// the reasons, and so is a task of another axis kind.
+func TestLMEvalTaskEntries(t *testing.T) {
+	dir, err := filepath.Abs("../../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := func(axis, task string) string {
+		return "model:\n  spec: gguf:x.gguf\naxes:\n  " + axis + ":\n    datasets:\n      - path: split.jsonl\n        format: lm-eval-task\n        lm_eval_task: " + task + "\n"
+	}
+	c, err := Parse([]byte(cfg("nlu", "lmeval-tasks/belebele/belebele_zsm_Latn.yaml")), "c.yaml", dir, Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := c.Axes["nlu"].Datasets[0]
+	if d.Name != "belebele_zsm_Latn" || d.Format != "mcq" || d.Fields == nil || d.Fields.AnswerAs != "index" || !strings.Contains(string(d.Fields.Prompt), "{{trim .question}}") {
+		t.Errorf("converted entry %+v fields %+v", d, d.Fields)
+	}
+	for _, c := range []struct{ axis, task, want string }{
+		{"knowledge", "lmeval-tasks/global_mmlu_id/global_mmlu_id_business.yaml", "the entry would not do what the task does: process_docs is Python"},
+		{"nlg", "lmeval-tasks/flores_eu/flores_en-eu.yaml", `target_delimiter ""`},
+		{"nlg", "lmeval-tasks/belebele/belebele_zsm_Latn.yaml", "a mcq task (multiple_choice), not one for the nlg axis"},
+		{"nlu", "lmeval-tasks/nope.yaml", "axes.nlu.datasets[0].lm_eval_task: open"},
+	} {
+		if _, err := Parse([]byte(cfg(c.axis, c.task)), "c.yaml", dir, Overrides{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s: %v, want %q", c.axis, c.task, err, c.want)
+		}
+	}
+	if _, err := Parse([]byte("model:\n  spec: gguf:x.gguf\naxes:\n  nlu:\n    datasets:\n      - {path: a.jsonl, format: belebele, lm_eval_task: t.yaml}\n"), "c.yaml", dir, Overrides{}); err == nil || !strings.Contains(err.Error(), "lm_eval_task: only with format lm-eval-task") {
+		t.Errorf("lm_eval_task without the format: %v", err)
+	}
+}
+
+// TestLMEvalTaskAsConfigSaysWhatItIs: given an lm-eval task YAML as the
+// config, the error says what the file is and how to use it, before the
+// keys it does not know.
+func TestLMEvalTaskAsConfigSaysWhatItIs(t *testing.T) {
+	_, err := Load("../../testdata/lmeval-tasks/belebele/belebele_zsm_Latn.yaml", Overrides{})
+	if err == nil || !strings.Contains(err.Error(), "this is an lm-evaluation-harness task YAML") || !strings.Contains(err.Error(), "format: lm-eval-task") {
+		t.Errorf("%v", err)
 	}
 }

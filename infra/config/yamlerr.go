@@ -33,7 +33,28 @@ func userError(data []byte, err error) string {
 	for i, e := range te.Errors {
 		msgs[i] = describe(&root, e)
 	}
+	if isLMEvalTask(&root) {
+		return "this is an lm-evaluation-harness task YAML (output_type, doc_to_text, ...), not a GlossoBench config: name it in a dataset entry (format: lm-eval-task, lm_eval_task: PATH) or write the entry with glossobench import-task lm-eval PATH; " + strings.Join(msgs, "; ")
+	}
 	return strings.Join(msgs, "; ")
+}
+
+// isLMEvalTask reports a document whose top level has the keys of an
+// lm-evaluation-harness task.
+func isLMEvalTask(root *yaml.Node) bool {
+	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return false
+	}
+	n := 0
+	m := root.Content[0]
+	for i := 0; i < len(m.Content); i += 2 {
+		switch m.Content[i].Value {
+		case "output_type", "doc_to_text", "doc_to_target", "doc_to_choice", "dataset_path", "dataset_name",
+			"test_split", "fewshot_split", "validation_split", "training_split", "num_fewshot":
+			n++
+		}
+	}
+	return n >= 2
 }
 
 // describe rewrites one of yaml.v3's per-field messages.

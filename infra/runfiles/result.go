@@ -1,6 +1,7 @@
 package runfiles
 
 import (
+	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/checks/audit"
@@ -178,6 +179,26 @@ type AxisReport struct {
 	Discriminates bool               `json:"discriminates"` // chance-normalised score above near_chance_eps
 	Profile       MeasurementProfile `json:"measurement_profile"`
 	ScoresKey     string             `json:"scores_key"`
+	// Usage sums what the axis's answers cost (absent in runs before it).
+	Usage *AxisUsage `json:"usage,omitempty"`
+}
+
+// AxisUsage sums the usage of an axis's checkpointed answers (each
+// prediction's usage): tokens in and out, request attempts, failed attempts
+// and retries, and the items' wall time in milliseconds. Items counts the
+// answers that recorded a usage (answers from the cache record none).
+type AxisUsage struct {
+	Items int `json:"items"`
+	backends.Usage
+}
+
+// Add counts one answer's usage; nil (none recorded) is skipped.
+func (a *AxisUsage) Add(u *backends.Usage) {
+	if u == nil {
+		return
+	}
+	a.Items++
+	a.Usage.Add(*u)
 }
 
 // MeasurementProfile is the per-axis profile of spec §0.

@@ -28,9 +28,15 @@
 //     names and the row lacks is an error naming the file, line and column.
 //     Besides the built-in functions (and, or, not, index, len, printf, ...)
 //     templates may call: opt ROW PATH (a column path, "" when missing, e.g.
-//     {{opt . "metadata.language"}}), datasetLang (the dataset's configured
+//     {{opt . "metadata.language"}}), default D V (V, or D when V is null:
+//     {{.note | default ""}}), datasetLang (the dataset's configured
 //     lang), letter I (the option letter of a 0-based index), join SEP LIST,
 //     trim, lower, upper. A constant is a template too: {{"ms"}}.
+//     A template prints values as data: numbers as the shortest decimal
+//     that reads back the same (1500001, 0.1; an exponent only from 1e21
+//     and below 1e-6), lists and records as JSON. A null it prints is an
+//     error naming the file, the line, the mapping key and the action
+//     ({{.note}}), never "<no value>": default says what to print instead.
 //
 // For CSV, TSV and Parquet files the columns every field reads are checked
 // against the header (or schema) before the first row: a missing one names

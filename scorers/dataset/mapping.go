@@ -1,8 +1,11 @@
 package dataset
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"reflect"
 	"regexp"
 	"slices"
@@ -333,9 +336,67 @@ func (m *Mapping) compile(env Env) (*Compiled, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: template: %s", m.where(baseKey(key)), strings.TrimPrefix(err.Error(), "template: "))
 		}
+		for _, d := range t.Templates() {
+			printsData(d.Tree.Root)
+		}
 		c.tmpl[e] = t
 	}
 	return c, nil
+}
+
+// printFunc is the function every printing action of a template ends in:
+// text/template would print a number with %v (1.500001e+06) and a null as
+// "<no value>".
+const printFunc = "_print"
+
+// printsData makes every action under n that prints (not {{$x := ...}})
+// pipe its value through printFunc, with the action's source for errors:
+// {{.n}} runs as {{.n | _print "{{.n}}"}}.
+func printsData(n parse.Node) {
+	switch x := n.(type) {
+	case *parse.ListNode:
+		if x == nil {
+			return
+		}
+		for _, c := range x.Nodes {
+			printsData(c)
+		}
+	case *parse.ActionNode:
+		if len(x.Pipe.Decl) > 0 {
+			return
+		}
+		src := x.Pipe.String()
+		x.Pipe.Cmds = append(x.Pipe.Cmds, &parse.CommandNode{NodeType: parse.NodeCommand, Pos: x.Pos, Args: []parse.Node{
+			parse.NewIdentifier(printFunc).SetPos(x.Pos),
+			&parse.StringNode{NodeType: parse.NodeString, Pos: x.Pos, Quoted: strconv.Quote(src), Text: src},
+		}})
+	case *parse.IfNode:
+		printsData(x.List)
+		printsData(x.ElseList)
+	case *parse.RangeNode:
+		printsData(x.List)
+		printsData(x.ElseList)
+	case *parse.WithNode:
+		printsData(x.List)
+		printsData(x.ElseList)
+	}
+}
+
+// printValue is printFunc: a value as Text prints it; a null is an error
+// naming the action, since printing it as empty (or "<no value>") would
+// put a prompt together from a row that lacks what it should hold.
+func printValue(src string, v any) (string, error) {
+	if v == nil {
+		return "", nullError(src)
+	}
+	return Text(v), nil
+}
+
+// nullError is the pipeline of a template action that printed a null.
+type nullError string
+
+func (e nullError) Error() string {
+	return fmt.Sprintf("{{%s}} is null in this row; {{%s | default \"TEXT\"}} prints TEXT instead", string(e), string(e))
 }
 
 func baseKey(key string) string { k, _, _ := strings.Cut(key, "["); return k }
@@ -363,7 +424,24 @@ func builtinFuncs(env Env) template.FuncMap {
 			}
 			return v
 		},
+		// default D V is V, or D when V is null: {{.note | default ""}}.
+		"default": func(d, v any) any {
+			if v == nil {
+				return d
+			}
+			return v
+		},
+		printFunc:     printValue,
 		"datasetLang": func() string { return env.Lang },
+		// indexOf V S... is the 0-based position of the text of V among
+		// the S (lm-eval's ['1', '2', '3', '4'].index(col)).
+		"indexOf": func(v any, opts ...string) (int, error) {
+			s := Text(v)
+			if i := slices.Index(opts, s); i >= 0 {
+				return i, nil
+			}
+			return 0, fmt.Errorf("%q is none of %q", s, opts)
+		},
 		// text is a value as text: whole numbers without an exponent.
 		"text": Text,
 		// letter is the option letter of a 0-based index.
@@ -413,8 +491,10 @@ func lookup(row map[string]any, path string) (any, bool) {
 	return cur, true
 }
 
-// Text renders a value as text: strings as they are, whole numbers
-// without a decimal point, anything else as JSON would print it.
+// Text renders a value as text: strings as they are, numbers as the
+// shortest decimal that reads back as the same number (1500001, 0.1,
+// 0.000001; an exponent only from 1e21 and below 1e-6, as JSON writers do),
+// lists and records as JSON, null as "".
 func Text(v any) string {
 	switch x := v.(type) {
 	case nil:
@@ -422,12 +502,19 @@ func Text(v any) string {
 	case string:
 		return x
 	case float64:
-		if x == float64(int64(x)) {
-			return strconv.FormatInt(int64(x), 10)
+		if a := math.Abs(x); a != 0 && (a < 1e-6 || a >= 1e21) {
+			return strconv.FormatFloat(x, 'g', -1, 64)
 		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
+		return strconv.FormatFloat(x, 'f', -1, 64)
 	case bool:
 		return strconv.FormatBool(x)
+	case []any, map[string]any:
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(x); err == nil {
+			return strings.TrimSuffix(b.String(), "\n")
+		}
 	}
 	return fmt.Sprint(v)
 }
@@ -447,6 +534,10 @@ func (c *Compiled) Value(key string, row Row) (v any, ok bool, err error) {
 	if t := c.tmpl[e]; t != nil {
 		var b strings.Builder
 		if err := t.Execute(&b, row.Fields); err != nil {
+			var null nullError
+			if errors.As(err, &null) {
+				return nil, true, fmt.Errorf("fields.%s: %w", key, null)
+			}
 			if m := missingKeyRE.FindStringSubmatch(err.Error()); m != nil {
 				return nil, true, fmt.Errorf("field %s: missing (read by the template of fields.%s)", m[1], key)
 			}

@@ -18,7 +18,6 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/parquet-go/parquet-go"
 )
 
 // File formats of a dataset (DatasetConfig.FileFormat); "" takes it from the
@@ -340,79 +339,6 @@ func eachCSV(path string, r io.Reader, comma rune, header func(Columns) error, f
 			return err
 		}
 	}
-}
-
-func eachParquet(path string, r io.Reader, header func(Columns) error, fn func(Row) error) error {
-	br, ok := r.(*bytes.Reader)
-	if !ok {
-		data, err := io.ReadAll(r)
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		br = bytes.NewReader(data)
-	}
-	f, err := parquet.OpenFile(br, br.Size())
-	if err != nil {
-		return fmt.Errorf("%s: not a Parquet file: %w", path, err)
-	}
-	var names []string
-	for _, fld := range f.Schema().Fields() {
-		names = append(names, fld.Name())
-	}
-	if err := header(Columns{Names: names}); err != nil {
-		return err
-	}
-	rd := parquet.NewGenericReader[any](f)
-	defer rd.Close()
-	buf := make([]any, 256)
-	n := 0
-	for {
-		k, err := rd.Read(buf)
-		for _, v := range buf[:k] {
-			n++
-			m, ok := v.(map[string]any)
-			if !ok {
-				return fmt.Errorf("%s: row %d: not a record", path, n)
-			}
-			if err := fn(Row{Line: n, Fields: normalize(m).(map[string]any)}); err != nil {
-				return err
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: row %d: %w", path, n+1, err)
-		}
-	}
-}
-
-// normalize turns Parquet values into the JSON decoder's types (numbers as
-// float64, byte strings as strings), so one mapping reads both.
-func normalize(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normalize(e)
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = normalize(e)
-		}
-		return x
-	case []byte:
-		return string(x)
-	case int64:
-		return float64(x)
-	case int32:
-		return float64(x)
-	case int:
-		return float64(x)
-	case float32:
-		return float64(x)
-	}
-	return v
 }
 
 // Columns is what a CSV, TSV or Parquet file declares its columns to be.

@@ -165,6 +165,8 @@ func TestMalformedRowsNameFileLineAndField(t *testing.T) {
 	os.WriteFile(csvPath, []byte("q,A,B,key\nwhat,x,y,A\nwho,x,y,C\n"), 0o644)
 	jsonPath := filepath.Join(dir, "m.jsonl")
 	os.WriteFile(jsonPath, []byte(`{"q":"what","A":"x","B":"y","key":"A"}`+"\n"+`{"A":"x","B":"y","key":"A"}`+"\n"), 0o644)
+	nullPath := filepath.Join(dir, "n.jsonl")
+	os.WriteFile(nullPath, []byte(`{"q":"what","A":"x","B":"y","key":"A"}`+"\n"+`{"q":null,"A":"x","B":"y","key":"A"}`+"\n"), 0o644)
 	cases := []struct {
 		path, fields, want string
 	}{
@@ -174,6 +176,7 @@ func TestMalformedRowsNameFileLineAndField(t *testing.T) {
 		{csvPath, "question: q\nchoices: [A, B]\nanswer: key\nanswer_as: text\n", csvPath + `:2: field key: "A" is not the text of any of the 2 choices`},
 		{jsonPath, "question: '{{.q}}?'\nchoices: [A, B]\nanswer: key\n", jsonPath + ":2: field q: missing (read by the template of fields.question)"},
 		{jsonPath, "question: q\nchoices: [A, B]\nanswer: key\n", jsonPath + ":2: field q: missing (fields.question)"},
+		{nullPath, "question: 'Q: {{.q}}'\nchoices: [A, B]\nanswer: key\n", nullPath + ":2: fields.question: {{.q}} is null in this row"},
 	}
 	for _, c := range cases {
 		d := scorers.DatasetConfig{Name: "m", Path: c.path, Format: "mcq", Fields: scorerstest.Fields(t, c.fields)}

@@ -105,7 +105,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		if attempt >= c.MaxRetries {
 			return fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
 		}
-		backends.Observe().Retry(c.Name, endpoint(path))
+		backends.ObserveCtx(ctx).Retry(c.Name, endpoint(path))
 		t := time.NewTimer(c.retryWait(attempt, retryAfter))
 		select {
 		case <-ctx.Done():
@@ -146,13 +146,13 @@ func (c *Client) attempt(ctx context.Context, method, path string, body []byte) 
 	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
-		backends.Observe().Request(c.Name, endpoint(path), "error", time.Since(start))
+		backends.ObserveCtx(ctx).Request(c.Name, endpoint(path), "error", time.Since(start))
 		return nil, 0, c.transportError(ctx, method, path, err)
 	}
 	defer resp.Body.Close()
 	limit := c.MaxResponseBytes
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	backends.Observe().Request(c.Name, endpoint(path), strconv.Itoa(resp.StatusCode), time.Since(start))
+	backends.ObserveCtx(ctx).Request(c.Name, endpoint(path), strconv.Itoa(resp.StatusCode), time.Since(start))
 	if err != nil {
 		return nil, 0, c.transportError(ctx, method, path, err)
 	}

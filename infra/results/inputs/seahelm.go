@@ -119,8 +119,9 @@ func cmpRun(run string) string {
 // (SEA-HELM's aggregate of the level below); key is the dotted path of the
 // number to read: "total" (the overall SEA score, the default), "ms.total"
 // (one language), "ms.nlu.total" (a competency), "ms.knowledge.global_mmlu_lite"
-// or "ms.nlu.qa.normalized_f1" (a task's metric). Errors name the file and
-// the path.
+// or "ms.nlu.qa.normalized_f1" (a task's metric). A metric of a task that
+// failed in the run (SEA-HELM writes it as 0 beside an "error") is an
+// error. Errors name the file and the path.
 func ReadSEAHELM(path, key, run string) (map[string]ModelScore, error) {
 	if key == "" {
 		key = "total"
@@ -148,6 +149,11 @@ func ReadSEAHELM(path, key, run string) (map[string]ModelScore, error) {
 			m, ok := cur.(map[string]any)
 			if !ok {
 				return nil, fmt.Errorf("%s: field %s: not an object", f, strings.Join(strings.Split(key, ".")[:i], "."))
+			}
+			// A task that failed keeps its metric keys at 0 beside the
+			// error: not a score.
+			if e, failed := m["error"].(string); failed && e != "" && i > 0 {
+				return nil, fmt.Errorf("%s: field %s: the task failed in this run (%s); its metrics are not scores", f, strings.Join(strings.Split(key, ".")[:i], "."), e)
 			}
 			if cur, ok = m[part]; !ok {
 				keys := make([]string, 0, len(m))

@@ -50,10 +50,11 @@ func TestReadSEAHELM(t *testing.T) {
 		t.Error("IsSEAHELMResults")
 	}
 	for key, want := range map[string]string{
-		"ms.nlg.total":    "field ms.nlg: missing (there: knowledge, total)",
-		"ms.knowledge":    "field ms.knowledge: not a number",
-		"total.x":         "field total: not an object",
-		"id.nlu.qa.error": "not a number",
+		"ms.nlg.total":            "field ms.nlg: missing (there: knowledge, total)",
+		"ms.knowledge":            "field ms.knowledge: not a number",
+		"total.x":                 "field total: not an object",
+		"id.nlu.qa.error":         "field id.nlu.qa: the task failed in this run",
+		"id.nlu.qa.normalized_f1": "field id.nlu.qa: the task failed in this run",
 	} {
 		if _, err := ReadSEAHELM(dir, key, ""); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", key, err, want)
@@ -100,5 +101,40 @@ func TestReadSEAHELMTimestampedRuns(t *testing.T) {
 	}
 	if got, err := ReadSEAHELM(newest, "ms.total", ""); err != nil || got["Llama-3-8B"].Score != 41 {
 		t.Errorf("one timestamped file: %v %v", got, err)
+	}
+}
+
+// TestReadSEAHELMPublishedRuns reads SEA-HELM's own output as published
+// (testdata/seahelm-aimldl/SOURCE.txt): two dated runs of each of two
+// models. Each model's newest run is the one read (--run picks another),
+// and a metric of a task that failed in that run ("error": "Failed to run
+// evaluation for task", the metric left 0) is refused by name, not read
+// as a score of 0.
+func TestReadSEAHELMPublishedRuns(t *testing.T) {
+	dir := filepath.Join("testdata", "seahelm-aimldl")
+	if !IsSEAHELMResults(dir) {
+		t.Fatal("IsSEAHELMResults: false")
+	}
+	newest := filepath.Join(dir, "gemini-2.5-pro", "gemini-2.5-pro_seahelm_results_2025-08-21T05:32:12.515441.json")
+	_, err := ReadSEAHELM(dir, "id.nlu.sentiment.normalized_accuracy", "")
+	if err == nil || !strings.Contains(err.Error(), "-2.5-pro_seahelm_results_2025-08-21T05:32:12.515441.json") && !strings.Contains(err.Error(), "2025-08-22T19:58:46.256589.json") {
+		t.Fatalf("newest runs: %v, want an error naming a newest run's file", err)
+	}
+	if !strings.Contains(err.Error(), "field id.nlu.sentiment: the task failed in this run (Failed to run evaluation for task)") {
+		t.Errorf("failed task: %v", err)
+	}
+	// One file, named: the same refusal; the overall score it lacks.
+	if _, err := ReadSEAHELM(newest, "id.nlu.sentiment.normalized_accuracy", ""); err == nil || !strings.Contains(err.Error(), newest+": field id.nlu.sentiment: the task failed") {
+		t.Errorf("%s: %v", newest, err)
+	}
+	if _, err := ReadSEAHELM(newest, "", ""); err == nil || !strings.Contains(err.Error(), newest+": field total: missing (there: id)") {
+		t.Errorf("total: %v", err)
+	}
+	// --run picks a run of its own; a run no file has lists those there.
+	if _, err := ReadSEAHELM(dir, "vi.nlu.qa.normalized_f1", "2025-08-20T15:45:48.461390"); err == nil || !strings.Contains(err.Error(), "Llama-3-2-3B-Instruct_seahelm_results_2025-08-20T15:45:48.461390.json: field vi.nlu.qa: the task failed") {
+		t.Errorf("--run: %v", err)
+	}
+	if _, err := ReadSEAHELM(dir, "", "2024-01-01T00:00:00"); err == nil || !strings.Contains(err.Error(), "runs there: 2025-08-20T15:45:48.461390, 2025-08-20T15:55:31.544426, 2025-08-21T05:32:12.515441, 2025-08-22T19:58:46.256589") {
+		t.Errorf("unknown run: %v", err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 // Refresh lists the runs a leaderboard refresh keeps current. It is the
 // REFRESH.json of `glossobench schedule create` and the LeaderboardRefresh
-// workflow's input; the README documents it.
+// workflow's input; docs/GUIDE.md documents it.
 type Refresh struct {
 	Lang     string            `json:"lang"`      // default "ms"
 	StoreURI string            `json:"store_uri"` // where the leaderboard lives; runs go to their configs' stores

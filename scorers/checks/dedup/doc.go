@@ -69,11 +69,10 @@
 //
 // Short prompts are indexed by the hash of their word sequence, compared with
 // each line's and the whole document's, and confirmed by normalising.
-// Nothing is normalised or sorted for a document without a hit. On the
-// synthetic benchmark (testdata/dedup/bench.sh: 50,000 items, 300 MB of
-// pseudo-Malay paragraphs) one core screens about 230 MB per CPU-second on
-// the shared 2-core development VM, where grep -F -f with the same 50,000
-// prompts (exact part only, no normalisation) does 17 to 19; see
+// Nothing is normalised or sorted for a document without a hit. The
+// throughput figures, beside grep -F -f and cat on the same synthetic corpus,
+// and the command that measures them (task bench-dedup, i.e.
+// testdata/dedup/bench.sh) are in docs/BENCHMARKS.md and
 // testdata/dedup/README.md.
 //
 // The result fingerprint is KeptSHA256 over the kept item ids; corpus files

@@ -1,0 +1,4 @@
+package main
+
+// docs/COMMANDS.md is every command's help text (TestCommandReference).
+//go:generate go test -run TestCommandReference -update .
