@@ -160,14 +160,22 @@ func fieldDoc(t *testing.T, typ reflect.Type, name string) string {
 	files, ok := parsed[rel]
 	if !ok {
 		dir := filepath.Join(root, filepath.FromSlash(rel))
-		pkgs, err := parser.ParseDir(token.NewFileSet(), dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+		// The package's own files, one by one (parser.ParseDir is
+		// deprecated); the field's comment is read wherever it is.
+		names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range pkgs {
-			for _, f := range p.Files {
-				files = append(files, f)
+		fset := token.NewFileSet()
+		for _, name := range names {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
 			}
+			f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
 		}
 		parsed[rel] = files
 	}

@@ -243,7 +243,7 @@ var (
 // literal text).
 func translate(src string, whole bool) (string, error) {
 	if strings.Contains(src, "{%") {
-		return "", fmt.Errorf("Jinja statements ({%% ... %%}) are beyond what import-task translates")
+		return "", fmt.Errorf("the Jinja statements ({%% ... %%}) are beyond what import-task translates")
 	}
 	if !strings.Contains(src, "{{") {
 		if whole {
