@@ -66,7 +66,7 @@ func runDedup(args []string) int {
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "shards screened in parallel")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	noHash := fs.Bool("no-fingerprint", false, "skip the SHA-256 of local corpus files (saves a second read; S3 objects are named by their ETag)")
-	bench := fs.Bool("bench", false, "time the screen and print MB per CPU-second beside `grep -F -c -f ITEMS CORPUS`, `rg -j1 -F -c -f ITEMS CORPUS` (when rg is on PATH; counts read through a pipe: GNU grep writing to /dev/null stops at the first match) and `cat CORPUS > /dev/null`")
+	bench := fs.Bool("bench", false, "time the screen and print MB per CPU-second beside GNU grep (grep -F -c -f ITEMS CORPUS), ripgrep (rg -j1 -F -c -f ITEMS CORPUS, when on PATH) and cat CORPUS > /dev/null; grep's and rg's counts are read through a pipe, as GNU grep writing to /dev/null stops at the first match")
 	planted := fs.String("planted", "", "with --bench: TSV of planted item ids (id<TAB>how, as testdata/dedup/gen writes); print how many of them each engine found")
 	if err := fs.Parse(args); err != nil {
 		return 2
