@@ -318,8 +318,8 @@ func (a *Activities) RegisterCPU(r registrar) {
 	for name, fn := range map[string]any{
 		"Prepare": a.Prepare, "Dedup": a.Dedup, "DedupCounts": a.DedupCounts, "Score": a.Score,
 		"Probes": a.Probes, "Audit": a.Audit, "Aggregate": a.Aggregate,
-		"PlanRefresh": a.PlanRefresh, "AppendLeaderboard": a.AppendLeaderboard, "ScreenShard": a.ScreenShard,
-		"RecomputeElo": a.RecomputeElo,
+		"PlanRefresh": a.PlanRefresh, "AppendLeaderboard": a.AppendLeaderboard, "AppendLeaderboardRow": a.AppendLeaderboardRow,
+		"ScreenShard": a.ScreenShard, "RecomputeElo": a.RecomputeElo,
 	} {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

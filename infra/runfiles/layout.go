@@ -17,6 +17,7 @@
 //	runs/<run>/<axis>/audit-<detector>-<source>{-rows.csv,.json,-logreg.json,-rf.json}
 //	                                              the leakage audit's rows and reports
 //	runs/<run>/result.json                        the run result
+//	runs/<run>/anchors/<row sha256>.json          the hash of each leaderboard row made from the run
 //
 // A run folder is runs/<run>; the names below (ResultName, ScoresName, ...)
 // are relative to it, so a folder on disk and a run in the store are read
@@ -93,3 +94,12 @@ func AuditPrefix(run, axis, pool string) string {
 	}
 	return p
 }
+
+// AnchorsPrefix is where a run keeps the hashes of its leaderboard rows,
+// one create-only object per row named after the row's SHA-256: the row's
+// record outside the leaderboard, which an edit of the leaderboard's store
+// does not reach.
+func AnchorsPrefix(run string) string { return RunPrefix(run) + "anchors/" }
+
+// AnchorKey is the anchor of the run's row whose bytes hash to rowSHA256.
+func AnchorKey(run, rowSHA256 string) string { return AnchorsPrefix(run) + rowSHA256 + ".json" }
