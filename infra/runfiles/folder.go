@@ -262,6 +262,18 @@ const (
 	Rated   = "rated-"
 )
 
+// CheckpointKind is the file-name prefix of a shard's checkpoints of a kind
+// in an axis's generation: the kind itself in generation 0, else
+// "<kind>g<n>-", so an axis started over on a new model (--allow-new-model)
+// reads none of the earlier model's answers or ratings. A reader of all
+// of them (EachPrediction) sorts a later generation's after the first's.
+func CheckpointKind(kind string, gen int) string {
+	if gen == 0 {
+		return kind
+	}
+	return fmt.Sprintf("%sg%d-", kind, gen)
+}
+
 // ShardCheckpoints reads the checkpoint files of one shard of an axis of
 // the kind given (Answers or Rated), by item id (a later file's wins), and
 // says how many files there were: the next part number.

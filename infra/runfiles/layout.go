@@ -8,10 +8,12 @@
 // Store key layout (local disk and S3 alike):
 //
 //	runs/<run>/manifest.json                      the resolved config and the plan
+//	runs/<run>/model-change-<nnnn>.json           a resume on another model (--allow-new-model)
 //	runs/<run>/<axis>/items.jsonl                 every loaded item
 //	runs/<run>/dedup.json                         what dedup kept and dropped
 //	runs/<run>/<axis>/shards/<nnnn>/items.jsonl   the kept items of one shard
 //	runs/<run>/<axis>/shards/<nnnn>/pred-<kkkkk>.jsonl  predictions, one object per checkpoint
+//	                                              (pred-g<n>-<kkkkk>.jsonl once the axis started over)
 //	runs/<run>/<axis>/scores.jsonl                per-item scores
 //	runs/<run>/<axis>/axis.json                   the axis result
 //	runs/<run>/<axis>/audit-<detector>-<source>{-rows.csv,.json,-logreg.json,-rf.json}
@@ -79,10 +81,25 @@ func ShardItemsKey(run, axis string, shard int) string {
 // PredPrefix is the prefix of a shard's prediction checkpoints.
 func PredPrefix(run, axis string, shard int) string { return ShardPrefix(run, axis, shard) + Answers }
 
-// PredKey is one prediction checkpoint of a shard.
+// PredKey is one prediction checkpoint of a shard, of generation 0.
 func PredKey(run, axis string, shard, part int) string {
-	return fmt.Sprintf("%s%05d.jsonl", PredPrefix(run, axis, shard), part)
+	return GenPredKey(run, axis, shard, 0, part)
 }
+
+// GenPredKey is one prediction checkpoint of a shard in a generation (see
+// CheckpointKind).
+func GenPredKey(run, axis string, shard, gen, part int) string {
+	return fmt.Sprintf("%s%s%05d.jsonl", ShardPrefix(run, axis, shard), CheckpointKind(Answers, gen), part)
+}
+
+// ModelChangeKey is the record of a run's n-th model change
+// (--allow-new-model); ModelChangesPrefix lists them.
+func ModelChangeKey(run string, n int) string {
+	return fmt.Sprintf("%s%04d.json", ModelChangesPrefix(run), n)
+}
+
+// ModelChangesPrefix is the prefix of a run's model-change records.
+func ModelChangesPrefix(run string) string { return RunPrefix(run) + "model-change-" }
 
 // AuditPrefix is where one pool's audit files go: <prefix>.json (the fixed
 // rating's report, the key earlier runs used), <prefix>-<detector>.json and
