@@ -66,17 +66,6 @@ func otherModel(was, now ModelIdentity) string {
 	return strings.Join(diff, "; ")
 }
 
-// ModelChange is the record of a resume on another model
-// (--allow-new-model): runfiles.ModelChangeKey(run, N), create-only.
-type ModelChange struct {
-	N           int           `json:"n"` // 1 for the run's first change
-	Was         ModelIdentity `json:"was"`
-	Now         ModelIdentity `json:"now"`
-	StartedOver []string      `json:"started_over"` // axes whose checkpoints of the earlier model no longer count
-	Kept        []string      `json:"kept"`         // axes scored on the earlier model before the change
-	Note        string        `json:"note"`
-}
-
 // changeModel starts the run's unfinished axes over on the model now
 // served: an axis is finished once its scores are written, and keeps them;
 // every other axis moves to a new checkpoint generation, so none of the

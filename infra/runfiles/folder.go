@@ -217,11 +217,43 @@ func (f *Folder) Items(axis string) ([]scorers.Item, error) {
 // its JSON line, in file order, naming the file and line; a prediction
 // without an item id is an error.
 func (f *Folder) EachPrediction(axis string, fn func(itemID string, raw json.RawMessage) error) error {
-	names, err := f.Glob(axis + "/shards/*/pred-*.jsonl")
+	gen, err := f.generation(axis)
 	if err != nil {
 		return err
 	}
+	names, err := f.Glob(axis + "/shards/*/" + CheckpointKind(Answers, gen) + "*.jsonl")
+	if err != nil {
+		return err
+	}
+	if gen == 0 {
+		// "pred-*" also matches a later generation's "pred-g<n>-*".
+		names = slices.DeleteFunc(names, func(n string) bool { return strings.HasPrefix(path.Base(n), Answers+"g") })
+	}
 	return f.eachPredictionIn(names, fn)
+}
+
+// generation is the axis's checkpoint generation: that of the run's last
+// model change (ModelChangeKey) that started the axis over, else 0.
+func (f *Folder) generation(axis string) (int, error) {
+	names, err := f.Glob(ModelChangeName + "*.json")
+	if err != nil {
+		return 0, err
+	}
+	gen := 0
+	for _, name := range names {
+		data, err := f.ReadFile(name)
+		if err != nil {
+			return 0, err
+		}
+		var c ModelChange
+		if err := DecodeJSON(f.Path(name), data, &c); err != nil {
+			return 0, err
+		}
+		if slices.Contains(c.StartedOver, axis) {
+			gen = c.N
+		}
+	}
+	return gen, nil
 }
 
 // eachPredictionIn is EachPrediction over the files names.

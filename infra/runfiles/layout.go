@@ -33,6 +33,8 @@ const (
 	ManifestName = "manifest.json"
 	DedupName    = "dedup.json"
 	ResultName   = "result.json"
+	// ModelChangeName starts the name of each model-change record.
+	ModelChangeName = "model-change-"
 )
 
 // ItemsName is an axis's loaded items relative to the run folder.
@@ -99,7 +101,7 @@ func ModelChangeKey(run string, n int) string {
 }
 
 // ModelChangesPrefix is the prefix of a run's model-change records.
-func ModelChangesPrefix(run string) string { return RunPrefix(run) + "model-change-" }
+func ModelChangesPrefix(run string) string { return RunPrefix(run) + ModelChangeName }
 
 // AuditPrefix is where one pool's audit files go: <prefix>.json (the fixed
 // rating's report, the key earlier runs used), <prefix>-<detector>.json and

@@ -37,6 +37,17 @@ type Plan struct {
 	ModelChanges []string `json:"model_changes,omitempty"`
 }
 
+// ModelChange is the record of a resume on another model
+// (--allow-new-model): ModelChangeKey(run, N), create-only.
+type ModelChange struct {
+	N           int           `json:"n"` // 1 for the run's first change
+	Was         ModelIdentity `json:"was"`
+	Now         ModelIdentity `json:"now"`
+	StartedOver []string      `json:"started_over"` // axes whose checkpoints of the earlier model no longer count
+	Kept        []string      `json:"kept"`         // axes scored on the earlier model before the change
+	Note        string        `json:"note"`
+}
+
 // Generation is the checkpoint generation of an axis: 0 as the run first
 // started it, n once it started over on the run's n-th model change.
 func (p *Plan) Generation(axis string) int {
