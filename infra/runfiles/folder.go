@@ -217,7 +217,7 @@ func (f *Folder) Items(axis string) ([]scorers.Item, error) {
 // its JSON line, in file order, naming the file and line; a prediction
 // without an item id is an error.
 func (f *Folder) EachPrediction(axis string, fn func(itemID string, raw json.RawMessage) error) error {
-	gen, err := f.generation(axis)
+	gen, err := f.Generation(axis)
 	if err != nil {
 		return err
 	}
@@ -225,16 +225,21 @@ func (f *Folder) EachPrediction(axis string, fn func(itemID string, raw json.Raw
 	if err != nil {
 		return err
 	}
-	if gen == 0 {
-		// "pred-*" also matches a later generation's "pred-g<n>-*".
-		names = slices.DeleteFunc(names, func(n string) bool { return strings.HasPrefix(path.Base(n), Answers+"g") })
-	}
+	names = slices.DeleteFunc(names, func(n string) bool { return !IsCheckpoint(path.Base(n), Answers, gen) })
 	return f.eachPredictionIn(names, fn)
 }
 
-// generation is the axis's checkpoint generation: that of the run's last
+// IsCheckpoint reports whether a shard file's name is a checkpoint of the
+// kind in generation gen: generation 0's prefix ("pred-") also begins a
+// later generation's names ("pred-g1-"), which are not its own.
+func IsCheckpoint(name, kind string, gen int) bool {
+	rest, ok := strings.CutPrefix(name, CheckpointKind(kind, gen))
+	return ok && strings.HasSuffix(rest, ".jsonl") && (gen > 0 || !strings.HasPrefix(rest, "g"))
+}
+
+// Generation is the axis's checkpoint generation: that of the run's last
 // model change (ModelChangeKey) that started the axis over, else 0.
-func (f *Folder) generation(axis string) (int, error) {
+func (f *Folder) Generation(axis string) (int, error) {
 	names, err := f.Glob(ModelChangeName + "*.json")
 	if err != nil {
 		return 0, err

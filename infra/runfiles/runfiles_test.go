@@ -205,4 +205,17 @@ func TestPredictionsOfTheAxisGeneration(t *testing.T) {
 	if got := read("nlu"); len(got) != 1 || got["c"] != "kept c" {
 		t.Errorf("kept axis: %v", got)
 	}
+	// A run in a store reads its generations alike.
+	st, err := store.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range files {
+		st.Put(context.Background(), RunPrefix("r")+name, f.Data)
+	}
+	for axis, want := range map[string]int{"knowledge": 1, "nlu": 0} {
+		if gen, err := InStore(context.Background(), st, "r").Generation(axis); err != nil || gen != want {
+			t.Errorf("%s in a store: generation %d, %v; want %d", axis, gen, err, want)
+		}
+	}
 }
