@@ -94,4 +94,14 @@ func TestLeaderboardShowNamesUnanchoredRows(t *testing.T) {
 	os.RemoveAll(filepath.Join(dir, "anchors"))
 	out := runOK(t, leaderboardMain, "show", "--store", root)
 	wantOutput(t, out, "warning: 1 of 1 rows are not anchored", "row 0 (m0): run m0-run in file:"+root+" has no anchor for it", "0.4000")
+	// A row whose run store is gone is named, and not created by reading.
+	gone := filepath.Join(t.TempDir(), "gone")
+	dir = writeBoardRun(t, gone, "m1-run", "m1", 0.5)
+	runOK(t, leaderboardMain, "append", dir, "--store", root)
+	os.RemoveAll(gone)
+	out = runOK(t, leaderboardMain, "show", "--store", root)
+	wantOutput(t, out, "warning: 2 of 2 rows are not anchored", "row 1 (m1): run store file:"+gone+" cannot be opened")
+	if _, err := os.Stat(gone); err == nil {
+		t.Errorf("show created the gone run store %s", gone)
+	}
 }

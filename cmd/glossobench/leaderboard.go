@@ -128,7 +128,7 @@ func leaderboardAppend(args []string, stdout, stderr io.Writer) int {
 // verifyBoard reads a leaderboard and checks every row against the anchor
 // its run keeps (leaderboard.Verify); rows without one are named on w.
 func verifyBoard(ctx context.Context, st store.Store, lang string, major int, w io.Writer) ([]leaderboard.Row, error) {
-	rows, unanchored, err := leaderboard.Verify(ctx, st, lang, major, func(ctx context.Context, uri string) (store.Store, error) { return store.Open(ctx, uri) })
+	rows, unanchored, err := leaderboard.Verify(ctx, st, lang, major, openExisting)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +137,24 @@ func verifyBoard(ctx context.Context, st store.Store, lang string, major int, w 
 			len(unanchored), len(rows), leaderboard.DescribeUnanchored(unanchored))
 	}
 	return rows, nil
+}
+
+// openExisting opens a row's run store, but not a local folder that is
+// gone (opening a local store would create it).
+func openExisting(ctx context.Context, uri string) (store.Store, error) {
+	dir, local := strings.CutPrefix(uri, "file://")
+	if !local {
+		dir, local = strings.CutPrefix(uri, "file:")
+	}
+	if !local && !strings.Contains(uri, "://") {
+		dir, local = uri, true
+	}
+	if local {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, err
+		}
+	}
+	return store.Open(ctx, uri)
 }
 
 func leaderboardVerify(args []string, stdout, stderr io.Writer) int {
