@@ -50,6 +50,9 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		return Summary{}, err
 	}
 	s.NearChanceEps, s.Notes = cfg.Run.NearChanceEps, append([]string{}, in.Notes...)
+	// A resume on another model (--allow-new-model) says which axes it
+	// started over and which come from the earlier model.
+	s.Notes = append(s.Notes, m.Plan.ModelChanges...)
 	s.SkippedAxes = append([]Skip{}, in.Skipped...)
 	s.SkippedNoJudge = []string{}
 	s.NearChanceAxes = []string{}
@@ -70,7 +73,7 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 	var ranking []stats.RankingAxis
 	var zeroWeight []Skip
 	tiers := map[string]string{} // axis → which tier and means it is in
-	s.Warnings = []string{}
+	s.Warnings = append([]string{}, m.Plan.ModelChanges...)
 	for _, o := range in.Outcomes {
 		r := o.Result
 		res.PluginVersions[r.Axis] = r.Version

@@ -55,7 +55,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	answered := 0 // items with a prediction, handed to the scorer
 	given := 0    // of them, those it gave a score
 	var usage runfiles.AxisUsage
-	unscored, err := a.eachScorable(ctx, st, in.RunID, in.Axis, in.Shards, func(items []scorers.Item, preds []scorers.Prediction) error {
+	unscored, err := a.eachScorable(ctx, st, in.RunID, in.Axis, in.Shards, m.Plan.Generation(in.Axis), func(items []scorers.Item, preds []scorers.Prediction) error {
 		scores, err := tally.Add(items, preds)
 		if err != nil {
 			return dataError("%v", err)
@@ -123,17 +123,17 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 // prediction (a judged axis's rated one when there is one), in shard and item
 // order, with their predictions; only one shard is read at a time. It
 // returns how many kept items have no prediction.
-func (a *Activities) eachScorable(ctx context.Context, st store.Store, run, axis string, shards int, fn func([]scorers.Item, []scorers.Prediction) error) (unscored int, err error) {
+func (a *Activities) eachScorable(ctx context.Context, st store.Store, run, axis string, shards, gen int, fn func([]scorers.Item, []scorers.Prediction) error) (unscored int, err error) {
 	for s := 0; s < shards; s++ {
 		its, err := a.shardItems(ctx, st, run, axis, s)
 		if err != nil {
 			return 0, err
 		}
-		got, _, err := shardPredictions(ctx, st, run, axis, s)
+		got, _, err := shardPredictions(ctx, st, run, axis, s, gen)
 		if err != nil {
 			return 0, err
 		}
-		rated, _, err := readRated(ctx, st, run, axis, s)
+		rated, _, err := readRated(ctx, st, run, axis, s, gen)
 		if err != nil {
 			return 0, err
 		}

@@ -29,8 +29,8 @@ func (a *Activities) shardItems(ctx context.Context, st store.Store, run, axis s
 
 // shardPredictions reads every prediction checkpoint object of a shard,
 // and says how many there were (the next part number).
-func shardPredictions(ctx context.Context, st store.Store, run, axis string, shard int) (map[string]scorers.Prediction, int, error) {
-	return runfiles.InStore(ctx, st, run).ShardCheckpoints(axis, shard, runfiles.Answers)
+func shardPredictions(ctx context.Context, st store.Store, run, axis string, shard, gen int) (map[string]scorers.Prediction, int, error) {
+	return runfiles.InStore(ctx, st, run).ShardCheckpoints(axis, shard, runfiles.CheckpointKind(runfiles.Answers, gen))
 }
 
 // InferProgress is the heartbeat detail of Infer.
@@ -71,7 +71,8 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 	if err != nil {
 		return ShardResult{}, err
 	}
-	done, parts, err := shardPredictions(ctx, st, in.RunID, in.Axis, in.Shard)
+	gen := m.Plan.Generation(in.Axis)
+	done, parts, err := shardPredictions(ctx, st, in.RunID, in.Axis, in.Shard, gen)
 	if err != nil {
 		return ShardResult{}, err
 	}
@@ -153,7 +154,7 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 			// NaN or an infinity in an answer: the model is broken.
 			return modelError(m.Config.Model.Spec, err)
 		}
-		err = saveCheckpoint(ctx, st, runfiles.PredKey(in.RunID, in.Axis, in.Shard, parts), data, func(why string) {
+		err = saveCheckpoint(ctx, st, runfiles.GenPredKey(in.RunID, in.Axis, in.Shard, gen, parts), data, func(why string) {
 			mu.Lock()
 			waiting = why
 			mu.Unlock()
@@ -303,7 +304,7 @@ func (a *Activities) Probes(ctx context.Context, in ScoreInput) (StageNote, erro
 		return StageNote{Note: fmt.Sprintf("probes %v: only multiple-choice axes have probes", names)}, nil
 	}
 	scored, with := 0, 0
-	_, err = a.eachScorable(ctx, st, in.RunID, in.Axis, in.Shards, func(items []scorers.Item, preds []scorers.Prediction) error {
+	_, err = a.eachScorable(ctx, st, in.RunID, in.Axis, in.Shards, m.Plan.Generation(in.Axis), func(items []scorers.Item, preds []scorers.Prediction) error {
 		scored += len(items)
 		for _, p := range preds {
 			if len(p.Variants) > 0 {

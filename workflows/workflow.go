@@ -44,6 +44,9 @@ type EvalRunInput struct {
 	JudgeOverlay   bool   `json:"judge_overlay,omitempty"`    // judges also rate verifiable axes' responses (secondary)
 	ChatTemplate   string `json:"chat_template,omitempty"`    // auto | always: apply the model's chat template on the generate path
 	Limit          int    `json:"limit,omitempty"`            // overrides run.limit: every dataset read to at most this many rows
+	// AllowNewModel resumes a run whose model changed by starting its
+	// unfinished axes over on the new model (stated in the notes).
+	AllowNewModel bool `json:"allow_new_model,omitempty"`
 }
 
 // EvalRunResult is the workflow result.
@@ -121,7 +124,7 @@ func EvalRun(ctx workflow.Context, in EvalRunInput) (EvalRunResult, error) {
 func (r *evalRun) prepare(ctx workflow.Context) error {
 	err := workflow.ExecuteActivity(stage(ctx, cpuPreset(), "prepare"), a.Prepare, activities.PrepareInput{
 		RunID: r.prog.RunID, ConfigPath: r.in.ConfigPath, ConfigYAML: r.in.Config, Model: r.in.Model, ModelID: r.in.ModelID,
-		JudgeOverlay: r.in.JudgeOverlay, ChatTemplate: r.in.ChatTemplate, Limit: r.in.Limit,
+		JudgeOverlay: r.in.JudgeOverlay, ChatTemplate: r.in.ChatTemplate, Limit: r.in.Limit, AllowNewModel: r.in.AllowNewModel,
 	}).Get(ctx, &r.plan)
 	if err != nil {
 		return err

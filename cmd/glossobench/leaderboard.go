@@ -9,16 +9,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 )
 
 func init() {
-	registerGroup("leaderboard", "append a run to the append-only leaderboard, show it by model class, or export its leaderboard.jsonl", leaderboardMain, leaderboardCommands...)
+	registerGroup("leaderboard", "append a run to the append-only leaderboard, show it by model class, verify it, or export its leaderboard.jsonl", leaderboardMain, leaderboardCommands...)
 }
 
 // defaultStore is the config's default store folder.
@@ -28,13 +30,18 @@ var leaderboardCommands = []subcommand{
 	{"append", "add a run's row to leaderboard/<lang>/v<MAJOR> and rewrite its leaderboard.jsonl", leaderboardAppend},
 	{"show", "print the leaderboard, by model class", leaderboardShow},
 	{"export", "verify every row and write leaderboard.jsonl", leaderboardExport},
+	{"verify", "check the hash chain and every row against its run's anchor", leaderboardVerify},
 }
 
 const leaderboardAbout = `append adds the run's row (model_id, pins = bench_version + plugin versions +
 config_hash, model_meta, per-axis scores, ms_public) to leaderboard/<lang>/v<MAJOR>,
 MAJOR from bench_version; an identical (model_id, pins) is refused.
 RUNDIR is <store>/runs/<run_id>; the leaderboard goes to that store unless --store says otherwise.
-append also rewrites the store's leaderboard/<lang>/v<MAJOR>/leaderboard.jsonl from the rows.
+append also rewrites the store's leaderboard/<lang>/v<MAJOR>/leaderboard.jsonl from the rows,
+and keeps the row's SHA-256 in the run's folder (runs/<run_id>/anchors/), outside the leaderboard.
+
+show and verify check the hash chain and every row against its run's anchor: a row edited
+and re-hashed after it was appended is an error (exit 1); rows without an anchor are named.
 
 export verifies every row and writes leaderboard.jsonl (one row per line, append order;
 the SHA-256 of a line names its row object) to stdout, to --out, or, with --publish, into the store.`
@@ -82,6 +89,76 @@ func leaderboardAppend(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	fmt.Fprintf(stdout, "appended %s (ms_public %s) to %s on %s\n", row.ModelID, strconv.FormatFloat(row.MS, 'f', 4, 64), leaderboard.Dir(*lang, major), st.Describe())
+	// The row's hash also goes to the run's folder, outside the
+	// leaderboard, where show and verify check it.
+	if row.RunStore == "" {
+		fmt.Fprintf(stdout, "note: %s is not <store>/runs/<run_id>: the row's hash is kept nowhere outside the leaderboard\n", runDir)
+		return 0
+	}
+	anc, err := leaderboard.Locate(ctx, st, *lang, major, row)
+	if err != nil {
+		return fail(err)
+	}
+	runs, err := store.Open(ctx, row.RunStore)
+	if err != nil {
+		return fail(err)
+	}
+	if err := leaderboard.WriteAnchor(ctx, runs, anc); err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(stdout, "anchored row %d (sha256 %s) in %s\n", anc.Seq, anc.RowSHA256, runs.Describe()+"/"+runfiles.AnchorKey(anc.RunID, anc.RowSHA256))
+	return 0
+}
+
+// verifyBoard reads a leaderboard and checks every row against the anchor
+// its run keeps (leaderboard.Verify); rows without one are named on w.
+func verifyBoard(ctx context.Context, st store.Store, lang string, major int, w io.Writer) ([]leaderboard.Row, error) {
+	rows, unanchored, err := leaderboard.Verify(ctx, st, lang, major, openExisting)
+	if err != nil {
+		return nil, err
+	}
+	if len(unanchored) > 0 {
+		fmt.Fprintf(w, "warning: %d of %d rows are not anchored outside the leaderboard, so an edit that re-hashes them would not be seen: %s\n",
+			len(unanchored), len(rows), leaderboard.DescribeUnanchored(unanchored))
+	}
+	return rows, nil
+}
+
+// openExisting opens a row's run store, but not a local folder that is
+// gone (opening a local store would create it).
+func openExisting(ctx context.Context, uri string) (store.Store, error) {
+	dir, local := strings.CutPrefix(uri, "file://")
+	if !local {
+		dir, local = strings.CutPrefix(uri, "file:")
+	}
+	if !local && !strings.Contains(uri, "://") {
+		dir, local = uri, true
+	}
+	if local {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, err
+		}
+	}
+	return store.Open(ctx, uri)
+}
+
+func leaderboardVerify(args []string, stdout, stderr io.Writer) int {
+	fs := commandFlags("leaderboard verify", stderr, "leaderboard verify [--lang ms] [--version v1] [--store URI]")
+	board := addBoardFlags(fs)
+	if _, code, ok := parseArgs(fs, args, 0); !ok {
+		return code
+	}
+	fail := failer(stderr, "leaderboard verify")
+	ctx := context.Background()
+	st, major, err := board.open(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	rows, err := verifyBoard(ctx, st, *board.lang, major, stdout)
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(stdout, "%s: %d rows, chain intact, no row differs from its run's anchor\n", leaderboard.Dir(*board.lang, major), len(rows))
 	return 0
 }
 
@@ -130,7 +207,11 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	rows, err := leaderboard.Read(ctx, st, *board.lang, major)
+	rows, err := verifyBoard(ctx, st, *board.lang, major, stdout)
+	if err != nil {
+		return fail(err)
+	}
+	notes, err := leaderboard.Notes(ctx, st, *board.lang, major)
 	if err != nil {
 		return fail(err)
 	}
@@ -175,6 +256,11 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%d\n", r.Rank, r.ModelID, fmtOpt(r.Mean), r.MS, ci, strings.Join(cells, "\t"), mode, r.Pins["config_hash"], r.Seq)
 		}
 		tw.Flush()
+		for _, n := range notes {
+			if slices.ContainsFunc(cv.Rows, func(r leaderboard.Ranked) bool { return r.Seq == n.Seq }) {
+				fmt.Fprintf(stdout, "note on row %d (%s): %s: %s\n", n.Seq, n.ModelID, n.Kind, n.Text)
+			}
+		}
 	}
 	return 0
 }

@@ -41,6 +41,7 @@ func runRun(args []string) int {
 	detach := fs.Bool("detach", false, "start the run and return without following it")
 	chatTemplate := fs.String("chat-template", "", "auto (raw prompts, the default) or always (the model's own chat template on the generate path); overrides run.chat_template")
 	overlay := fs.Bool("judge-overlay", false, "judges also rate the verifiable axes' generated responses (secondary judge_quality)")
+	allowNewModel := fs.Bool("allow-new-model", false, "resume --run-id on a model other than the one it started on (other weights behind the path, another served model): its unfinished axes start over, its scored ones are kept, and the notes say so")
 	skipPreflight := fs.Bool("skip-preflight", false, "start the run without first checking datasets, model, judges and store from here (for workers that see files or servers this machine does not)")
 	logFormatFlag(fs)
 	metricsAddrFlag(fs)
@@ -106,7 +107,7 @@ func runRun(args []string) int {
 			spec = "gguf:" + a
 		}
 	}
-	in := workflows.EvalRunInput{ConfigPath: abs, Model: spec, ModelID: *modelID, RunID: *runID, MaxWallSeconds: *maxWall, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate, Limit: int(*limit)}
+	in := workflows.EvalRunInput{ConfigPath: abs, Model: spec, ModelID: *modelID, RunID: *runID, MaxWallSeconds: *maxWall, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate, Limit: int(*limit), AllowNewModel: *allowNewModel}
 	we, err := startRun(ctx, c, in, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

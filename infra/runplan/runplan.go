@@ -165,4 +165,8 @@ type Request struct {
 	ChatTemplate string `json:"chat_template,omitempty"`
 	// Limit overrides run.limit: every dataset read to at most this many rows.
 	Limit int `json:"limit,omitempty"`
+	// AllowNewModel resumes a run whose model changed (other weights, or
+	// another model served) by starting its unfinished axes over on the
+	// new one; without it such a resume is refused.
+	AllowNewModel bool `json:"allow_new_model,omitempty"`
 }

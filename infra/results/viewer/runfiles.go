@@ -207,10 +207,16 @@ func predKeys(ctx context.Context, st store.Store, run, axis string) ([]string, 
 	if err != nil {
 		return nil, err
 	}
+	// Only the axis's checkpoint generation: an axis started over on a new
+	// model (--allow-new-model) shows none of the earlier model's answers.
+	gen, err := runfiles.InStore(ctx, st, run).Generation(axis)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
 	for _, k := range keys {
 		base := path.Base(k)
-		if strings.HasSuffix(base, ".jsonl") && (strings.HasPrefix(base, "pred-") || strings.HasPrefix(base, "rated-")) {
+		if runfiles.IsCheckpoint(base, runfiles.Answers, gen) || runfiles.IsCheckpoint(base, runfiles.Rated, gen) {
 			out = append(out, k)
 		}
 	}
