@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -224,31 +225,54 @@ func waitTCP(t *testing.T, h *clusterHost, log, addr string, timeout time.Durati
 	}
 }
 
-// clusterSkip says why this machine cannot run the cluster test, or "":
+// clusterReady says why this machine cannot run the cluster test (skip):
 // it is not root, or the servers' binaries are not named (.ci/run names
-// them). Once both hold (CI), whatever else is missing fails the test.
-func clusterSkip(t *testing.T) string {
+// them). Once both hold (CI), whatever else is missing is an error, which
+// fails the test instead of skipping it.
+func clusterReady() (skip string, err error) {
 	if os.Geteuid() != 0 {
-		return "network namespaces need root"
+		return "network namespaces need root", nil
 	}
-	for _, v := range []string{"GLOSSOBENCH_LLAMA_SERVER_BIN", "GLOSSOBENCH_VERSITYGW_BIN"} {
+	vars := []string{"GLOSSOBENCH_LLAMA_SERVER_BIN", "GLOSSOBENCH_VERSITYGW_BIN"}
+	for _, v := range vars {
 		if os.Getenv(v) == "" {
-			return v + " unset (.ci/run sets it)"
+			return v + " unset (.ci/run sets it)", nil
 		}
 	}
-	for _, v := range []string{"GLOSSOBENCH_LLAMA_SERVER_BIN", "GLOSSOBENCH_VERSITYGW_BIN"} {
+	for _, v := range vars {
 		if _, err := os.Stat(os.Getenv(v)); err != nil {
-			t.Fatalf("%s: %v", v, err)
+			return "", fmt.Errorf("%s: %w", v, err)
 		}
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
-		t.Fatal("ip (iproute2) not found")
+		return "", errors.New("ip (iproute2) not found")
 	}
 	if out, err := exec.Command("ip", "netns", "add", "gbc-probe").CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v: %s", err, bytes.TrimSpace(out))
+		return "", fmt.Errorf("ip netns add: %v: %s", err, bytes.TrimSpace(out))
 	}
 	exec.Command("ip", "netns", "del", "gbc-probe").Run()
-	return ""
+	return "", nil
+}
+
+// As root with both binaries named, a binary that is not there fails the
+// cluster test: CI must not pass it by skipping.
+func TestClusterReadyFailsLoudly(t *testing.T) {
+	t.Setenv("GLOSSOBENCH_VERSITYGW_BIN", os.Args[0])
+	t.Setenv("GLOSSOBENCH_LLAMA_SERVER_BIN", filepath.Join(t.TempDir(), "llama-server"))
+	skip, err := clusterReady()
+	if os.Geteuid() != 0 {
+		if skip == "" || err != nil {
+			t.Errorf("not root: skip %q, error %v; want a reason to skip", skip, err)
+		}
+		return
+	}
+	if skip != "" || err == nil || !strings.Contains(err.Error(), "GLOSSOBENCH_LLAMA_SERVER_BIN") {
+		t.Errorf("root, llama-server missing: skip %q, error %v; want an error naming GLOSSOBENCH_LLAMA_SERVER_BIN", skip, err)
+	}
+	t.Setenv("GLOSSOBENCH_LLAMA_SERVER_BIN", "")
+	if skip, err := clusterReady(); skip == "" || err != nil {
+		t.Errorf("root, GLOSSOBENCH_LLAMA_SERVER_BIN unset: skip %q, error %v; want a reason to skip", skip, err)
+	}
 }
 
 // clusterLock holds the machine's cluster network (bridge, subnet,
@@ -597,8 +621,12 @@ func TestClusterOfHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a six-host cluster in network namespaces, four EvalRuns")
 	}
-	if why := clusterSkip(t); why != "" {
-		t.Skip(why)
+	skip, err := clusterReady()
+	if err != nil {
+		t.Fatalf("root with the servers' binaries named, but: %v", err)
+	}
+	if skip != "" {
+		t.Skip(skip)
 	}
 	clusterLock(t)
 	hosts := clusterHosts(t.TempDir())
