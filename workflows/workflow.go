@@ -122,7 +122,7 @@ func EvalRun(ctx workflow.Context, in EvalRunInput) (EvalRunResult, error) {
 // prepare loads the config and items (Prepare) and publishes what the run
 // is in the progress query, the memo and the search attributes.
 func (r *evalRun) prepare(ctx workflow.Context) error {
-	err := workflow.ExecuteActivity(stage(ctx, cpuPreset(), "prepare"), a.Prepare, activities.PrepareInput{
+	err := workflow.ExecuteActivity(stage(ctx, cpuPreset(0), "prepare"), a.Prepare, activities.PrepareInput{
 		RunID: r.prog.RunID, ConfigPath: r.in.ConfigPath, ConfigYAML: r.in.Config, Model: r.in.Model, ModelID: r.in.ModelID,
 		JudgeOverlay: r.in.JudgeOverlay, ChatTemplate: r.in.ChatTemplate, Limit: r.in.Limit, AllowNewModel: r.in.AllowNewModel,
 	}).Get(ctx, &r.plan)
@@ -382,19 +382,19 @@ func (r *evalRun) score(ctx workflow.Context, ax activities.AxisPlan, shards int
 		stageNotes = append(stageNotes, n)
 	}
 	if len(ax.Probes) > 0 {
-		if err := note(StageProbes, cpuPreset(), a.Probes); err != nil {
+		if err := note(StageProbes, cpuPreset(r.plan.HeartbeatSecs), a.Probes); err != nil {
 			return activities.AxisOutcome{}, err
 		}
 	}
 	p.Stage = StageScoring
 	var out activities.AxisOutcome
-	if err := workflow.ExecuteActivity(stage(ctx, cpuPreset(), "score %s", ax.Name), a.Score, in).Get(ctx, &out); err != nil {
+	if err := workflow.ExecuteActivity(stage(ctx, cpuPreset(r.plan.HeartbeatSecs), "score %s", ax.Name), a.Score, in).Get(ctx, &out); err != nil {
 		return activities.AxisOutcome{}, err
 	}
 	out.StageNotes = stageNotes
 	p.Stage = StageAudit
 	var au activities.AuditSummary
-	if err := workflow.ExecuteActivity(stage(ctx, cpuPreset(), "audit %s", ax.Name), a.Audit, in.AxisInput).Get(ctx, &au); err != nil {
+	if err := workflow.ExecuteActivity(stage(ctx, cpuPreset(r.plan.HeartbeatSecs), "audit %s", ax.Name), a.Audit, in.AxisInput).Get(ctx, &au); err != nil {
 		return activities.AxisOutcome{}, err
 	}
 	out.Audit = &au
@@ -453,7 +453,7 @@ func (r *evalRun) judge(ctx workflow.Context, in activities.ScoreInput, axis str
 func (r *evalRun) aggregate(ctx workflow.Context) (EvalRunResult, error) {
 	r.prog.Stage = StageAggregate
 	var summary activities.Summary
-	err := workflow.ExecuteActivity(stage(ctx, cpuPreset(), "aggregate"), a.Aggregate, activities.AggregateInput{
+	err := workflow.ExecuteActivity(stage(ctx, cpuPreset(r.plan.HeartbeatSecs), "aggregate"), a.Aggregate, activities.AggregateInput{
 		RunRef: r.ref, Plan: r.plan, Outcomes: r.outcomes, Skipped: r.skipped, Notes: r.notes,
 	}).Get(ctx, &summary)
 	if err != nil {
