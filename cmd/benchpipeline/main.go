@@ -76,6 +76,7 @@ func main() {
 
 // interval is one request's time in a slot.
 type interval struct {
+	arrived    time.Time // at the proxy, before waiting for a slot
 	start, end time.Time
 	path       string
 }
@@ -108,6 +109,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.rp.ServeHTTP(w, r) // tokenize, models, health: untouched
 		return
 	}
+	arrived := time.Now()
 	p.slots <- struct{}{}
 	start := time.Now()
 	time.Sleep(p.hold)
@@ -115,7 +117,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	end := time.Now()
 	<-p.slots
 	p.mu.Lock()
-	p.done = append(p.done, interval{start, end, r.URL.Path})
+	p.done = append(p.done, interval{arrived, start, end, r.URL.Path})
 	p.mu.Unlock()
 }
 
@@ -283,9 +285,10 @@ func writeConfig(path, dir, spec string, concurrency int) (string, error) {
 // run's history).
 func writeTimeline(path string, iv []interval) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# first request in at %s\nstart_s,end_s,path\n", iv[0].start.UTC().Format(time.RFC3339Nano))
+	fmt.Fprintf(&b, "# first request in at %s\nstart_s,end_s,path,arrived_s\n", iv[0].start.UTC().Format(time.RFC3339Nano))
 	for _, x := range iv {
-		fmt.Fprintf(&b, "%.3f,%.3f,%s\n", x.start.Sub(iv[0].start).Seconds(), x.end.Sub(iv[0].start).Seconds(), x.path)
+		t0 := iv[0].start
+		fmt.Fprintf(&b, "%.3f,%.3f,%s,%.3f\n", x.start.Sub(t0).Seconds(), x.end.Sub(t0).Seconds(), x.path, x.arrived.Sub(t0).Seconds())
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
