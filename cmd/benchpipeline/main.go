@@ -5,7 +5,7 @@
 // slots; requests beyond them queue in the proxy); tokenize and every other
 // call pass untouched. Then, for each glossobench binary given as
 // LABEL=PATH, it runs the quick start with model.spec pointing at the proxy
-// and model.concurrency -slots, on a Temporal dev server of that binary's
+// and model.concurrency -slots (or -concurrency), on a Temporal dev server of that binary's
 // own, and prints side by side the occupancy (the mean number of occupied
 // slots ÷ slots, over the span from the first completion request in to the
 // last one out) and the busy share (of that span, the time with at least
@@ -18,6 +18,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -41,7 +42,8 @@ import (
 func main() {
 	upstream := flag.String("upstream", os.Getenv("GLOSSOBENCH_LLAMA_SERVER_URL"), `the model server (default $GLOSSOBENCH_LLAMA_SERVER_URL); "fake": an instant one in vLLM's shapes, so the slots' idle time is all the harness's`)
 	hold := flag.Duration("hold", 200*time.Millisecond, "extra time each completion or chat request is held")
-	slots := flag.Int("slots", 8, "requests served at once (the server's slots); also model.concurrency")
+	slots := flag.Int("slots", 8, "requests served at once (the server's slots)")
+	concurrency := flag.Int("concurrency", 0, "model.concurrency of the runs (default -slots); above -slots the server keeps a queue")
 	cfgPath := flag.String("config", "testdata/quickstart.yaml", "the run config; its model.spec is replaced by the proxy")
 	timeline := flag.String("timeline", "", "write each run's completion requests (start and end in seconds from the first one in, and path) to FILE-LABEL.csv and its activities (from its histories, on the same clock) to FILE-LABEL-activities.csv, to see where the slots go idle")
 	keep := flag.Bool("keep", false, "keep each run's folder (store, Temporal database, log) and print its path")
@@ -58,7 +60,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "benchpipeline: %q: want LABEL=PATH\n", arg)
 			os.Exit(2)
 		}
-		s, err := measure(*upstream, *hold, *slots, *cfgPath, bin, *keep, *timeline != "")
+		s, err := measure(*upstream, *hold, *slots, cmp.Or(*concurrency, *slots), *cfgPath, bin, *keep, *timeline != "")
 		if err == nil && *timeline != "" {
 			err = writeTimeline(fmt.Sprintf("%s-%s.csv", *timeline, label), s.intervals)
 		}
@@ -163,7 +165,7 @@ func summarize(iv []interval, slots int) stats {
 }
 
 // measure runs the quick start with binary bin against the proxy.
-func measure(upstream string, hold time.Duration, slots int, cfgPath, bin string, keep, withActivities bool) (stats, error) {
+func measure(upstream string, hold time.Duration, slots, concurrency int, cfgPath, bin string, keep, withActivities bool) (stats, error) {
 	bin, err := filepath.Abs(bin)
 	if err != nil {
 		return stats{}, err
@@ -189,7 +191,7 @@ func measure(upstream string, hold time.Duration, slots int, cfgPath, bin string
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	cfg, err := writeConfig(cfgPath, dir, "openai:http://"+ln.Addr().String(), slots)
+	cfg, err := writeConfig(cfgPath, dir, "openai:http://"+ln.Addr().String(), concurrency)
 	if err != nil {
 		return stats{}, err
 	}
