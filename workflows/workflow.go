@@ -254,8 +254,9 @@ func (r *evalRun) runAxis(ctx workflow.Context, i int, inferred func()) (axisRun
 	return run, nil
 }
 
-// pipelineVersion marks the change from axes run one after another to
-// the pipeline; histories recorded before it replay the sequential loop.
+// pipelineVersion marks the changes to how axes follow one another: from
+// one after another (DefaultVersion) to the pipeline with two axes
+// inferring at once (1), then three (2). Histories keep what they recorded.
 const pipelineVersion = "axis-pipeline"
 
 // inferTailSignal is what an InferAxis child of the pipeline sends EvalRun
@@ -264,10 +265,21 @@ const pipelineVersion = "axis-pipeline"
 // model's empty slots.
 const inferTailSignal = "infer-tail"
 
-// maxInferring is how many axes infer at once in the pipeline: an axis in
-// its tail and the next. More would have axes compete for the model through
-// their whole budgets, which are shares of the time as if each had it alone.
-const maxInferring = 2
+// maxInferring is how many axes infer at once in the pipeline, by its
+// version. Two (an axis in its tail and the next) left the model's slots
+// empty whenever the next axis was itself small or in its tail: an axis of
+// one shard is in its tail from the start and keeps only model.concurrency
+// requests in flight, and a new axis takes a few workflow and activity
+// round trips to send its first request. A third keeps requests queued at
+// the model while one axis ends and the next begins. More would have axes
+// compete for the model through their whole budgets, which are shares of
+// the time as if each had it alone.
+func maxInferring(version workflow.Version) int {
+	if version == 1 {
+		return 2
+	}
+	return 3
+}
 
 // runAxes runs every axis: one after another in histories recorded before
 // the pipeline; else as a pipeline, so the model is never idle while the
@@ -277,7 +289,8 @@ const maxInferring = 2
 // in their own coroutine while later axes infer. Each axis keeps its own
 // budget, an equal share of what is left when its inference starts.
 func (r *evalRun) runAxes(ctx workflow.Context) error {
-	if workflow.GetVersion(ctx, pipelineVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	version := workflow.GetVersion(ctx, pipelineVersion, workflow.DefaultVersion, 2)
+	if version == workflow.DefaultVersion {
 		for i := range r.plan.Axes {
 			run, err := r.runAxis(ctx, i, func() {})
 			if err != nil {
@@ -287,6 +300,7 @@ func (r *evalRun) runAxes(ctx workflow.Context) error {
 		}
 		return nil
 	}
+	atOnce := maxInferring(version)
 	r.pipelined = true
 	tailed := map[string]bool{}
 	tail := workflow.GetSignalChannel(ctx, inferTailSignal)
@@ -306,7 +320,7 @@ func (r *evalRun) runAxes(ctx workflow.Context) error {
 		if i > 0 {
 			prev := r.plan.Axes[i-1].Name
 			if err := workflow.Await(ctx, func() bool {
-				return firstErr != nil || inferring < maxInferring && (inferDone[i-1] || tailed[prev])
+				return firstErr != nil || inferring < atOnce && (inferDone[i-1] || tailed[prev])
 			}); err != nil {
 				return err
 			}
