@@ -163,6 +163,7 @@ func getJSON(ctx context.Context, st store.Store, key string, v any) error {
 // them with the manifest to the store. A retry after a crash finds the
 // manifest and returns its plan.
 func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error) {
+	defer beat(ctx, nil)()
 	// The run id first: it names the run's folder, and nothing may be read
 	// or written for a run id that would name another folder.
 	if err := runfiles.CheckRunID(in.RunID); err != nil {

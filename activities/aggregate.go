@@ -19,6 +19,7 @@ import (
 // Aggregate computes the mean-score tiers and their CI, flags near-chance
 // axes, writes result.json and returns the summary.
 func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary, error) {
+	defer beat(ctx, nil)()
 	defer a.forgetRun(in.RunID) // the run's last stage: this worker needs nothing of it after
 	m, st, err := a.loadManifest(ctx, in.RunRef)
 	if err != nil {

@@ -40,6 +40,7 @@ type RefreshPlan struct {
 // PlanRefresh compares each run's pins (bench version and config hash) with
 // the leaderboard and returns the runs that need a new row.
 func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshPlan, error) {
+	defer beat(ctx, nil)()
 	st, err := a.store(ctx, in.StoreURI)
 	if err != nil {
 		return RefreshPlan{}, err
@@ -143,6 +144,7 @@ func (a *Activities) AppendLeaderboard(ctx context.Context, in AppendInput) (str
 // already there (a retried append) counts as done. A result that is
 // missing or unreadable is not retried: waiting does not make it appear.
 func (a *Activities) AppendLeaderboardRow(ctx context.Context, in AppendInput) (AppendResult, error) {
+	defer beat(ctx, nil)()
 	if in.StoreURI == "" {
 		return AppendResult{}, dataError("run %s: no store named for its result.json (the run did not report where it wrote it)", in.RunID)
 	}

@@ -28,6 +28,7 @@ type ScoreInput struct {
 // a file and stored from it, so the worker's memory does not grow with the
 // items' prompts, answers or per-item details.
 func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, error) {
+	defer beat(ctx, nil)()
 	m, st, err := a.loadManifest(ctx, in.RunRef)
 	if err != nil {
 		return AxisOutcome{}, err

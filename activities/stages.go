@@ -292,6 +292,7 @@ func (a *Activities) probePool(ctx context.Context, st store.Store, run, axis st
 // probe variants are inferred with their items (same checkpoint, same budget)
 // and read by the axis scorer as shuffle_drop and unanswerable_drop.
 func (a *Activities) Probes(ctx context.Context, in ScoreInput) (StageNote, error) {
+	defer beat(ctx, nil)()
 	m, st, err := a.loadManifest(ctx, in.RunRef)
 	if err != nil {
 		return StageNote{}, err

@@ -53,6 +53,11 @@ func MeanOf(weight float64, tier string) string {
 
 // Item is one evaluation item. Fields an axis does not use stay empty; an
 // axis-specific payload goes in Extra.
+// MaxItemIDBytes bounds an item's id. Ids are quoted in notes and error
+// messages, which travel in Temporal payloads (the server caps a message at
+// 4 MB and then names no field); a dataset's ids are short keys.
+const MaxItemIDBytes = 1024
+
 type Item struct {
 	ID         string          `json:"id"` // stable and unique within a run: "<dataset>/<row>"
 	Axis       string          `json:"axis"`

@@ -100,7 +100,7 @@ func (c *Client) generate(ctx context.Context, r backends.GenRequest) (backends.
 			var out struct {
 				Prompt *string `json:"prompt"`
 			}
-			if err := c.do(ctx, "POST", "/apply-template", map[string]any{"messages": msgs}, &out); err != nil {
+			if err := c.doAside(ctx, "POST", "/apply-template", map[string]any{"messages": msgs}, &out); err != nil {
 				return backends.Generation{}, err
 			}
 			if out.Prompt == nil {
