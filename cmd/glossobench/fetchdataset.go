@@ -41,7 +41,11 @@ func fetchDatasetMain(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintln(stderr, "fetch-dataset:", err)
 				return 1
 			}
-			fmt.Fprintf(stdout, "%s  %s config %s split %s (%d Parquet files)\n", sum, uri, *config, *split, len(files))
+			plural := "s"
+			if len(files) == 1 {
+				plural = ""
+			}
+			fmt.Fprintf(stdout, "%s  %s config %s split %s (%d Parquet file%s)\n", sum, uri, *config, *split, len(files), plural)
 			continue
 		}
 		sum, err := hf.Hash(context.Background(), uri)
