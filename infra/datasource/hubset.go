@@ -75,7 +75,7 @@ func (h *HF) OpenSet(ctx context.Context, uri, config, split, pin string) ([]dat
 		return nil, err
 	}
 	if pin == "" {
-		return nil, fmt.Errorf("%s config %s split %s: no sha256 pin in the config; its %d Parquet file(s) hash to %s as a set: add  sha256: %s  to the entry", uri, config, split, len(files), sum, sum)
+		return nil, fmt.Errorf("dataset %s/%s/%s (config %s, split %s): no sha256 pin in the config; its %d Parquet file(s) hash to %s as a set: add  sha256: %s  to the entry", strings.TrimSuffix(uri, "/"), config, split, config, split, len(files), sum, sum)
 	}
 	return files, nil
 }
@@ -94,7 +94,10 @@ func (h *HF) FetchSet(ctx context.Context, uri, config, split, pin string) ([]da
 	if config == "" || split == "" || strings.Contains(config+"/"+split, "..") || strings.Contains(config+split, "/") {
 		return nil, "", fmt.Errorf("%s: config %q and split %q: want both, each one path segment", uri, config, split)
 	}
-	what := fmt.Sprintf("dataset %s config %s split %s", uri, config, split)
+	// Errors name the set as dataset.Source.Path does, so a caller can
+	// tell which entry's set it is.
+	base := strings.TrimSuffix(uri, "/")
+	what := fmt.Sprintf("dataset %s/%s/%s (config %s, split %s)", base, config, split, config, split)
 	dir, err := h.cache()
 	if err != nil {
 		return nil, "", err
@@ -113,7 +116,7 @@ func (h *HF) FetchSet(ctx context.Context, uri, config, split, pin string) ([]da
 			if err != nil {
 				return nil, "", fmt.Errorf("%s: the cached blob %s: %w", what, cached, err)
 			}
-			out, err := h.fetchSetFiles(ctx, p, files)
+			out, err := h.fetchSetFiles(ctx, base, p, files)
 			return out, pin, err
 		}
 	}
@@ -133,7 +136,7 @@ func (h *HF) FetchSet(ctx context.Context, uri, config, split, pin string) ([]da
 			return nil, "", fmt.Errorf("%s: its Parquet files at %s hash to %s as a set, the config pins %s: the Hub's export changed or the pin is another set's (glossobench fetch-dataset prints the set)", what, p.Revision, sum, pin)
 		}
 	}
-	out, err := h.fetchSetFiles(ctx, p, files)
+	out, err := h.fetchSetFiles(ctx, base, p, files)
 	if err != nil {
 		return nil, "", err
 	}
@@ -152,13 +155,14 @@ func (h *HF) FetchSet(ctx context.Context, uri, config, split, pin string) ([]da
 }
 
 // fetchSetFiles fetches (or finds in the cache) each file, pinned by its
-// SHA-256 where known.
-func (h *HF) fetchSetFiles(ctx context.Context, p dataset.HFPath, files []setFile) ([]dataset.SetFile, error) {
+// SHA-256 where known; each is named base/PATH, the repository URI as
+// written and the file's path.
+func (h *HF) fetchSetFiles(ctx context.Context, base string, p dataset.HFPath, files []setFile) ([]dataset.SetFile, error) {
 	out := make([]dataset.SetFile, len(files))
 	for i, f := range files {
 		fp := p
 		fp.File = f.path
-		name := p.FileURI(f.path)
+		name := base + "/" + f.path
 		local, err := h.fetch(ctx, name, fp, f.sum)
 		if err != nil {
 			return nil, err

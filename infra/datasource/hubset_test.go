@@ -99,7 +99,7 @@ func TestHubDatasetPinMismatch(t *testing.T) {
 	// naming the dataset, before any file is downloaded.
 	hub.Set("cfg/test/0000.parquet", parquetOf(t, qrow{"a changed", 0}))
 	_, _, err := readSet(t, h, uri, "cfg", "test", pin)
-	if err == nil || !strings.Contains(err.Error(), "dataset "+uri+" config cfg split test") || !strings.Contains(err.Error(), "the config pins "+pin) {
+	if err == nil || !strings.Contains(err.Error(), "dataset "+uri+"/cfg/test (config cfg, split test)") || !strings.Contains(err.Error(), "the config pins "+pin) {
 		t.Fatalf("changed set: %v", err)
 	}
 	if hub.CDN.Load() != 0 || hub.Resolved.Load() != 0 {
@@ -116,5 +116,12 @@ func TestHubDatasetPinMismatch(t *testing.T) {
 	// A source that is several files cannot be opened as one stream.
 	if _, err := dataset.Open(context.Background(), dataset.Source{URI: uri, Config: "cfg", Split: "test", SHA256: pin}); err == nil || !strings.Contains(err.Error(), "not as one stream") {
 		t.Fatalf("Open on a set: %v", err)
+	}
+	// A file of the set that does not read is named as the set's file.
+	bad := map[string][]byte{"cfg/test/0000.parquet": parquetOf(t, qrow{"a", 0}), "cfg/test/0001.parquet": []byte("not parquet")}
+	hub2 := hubtest.New(t, "owner/name", bad)
+	h2 := &HF{Endpoint: hub2.URL, Cache: t.TempDir()}
+	if _, _, err := readSet(t, h2, uri, "cfg", "test", hubtest.SetPin(bad, "cfg/test")); err == nil || !strings.Contains(err.Error(), uri+"/cfg/test/0001.parquet") {
+		t.Fatalf("a bad file of the set: %v", err)
 	}
 }

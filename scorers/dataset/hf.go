@@ -60,8 +60,3 @@ func parseHF(uri string) (HFPath, error) {
 	}
 	return HFPath{Repo: owner + "/" + name, Revision: rev, File: file, Query: query}, nil
 }
-
-// FileURI is the hf:// URI of a file of p's repository at p's revision.
-func (p HFPath) FileURI(file string) string {
-	return "hf://datasets/" + p.Repo + "@" + url.PathEscape(p.Revision) + "/" + file
-}
