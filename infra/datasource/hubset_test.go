@@ -125,3 +125,19 @@ func TestHubDatasetPinMismatch(t *testing.T) {
 		t.Fatalf("a bad file of the set: %v", err)
 	}
 }
+
+// TestHFRevisionEscapedOnce: a single file on the export branch, its
+// revision written as huggingface_hub spells it, resolves at
+// refs%2Fconvert%2Fparquet (it was escaped twice, %252F, and 404ed).
+func TestHFRevisionEscapedOnce(t *testing.T) {
+	files := map[string][]byte{"cfg/test/0000.parquet": []byte("PAR1 bytes")}
+	hub := hubtest.New(t, "owner/name", files)
+	h := &HF{Endpoint: hub.URL, Cache: t.TempDir()}
+	for _, rev := range []string{hubtest.Rev, "~parquet"} {
+		rc, err := h.Open(context.Background(), "hf://datasets/owner/name@"+rev+"/cfg/test/0000.parquet", dataset.SHA256Hex(files["cfg/test/0000.parquet"]))
+		if err != nil {
+			t.Fatalf("@%s: %v", rev, err)
+		}
+		rc.Close()
+	}
+}
