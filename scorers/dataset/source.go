@@ -110,6 +110,14 @@ func (s Source) Path() string {
 
 // Name is the file name without compression and format extensions.
 func (s Source) Name() string {
+	if s.IsSet() {
+		// NAME_CONFIG_SPLIT: the split's own name ("test") says too little.
+		repo := strings.TrimSuffix(s.URI, "/")
+		if p, err := ParseHFRepo(repo); err == nil {
+			repo = p.Repo
+		}
+		return filepath.Base(strings.SplitN(repo, "@", 2)[0]) + "_" + s.Config + "_" + s.Split
+	}
 	base := filepath.Base(strings.SplitN(s.Path(), "?", 2)[0])
 	base = trimCompression(base)
 	for _, ext := range []string{".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet"} {
