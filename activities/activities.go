@@ -123,7 +123,7 @@ func (a *Activities) loadManifest(ctx context.Context, ref RunRef) (*manifest, s
 		if err := json.Unmarshal(data, m); err != nil {
 			return nil, fmt.Errorf("%s: %w", runfiles.ManifestKey(ref.RunID), err)
 		}
-		return m, nil
+		return m, applyModelChanges(ctx, st, ref.RunID, &m.Plan)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -164,6 +164,7 @@ func getJSON(ctx context.Context, st store.Store, key string, v any) error {
 // them with the manifest to the store. A retry after a crash finds the
 // manifest and returns its plan.
 func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error) {
+	defer beat(ctx, nil)()
 	// The run id first: it names the run's folder, and nothing may be read
 	// or written for a run id that would name another folder.
 	if err := runfiles.CheckRunID(in.RunID); err != nil {
@@ -204,6 +205,9 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 			return Plan{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("run %s already exists in %s with another config; pick another run id", in.RunID, st.Describe()), ErrConfig, nil)
 		}
+		if err := applyModelChanges(ctx, st, in.RunID, &prev.Plan); err != nil {
+			return Plan{}, err
+		}
 		// The config hash leaves the model's location out; its identity is
 		// its own pin, so a resumed run must measure the same model, or its
 		// axes would come from two models under the first one's identity.
@@ -211,11 +215,19 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		if err != nil {
 			return Plan{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model.spec: %v", err), ErrConfig, nil)
 		}
-		if why := otherModel(prev.Plan.ModelIdentity, now); why != "" {
-			return Plan{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("run %s was started on other weights than %s serves now (%s): resuming would mix two models under one identity; pick another run id", in.RunID, cfg.Model.Spec, why), ErrConfig, nil)
+		why := otherModel(prev.Plan.ModelIdentity, now)
+		if why == "" {
+			return prev.Plan, nil
 		}
-		return prev.Plan, nil
+		if !in.AllowNewModel {
+			return Plan{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("run %s was started on other weights than %s serves now (%s): resuming would mix two models under one identity; pick another run id, or resume with --allow-new-model to start its unfinished axes over", in.RunID, cfg.Model.Spec, why), ErrConfig, nil)
+		}
+		plan, err := a.changeModel(ctx, st, in.RunID, prev.Plan, now, why)
+		if err != nil {
+			return Plan{}, err
+		}
+		return plan, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return Plan{}, err
 	}
@@ -318,8 +330,8 @@ func (a *Activities) RegisterCPU(r registrar) {
 	for name, fn := range map[string]any{
 		"Prepare": a.Prepare, "Dedup": a.Dedup, "DedupCounts": a.DedupCounts, "Score": a.Score,
 		"Probes": a.Probes, "Audit": a.Audit, "Aggregate": a.Aggregate,
-		"PlanRefresh": a.PlanRefresh, "AppendLeaderboard": a.AppendLeaderboard, "ScreenShard": a.ScreenShard,
-		"RecomputeElo": a.RecomputeElo,
+		"PlanRefresh": a.PlanRefresh, "AppendLeaderboard": a.AppendLeaderboard, "AppendLeaderboardRow": a.AppendLeaderboardRow,
+		"ScreenShard": a.ScreenShard, "RecomputeElo": a.RecomputeElo,
 	} {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

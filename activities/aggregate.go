@@ -19,6 +19,7 @@ import (
 // Aggregate computes the mean-score tiers and their CI, flags near-chance
 // axes, writes result.json and returns the summary.
 func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary, error) {
+	defer beat(ctx, nil)()
 	defer a.forgetRun(in.RunID) // the run's last stage: this worker needs nothing of it after
 	m, st, err := a.loadManifest(ctx, in.RunRef)
 	if err != nil {
@@ -50,6 +51,9 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 		return Summary{}, err
 	}
 	s.NearChanceEps, s.Notes = cfg.Run.NearChanceEps, append([]string{}, in.Notes...)
+	// A resume on another model (--allow-new-model) says which axes it
+	// started over and which come from the earlier model.
+	s.Notes = append(s.Notes, m.Plan.ModelChanges...)
 	s.SkippedAxes = append([]Skip{}, in.Skipped...)
 	s.SkippedNoJudge = []string{}
 	s.NearChanceAxes = []string{}
@@ -70,11 +74,11 @@ func (a *Activities) Aggregate(ctx context.Context, in AggregateInput) (Summary,
 	var ranking []stats.RankingAxis
 	var zeroWeight []Skip
 	tiers := map[string]string{} // axis → which tier and means it is in
-	s.Warnings = []string{}
+	s.Warnings = append([]string{}, m.Plan.ModelChanges...)
 	for _, o := range in.Outcomes {
 		r := o.Result
 		res.PluginVersions[r.Axis] = r.Version
-		rep := AxisReport{AxisResult: r, Weight: o.Weight, Tier: o.Tier, ScoresKey: runfiles.ScoresKey(in.RunID, r.Axis)}
+		rep := AxisReport{AxisResult: r, Weight: o.Weight, Tier: o.Tier, ScoresKey: runfiles.ScoresKey(in.RunID, r.Axis), Usage: o.Usage}
 		rep.Profile = MeasurementProfile{N: r.N, ScorerType: r.ScorerType, Leakage: o.Audit, StageNotes: o.StageNotes, ContaminationRate: "no corpus"}
 		if c := contamination[r.Axis]; c != nil {
 			rep.Profile.ContaminationRate = *c

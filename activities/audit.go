@@ -31,6 +31,7 @@ import (
 // The full reports and the audited rows go to the store, the result keeps
 // the summary numbers.
 func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, error) {
+	defer beat(ctx, nil)()
 	m, st, err := a.loadManifest(ctx, in.RunRef)
 	if err != nil {
 		return AuditSummary{}, err

@@ -82,7 +82,7 @@ func TestInferRetriesCheckpointWrites(t *testing.T) {
 			t.Fatalf("request %s sent %d times", req, n)
 		}
 	}
-	preds, parts, err := shardPredictions(t.Context(), real, "c", "knowledge", 0)
+	preds, parts, err := shardPredictions(t.Context(), real, "c", "knowledge", 0, 0)
 	if err != nil || len(preds) != 10 || parts != 4 {
 		t.Fatalf("stored %d predictions in %d objects (%v), want 10 in 4", len(preds), parts, err)
 	}
@@ -156,7 +156,7 @@ func TestInferKeepsWorkersBusyAcrossCheckpoints(t *testing.T) {
 	var r ShardResult
 	v.Get(&r)
 	st, _ := acts.store(t.Context(), ref.StoreURI)
-	preds, parts, err := shardPredictions(t.Context(), st, "w", "knowledge", 0)
+	preds, parts, err := shardPredictions(t.Context(), st, "w", "knowledge", 0, 0)
 	if err != nil || r.Done != 10 || len(preds) != 10 || parts != 4 {
 		t.Fatalf("done %d, stored %d predictions in %d objects (%v), want 10 in 4", r.Done, len(preds), parts, err)
 	}

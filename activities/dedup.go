@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/corpus"
@@ -31,6 +32,7 @@ func (a *Activities) DedupCounts(ctx context.Context, ref RunRef) (DedupCounts, 
 // shard among it. EvalRuns started before DedupCounts existed call it (and
 // their histories hold its results), so it stays registered under its name.
 func (a *Activities) Dedup(ctx context.Context, ref RunRef) (DedupResult, error) {
+	defer beat(ctx, nil)()
 	m, st, err := a.loadManifest(ctx, ref)
 	if err != nil {
 		return DedupResult{}, err
@@ -204,8 +206,17 @@ func (a *Activities) ScreenShard(ctx context.Context, in ShardInput) (int, error
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &from)
 	}
+	var mu sync.Mutex
+	last := from
+	defer beat(ctx, func() any {
+		mu.Lock()
+		defer mu.Unlock()
+		return last
+	})()
 	r, err := corpus.Scanner{Index: c.idx}.ScanShard(ctx, c.shards[in.Shard], from, func(cp corpus.Checkpoint) {
-		activity.RecordHeartbeat(ctx, cp)
+		mu.Lock()
+		last = cp
+		mu.Unlock()
 	})
 	if err != nil {
 		return 0, err

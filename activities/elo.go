@@ -55,6 +55,7 @@ var boardDir = regexp.MustCompile(`^leaderboard/[^/]+/v([0-9]+)/`)
 // id hashes the runs ranked: the store is create-only, so each set of rows
 // gets its own report and a retried activity finds its report already there.
 func (a *Activities) RecomputeElo(ctx context.Context, in EloInput) (EloSummary, error) {
+	defer beat(ctx, nil)()
 	st, err := a.store(ctx, in.StoreURI)
 	if err != nil {
 		return EloSummary{}, err

@@ -7,18 +7,19 @@ import (
 	"go.temporal.io/sdk/activity"
 )
 
-// HeartbeatEvery is how often the model-calling activities (Infer, Judge)
-// heartbeat while they run, whatever their model calls take: so a live
-// worker is never mistaken for a dead one, and a dead one (it stops
-// heartbeating) is noticed within the heartbeat timeout, run.heartbeat_seconds
-// (5 s by default). The inference worker sends every heartbeat on at once
-// (worker option MaxHeartbeatThrottleInterval, see infra/runner): one
-// RecordActivityHeartbeat call a second per running activity, whatever the
-// number of items, plus one per checkpoint.
+// HeartbeatEvery is how often every activity heartbeats while it runs,
+// whatever its model calls or its computing take: so a live worker is never
+// mistaken for a dead one, and a dead one (it stops heartbeating) is noticed
+// within the heartbeat timeout, run.heartbeat_seconds (5 s by default), and
+// its activities run again on another worker. Both workers send every
+// heartbeat on at once (worker option MaxHeartbeatThrottleInterval, see
+// infra/runner): one RecordActivityHeartbeat call a second per running
+// activity, whatever the number of items, plus one per checkpoint.
 const HeartbeatEvery = time.Second
 
 // beat records detail() as the activity's heartbeat every HeartbeatEvery
-// until the returned stop is called.
+// until the returned stop is called; a nil detail records none (an activity
+// whose retry has nothing to resume from).
 func beat(ctx context.Context, detail func() any) (stop func()) {
 	done := make(chan struct{})
 	go func() {
@@ -29,7 +30,11 @@ func beat(ctx context.Context, detail func() any) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx, detail())
+				if detail == nil {
+					activity.RecordHeartbeat(ctx)
+				} else {
+					activity.RecordHeartbeat(ctx, detail())
+				}
 			}
 		}
 	}()

@@ -8,11 +8,16 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/glossobench/glossobench/backends/registry"
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/infra/store"
 )
 
 // modelIdentity records what is measured (spec §5, §8): a GGUF file's
@@ -59,6 +64,73 @@ func otherModel(was, now ModelIdentity) string {
 		diff = append(diff, fmt.Sprintf("revision %q, now %q", was.Revision, now.Revision))
 	}
 	return strings.Join(diff, "; ")
+}
+
+// changeModel starts the run's unfinished axes over on the model now
+// served: an axis is finished once its scores are written, and keeps them;
+// every other axis moves to a new checkpoint generation, so none of the
+// earlier model's answers or ratings count for it. A finished run has no
+// unfinished axis to start over: it is refused.
+func (a *Activities) changeModel(ctx context.Context, st store.Store, run string, plan Plan, now ModelIdentity, why string) (Plan, error) {
+	if ok, err := st.Exists(ctx, runfiles.ResultKey(run)); err != nil {
+		return Plan{}, err
+	} else if ok {
+		return Plan{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("run %s is finished (its result.json exists) on other weights (%s): a new model is a new run; pick another run id", run, why), ErrConfig, nil)
+	}
+	changes, err := st.List(ctx, runfiles.ModelChangesPrefix(run))
+	if err != nil {
+		return Plan{}, err
+	}
+	c := ModelChange{N: len(changes) + 1, Was: plan.ModelIdentity, Now: now}
+	for _, ax := range plan.Axes {
+		scored, err := st.Exists(ctx, runfiles.ScoresKey(run, ax.Name))
+		if err != nil {
+			return Plan{}, err
+		}
+		if scored {
+			c.Kept = append(c.Kept, ax.Name)
+		} else {
+			c.StartedOver = append(c.StartedOver, ax.Name)
+		}
+	}
+	c.Note = fmt.Sprintf("the model changed when the run was resumed with --allow-new-model (%s): %s started over on the new model", why, orNone(c.StartedOver))
+	if len(c.Kept) > 0 {
+		c.Note += fmt.Sprintf("; %s were scored on the earlier model and are kept, so this run's axes come from two models", strings.Join(c.Kept, ", "))
+	}
+	if err := putJSON(ctx, st, runfiles.ModelChangeKey(run, c.N), c); err != nil {
+		return Plan{}, err
+	}
+	// This worker's copy of the run's manifest predates the change.
+	a.forgetRun(run)
+	if err := applyModelChanges(ctx, st, run, &plan); err != nil {
+		return Plan{}, err
+	}
+	return plan, nil
+}
+
+// applyModelChanges brings a run's plan (as its manifest recorded it) up to
+// its model changes, in order: the identity measured now, each started-over
+// axis's generation, and a note per change.
+func applyModelChanges(ctx context.Context, st store.Store, run string, plan *Plan) error {
+	keys, err := st.List(ctx, runfiles.ModelChangesPrefix(run))
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		var c ModelChange
+		if err := getJSON(ctx, st, k, &c); err != nil {
+			return err
+		}
+		plan.ModelIdentity = c.Now
+		for i := range plan.Axes {
+			if slices.Contains(c.StartedOver, plan.Axes[i].Name) {
+				plan.Axes[i].Generation = c.N
+			}
+		}
+		plan.ModelChanges = append(plan.ModelChanges, c.Note)
+	}
+	return nil
 }
 
 // servedModel asks an OpenAI-compatible server's /v1/models which model it

@@ -36,8 +36,8 @@ func overlayOn(cfg *config.Config, axis string) bool {
 	return cfg.Run.JudgeOverlay || cfg.Axes[axis].JudgeOverlay
 }
 
-func ratingsPrefix(run, axis string, shard int) string {
-	return runfiles.ShardPrefix(run, axis, shard) + runfiles.Rated
+func ratingsPrefix(run, axis string, shard, gen int) string {
+	return runfiles.ShardPrefix(run, axis, shard) + runfiles.CheckpointKind(runfiles.Rated, gen)
 }
 
 // Judge rates an axis's responses with the judge ensemble, shard by shard.
@@ -50,6 +50,7 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 		return StageNote{}, err
 	}
 	ax, _ := scorers.AxisNamed(in.Axis)
+	gen := m.Plan.Generation(in.Axis)
 	requests := func(items []scorers.Item, preds []scorers.Prediction) []judge.Request {
 		return ax.(judgedAxis).JudgeRequests(items, preds)
 	}
@@ -109,11 +110,11 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 		if err != nil {
 			return StageNote{}, err
 		}
-		preds, _, err := shardPredictions(ctx, st, in.RunID, in.Axis, s)
+		preds, _, err := shardPredictions(ctx, st, in.RunID, in.Axis, s, gen)
 		if err != nil {
 			return StageNote{}, err
 		}
-		done, parts, err := readRated(ctx, st, in.RunID, in.Axis, s)
+		done, parts, err := readRated(ctx, st, in.RunID, in.Axis, s, gen)
 		if err != nil {
 			return StageNote{}, err
 		}
@@ -165,7 +166,7 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 			if err != nil {
 				return StageNote{}, err
 			}
-			key := fmt.Sprintf("%s%05d.jsonl", ratingsPrefix(in.RunID, in.Axis, s), parts)
+			key := fmt.Sprintf("%s%05d.jsonl", ratingsPrefix(in.RunID, in.Axis, s, gen), parts)
 			err = st.Put(ctx, key, data)
 			if errors.Is(err, store.ErrExists) {
 				err = nil // an earlier attempt's write of the same ratings
@@ -229,8 +230,8 @@ func (a *Activities) judgeWrapUp() time.Duration {
 }
 
 // readRated reads a shard's rated predictions.
-func readRated(ctx context.Context, st store.Store, run, axis string, shard int) (map[string]scorers.Prediction, int, error) {
-	return runfiles.InStore(ctx, st, run).ShardCheckpoints(axis, shard, runfiles.Rated)
+func readRated(ctx context.Context, st store.Store, run, axis string, shard, gen int) (map[string]scorers.Prediction, int, error) {
+	return runfiles.InStore(ctx, st, run).ShardCheckpoints(axis, shard, runfiles.CheckpointKind(runfiles.Rated, gen))
 }
 
 // addCounts adds one chunk's per-judge counts to the running ones.

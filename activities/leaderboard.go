@@ -41,6 +41,7 @@ type RefreshPlan struct {
 // PlanRefresh compares each run's pins (bench version and config hash) with
 // the leaderboard and returns the runs that need a new row.
 func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshPlan, error) {
+	defer beat(ctx, nil)()
 	st, err := a.store(ctx, in.StoreURI)
 	if err != nil {
 		return RefreshPlan{}, err
@@ -121,18 +122,36 @@ type AppendInput struct {
 	BoardStoreURI string `json:"board_store_uri,omitempty"`
 }
 
-// AppendLeaderboard reads a finished run's result.json from the store the
-// run wrote it to and appends the run's row to the append-only leaderboard
-// in the board's store; a row already there (a retried append) counts as
-// done. A result that is missing or unreadable is not retried: waiting does
-// not make it appear.
+// RowAnchor is a leaderboard row's hash as the run's folder records it.
+type RowAnchor = leaderboard.Anchor
+
+// AppendResult is where a run's row went: the leaderboard file and the
+// row's anchor, its hash as the run's folder records it.
+type AppendResult struct {
+	Path   string     `json:"path"`
+	Anchor *RowAnchor `json:"anchor,omitempty"`
+}
+
+// AppendLeaderboard is AppendLeaderboardRow returning only the path, as
+// refresh workflows recorded before the anchor version expect.
 func (a *Activities) AppendLeaderboard(ctx context.Context, in AppendInput) (string, error) {
+	res, err := a.AppendLeaderboardRow(ctx, in)
+	return res.Path, err
+}
+
+// AppendLeaderboardRow reads a finished run's result.json from the store the
+// run wrote it to, appends the run's row to the append-only leaderboard in
+// the board's store and anchors the row's hash in the run's folder; a row
+// already there (a retried append) counts as done. A result that is
+// missing or unreadable is not retried: waiting does not make it appear.
+func (a *Activities) AppendLeaderboardRow(ctx context.Context, in AppendInput) (AppendResult, error) {
+	defer beat(ctx, nil)()
 	if in.StoreURI == "" {
-		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("run %s: no store named for its result.json (the run did not report where it wrote it)", in.RunID), ErrData, nil)
+		return AppendResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("run %s: no store named for its result.json (the run did not report where it wrote it)", in.RunID), ErrData, nil)
 	}
 	runs, err := a.store(ctx, in.StoreURI)
 	if err != nil {
-		return "", err
+		return AppendResult{}, err
 	}
 	key := in.ResultKey
 	if key == "" {
@@ -140,29 +159,29 @@ func (a *Activities) AppendLeaderboard(ctx context.Context, in AppendInput) (str
 	}
 	data, err := runs.Get(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("run %s: no result.json at %s in store %s", in.RunID, key, runs.Describe()), ErrData, nil)
+		return AppendResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("run %s: no result.json at %s in store %s", in.RunID, key, runs.Describe()), ErrData, nil)
 	}
 	if err != nil {
-		return "", err
+		return AppendResult{}, err
 	}
 	ref := runs.Describe() + "/" + key
 	var res runfiles.Result
 	if err := runfiles.DecodeJSON(ref, data, &res); err != nil {
-		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("run %s: %s: %v", in.RunID, ref, err), ErrData, nil)
+		return AppendResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("run %s: %s: %v", in.RunID, ref, err), ErrData, nil)
 	}
 	row, err := leaderboard.RowOf(&res, ref)
 	if err != nil {
-		return "", temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
+		return AppendResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
 	}
 	row.RunStore = runs.Describe()
 	major, err := leaderboard.BenchMajor(res.BenchVersion)
 	if err != nil {
-		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: field bench_version: %v", ref, err), ErrData, nil)
+		return AppendResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: field bench_version: %v", ref, err), ErrData, nil)
 	}
 	board := runs
 	if in.BoardStoreURI != "" {
 		if board, err = a.store(ctx, in.BoardStoreURI); err != nil {
-			return "", err
+			return AppendResult{}, err
 		}
 	}
 	lang := in.Lang
@@ -171,15 +190,30 @@ func (a *Activities) AppendLeaderboard(ctx context.Context, in AppendInput) (str
 	}
 	err = leaderboard.Append(ctx, board, lang, major, row)
 	if errors.Is(err, leaderboard.ErrAltered) {
-		return "", temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
+		return AppendResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
 	}
 	if err != nil && !errors.Is(err, leaderboard.ErrDuplicate) {
-		return "", err
+		return AppendResult{}, err
 	}
 	// The derived leaderboard.jsonl a reader of §5 expects, rebuilt from
 	// the rows (a retry rebuilds it again).
 	if err := leaderboard.Publish(ctx, board, lang, major); err != nil {
-		return "", err
+		return AppendResult{}, err
 	}
-	return leaderboard.JSONLPath(lang, major), nil
+	// The row's hash goes to the run's folder, outside the leaderboard's
+	// store: an edit that re-hashes the newest row and repoints its slot
+	// is then seen by leaderboard.Verify. A duplicate from another run is
+	// that run's to anchor.
+	out := AppendResult{Path: leaderboard.JSONLPath(lang, major)}
+	anc, err := leaderboard.Locate(ctx, board, lang, major, row)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	if anc.RunID == in.RunID {
+		if err := leaderboard.WriteAnchor(ctx, runs, anc); err != nil {
+			return AppendResult{}, err
+		}
+		out.Anchor = &anc
+	}
+	return out, nil
 }

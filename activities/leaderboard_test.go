@@ -128,3 +128,34 @@ func TestAppendLeaderboardOntoAlteredBoard(t *testing.T) {
 		t.Fatalf("append onto an edited board: %v", err)
 	}
 }
+
+// The row's hash is anchored in the run's folder, outside the board's
+// store, and a retried append finds the same anchor: leaderboard.Verify
+// then checks the row against it.
+func TestAppendLeaderboardRowAnchorsTheRow(t *testing.T) {
+	ctx := context.Background()
+	runs, board := localStore(t), localStore(t)
+	putResult(t, runs, "m-1", "m", 0.5)
+	a := New(zerolog.Nop())
+	in := AppendInput{RunRef: RunRef{RunID: "m-1", StoreURI: runs.Dir()}, BoardStoreURI: board.Dir()}
+	res, err := a.AppendLeaderboardRow(ctx, in)
+	if err != nil || res.Anchor == nil || res.Path != "leaderboard/ms/v1/leaderboard.jsonl" {
+		t.Fatalf("AppendLeaderboardRow = %+v, %v", res, err)
+	}
+	objs, _ := filepath.Glob(filepath.Join(board.Dir(), "leaderboard/ms/v1/by-hash/*.json"))
+	if len(objs) != 1 || filepath.Base(objs[0]) != res.Anchor.RowSHA256+".json" || res.Anchor.Seq != 0 || res.Anchor.RunID != "m-1" {
+		t.Fatalf("anchor %+v, row objects %q", res.Anchor, objs)
+	}
+	if ok, _ := runs.Exists(ctx, runfiles.AnchorKey("m-1", res.Anchor.RowSHA256)); !ok {
+		t.Fatalf("no anchor in the run's folder")
+	}
+	again, err := a.AppendLeaderboardRow(ctx, in)
+	if err != nil || again.Anchor == nil || *again.Anchor != *res.Anchor {
+		t.Fatalf("retried append = %+v, %v; want the same anchor", again, err)
+	}
+	open := func(ctx context.Context, uri string) (store.Store, error) { return store.Open(ctx, uri) }
+	rows, unanchored, err := leaderboard.Verify(ctx, board, "ms", 1, open)
+	if err != nil || len(rows) != 1 || len(unanchored) != 0 {
+		t.Fatalf("Verify = %d rows, unanchored %+v, %v", len(rows), unanchored, err)
+	}
+}

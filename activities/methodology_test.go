@@ -388,6 +388,102 @@ func TestResumeRefusesOtherWeights(t *testing.T) {
 	}
 }
 
+// TestAllowNewModelStartsUnfinishedAxesOver: with AllowNewModel a resume
+// on other weights goes on: the axis already scored (knowledge) is kept,
+// the unfinished one (nlu, answered in part by the earlier weights) starts
+// over with none of the earlier answers counting, the run measures the new
+// weights from then on, and result.json's notes say which axis came from
+// which model. Without it the resume is refused, naming the flag.
+func TestAllowNewModelStartsUnfinishedAxesOver(t *testing.T) {
+	weights := filepath.Join(t.TempDir(), "m.gguf")
+	os.WriteFile(weights, []byte("weights one"), 0o644)
+	data, _ := filepath.Abs("../testdata/data")
+	nlu := "  nlu:\n    datasets:\n      - {name: b, path: " + data + "/belebele_ms_en/ms_belebele.jsonl, format: belebele, limit: 6}\n"
+	cfg := strings.Replace(testConfig(t, t.TempDir(), nlu), `spec: "openai:http://127.0.0.1:1"`, `spec: "gguf:`+weights+`"`, 1)
+	env, acts, b := newActEnv()
+	_, ref, dd := prepareAndDedup(t, env, acts, "swap", cfg)
+	shards := map[string]int{}
+	for _, ax := range dd.Axes {
+		shards[ax.Axis] = ax.Shards
+	}
+	for s := range shards["knowledge"] {
+		if _, err := env.ExecuteActivity(acts.Infer, ShardInput{RunRef: ref, Axis: "knowledge", Shard: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := env.ExecuteActivity(acts.Score, ScoreInput{AxisInput: AxisInput{RunRef: ref, Axis: "knowledge"}, Shards: shards["knowledge"]}); err != nil {
+		t.Fatal(err)
+	}
+	nluShard := ShardInput{RunRef: ref, Axis: "nlu", Shard: 0}
+	if _, err := env.ExecuteActivity(acts.Infer, nluShard); err != nil {
+		t.Fatal(err)
+	}
+
+	os.WriteFile(weights, []byte("weights two"), 0o644)
+	in := PrepareInput{RunID: "swap", ConfigYAML: cfg}
+	if _, err := env.ExecuteActivity(acts.Prepare, in); err == nil || !strings.Contains(err.Error(), "--allow-new-model") {
+		t.Fatalf("resume on other weights without the flag: %v", err)
+	}
+	in.AllowNewModel = true
+	v, err := env.ExecuteActivity(acts.Prepare, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan Plan
+	v.Get(&plan)
+	two := sha256.Sum256([]byte("weights two"))
+	if plan.ModelIdentity.SHA256 != hex.EncodeToString(two[:]) || plan.Generation("nlu") != 1 || plan.Generation("knowledge") != 0 ||
+		len(plan.ModelChanges) != 1 || !strings.Contains(plan.ModelChanges[0], "nlu started over") || !strings.Contains(plan.ModelChanges[0], "knowledge were scored on the earlier model") {
+		t.Fatalf("plan after the change: identity %+v, generations nlu %d knowledge %d, notes %q", plan.ModelIdentity, plan.Generation("nlu"), plan.Generation("knowledge"), plan.ModelChanges)
+	}
+	requests := func() (n int) {
+		for _, c := range b.seen {
+			n += c
+		}
+		return n
+	}
+	asked := requests()
+	v, err = env.ExecuteActivity(acts.Infer, nluShard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r ShardResult
+	v.Get(&r)
+	if r.Reused != 0 || r.Done != r.Total || r.Total == 0 {
+		t.Fatalf("nlu shard after the change: %+v, want every item answered again", r)
+	}
+	// The new model's answers are the axis's checkpoints from now on: a
+	// further resume (the same weights, no flag needed) reuses them.
+	if _, err := env.ExecuteActivity(acts.Prepare, PrepareInput{RunID: "swap", ConfigYAML: cfg}); err != nil {
+		t.Fatalf("resume on the new weights: %v", err)
+	}
+	v, err = env.ExecuteActivity(acts.Infer, nluShard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Get(&r)
+	if r.Reused != r.Total {
+		t.Fatalf("nlu shard resumed again: %+v, want all reused", r)
+	}
+	if requests() == asked {
+		t.Fatal("the new model was never asked")
+	}
+	if _, err := env.ExecuteActivity(acts.Aggregate, AggregateInput{RunRef: ref, Plan: plan}); err != nil {
+		t.Fatal(err)
+	}
+	doc := resultJSON(t, ref)
+	id, _ := doc["model_identity"].(map[string]any)
+	notes := fmt.Sprint(doc["summary"].(map[string]any)["notes"])
+	if id["sha256"] != hex.EncodeToString(two[:]) || !strings.Contains(notes, "--allow-new-model") || !strings.Contains(notes, "nlu started over on the new model") {
+		t.Fatalf("result.json: model_identity %v, notes %s", id, notes)
+	}
+	// A finished run is not resumed on a new model.
+	os.WriteFile(weights, []byte("weights three"), 0o644)
+	if _, err := env.ExecuteActivity(acts.Prepare, in); err == nil || !strings.Contains(err.Error(), "is finished") {
+		t.Fatalf("a finished run resumed on a third model: %v", err)
+	}
+}
+
 // TestModelsMetaReadOnceAtPrepare: MB_MODELS_META as Prepare saw it decides
 // self-judge exclusion at Judge time (on whatever worker) and is stamped as
 // model_meta; a config's model.meta wins.

@@ -15,6 +15,7 @@ type (
 	AuditSummary       = runfiles.AuditSummary
 	AuditSensitivity   = runfiles.AuditSensitivity
 	ModelIdentity      = runfiles.ModelIdentity
+	ModelChange        = runfiles.ModelChange
 	Plan               = runfiles.Plan
 	AxisPlan           = runfiles.AxisPlan
 	manifest           = runfiles.Manifest

@@ -29,6 +29,7 @@ type ScoreInput struct {
 // a file and stored from it, so the worker's memory does not grow with the
 // items' prompts, answers or per-item details.
 func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, error) {
+	defer beat(ctx, nil)()
 	m, st, err := a.loadManifest(ctx, in.RunRef)
 	if err != nil {
 		return AxisOutcome{}, err
@@ -53,13 +54,19 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	if !judgedBy(ax, ac) && overlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0 {
 		quality = &qualityTally{}
 	}
-	scored := 0
-	unscored, err := a.eachScorable(ctx, st, in.RunID, in.Axis, in.Shards, func(items []scorers.Item, preds []scorers.Prediction) error {
+	answered := 0 // items with a prediction, handed to the scorer
+	given := 0    // of them, those it gave a score
+	var usage runfiles.AxisUsage
+	unscored, err := a.eachScorable(ctx, st, in.RunID, in.Axis, in.Shards, m.Plan.Generation(in.Axis), func(items []scorers.Item, preds []scorers.Prediction) error {
 		scores, err := tally.Add(items, preds)
 		if err != nil {
 			return temporal.NewNonRetryableApplicationError(err.Error(), ErrData, nil)
 		}
-		scored += len(items)
+		answered += len(items)
+		given += len(scores)
+		for i := range preds {
+			usage.Add(preds[i].Usage)
+		}
 		at := make(map[string]int, len(items))
 		for i, it := range items {
 			at[it.ID] = i
@@ -82,7 +89,10 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 		return AxisOutcome{}, err
 	}
 	out := AxisOutcome{Weight: ac.WeightValue(), Tier: ac.Tier, Dropped: unscored}
-	if scored == 0 {
+	if usage.Items > 0 {
+		out.Usage = &usage
+	}
+	if answered == 0 {
 		out.Result = scorers.AxisResult{Axis: in.Axis, Version: ax.Version(), ScorerType: ax.ScorerType(), Metric: "none",
 			Notes: []string{"no item was scored"}}
 	} else {
@@ -106,7 +116,8 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	if err := putJSON(ctx, st, runfiles.AxisResultKey(in.RunID, in.Axis), out); err != nil {
 		return AxisOutcome{}, err
 	}
-	metrics.ItemsScored(in.Axis, scored)
+	metrics.ItemsScored(in.Axis, given)
+	metrics.ItemsUnscored(in.Axis, unscored+answered-given)
 	return out, nil
 }
 
@@ -114,17 +125,17 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 // prediction (a judged axis's rated one when there is one), in shard and item
 // order, with their predictions; only one shard is read at a time. It
 // returns how many kept items have no prediction.
-func (a *Activities) eachScorable(ctx context.Context, st store.Store, run, axis string, shards int, fn func([]scorers.Item, []scorers.Prediction) error) (unscored int, err error) {
+func (a *Activities) eachScorable(ctx context.Context, st store.Store, run, axis string, shards, gen int, fn func([]scorers.Item, []scorers.Prediction) error) (unscored int, err error) {
 	for s := 0; s < shards; s++ {
 		its, err := a.shardItems(ctx, st, run, axis, s)
 		if err != nil {
 			return 0, err
 		}
-		got, _, err := shardPredictions(ctx, st, run, axis, s)
+		got, _, err := shardPredictions(ctx, st, run, axis, s, gen)
 		if err != nil {
 			return 0, err
 		}
-		rated, _, err := readRated(ctx, st, run, axis, s)
+		rated, _, err := readRated(ctx, st, run, axis, s, gen)
 		if err != nil {
 			return 0, err
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/infra/metrics"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
@@ -29,8 +30,8 @@ func (a *Activities) shardItems(ctx context.Context, st store.Store, run, axis s
 
 // shardPredictions reads every prediction checkpoint object of a shard,
 // and says how many there were (the next part number).
-func shardPredictions(ctx context.Context, st store.Store, run, axis string, shard int) (map[string]scorers.Prediction, int, error) {
-	return runfiles.InStore(ctx, st, run).ShardCheckpoints(axis, shard, runfiles.Answers)
+func shardPredictions(ctx context.Context, st store.Store, run, axis string, shard, gen int) (map[string]scorers.Prediction, int, error) {
+	return runfiles.InStore(ctx, st, run).ShardCheckpoints(axis, shard, runfiles.CheckpointKind(runfiles.Answers, gen))
 }
 
 // InferProgress is the heartbeat detail of Infer.
@@ -71,7 +72,8 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 	if err != nil {
 		return ShardResult{}, err
 	}
-	done, parts, err := shardPredictions(ctx, st, in.RunID, in.Axis, in.Shard)
+	gen := m.Plan.Generation(in.Axis)
+	done, parts, err := shardPredictions(ctx, st, in.RunID, in.Axis, in.Shard, gen)
 	if err != nil {
 		return ShardResult{}, err
 	}
@@ -136,9 +138,10 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 	// starting the next ones left the model's slots empty at each
 	// checkpoint's tail.)
 	type answer struct {
-		it   scorers.Item
-		pred scorers.Prediction
-		err  error
+		it    scorers.Item
+		pred  scorers.Prediction
+		err   error
+		usage backends.Usage // what the answer, or the failed attempt, cost
 	}
 	answers := make(chan answer, workers)
 	every := m.Config.Run.CheckpointEvery
@@ -152,7 +155,7 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 			// NaN or an infinity in an answer: the model is broken.
 			return modelError(m.Config.Model.Spec, err)
 		}
-		err = saveCheckpoint(ctx, st, runfiles.PredKey(in.RunID, in.Axis, in.Shard, parts), data, func(why string) {
+		err = saveCheckpoint(ctx, st, runfiles.GenPredKey(in.RunID, in.Axis, in.Shard, gen, parts), data, func(why string) {
 			mu.Lock()
 			waiting = why
 			mu.Unlock()
@@ -178,8 +181,14 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 			next++
 			inflight++
 			go func() {
-				p, err := predict(ctx, it)
-				answers <- answer{it, p, err}
+				var u backends.Usage
+				start := time.Now()
+				p, err := predict(backends.CountUsage(ctx, &u), it)
+				u.LatencyMS = time.Since(start).Milliseconds()
+				if err == nil {
+					p.Usage = &u
+				}
+				answers <- answer{it, p, err, u}
 			}()
 		}
 		if inflight == 0 {
@@ -204,7 +213,7 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 		default:
 			// The item itself cannot be answered (too long, unrenderable):
 			// record why, so it is reported and never retried.
-			pending = append(pending, scorers.Prediction{ItemID: ans.it.ID, Error: ans.err.Error()})
+			pending = append(pending, scorers.Prediction{ItemID: ans.it.ID, Error: ans.err.Error(), Usage: &ans.usage})
 		}
 		if len(pending) >= every && saveErr == nil {
 			saveErr = save()
@@ -284,6 +293,7 @@ func (a *Activities) probePool(ctx context.Context, st store.Store, run, axis st
 // probe variants are inferred with their items (same checkpoint, same budget)
 // and read by the axis scorer as shuffle_drop and unanswerable_drop.
 func (a *Activities) Probes(ctx context.Context, in ScoreInput) (StageNote, error) {
+	defer beat(ctx, nil)()
 	m, st, err := a.loadManifest(ctx, in.RunRef)
 	if err != nil {
 		return StageNote{}, err
@@ -296,7 +306,7 @@ func (a *Activities) Probes(ctx context.Context, in ScoreInput) (StageNote, erro
 		return StageNote{Note: fmt.Sprintf("probes %v: only multiple-choice axes have probes", names)}, nil
 	}
 	scored, with := 0, 0
-	_, err = a.eachScorable(ctx, st, in.RunID, in.Axis, in.Shards, func(items []scorers.Item, preds []scorers.Prediction) error {
+	_, err = a.eachScorable(ctx, st, in.RunID, in.Axis, in.Shards, m.Plan.Generation(in.Axis), func(items []scorers.Item, preds []scorers.Prediction) error {
 		scored += len(items)
 		for _, p := range preds {
 			if len(p.Variants) > 0 {

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/scorers"
 )
@@ -48,6 +49,8 @@ type AxisOutcome struct {
 	StoppedEarly bool               `json:"stopped_early"`
 	Audit        *AuditSummary      `json:"audit,omitempty"`
 	StageNotes   []string           `json:"stage_notes,omitempty"`
+	// Usage sums what the axis's checkpointed answers cost.
+	Usage *runfiles.AxisUsage `json:"usage,omitempty"`
 }
 
 // DedupCounts is what EvalRun needs of Dedup: per axis, how many items were

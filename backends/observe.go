@@ -1,6 +1,9 @@
 package backends
 
 import (
+	"context"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -46,3 +49,81 @@ type nopObserver struct{}
 func (nopObserver) Request(string, string, string, time.Duration) {}
 func (nopObserver) Retry(string, string)                          {}
 func (nopObserver) Tokens(string, int, int)                       {}
+
+// Usage is what the model requests made for one piece of work (an item)
+// cost: the tokens that went in and came out, the request attempts, the
+// attempts that failed and the retries among them, and the wall time the
+// work took (LatencyMS, which the caller measures and sets).
+type Usage struct {
+	PromptTokens     int   `json:"prompt_tokens"`
+	CompletionTokens int   `json:"completion_tokens"`
+	Requests         int   `json:"requests"`
+	FailedRequests   int   `json:"failed_requests,omitempty"`
+	Retries          int   `json:"retries,omitempty"`
+	LatencyMS        int64 `json:"latency_ms"`
+}
+
+// Add adds o into u.
+func (u *Usage) Add(o Usage) {
+	u.PromptTokens += o.PromptTokens
+	u.CompletionTokens += o.CompletionTokens
+	u.Requests += o.Requests
+	u.FailedRequests += o.FailedRequests
+	u.Retries += o.Retries
+	u.LatencyMS += o.LatencyMS
+}
+
+type usageKey struct{}
+
+// usageTally is a Usage being counted, by requests that may run at once.
+type usageTally struct {
+	mu sync.Mutex
+	u  *Usage
+}
+
+// CountUsage returns a context under which every backend request (its
+// attempts, retries and tokens) is also counted into u; read u once the
+// work is done.
+func CountUsage(ctx context.Context, u *Usage) context.Context {
+	return context.WithValue(ctx, usageKey{}, &usageTally{u: u})
+}
+
+// ObserveCtx is Observe, also counting into the Usage of ctx
+// (CountUsage) when it has one.
+func ObserveCtx(ctx context.Context) Observer {
+	t, _ := ctx.Value(usageKey{}).(*usageTally)
+	if t == nil {
+		return Observe()
+	}
+	return usageObserver{Observe(), t}
+}
+
+type usageObserver struct {
+	next Observer
+	t    *usageTally
+}
+
+func (o usageObserver) Request(backend, endpoint, status string, took time.Duration) {
+	o.next.Request(backend, endpoint, status, took)
+	o.t.mu.Lock()
+	o.t.u.Requests++
+	if status != "ok" && !strings.HasPrefix(status, "2") {
+		o.t.u.FailedRequests++
+	}
+	o.t.mu.Unlock()
+}
+
+func (o usageObserver) Retry(backend, endpoint string) {
+	o.next.Retry(backend, endpoint)
+	o.t.mu.Lock()
+	o.t.u.Retries++
+	o.t.mu.Unlock()
+}
+
+func (o usageObserver) Tokens(backend string, in, out int) {
+	o.next.Tokens(backend, in, out)
+	o.t.mu.Lock()
+	o.t.u.PromptTokens += in
+	o.t.u.CompletionTokens += out
+	o.t.mu.Unlock()
+}

@@ -23,6 +23,11 @@ const (
 
 // Item is one evaluation item. Fields an axis does not use stay empty; an
 // axis-specific payload goes in Extra.
+// MaxItemIDBytes bounds an item's id. Ids are quoted in notes and error
+// messages, which travel in Temporal payloads (the server caps a message at
+// 4 MB and then names no field); a dataset's ids are short keys.
+const MaxItemIDBytes = 1024
+
 type Item struct {
 	ID         string          `json:"id"` // stable and unique within a run: "<dataset>/<row>"
 	Axis       string          `json:"axis"`
@@ -54,6 +59,10 @@ type Prediction struct {
 	// (e.g. log-likelihood on a chat-only API).
 	Unsupported bool   `json:"unsupported,omitempty"`
 	Error       string `json:"error,omitempty"`
+	// Usage is what answering the item cost: tokens, request attempts,
+	// failed attempts, retries and wall time. Absent in checkpoints written
+	// before it was recorded, and for answers from the answer cache.
+	Usage *backends.Usage `json:"usage,omitempty"`
 }
 
 // PredictOptions carry run-wide inference settings.

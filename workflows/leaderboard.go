@@ -24,6 +24,10 @@ type LeaderboardRefreshResult struct {
 	// Elo is the recomputed ranking of each leaderboard version, when a
 	// row was appended.
 	Elo *activities.EloSummary `json:"elo,omitempty"`
+	// Anchors are the hashes of the rows appended, kept in this history
+	// outside the leaderboard's store (as in each run's folder), so a row
+	// edited and re-hashed afterwards is told from the row appended.
+	Anchors []activities.RowAnchor `json:"anchors,omitempty"`
 }
 
 // LeaderboardRefresh re-runs the configured models whose pins changed since
@@ -40,8 +44,9 @@ func LeaderboardRefresh(ctx workflow.Context, in activities.RefreshInput) (Leade
 	}
 	res := LeaderboardRefreshResult{Current: plan.Current, Failed: plan.Failed}
 	type outcome struct {
-		path string
-		err  error
+		path   string
+		anchor *activities.RowAnchor
+		err    error
 	}
 	outcomes := make([]outcome, len(plan.Todo))
 	sem := workflow.NewSemaphore(ctx, int64(max(in.MaxParallel, 1)))
@@ -54,8 +59,8 @@ func LeaderboardRefresh(ctx workflow.Context, in activities.RefreshInput) (Leade
 		workflow.Go(ctx, func(ctx workflow.Context) {
 			defer wg.Done()
 			defer sem.Release(1)
-			path, err := refreshModel(ctx, in, item)
-			outcomes[i] = outcome{path, err}
+			path, anchor, err := refreshModel(ctx, in, item)
+			outcomes[i] = outcome{path, anchor, err}
 		})
 	}
 	wg.Wait(ctx)
@@ -67,6 +72,9 @@ func LeaderboardRefresh(ctx workflow.Context, in activities.RefreshInput) (Leade
 		}
 		res.Ran = append(res.Ran, item.Input.RunID)
 		res.Appended = append(res.Appended, o.path)
+		if o.anchor != nil {
+			res.Anchors = append(res.Anchors, *o.anchor)
+		}
 	}
 	if len(res.Appended) == 0 {
 		return res, nil
@@ -79,10 +87,16 @@ func LeaderboardRefresh(ctx workflow.Context, in activities.RefreshInput) (Leade
 	return res, nil
 }
 
+// anchorVersion marks the change from AppendLeaderboard, which returned the
+// leaderboard's path, to AppendLeaderboardRow, which also anchors the row's
+// hash in the run's folder and returns it for the refresh's result;
+// histories recorded before it replay AppendLeaderboard.
+const anchorVersion = "leaderboard-row-anchor"
+
 // refreshModel runs one model as a child EvalRun and appends its row. The
 // run's result is read where the run wrote it (its config's store, which the
 // child reports); the row goes to the refresh's store.
-func refreshModel(ctx workflow.Context, in activities.RefreshInput, item activities.RefreshItem) (string, error) {
+func refreshModel(ctx workflow.Context, in activities.RefreshInput, item activities.RefreshItem) (string, *activities.RowAnchor, error) {
 	child := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID: "evalrun-" + item.Input.RunID,
 		TaskQueue:  TaskQueue,
@@ -92,14 +106,20 @@ func refreshModel(ctx workflow.Context, in activities.RefreshInput, item activit
 		ConfigPath: item.Input.ConfigPath, Model: item.Input.Model, ModelID: item.Input.ModelID, RunID: item.Input.RunID,
 	}).Get(ctx, &run)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	var path string
-	err = workflow.ExecuteActivity(cpuOptions(ctx), a.AppendLeaderboard, activities.AppendInput{
+	appendIn := activities.AppendInput{
 		RunRef:    activities.RunRef{RunID: run.RunID, StoreURI: run.Summary.StoreURI},
 		ResultKey: run.Summary.ResultKey, Lang: in.Lang, BoardStoreURI: in.StoreURI,
-	}).Get(ctx, &path)
-	return path, err
+	}
+	if workflow.GetVersion(ctx, anchorVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		var path string
+		err = workflow.ExecuteActivity(cpuOptions(ctx), a.AppendLeaderboard, appendIn).Get(ctx, &path)
+		return path, nil, err
+	}
+	var res activities.AppendResult
+	err = workflow.ExecuteActivity(cpuOptions(ctx), a.AppendLeaderboardRow, appendIn).Get(ctx, &res)
+	return res.Path, res.Anchor, err
 }
 
 // failureReason is the innermost cause of err, in one sentence: a child

@@ -29,7 +29,7 @@ func ran(in EvalRunInput) EvalRunResult {
 func newRefreshEnvWith(t *testing.T, run func(workflow.Context, EvalRunInput) (EvalRunResult, error)) (*testsuite.TestWorkflowEnvironment, *[]string) {
 	env := newEnv(t)
 	var acts *activities.Activities
-	for _, fn := range []any{acts.PlanRefresh, acts.AppendLeaderboard, acts.RecomputeElo} {
+	for _, fn := range []any{acts.PlanRefresh, acts.AppendLeaderboardRow, acts.RecomputeElo} {
 		env.RegisterActivity(fn)
 	}
 	var children []string
@@ -37,13 +37,14 @@ func newRefreshEnvWith(t *testing.T, run func(workflow.Context, EvalRunInput) (E
 		children = append(children, in.RunID)
 		return run(ctx, in)
 	})
-	env.OnActivity("AppendLeaderboard", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AppendInput) (string, error) {
+	env.OnActivity("AppendLeaderboardRow", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AppendInput) (activities.AppendResult, error) {
 		// The run is read where the child says it wrote it; the row goes
 		// to the refresh's store.
 		if in.StoreURI != "/runs-"+in.RunID || in.ResultKey != "runs/"+in.RunID+"/result.json" || in.BoardStoreURI != "/store" {
-			t.Errorf("AppendLeaderboard input %+v: want the child's store and key and the refresh's store", in)
+			t.Errorf("AppendLeaderboardRow input %+v: want the child's store and key and the refresh's store", in)
 		}
-		return "leaderboard/ms/v1/leaderboard.jsonl", nil
+		return activities.AppendResult{Path: "leaderboard/ms/v1/leaderboard.jsonl",
+			Anchor: &activities.RowAnchor{Board: "leaderboard/ms/v1", RunID: in.RunID, RowSHA256: "sum-" + in.RunID}}, nil
 	})
 	return env, &children
 }
@@ -71,6 +72,31 @@ func TestLeaderboardRefreshRecomputesElo(t *testing.T) {
 	}
 	if len(*children) != 2 || len(res.Ran) != 2 || eloCalls != 1 || res.Elo == nil || res.Elo.Boards[0].Ratings["a"] != 1010 {
 		t.Fatalf("children %v, result %+v, Elo recomputed %d times", *children, res, eloCalls)
+	}
+	// The appended rows' hashes are kept in the refresh's result, outside
+	// the leaderboard's store.
+	if len(res.Anchors) != 2 || res.Anchors[0].RowSHA256 != "sum-a-1" || res.Anchors[1].RowSHA256 != "sum-b-1" {
+		t.Errorf("anchors %+v, want the two appended rows'", res.Anchors)
+	}
+}
+
+// A refresh recorded before the anchor version appends through
+// AppendLeaderboard, whose result is the path alone, and records no anchor.
+func TestLeaderboardRefreshBeforeAnchors(t *testing.T) {
+	env, _ := newRefreshEnv(t)
+	var acts *activities.Activities
+	env.RegisterActivity(acts.AppendLeaderboard)
+	env.OnGetVersion(anchorVersion, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	env.OnActivity("AppendLeaderboard", mock.Anything, mock.Anything).Return("leaderboard/ms/v1/leaderboard.jsonl", nil)
+	env.OnActivity("PlanRefresh", mock.Anything, mock.Anything).Return(activities.RefreshPlan{Todo: todo("a")}, nil)
+	env.OnActivity("RecomputeElo", mock.Anything, mock.Anything).Return(activities.EloSummary{}, nil)
+	env.ExecuteWorkflow(LeaderboardRefresh, activities.RefreshInput{StoreURI: "/store"})
+	var res LeaderboardRefreshResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Appended, []string{"leaderboard/ms/v1/leaderboard.jsonl"}) || len(res.Anchors) != 0 {
+		t.Fatalf("result %+v", res)
 	}
 }
 

@@ -34,11 +34,17 @@ var nonRetryable = activities.NonRetryable
 // The activity option presets. Each names one kind of stage; a call site
 // picks one and adds its summary (see stage).
 
-// cpuPreset: store work, scoring and statistics on the CPU queue.
-func cpuPreset() workflow.ActivityOptions {
+// cpuPreset: store work, scoring and statistics on the CPU queue. These
+// activities heartbeat every second too, so a CPU worker that dies inside
+// one (a SIGKILLed `run`, `dev` or worker) is noticed after the heartbeat
+// timeout, not the 30-minute start-to-close; heartbeatSecs is
+// run.heartbeat_seconds, 0 where the run's config is not read yet (Prepare)
+// or there is none (the leaderboard workflows): the 5 s default.
+func cpuPreset(heartbeatSecs int) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		TaskQueue:           TaskQueue,
 		StartToCloseTimeout: 30 * time.Minute,
+		HeartbeatTimeout:    heartbeatTimeout(heartbeatSecs),
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
 			MaximumAttempts: 20, NonRetryableErrorTypes: nonRetryable,
@@ -47,17 +53,18 @@ func cpuPreset() workflow.ActivityOptions {
 }
 
 // screenPreset: screening a large corpus may take the whole budget; it
-// heartbeats its shard offsets, so a dead worker is noticed in minutes.
+// heartbeats its shard offsets every second, so a dead worker is noticed
+// in seconds and the retry resumes at the last offset.
 func screenPreset(wall time.Duration) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		TaskQueue:           TaskQueue,
 		StartToCloseTimeout: wall,
-		HeartbeatTimeout:    2 * time.Minute,
+		HeartbeatTimeout:    heartbeatTimeout(0),
 		RetryPolicy:         &temporal.RetryPolicy{NonRetryableErrorTypes: nonRetryable},
 	}
 }
 
-// Recovery from a dead inference worker: Infer and Judge heartbeat every
+// Recovery from a dead worker: every activity heartbeats every
 // second (activities.HeartbeatEvery, sent at once: the inference worker's
 // heartbeat throttle is as short), so the server notices a SIGKILLed worker
 // run.heartbeat_seconds (5 s by default) after its last heartbeat, and
@@ -120,5 +127,5 @@ func stage(ctx workflow.Context, preset workflow.ActivityOptions, summary string
 // cpuOptions is ctx with cpuPreset, for workflows whose activities carry no
 // summary of their own.
 func cpuOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, cpuPreset())
+	return workflow.WithActivityOptions(ctx, cpuPreset(0))
 }

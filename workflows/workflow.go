@@ -44,6 +44,9 @@ type EvalRunInput struct {
 	JudgeOverlay   bool   `json:"judge_overlay,omitempty"`    // judges also rate verifiable axes' responses (secondary)
 	ChatTemplate   string `json:"chat_template,omitempty"`    // auto | always: apply the model's chat template on the generate path
 	Limit          int    `json:"limit,omitempty"`            // overrides run.limit: every dataset read to at most this many rows
+	// AllowNewModel resumes a run whose model changed by starting its
+	// unfinished axes over on the new model (stated in the notes).
+	AllowNewModel bool `json:"allow_new_model,omitempty"`
 }
 
 // EvalRunResult is the workflow result.
@@ -119,9 +122,9 @@ func EvalRun(ctx workflow.Context, in EvalRunInput) (EvalRunResult, error) {
 // prepare loads the config and items (Prepare) and publishes what the run
 // is in the progress query, the memo and the search attributes.
 func (r *evalRun) prepare(ctx workflow.Context) error {
-	err := workflow.ExecuteActivity(stage(ctx, cpuPreset(), "prepare"), a.Prepare, activities.PrepareInput{
+	err := workflow.ExecuteActivity(stage(ctx, cpuPreset(0), "prepare"), a.Prepare, activities.PrepareInput{
 		RunID: r.prog.RunID, ConfigPath: r.in.ConfigPath, ConfigYAML: r.in.Config, Model: r.in.Model, ModelID: r.in.ModelID,
-		JudgeOverlay: r.in.JudgeOverlay, ChatTemplate: r.in.ChatTemplate, Limit: r.in.Limit,
+		JudgeOverlay: r.in.JudgeOverlay, ChatTemplate: r.in.ChatTemplate, Limit: r.in.Limit, AllowNewModel: r.in.AllowNewModel,
 	}).Get(ctx, &r.plan)
 	if err != nil {
 		return err
@@ -251,8 +254,9 @@ func (r *evalRun) runAxis(ctx workflow.Context, i int, inferred func()) (axisRun
 	return run, nil
 }
 
-// pipelineVersion marks the change from axes run one after another to
-// the pipeline; histories recorded before it replay the sequential loop.
+// pipelineVersion marks the changes to how axes follow one another: from
+// one after another (DefaultVersion) to the pipeline with two axes
+// inferring at once (1), then three (2). Histories keep what they recorded.
 const pipelineVersion = "axis-pipeline"
 
 // inferTailSignal is what an InferAxis child of the pipeline sends EvalRun
@@ -261,10 +265,21 @@ const pipelineVersion = "axis-pipeline"
 // model's empty slots.
 const inferTailSignal = "infer-tail"
 
-// maxInferring is how many axes infer at once in the pipeline: an axis in
-// its tail and the next. More would have axes compete for the model through
-// their whole budgets, which are shares of the time as if each had it alone.
-const maxInferring = 2
+// maxInferring is how many axes infer at once in the pipeline, by its
+// version. Two (an axis in its tail and the next) left the model's slots
+// empty whenever the next axis was itself small or in its tail: an axis of
+// one shard is in its tail from the start and keeps only model.concurrency
+// requests in flight, and a new axis takes a few workflow and activity
+// round trips to send its first request. A third keeps requests queued at
+// the model while one axis ends and the next begins. More would have axes
+// compete for the model through their whole budgets, which are shares of
+// the time as if each had it alone.
+func maxInferring(version workflow.Version) int {
+	if version == 1 {
+		return 2
+	}
+	return 3
+}
 
 // runAxes runs every axis: one after another in histories recorded before
 // the pipeline; else as a pipeline, so the model is never idle while the
@@ -274,7 +289,8 @@ const maxInferring = 2
 // in their own coroutine while later axes infer. Each axis keeps its own
 // budget, an equal share of what is left when its inference starts.
 func (r *evalRun) runAxes(ctx workflow.Context) error {
-	if workflow.GetVersion(ctx, pipelineVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	version := workflow.GetVersion(ctx, pipelineVersion, workflow.DefaultVersion, 2)
+	if version == workflow.DefaultVersion {
 		for i := range r.plan.Axes {
 			run, err := r.runAxis(ctx, i, func() {})
 			if err != nil {
@@ -284,6 +300,7 @@ func (r *evalRun) runAxes(ctx workflow.Context) error {
 		}
 		return nil
 	}
+	atOnce := maxInferring(version)
 	r.pipelined = true
 	tailed := map[string]bool{}
 	tail := workflow.GetSignalChannel(ctx, inferTailSignal)
@@ -303,7 +320,7 @@ func (r *evalRun) runAxes(ctx workflow.Context) error {
 		if i > 0 {
 			prev := r.plan.Axes[i-1].Name
 			if err := workflow.Await(ctx, func() bool {
-				return firstErr != nil || inferring < maxInferring && (inferDone[i-1] || tailed[prev])
+				return firstErr != nil || inferring < atOnce && (inferDone[i-1] || tailed[prev])
 			}); err != nil {
 				return err
 			}
@@ -379,19 +396,19 @@ func (r *evalRun) score(ctx workflow.Context, ax activities.AxisPlan, shards int
 		stageNotes = append(stageNotes, n)
 	}
 	if len(ax.Probes) > 0 {
-		if err := note(StageProbes, cpuPreset(), a.Probes); err != nil {
+		if err := note(StageProbes, cpuPreset(r.plan.HeartbeatSecs), a.Probes); err != nil {
 			return activities.AxisOutcome{}, err
 		}
 	}
 	p.Stage = StageScoring
 	var out activities.AxisOutcome
-	if err := workflow.ExecuteActivity(stage(ctx, cpuPreset(), "score %s", ax.Name), a.Score, in).Get(ctx, &out); err != nil {
+	if err := workflow.ExecuteActivity(stage(ctx, cpuPreset(r.plan.HeartbeatSecs), "score %s", ax.Name), a.Score, in).Get(ctx, &out); err != nil {
 		return activities.AxisOutcome{}, err
 	}
 	out.StageNotes = stageNotes
 	p.Stage = StageAudit
 	var au activities.AuditSummary
-	if err := workflow.ExecuteActivity(stage(ctx, cpuPreset(), "audit %s", ax.Name), a.Audit, in.AxisInput).Get(ctx, &au); err != nil {
+	if err := workflow.ExecuteActivity(stage(ctx, cpuPreset(r.plan.HeartbeatSecs), "audit %s", ax.Name), a.Audit, in.AxisInput).Get(ctx, &au); err != nil {
 		return activities.AxisOutcome{}, err
 	}
 	out.Audit = &au
@@ -450,7 +467,7 @@ func (r *evalRun) judge(ctx workflow.Context, in activities.ScoreInput, axis str
 func (r *evalRun) aggregate(ctx workflow.Context) (EvalRunResult, error) {
 	r.prog.Stage = StageAggregate
 	var summary activities.Summary
-	err := workflow.ExecuteActivity(stage(ctx, cpuPreset(), "aggregate"), a.Aggregate, activities.AggregateInput{
+	err := workflow.ExecuteActivity(stage(ctx, cpuPreset(r.plan.HeartbeatSecs), "aggregate"), a.Aggregate, activities.AggregateInput{
 		RunRef: r.ref, Plan: r.plan, Outcomes: r.outcomes, Skipped: r.skipped, Notes: r.notes,
 	}).Get(ctx, &summary)
 	if err != nil {

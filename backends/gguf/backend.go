@@ -115,11 +115,11 @@ func (m *Model) LogLikelihood(ctx context.Context, reqs []backends.LLRequest) ([
 		start := time.Now()
 		res, err := m.score(ctx, j.all, j.nCtx)
 		if err != nil {
-			backends.Observe().Request("gguf", "loglikelihood", "error", time.Since(start))
+			backends.ObserveCtx(ctx).Request("gguf", "loglikelihood", "error", time.Since(start))
 			return nil, fmt.Errorf("gguf: request %q: %w", reqs[j.i].ID, err)
 		}
-		backends.Observe().Request("gguf", "loglikelihood", "ok", time.Since(start))
-		backends.Observe().Tokens("gguf", len(j.all), 0)
+		backends.ObserveCtx(ctx).Request("gguf", "loglikelihood", "ok", time.Since(start))
+		backends.ObserveCtx(ctx).Tokens("gguf", len(j.all), 0)
 		res.ID = reqs[j.i].ID
 		res.ContextTruncated = j.cut
 		out[j.i] = res
@@ -184,10 +184,10 @@ func (m *Model) Generate(ctx context.Context, reqs []backends.GenRequest) ([]bac
 		start := time.Now()
 		g, err := m.generate(ctx, r)
 		if err != nil {
-			backends.Observe().Request("gguf", "generate", "error", time.Since(start))
+			backends.ObserveCtx(ctx).Request("gguf", "generate", "error", time.Since(start))
 			return nil, fmt.Errorf("gguf: request %q: %w", r.ID, err)
 		}
-		backends.Observe().Request("gguf", "generate", "ok", time.Since(start))
+		backends.ObserveCtx(ctx).Request("gguf", "generate", "ok", time.Since(start))
 		g.ID = r.ID
 		out[i] = g
 	}
@@ -245,7 +245,7 @@ func (m *Model) generate(ctx context.Context, r backends.GenRequest) (backends.G
 		rng = rand.New(rand.NewPCG(uint64(r.Seed), 0x9e3779b97f4a7c15))
 	}
 	var gen []int
-	defer func() { backends.Observe().Tokens("gguf", len(tokens), len(gen)) }()
+	defer func() { backends.ObserveCtx(ctx).Tokens("gguf", len(tokens), len(gen)) }()
 	for {
 		var mask []uint64
 		if gc != nil {

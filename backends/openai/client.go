@@ -39,7 +39,7 @@ type Config struct {
 	Model       string        // model name sent in requests; "" is omitted (fine for llama-server)
 	APIKeyEnv   string        // name of the env var holding the key; "" sends no key
 	Flavor      string        // auto | vllm | llama-server | chat-only; "" means auto
-	Concurrency int           // max in-flight HTTP requests; 0 means DefaultConcurrency
+	Concurrency int           // max model requests in flight (completions, chat); tokenize and settings reads are not counted; 0 means DefaultConcurrency
 	Timeout     time.Duration // per HTTP request; 0 means DefaultTimeout
 	MaxRetries  int           // retries after the first attempt; 0 means DefaultMaxRetries, <0 none
 	// MaxResponseBytes bounds how much of one response is read; 0 means
@@ -184,7 +184,7 @@ func (c *Client) resolveFlavor(ctx context.Context) (string, error) {
 			NCtx int `json:"n_ctx"`
 		} `json:"default_generation_settings"`
 	}
-	err := c.do(ctx, http.MethodGet, "/props", nil, &props)
+	err := c.doAside(ctx, http.MethodGet, "/props", nil, &props)
 	var he *HTTPError
 	switch {
 	case err == nil && props.DefaultGenerationSettings != nil:

@@ -100,7 +100,7 @@ func (c *Client) generate(ctx context.Context, r backends.GenRequest) (backends.
 			var out struct {
 				Prompt *string `json:"prompt"`
 			}
-			if err := c.do(ctx, "POST", "/apply-template", map[string]any{"messages": msgs}, &out); err != nil {
+			if err := c.doAside(ctx, "POST", "/apply-template", map[string]any{"messages": msgs}, &out); err != nil {
 				return backends.Generation{}, err
 			}
 			if out.Prompt == nil {
@@ -163,6 +163,9 @@ func (c *Client) generate(ctx context.Context, r backends.GenRequest) (backends.
 	if err := c.do(ctx, "POST", path, b, &resp); err != nil {
 		return backends.Generation{}, err
 	}
+	if resp.Usage != nil {
+		backends.ObserveCtx(ctx).Tokens("openai", resp.Usage.PromptTokens, resp.Usage.CompletionTokens)
+	}
 	g, err := parseGeneration(r.ID, path, &resp)
 	g.PromptTruncated = cut
 	return g, err
@@ -184,7 +187,6 @@ func parseGeneration(id, path string, resp *genResponse) (backends.Generation, e
 	}
 	if resp.Usage != nil {
 		g.Tokens = resp.Usage.CompletionTokens
-		backends.Observe().Tokens("openai", resp.Usage.PromptTokens, resp.Usage.CompletionTokens)
 	}
 	return g, nil
 }

@@ -22,3 +22,10 @@ type HTTPError = httpjson.HTTPError
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	return c.api.Do(ctx, method, path, in, out)
 }
+
+// doAside is do for a request the server answers outside its generation
+// slots (tokenize, server settings): it does not count against
+// Concurrency; see httpjson.Client.DoAside.
+func (c *Client) doAside(ctx context.Context, method, path string, in, out any) error {
+	return c.api.DoAside(ctx, method, path, in, out)
+}

@@ -178,7 +178,10 @@ func (c *Client) echoLL(ctx context.Context, r backends.LLRequest) (backends.LLR
 		}
 		return backends.LLResult{}, err
 	}
-	res, err := parseEcho(raw, nCtx, utf8.RuneCountInString(cont))
+	res, prompt, err := parseEchoTokens(raw, nCtx, utf8.RuneCountInString(cont))
+	if err == nil {
+		backends.ObserveCtx(ctx).Tokens("openai", prompt, 0)
+	}
 	res.ContextTruncated = cut
 	return res, err
 }
@@ -208,21 +211,27 @@ func refusesEcho(he *HTTPError) bool {
 // similar that is not in the prompt. A token straddling the boundary counts
 // as continuation, since it carries continuation text.
 func parseEcho(raw []byte, nCtx, contLen int) (backends.LLResult, error) {
+	res, _, err := parseEchoTokens(raw, nCtx, contLen)
+	return res, err
+}
+
+// parseEchoTokens is parseEcho that also returns the prompt's token count.
+func parseEchoTokens(raw []byte, nCtx, contLen int) (backends.LLResult, int, error) {
 	const path = "/v1/completions"
 	var resp echoResponse
 	if err := json.Unmarshal(raw, &resp); err != nil {
-		return backends.LLResult{}, fmt.Errorf("openai: POST %s: %w: %v", path, errBadJSON, err)
+		return backends.LLResult{}, 0, fmt.Errorf("openai: POST %s: %w: %v", path, errBadJSON, err)
 	}
 	if len(resp.Choices) == 0 {
-		return backends.LLResult{}, fmt.Errorf("openai: POST %s: %w: no choices", path, errBadJSON)
+		return backends.LLResult{}, 0, fmt.Errorf("openai: POST %s: %w: no choices", path, errBadJSON)
 	}
 	lp := resp.Choices[0].Logprobs
 	if lp == nil || len(lp.TokenLogprobs) == 0 {
-		return backends.LLResult{}, unsupported("POST %s returned no logprobs for echo=true", path)
+		return backends.LLResult{}, 0, unsupported("POST %s returned no logprobs for echo=true", path)
 	}
 	n := len(lp.TokenLogprobs)
 	if len(lp.Tokens) != n || (lp.TextOffset != nil && len(lp.TextOffset) != n) || (lp.TopLogprobs != nil && len(lp.TopLogprobs) != n) {
-		return backends.LLResult{}, fmt.Errorf("openai: POST %s: %w: logprobs arrays differ in length", path, errBadJSON)
+		return backends.LLResult{}, 0, fmt.Errorf("openai: POST %s: %w: logprobs arrays differ in length", path, errBadJSON)
 	}
 	// The echoed prompt is the first prompt_tokens entries; the rest was
 	// generated. Without usage, assume the one token we asked for.
@@ -231,14 +240,13 @@ func parseEcho(raw []byte, nCtx, contLen int) (backends.LLResult, error) {
 		p = resp.Usage.PromptTokens
 	}
 	if p > n || p <= 0 || nCtx >= p {
-		return backends.LLResult{}, unsupported("POST %s did not echo the prompt (%d prompt tokens, %d logprobs, context %d tokens)", path, p, n, nCtx)
+		return backends.LLResult{}, 0, unsupported("POST %s did not echo the prompt (%d prompt tokens, %d logprobs, context %d tokens)", path, p, n, nCtx)
 	}
-	backends.Observe().Tokens("openai", p, 0)
 	s := nCtx
 	if s < 0 {
 		var err error
 		if s, err = echoSplit(lp.Tokens, lp.TextOffset, p, contLen); err != nil {
-			return backends.LLResult{}, err
+			return backends.LLResult{}, 0, err
 		}
 	}
 	res := backends.LLResult{IsGreedy: true}
@@ -246,10 +254,10 @@ func parseEcho(raw []byte, nCtx, contLen int) (backends.LLResult, error) {
 		v := lp.TokenLogprobs[i]
 		if v == nil {
 			// Only the first prompt token has no logprob: nothing precedes it.
-			return backends.LLResult{}, fmt.Errorf("openai: POST %s: no logprob for continuation token %d (empty context and no BOS?)", path, i-s)
+			return backends.LLResult{}, 0, fmt.Errorf("openai: POST %s: no logprob for continuation token %d (empty context and no BOS?)", path, i-s)
 		}
 		if math.IsNaN(*v) || *v > 0 {
-			return backends.LLResult{}, fmt.Errorf("openai: POST %s: %w: logprob %v", path, errBadJSON, *v)
+			return backends.LLResult{}, 0, fmt.Errorf("openai: POST %s: %w: logprob %v", path, errBadJSON, *v)
 		}
 		res.TokenLogProbs = append(res.TokenLogProbs, *v)
 		res.LogProb += *v
@@ -263,7 +271,7 @@ func parseEcho(raw []byte, nCtx, contLen int) (backends.LLResult, error) {
 			}
 		}
 	}
-	return res, nil
+	return res, p, nil
 }
 
 // echoSplit returns the index of the first continuation token among the p

@@ -44,7 +44,7 @@ func (c *Client) info(ctx context.Context) (serverInfo, error) {
 				NCtx int `json:"n_ctx"`
 			} `json:"default_generation_settings"`
 		}
-		err := c.do(ctx, http.MethodGet, "/props", nil, &props)
+		err := c.doAside(ctx, http.MethodGet, "/props", nil, &props)
 		var he *HTTPError
 		switch {
 		case errors.As(err, &he) && he.Status != 401 && he.Status != 403 && he.Status < 500 || errors.Is(err, errBadJSON):
@@ -74,7 +74,7 @@ func (c *Client) vllmModels(ctx context.Context, si serverInfo) (serverInfo, err
 			MaxModelLen *int   `json:"max_model_len"`
 		} `json:"data"`
 	}
-	err := c.do(ctx, http.MethodGet, "/v1/models", nil, &list)
+	err := c.doAside(ctx, http.MethodGet, "/v1/models", nil, &list)
 	var he *HTTPError
 	if errors.As(err, &he) && he.Status != 401 && he.Status != 403 && (he.Status < 500 || he.Status == 501) || errors.Is(err, errBadJSON) {
 		return si, nil // no model list: nothing to learn
@@ -170,7 +170,7 @@ func (c *Client) tokenizeCached(ctx context.Context, body, out any) error {
 	}
 	tc.mu.Unlock()
 	if !hit {
-		e.err = c.do(ctx, http.MethodPost, "/tokenize", body, &e.raw)
+		e.err = c.doAside(ctx, http.MethodPost, "/tokenize", body, &e.raw)
 		if e.err != nil {
 			tc.mu.Lock()
 			if tc.entries[key] == e {

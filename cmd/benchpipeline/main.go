@@ -5,16 +5,20 @@
 // slots; requests beyond them queue in the proxy); tokenize and every other
 // call pass untouched. Then, for each glossobench binary given as
 // LABEL=PATH, it runs the quick start with model.spec pointing at the proxy
-// and model.concurrency -slots, on a Temporal dev server of that binary's
+// and model.concurrency -slots (or -concurrency), on a Temporal dev server of that binary's
 // own, and prints side by side the occupancy (the mean number of occupied
 // slots ÷ slots, over the span from the first completion request in to the
 // last one out) and the busy share (of that span, the time with at least
-// one request being served). Usage:
+// one request being served). With -upstream fake the proxy forwards to an
+// instant server of its own in vLLM's shapes instead, so every idle slot is
+// the harness's; -timeline writes each run's requests and activities on one
+// clock, to see where the slots go idle. Usage:
 //
 //	go run ./cmd/benchpipeline -upstream http://127.0.0.1:8080 base=bin/gb-base head=bin/gb
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -36,10 +40,13 @@ import (
 )
 
 func main() {
-	upstream := flag.String("upstream", os.Getenv("GLOSSOBENCH_LLAMA_SERVER_URL"), "the model server (default $GLOSSOBENCH_LLAMA_SERVER_URL)")
+	upstream := flag.String("upstream", os.Getenv("GLOSSOBENCH_LLAMA_SERVER_URL"), `the model server (default $GLOSSOBENCH_LLAMA_SERVER_URL); "fake": an instant one in vLLM's shapes, so the slots' idle time is all the harness's`)
 	hold := flag.Duration("hold", 200*time.Millisecond, "extra time each completion or chat request is held")
-	slots := flag.Int("slots", 8, "requests served at once (the server's slots); also model.concurrency")
+	slots := flag.Int("slots", 8, "requests served at once (the server's slots)")
+	concurrency := flag.Int("concurrency", 0, "model.concurrency of the runs (default -slots); above -slots the server keeps a queue")
 	cfgPath := flag.String("config", "testdata/quickstart.yaml", "the run config; its model.spec is replaced by the proxy")
+	timeline := flag.String("timeline", "", "write each run's completion requests (start and end in seconds from the first one in, and path) to FILE-LABEL.csv and its activities (from its histories, on the same clock) to FILE-LABEL-activities.csv, to see where the slots go idle")
+	keep := flag.Bool("keep", false, "keep each run's folder (store, Temporal database, log) and print its path")
 	flag.Parse()
 	if *upstream == "" || flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: benchpipeline -upstream URL LABEL=GLOSSOBENCH_BINARY...")
@@ -53,7 +60,13 @@ func main() {
 			fmt.Fprintf(os.Stderr, "benchpipeline: %q: want LABEL=PATH\n", arg)
 			os.Exit(2)
 		}
-		s, err := measure(*upstream, *hold, *slots, *cfgPath, bin)
+		s, err := measure(*upstream, *hold, *slots, cmp.Or(*concurrency, *slots), *cfgPath, bin, *keep, *timeline != "")
+		if err == nil && *timeline != "" {
+			err = writeTimeline(fmt.Sprintf("%s-%s.csv", *timeline, label), s.intervals)
+		}
+		if err == nil && *timeline != "" {
+			err = writeActivities(fmt.Sprintf("%s-%s-activities.csv", *timeline, label), s.intervals[0].start, s.activities)
+		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "benchpipeline: %s: %v\n", label, err)
 			os.Exit(1)
@@ -64,11 +77,15 @@ func main() {
 }
 
 // interval is one request's time in a slot.
-type interval struct{ start, end time.Time }
+type interval struct {
+	arrived    time.Time // at the proxy, before waiting for a slot
+	start, end time.Time
+	path       string
+}
 
 // proxy holds completion and chat requests and records their slot time.
 type proxy struct {
-	rp    *httputil.ReverseProxy
+	rp    http.Handler // the upstream
 	hold  time.Duration
 	slots chan struct{}
 
@@ -77,11 +94,15 @@ type proxy struct {
 }
 
 func newProxy(upstream string, hold time.Duration, slots int) (*proxy, error) {
-	u, err := url.Parse(upstream)
-	if err != nil {
-		return nil, err
+	p := &proxy{rp: fakeServer{}, hold: hold, slots: make(chan struct{}, slots)}
+	if upstream != "fake" {
+		u, err := url.Parse(upstream)
+		if err != nil {
+			return nil, err
+		}
+		p.rp = httputil.NewSingleHostReverseProxy(u)
 	}
-	return &proxy{rp: httputil.NewSingleHostReverseProxy(u), hold: hold, slots: make(chan struct{}, slots)}, nil
+	return p, nil
 }
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -90,6 +111,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.rp.ServeHTTP(w, r) // tokenize, models, health: untouched
 		return
 	}
+	arrived := time.Now()
 	p.slots <- struct{}{}
 	start := time.Now()
 	time.Sleep(p.hold)
@@ -97,23 +119,25 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	end := time.Now()
 	<-p.slots
 	p.mu.Lock()
-	p.done = append(p.done, interval{start, end})
+	p.done = append(p.done, interval{arrived, start, end, r.URL.Path})
 	p.mu.Unlock()
 }
 
 // stats is what one run made of the slots.
 type stats struct {
-	requests  int
-	span      time.Duration // first request in to last one out
-	occupied  time.Duration // summed over requests
-	busy      time.Duration // with at least one request in
-	wall      time.Duration // the whole glossobench run command
-	occupancy float64
-	busyShare float64
+	requests   int
+	span       time.Duration // first request in to last one out
+	occupied   time.Duration // summed over requests
+	busy       time.Duration // with at least one request in
+	wall       time.Duration // the whole glossobench run command
+	occupancy  float64
+	busyShare  float64
+	intervals  []interval // sorted by start
+	activities []activitySpan
 }
 
 func summarize(iv []interval, slots int) stats {
-	s := stats{requests: len(iv)}
+	s := stats{requests: len(iv), intervals: iv}
 	if len(iv) == 0 {
 		return s
 	}
@@ -141,7 +165,7 @@ func summarize(iv []interval, slots int) stats {
 }
 
 // measure runs the quick start with binary bin against the proxy.
-func measure(upstream string, hold time.Duration, slots int, cfgPath, bin string) (stats, error) {
+func measure(upstream string, hold time.Duration, slots, concurrency int, cfgPath, bin string, keep, withActivities bool) (stats, error) {
 	bin, err := filepath.Abs(bin)
 	if err != nil {
 		return stats{}, err
@@ -162,8 +186,12 @@ func measure(upstream string, hold time.Duration, slots int, cfgPath, bin string
 	if err != nil {
 		return stats{}, err
 	}
-	defer os.RemoveAll(dir)
-	cfg, err := writeConfig(cfgPath, dir, "openai:http://"+ln.Addr().String(), slots)
+	if keep {
+		fmt.Fprintf(os.Stderr, "benchpipeline: %s: run folder %s\n", bin, dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	cfg, err := writeConfig(cfgPath, dir, "openai:http://"+ln.Addr().String(), concurrency)
 	if err != nil {
 		return stats{}, err
 	}
@@ -206,6 +234,11 @@ func measure(upstream string, hold time.Duration, slots int, cfgPath, bin string
 	if s.requests == 0 {
 		return stats{}, fmt.Errorf("no completion request reached the proxy\n%s", tail(out.String(), 3000))
 	}
+	if withActivities {
+		if s.activities, err = runActivities(addr); err != nil {
+			return stats{}, fmt.Errorf("reading the run's histories: %v", err)
+		}
+	}
 	return s, nil
 }
 
@@ -247,6 +280,19 @@ func writeConfig(path, dir, spec string, concurrency int) (string, error) {
 	}
 	name := filepath.Join(dir, "bench-"+filepath.Base(path))
 	return name, os.WriteFile(name, out, 0o644)
+}
+
+// writeTimeline writes the requests' slot intervals as CSV, in seconds from
+// the first request in (whose time a comment line gives, to set beside the
+// run's history).
+func writeTimeline(path string, iv []interval) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# first request in at %s\nstart_s,end_s,path,arrived_s\n", iv[0].start.UTC().Format(time.RFC3339Nano))
+	for _, x := range iv {
+		t0 := iv[0].start
+		fmt.Fprintf(&b, "%.3f,%.3f,%s,%.3f\n", x.start.Sub(t0).Seconds(), x.end.Sub(t0).Seconds(), x.path, x.arrived.Sub(t0).Seconds())
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 func freePort() (int, error) {

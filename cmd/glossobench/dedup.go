@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -65,7 +66,8 @@ func runDedup(args []string) int {
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "shards screened in parallel")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	noHash := fs.Bool("no-fingerprint", false, "skip the SHA-256 of local corpus files (saves a second read; S3 objects are named by their ETag)")
-	bench := fs.Bool("bench", false, "time the screen and print MB/s beside `grep -F -c -f ITEMS CORPUS` (its count read through a pipe: GNU grep writing to /dev/null stops at the first match) and `cat CORPUS > /dev/null`")
+	bench := fs.Bool("bench", false, "time the screen and print MB per CPU-second beside GNU grep (grep -F -c -f ITEMS CORPUS), ripgrep (rg -j1 -F -c -f ITEMS CORPUS, when on PATH) and cat CORPUS > /dev/null; grep's and rg's counts are read through a pipe, as GNU grep writing to /dev/null stops at the first match")
+	planted := fs.String("planted", "", "with --bench: TSV of planted item ids (id<TAB>how, as testdata/dedup/gen writes); print how many of them each engine found")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -131,7 +133,7 @@ func runDedup(args []string) int {
 		return fail(err)
 	}
 	if *bench {
-		return dedupBench(ctx, p)
+		return dedupBench(ctx, p, *planted)
 	}
 	res, err := p.Scan(ctx)
 	if err != nil {
@@ -238,7 +240,12 @@ func cpuSelf() time.Duration {
 // dedupBench times the screen and two baselines on the same files. CPU
 // MB/s (bytes per CPU-second) is the per-core figure, meaningful on a busy
 // machine where wall-clock rates are not.
-func dedupBench(ctx context.Context, p *corpus.Prepared) int {
+func dedupBench(ctx context.Context, p *corpus.Prepared, plantedPath string) int {
+	planted, err := readPlanted(plantedPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "glossobench dedup --bench:", err)
+		return 2
+	}
 	idx, items, srcs, stored, shardBytes, workers, indexTime := p.Index, p.Items, p.Sources, p.Stored, p.ShardBytes, p.Workers, p.IndexTime
 	var paths []string
 	for _, s := range srcs {
@@ -305,18 +312,48 @@ func dedupBench(ctx context.Context, p *corpus.Prepared) int {
 		fmt.Fprintln(pat, strings.Join(strings.Fields(it.Prompt), " "))
 	}
 	pat.Close()
-	g, err := grepCount(ctx, pat.Name(), paths)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "glossobench dedup --bench:", err)
-		return 1
+	needle := map[string]string{} // item id -> its pattern line
+	for _, it := range items {
+		needle[it.ID] = strings.Join(strings.Fields(it.Prompt), " ")
 	}
-	row(fmt.Sprintf("grep -F -c -f ITEMS CORPUS | read (exact only, %d patterns)", len(items)), g.wall, g.cpu)
-	// Building the matcher for tens of thousands of patterns is much of
-	// grep's time; an empty input shows how much.
-	if e, err := grepCount(ctx, pat.Name(), []string{os.DevNull}); err == nil {
-		fmt.Printf("%-58s %10.2f %10s %10s   (CPU %.2f s)\n", "  of which building grep's matcher (empty input)", e.wall.Seconds(), "", "", e.cpu.Seconds())
+	found := []string{fmt.Sprintf("glossobench dedup: %d items matched%s", len(matches), planted.found(func(id string) bool {
+		_, ok := slices.BinarySearchFunc(matches, id, func(m dedup.Match, id string) int { return strings.Compare(m.ItemID, id) })
+		return ok
+	}))}
+	engines := []struct{ name, bin string }{{"grep", "grep"}, {"ripgrep", "rg"}}
+	for _, e := range engines {
+		if _, err := exec.LookPath(e.bin); err != nil {
+			found = append(found, fmt.Sprintf("%s: not on PATH, not measured (Debian: apt-get install %s)", e.bin, map[string]string{"grep": "grep", "rg": "ripgrep"}[e.bin]))
+			continue
+		}
+		g, err := grepCount(ctx, e.bin, pat.Name(), paths)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "glossobench dedup --bench:", err)
+			return 1
+		}
+		argv := grepArgs(e.bin, "-c", pat.Name())
+		row(fmt.Sprintf("%s ... | read (exact only, %d patterns)", strings.Join(argv[:len(argv)-1], " "), len(items)), g.wall, g.cpu)
+		// Building the matcher for many patterns can be much of the
+		// time; an empty input shows how much.
+		if e, err := grepCount(ctx, e.bin, pat.Name(), []string{os.DevNull}); err == nil {
+			fmt.Printf("%-58s %10.2f %10s %10s   (CPU %.2f s)\n", "  of which building the matcher (empty input)", e.wall.Seconds(), "", "", e.cpu.Seconds())
+		}
+		line := fmt.Sprintf("%s: %d matching lines (case kept, whitespace as in the items: %s does no normalisation)", e.name, g.lines, e.bin)
+		if planted != nil {
+			// Which needles occur: an untimed -o run.
+			hits, err := grepFound(ctx, e.bin, pat.Name(), paths)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "glossobench dedup --bench:", err)
+				return 1
+			}
+			line += planted.found(func(id string) bool { return hits[needle[id]] })
+		}
+		found = append(found, line)
 	}
-	fmt.Printf("\n%d items matched; grep counted %d matching lines; patterns for grep: whitespace collapsed, case kept (grep does no normalisation)\n", len(matches), g.lines)
+	fmt.Println()
+	for _, f := range found {
+		fmt.Println(f)
+	}
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	fmt.Printf("peak RSS of glossobench dedup --bench: %d MB\n", ru.Maxrss>>10) // Linux: KiB
@@ -329,28 +366,103 @@ type grepRun struct {
 	wall, cpu time.Duration
 }
 
-// grepCount times grep -F -c over the corpus with its output read through a
-// pipe. GNU grep given /dev/null as its output stops at the first match (it
-// knows nothing will be printed), which would time a grep that read almost
-// nothing; a pipe makes it count, so read, every line.
-func grepCount(ctx context.Context, patterns string, paths []string) (grepRun, error) {
+// grepArgs is the command line of grep or rg (bin) with one mode flag
+// (-c or -o), fixed strings from patterns, one thread, no file names.
+func grepArgs(bin, mode, patterns string) []string {
+	argv := []string{bin, "-F", mode, "-h", "-f", patterns}
+	if bin == "rg" {
+		argv = []string{bin, "-j1", "-F", mode, "--no-filename", "-f", patterns}
+	}
+	return argv
+}
+
+// grepCount times grep -F -c (or rg's) over the corpus with its output read
+// through a pipe. GNU grep given /dev/null as its output stops at the first
+// match (it knows nothing will be printed), which would time a grep that
+// read almost nothing; a pipe makes it count, so read, every line.
+func grepCount(ctx context.Context, bin, patterns string, paths []string) (grepRun, error) {
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, "grep", append([]string{"-F", "-c", "-h", "-f", patterns}, paths...)...)
+	argv := append(grepArgs(bin, "-c", patterns), paths...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout = &out
 	cmd.Stderr = os.Stderr
 	t := time.Now()
 	err := cmd.Run()
 	wall := time.Since(t)
-	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() > 1) { // grep exits 1 on no match
-		return grepRun{}, fmt.Errorf("grep: %v", err)
+	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() > 1) { // exit 1: no match
+		return grepRun{}, fmt.Errorf("%s: %v", bin, err)
 	}
 	r := grepRun{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
-	for _, f := range strings.Fields(out.String()) { // -h: one count per file
+	for _, f := range strings.Fields(out.String()) { // one count per file
 		n, err := strconv.Atoi(f)
 		if err != nil {
-			return grepRun{}, fmt.Errorf("grep -c printed %q", out.String())
+			return grepRun{}, fmt.Errorf("%s -c printed %q", bin, out.String())
 		}
 		r.lines += n
 	}
 	return r, nil
+}
+
+// grepFound returns the patterns grep -F -o (or rg's) finds in the corpus.
+// A pattern found only inside a longer one that matched at the same place
+// is missed, which can only lower grep's count.
+func grepFound(ctx context.Context, bin, patterns string, paths []string) (map[string]bool, error) {
+	argv := append(grepArgs(bin, "-o", patterns), paths...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() > 1) {
+		return nil, fmt.Errorf("%s: %v", bin, err)
+	}
+	hits := map[string]bool{}
+	for _, l := range strings.Split(string(out), "\n") {
+		hits[l] = true
+	}
+	return hits, nil
+}
+
+// plantedItems are the items a benchmark corpus holds copies of, by id,
+// with how each was planted (verbatim, joined, recased, oneword).
+type plantedItems map[string]string
+
+// readPlanted reads id<TAB>how lines; "" gives nil.
+func readPlanted(path string) (plantedItems, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	p := plantedItems{}
+	for n, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		id, how, ok := strings.Cut(l, "\t")
+		if !ok || id == "" {
+			return nil, fmt.Errorf("%s:%d: want id<TAB>how, got %q", path, n+1, l)
+		}
+		p[id] = how
+	}
+	return p, nil
+}
+
+// found says how many planted items has reports found, in all and by how
+// they were planted: "; planted found 80 of 80 (joined 20/20, ...)".
+func (p plantedItems) found(has func(id string) bool) string {
+	if p == nil {
+		return ""
+	}
+	total, hit := map[string]int{}, map[string]int{}
+	n := 0
+	for id, how := range p {
+		total[how]++
+		if has(id) {
+			hit[how]++
+			n++
+		}
+	}
+	var parts []string
+	for _, how := range slices.Sorted(maps.Keys(total)) {
+		parts = append(parts, fmt.Sprintf("%s %d/%d", how, hit[how], total[how]))
+	}
+	return fmt.Sprintf("; planted items found: %d of %d (%s)", n, len(p), strings.Join(parts, ", "))
 }

@@ -248,7 +248,8 @@ axes:
 // must read the whole corpus. GNU grep writing to /dev/null stops at the
 // first match, so the bench reads grep's count through a pipe and prints
 // it: with a copy planted on the first line and 499 more down to the last,
-// grep must count all 500.
+// grep must count all 500, and so must ripgrep when it is installed. With
+// --planted each engine says how many planted items it found.
 func TestDedupBenchGrepReadsWholeCorpus(t *testing.T) {
 	if _, err := exec.LookPath("grep"); err != nil {
 		t.Skip("no grep")
@@ -267,14 +268,26 @@ func TestDedupBenchGrepReadsWholeCorpus(t *testing.T) {
 	}
 	corpusPath := filepath.Join(dir, "corpus.txt")
 	os.WriteFile(corpusPath, []byte(b.String()), 0o644)
+	planted := filepath.Join(dir, "planted.tsv")
+	os.WriteFile(planted, []byte("k/1\tverbatim\n"), 0o644)
 	out, code := captureStdout(t, func() int {
-		return runDedup([]string{"--items", items, "--corpus", corpusPath, "--bench"})
+		return runDedup([]string{"--items", items, "--corpus", corpusPath, "--bench", "--planted", planted})
 	})
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, out)
 	}
-	if !strings.Contains(out, "grep counted 500 matching lines") {
-		t.Fatalf("want grep to count all 500 planted lines:\n%s", out)
+	want := []string{"glossobench dedup: 1 items matched; planted items found: 1 of 1 (verbatim 1/1)"}
+	for _, e := range []struct{ name, bin string }{{"grep", "grep"}, {"ripgrep", "rg"}} {
+		if _, err := exec.LookPath(e.bin); err == nil {
+			want = append(want, e.name+": 500 matching lines", "no normalisation); planted items found: 1 of 1 (verbatim 1/1)")
+		} else {
+			want = append(want, e.bin+": not on PATH")
+		}
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Fatalf("want %q in:\n%s", w, out)
+		}
 	}
 	if !strings.Contains(out, "peak RSS of glossobench dedup --bench:") {
 		t.Fatalf("no peak RSS line:\n%s", out)

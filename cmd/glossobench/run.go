@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/glossobench/glossobench/infra/config"
+	"github.com/glossobench/glossobench/infra/metrics"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/runner"
 	"github.com/glossobench/glossobench/infra/store"
@@ -39,6 +40,7 @@ func runRun(args []string) int {
 	detach := fs.Bool("detach", false, "start the run and return without following it")
 	chatTemplate := fs.String("chat-template", "", "auto (raw prompts, the default) or always (the model's own chat template on the generate path); overrides run.chat_template")
 	overlay := fs.Bool("judge-overlay", false, "judges also rate the verifiable axes' generated responses (secondary judge_quality)")
+	allowNewModel := fs.Bool("allow-new-model", false, "resume --run-id on a model other than the one it started on (other weights behind the path, another served model): its unfinished axes start over, its scored ones are kept, and the notes say so")
 	skipPreflight := fs.Bool("skip-preflight", false, "start the run without first checking datasets, model, judges and store from here (for workers that see files or servers this machine does not)")
 	logFormatFlag(fs)
 	metricsAddrFlag(fs)
@@ -128,7 +130,7 @@ func runRun(args []string) int {
 			spec = "gguf:" + a
 		}
 	}
-	in := workflows.EvalRunInput{ConfigPath: abs, Model: spec, ModelID: *modelID, RunID: *runID, MaxWallSeconds: *maxWall, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate, Limit: int(*limit)}
+	in := workflows.EvalRunInput{ConfigPath: abs, Model: spec, ModelID: *modelID, RunID: *runID, MaxWallSeconds: *maxWall, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate, Limit: int(*limit), AllowNewModel: *allowNewModel}
 	we, err := startRun(ctx, c, in, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -244,39 +246,61 @@ func follow(ctx context.Context, c client.Client, wfID string, v *progressView, 
 
 // progressView draws a bar per axis, redrawn in place on a terminal. Into a
 // file or pipe it writes one line each time an axis enters a stage (as a log
-// event with --log-format json), so a saved log reads as a short story.
+// event with --log-format json), and every 30 s while its count moves, so a
+// saved log reads as a short story with ETAs. Each
+// report also sets the items planned and done gauges of --metrics-addr.
 type progressView struct {
 	w     io.Writer
 	tty   bool
 	log   zerolog.Logger
-	start time.Time
-	lines int               // lines drawn last time (terminal)
-	stage map[string]string // each axis's stage last reported (file or pipe)
+	now   func() time.Time
+	lines int                 // lines drawn last time (terminal)
+	stage map[string]string   // each axis's stage last reported (file or pipe)
+	said  map[string]rateMark // each axis's line last written (file or pipe)
+	rate  map[string]rateMark
+}
+
+// pipeEvery is how often, into a file or pipe, an axis whose count moves
+// within a stage gets a line (with its ETA) besides its stage changes.
+const pipeEvery = 30 * time.Second
+
+// rateMark is where an axis's count stood when it entered its stage (or
+// when the view first saw it there): the ETA is the rate since then.
+type rateMark struct {
+	stage string
+	at    time.Time
+	done  int
 }
 
 func newProgressView(w io.Writer, tty bool, log zerolog.Logger) *progressView {
-	return &progressView{w: w, tty: tty, log: log, start: time.Now(), stage: map[string]string{}}
+	return &progressView{w: w, tty: tty, log: log, now: time.Now, stage: map[string]string{}, said: map[string]rateMark{}, rate: map[string]rateMark{}}
 }
 
 func (v *progressView) show(p workflows.Progress) {
-	elapsed := time.Since(v.start)
+	now := v.now()
+	etas := make([]string, len(p.Axes))
+	for i, ax := range p.Axes {
+		metrics.Progress(p.RunID, ax.Axis, ax.Stage, ax.Total, ax.Done)
+		etas[i] = v.eta(ax, now)
+	}
 	if !v.tty {
-		for _, ax := range p.Axes {
-			if v.stage[ax.Axis] == ax.Stage {
+		for i, ax := range p.Axes {
+			if v.stage[ax.Axis] == ax.Stage && (ax.Done == v.said[ax.Axis].done || now.Sub(v.said[ax.Axis].at) < pipeEvery) {
 				continue
 			}
 			v.stage[ax.Axis] = ax.Stage
+			v.said[ax.Axis] = rateMark{stage: ax.Stage, at: now, done: ax.Done}
 			if logFormat == "json" {
 				v.log.Info().Str("axis", ax.Axis).Str("stage", ax.Stage).Int("done", ax.Done).Int("total", ax.Total).Msg("axis stage")
 				continue
 			}
-			fmt.Fprintf(v.w, "%s %s\n", time.Now().Format(time.TimeOnly), progressLine(ax, elapsed))
+			fmt.Fprintf(v.w, "%s %s\n", now.Format(time.TimeOnly), progressLine(ax, etas[i]))
 		}
 		return
 	}
 	var b strings.Builder
-	for _, ax := range p.Axes {
-		b.WriteString(progressLine(ax, elapsed))
+	for i, ax := range p.Axes {
+		b.WriteString(progressLine(ax, etas[i]))
 		b.WriteString("\033[K\n")
 	}
 	if v.lines > 0 {
@@ -286,17 +310,30 @@ func (v *progressView) show(p workflows.Progress) {
 	v.lines = len(p.Axes)
 }
 
-func progressLine(ax workflows.AxisProgress, elapsed time.Duration) string {
+// eta is how long the axis's stage has left at the rate its done count
+// moved since the view saw it enter the stage; "-" until the count moves
+// or once it reaches the total.
+func (v *progressView) eta(ax workflows.AxisProgress, now time.Time) string {
+	m, ok := v.rate[ax.Axis]
+	if !ok || m.stage != ax.Stage || ax.Done < m.done {
+		v.rate[ax.Axis] = rateMark{stage: ax.Stage, at: now, done: ax.Done}
+		return "-"
+	}
+	moved, took := ax.Done-m.done, now.Sub(m.at)
+	if moved <= 0 || ax.Done >= ax.Total || took <= 0 {
+		return "-"
+	}
+	left := time.Duration(float64(took) / float64(moved) * float64(ax.Total-ax.Done))
+	return left.Round(time.Second).String()
+}
+
+func progressLine(ax workflows.AxisProgress, eta string) string {
 	const width = 30
 	frac := 0.0
 	if ax.Total > 0 {
-		frac = float64(ax.Done) / float64(ax.Total)
+		frac = min(1, float64(ax.Done)/float64(ax.Total))
 	}
 	n := int(frac * width)
-	eta := "-"
-	if ax.Done > 0 && ax.Done < ax.Total && ax.Stage == "inference" {
-		eta = (time.Duration(float64(elapsed) / frac * (1 - frac))).Round(time.Second).String()
-	}
 	return fmt.Sprintf("%-10s [%s%s] %5d/%-5d %-9s ETA %s", ax.Axis, strings.Repeat("#", n), strings.Repeat(".", width-n), ax.Done, ax.Total, ax.Stage, eta)
 }
 

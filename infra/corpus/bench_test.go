@@ -22,6 +22,10 @@ var (
 	benchIdx   *dedup.Index
 	benchData  []byte
 	benchItems []scorers.Item
+
+	bench444Once sync.Once
+	bench444Idx  *dedup.Index
+	bench444Data []byte
 )
 
 func benchSetup(b *testing.B) {
@@ -29,6 +33,20 @@ func benchSetup(b *testing.B) {
 		benchItems, benchData = deduptest.Synth(1, 50000, 64<<20)
 		var err error
 		benchIdx, err = dedup.NewIndex(benchItems, dedup.Options{})
+		if err != nil {
+			panic(err)
+		}
+	})
+}
+
+// bench444Setup is the quick start's scale: 444 items (the needle count
+// of the ripgrep comparison in testdata/dedup/README.md).
+func bench444Setup(b *testing.B) {
+	bench444Once.Do(func() {
+		var items []scorers.Item
+		items, bench444Data = deduptest.Synth(1, 444, 64<<20)
+		var err error
+		bench444Idx, err = dedup.NewIndex(items, dedup.Options{})
 		if err != nil {
 			panic(err)
 		}
@@ -70,6 +88,22 @@ func BenchmarkScan(b *testing.B) {
 		res, err := sc.ScanShard(context.Background(), Shard{Source: src, End: src.Size}, Checkpoint{}, nil)
 		if err != nil || len(res.Matches) == 0 {
 			b.Fatal(err, len(res.Matches))
+		}
+	}
+}
+
+// BenchmarkScan444: BenchmarkScan with 444 indexed items.
+func BenchmarkScan444(b *testing.B) {
+	bench444Setup(b)
+	src := Source{URI: "mem", Size: int64(len(bench444Data)), Format: FormatText}
+	sc := Scanner{Index: bench444Idx, Open: memOpener(bench444Data)}
+	b.SetBytes(int64(len(bench444Data)))
+	b.ResetTimer()
+	t0 := cpuTime()
+	defer reportCPU(b, t0, len(bench444Data))
+	for i := 0; i < b.N; i++ {
+		if _, err := sc.ScanShard(context.Background(), Shard{Source: src, End: src.Size}, Checkpoint{}, nil); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

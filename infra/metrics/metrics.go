@@ -7,6 +7,7 @@
 package metrics
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,7 +27,17 @@ var (
 	itemsInferred = counterVec("glossobench_items_inferred_total",
 		"Items whose model answer was checkpointed, by axis.", "axis")
 	itemsScored = counterVec("glossobench_items_scored_total",
-		"Items scored by a completed Score activity, by axis.", "axis")
+		"Items a completed Score activity gave a score (a line of scores.jsonl), by axis.", "axis")
+	itemsUnscored = counterVec("glossobench_items_unscored_total",
+		"Kept items a completed Score activity left without a score (no answer, or no valid judge rating), by axis.", "axis")
+	itemsPlanned = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "glossobench_items_planned",
+		Help: "Items an axis of a followed run has to go through in its current stage, by run, axis and stage (the workflow's progress query).",
+	}, []string{"run", "axis", "stage"})
+	itemsDone = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "glossobench_items_done",
+		Help: "Items an axis of a followed run has gone through in its current stage, by run, axis and stage (the workflow's progress query).",
+	}, []string{"run", "axis", "stage"})
 	backendRequests = counterVec("glossobench_backend_requests_total",
 		"Attempts of model requests, by backend, endpoint and status (HTTP status, error, or ok for the embedded model).", "backend", "endpoint", "status")
 	backendLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -55,7 +66,7 @@ func init() {
 	Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		itemsInferred, itemsScored, backendRequests, backendLatency, backendRetries, tokens,
+		itemsInferred, itemsScored, itemsUnscored, itemsPlanned, itemsDone, backendRequests, backendLatency, backendRetries, tokens,
 		checkpointWrites, checkpointRetries, judgeParseFailures,
 	)
 	// The backends cannot import this package; they report through the
@@ -68,6 +79,31 @@ func ItemsInferred(axis string, n int) { itemsInferred.WithLabelValues(axis).Add
 
 // ItemsScored counts n items of axis scored.
 func ItemsScored(axis string, n int) { itemsScored.WithLabelValues(axis).Add(float64(n)) }
+
+// ItemsUnscored counts n kept items of axis left without a score.
+func ItemsUnscored(axis string, n int) { itemsUnscored.WithLabelValues(axis).Add(float64(n)) }
+
+// stageOf remembers each followed (run, axis)'s stage, so a stage's gauges
+// go away when the axis moves on and a dashboard plots only current stages.
+var stageOf = struct {
+	sync.Mutex
+	m map[[2]string]string
+}{m: map[[2]string]string{}}
+
+// Progress sets the planned and done gauges of an axis of run in stage
+// from a progress report.
+func Progress(run, axis, stage string, planned, done int) {
+	stageOf.Lock()
+	defer stageOf.Unlock()
+	k := [2]string{run, axis}
+	if old, ok := stageOf.m[k]; ok && old != stage {
+		itemsPlanned.DeleteLabelValues(run, axis, old)
+		itemsDone.DeleteLabelValues(run, axis, old)
+	}
+	stageOf.m[k] = stage
+	itemsPlanned.WithLabelValues(run, axis, stage).Set(float64(planned))
+	itemsDone.WithLabelValues(run, axis, stage).Set(float64(done))
+}
 
 // CheckpointWrite counts one checkpoint write of kind (predictions, ratings)
 // and whether the store took it.

@@ -217,11 +217,48 @@ func (f *Folder) Items(axis string) ([]scorers.Item, error) {
 // its JSON line, in file order, naming the file and line; a prediction
 // without an item id is an error.
 func (f *Folder) EachPrediction(axis string, fn func(itemID string, raw json.RawMessage) error) error {
-	names, err := f.Glob(axis + "/shards/*/pred-*.jsonl")
+	gen, err := f.Generation(axis)
 	if err != nil {
 		return err
 	}
+	names, err := f.Glob(axis + "/shards/*/" + CheckpointKind(Answers, gen) + "*.jsonl")
+	if err != nil {
+		return err
+	}
+	names = slices.DeleteFunc(names, func(n string) bool { return !IsCheckpoint(path.Base(n), Answers, gen) })
 	return f.eachPredictionIn(names, fn)
+}
+
+// IsCheckpoint reports whether a shard file's name is a checkpoint of the
+// kind in generation gen: generation 0's prefix ("pred-") also begins a
+// later generation's names ("pred-g1-"), which are not its own.
+func IsCheckpoint(name, kind string, gen int) bool {
+	rest, ok := strings.CutPrefix(name, CheckpointKind(kind, gen))
+	return ok && strings.HasSuffix(rest, ".jsonl") && (gen > 0 || !strings.HasPrefix(rest, "g"))
+}
+
+// Generation is the axis's checkpoint generation: that of the run's last
+// model change (ModelChangeKey) that started the axis over, else 0.
+func (f *Folder) Generation(axis string) (int, error) {
+	names, err := f.Glob(ModelChangeName + "*.json")
+	if err != nil {
+		return 0, err
+	}
+	gen := 0
+	for _, name := range names {
+		data, err := f.ReadFile(name)
+		if err != nil {
+			return 0, err
+		}
+		var c ModelChange
+		if err := DecodeJSON(f.Path(name), data, &c); err != nil {
+			return 0, err
+		}
+		if slices.Contains(c.StartedOver, axis) {
+			gen = c.N
+		}
+	}
+	return gen, nil
 }
 
 // eachPredictionIn is EachPrediction over the files names.
@@ -261,6 +298,18 @@ const (
 	Answers = "pred-"
 	Rated   = "rated-"
 )
+
+// CheckpointKind is the file-name prefix of a shard's checkpoints of a kind
+// in an axis's generation: the kind itself in generation 0, else
+// "<kind>g<n>-", so an axis started over on a new model (--allow-new-model)
+// reads none of the earlier model's answers or ratings. A reader of all
+// of them (EachPrediction) sorts a later generation's after the first's.
+func CheckpointKind(kind string, gen int) string {
+	if gen == 0 {
+		return kind
+	}
+	return fmt.Sprintf("%sg%d-", kind, gen)
+}
 
 // ShardCheckpoints reads the checkpoint files of one shard of an axis of
 // the kind given (Answers or Rated), by item id (a later file's wins), and

@@ -1,6 +1,7 @@
 package runfiles
 
 import (
+	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/checks/audit"
@@ -32,6 +33,31 @@ type Plan struct {
 	// ModelIdentity is what was measured: the GGUF file's SHA-256, or the
 	// model name a server reports and the configured revision (spec §5, §8).
 	ModelIdentity ModelIdentity `json:"model_identity"`
+	// ModelChanges say how the run went on after its model changed
+	// (--allow-new-model): which axes started over, which were kept.
+	ModelChanges []string `json:"model_changes,omitempty"`
+}
+
+// ModelChange is the record of a resume on another model
+// (--allow-new-model): ModelChangeKey(run, N), create-only.
+type ModelChange struct {
+	N           int           `json:"n"` // 1 for the run's first change
+	Was         ModelIdentity `json:"was"`
+	Now         ModelIdentity `json:"now"`
+	StartedOver []string      `json:"started_over"` // axes whose checkpoints of the earlier model no longer count
+	Kept        []string      `json:"kept"`         // axes scored on the earlier model before the change
+	Note        string        `json:"note"`
+}
+
+// Generation is the checkpoint generation of an axis: 0 as the run first
+// started it, n once it started over on the run's n-th model change.
+func (p *Plan) Generation(axis string) int {
+	for _, a := range p.Axes {
+		if a.Name == axis {
+			return a.Generation
+		}
+	}
+	return 0
 }
 
 // AxisPlan is one axis of the plan.
@@ -44,6 +70,9 @@ type AxisPlan struct {
 	ScoringMode string   `json:"scoring_mode"`
 	Judged      bool     `json:"judged"`
 	Probes      []string `json:"probes,omitempty"`
+	// Generation is which of the axis's checkpoints count (see
+	// CheckpointKind); 0 unless the axis started over on a new model.
+	Generation int `json:"generation,omitempty"`
 }
 
 // ModelIdentity identifies the evaluated weights beyond the configured label.
@@ -178,6 +207,26 @@ type AxisReport struct {
 	Discriminates bool               `json:"discriminates"` // chance-normalised score above near_chance_eps
 	Profile       MeasurementProfile `json:"measurement_profile"`
 	ScoresKey     string             `json:"scores_key"`
+	// Usage sums what the axis's answers cost (absent in runs before it).
+	Usage *AxisUsage `json:"usage,omitempty"`
+}
+
+// AxisUsage sums the usage of an axis's checkpointed answers (each
+// prediction's usage): tokens in and out, request attempts, failed attempts
+// and retries, and the items' wall time in milliseconds. Items counts the
+// answers that recorded a usage (answers from the cache record none).
+type AxisUsage struct {
+	Items int `json:"items"`
+	backends.Usage
+}
+
+// Add counts one answer's usage; nil (none recorded) is skipped.
+func (a *AxisUsage) Add(u *backends.Usage) {
+	if u == nil {
+		return
+	}
+	a.Items++
+	a.Usage.Add(*u)
 }
 
 // MeasurementProfile is the per-axis profile of spec §0.

@@ -2,6 +2,7 @@ package runfiles
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -167,5 +168,54 @@ func TestCheckRunID(t *testing.T) {
 	}
 	if got := RunIDFrom(strings.Repeat("x", 500), "-20261204T190000"); CheckRunID(got) != nil || !strings.HasSuffix(got, "-20261204T190000") {
 		t.Errorf("a long model id gives run id %q: %v", got, CheckRunID(got))
+	}
+}
+
+// TestPredictionsOfTheAxisGeneration: an axis started over on a new model
+// (a model-change record naming it) is read from its generation's
+// checkpoints only, the earlier model's answers left out; an axis not
+// started over is read from generation 0 alone.
+func TestPredictionsOfTheAxisGeneration(t *testing.T) {
+	files := fstest.MapFS{
+		"knowledge/shards/0000/pred-00000.jsonl":    {Data: []byte(`{"item_id":"a","text":"old a"}` + "\n" + `{"item_id":"b","text":"old b"}` + "\n")},
+		"knowledge/shards/0000/pred-g1-00000.jsonl": {Data: []byte(`{"item_id":"a","text":"new a"}` + "\n")},
+		"nlu/shards/0000/pred-00000.jsonl":          {Data: []byte(`{"item_id":"c","text":"kept c"}` + "\n")},
+	}
+	read := func(axis string) map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		err := FS(files, "run").EachPrediction(axis, func(id string, raw json.RawMessage) error {
+			var p struct{ Text string }
+			json.Unmarshal(raw, &p)
+			out[id] = p.Text
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got := read("knowledge"); len(got) != 2 || got["a"] != "old a" || got["b"] != "old b" {
+		t.Errorf("no model change: %v, want generation 0 alone", got)
+	}
+	files[ModelChangeName+"0001.json"] = &fstest.MapFile{Data: []byte(`{"n":1,"started_over":["knowledge"],"kept":["nlu"]}`)}
+	if got := read("knowledge"); len(got) != 1 || got["a"] != "new a" {
+		t.Errorf("started over: %v, want the new model's answers alone", got)
+	}
+	if got := read("nlu"); len(got) != 1 || got["c"] != "kept c" {
+		t.Errorf("kept axis: %v", got)
+	}
+	// A run in a store reads its generations alike.
+	st, err := store.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range files {
+		st.Put(context.Background(), RunPrefix("r")+name, f.Data)
+	}
+	for axis, want := range map[string]int{"knowledge": 1, "nlu": 0} {
+		if gen, err := InStore(context.Background(), st, "r").Generation(axis); err != nil || gen != want {
+			t.Errorf("%s in a store: generation %d, %v; want %d", axis, gen, err, want)
+		}
 	}
 }

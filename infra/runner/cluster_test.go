@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -59,6 +60,7 @@ const (
 // bridge and a local folder standing in for its disk.
 type clusterHost struct {
 	name, ip, dir string
+	prefix        string // of its namespace and veth: "gbc" for the cluster, "gbr" for TestRecoveryByHand
 	mu            sync.Mutex
 	procs         []*hostProc
 }
@@ -69,8 +71,8 @@ type hostProc struct {
 	done chan struct{}
 }
 
-func (h *clusterHost) ns() string   { return "gbc-" + h.name }
-func (h *clusterHost) veth() string { return "gbcv-" + h.name }
+func (h *clusterHost) ns() string   { return h.prefix + "-" + h.name }
+func (h *clusterHost) veth() string { return h.prefix + "v-" + h.name }
 
 // clusterHosts are the hosts in the order they are started.
 func clusterHosts(root string) []*clusterHost {
@@ -79,7 +81,7 @@ func clusterHosts(root string) []*clusterHost {
 		{"temporal", "10.77.0.2"}, {"s3", "10.77.0.3"}, {"model", "10.77.0.4"},
 		{"cpu", "10.77.0.11"}, {"inf1", "10.77.0.21"}, {"inf2", "10.77.0.22"},
 	} {
-		hs = append(hs, &clusterHost{name: x.name, ip: x.ip, dir: filepath.Join(root, x.name)})
+		hs = append(hs, &clusterHost{name: x.name, ip: x.ip, dir: filepath.Join(root, x.name), prefix: "gbc"})
 	}
 	return hs
 }
@@ -92,9 +94,9 @@ func ipCmd(t testing.TB, args ...string) {
 	}
 }
 
-// clusterTeardown kills whatever runs in the cluster's namespaces (a test
+// clusterTeardown kills whatever runs in the hosts' namespaces (a test
 // killed half-way leaves its processes there) and deletes them and the bridge.
-func clusterTeardown(hosts []*clusterHost) {
+func clusterTeardown(bridge string, hosts []*clusterHost) {
 	for _, h := range hosts {
 		killNamespace(h.ns())
 		// The veth pair goes now, not when the kernel finally frees the
@@ -102,7 +104,7 @@ func clusterTeardown(hosts []*clusterHost) {
 		exec.Command("ip", "link", "del", h.veth()).Run()
 		exec.Command("ip", "netns", "del", h.ns()).Run()
 	}
-	exec.Command("ip", "link", "del", clusterBridge).Run()
+	exec.Command("ip", "link", "del", bridge).Run()
 }
 
 // killNamespace SIGKILLs every process in a namespace, as losing the
@@ -118,17 +120,18 @@ func killNamespace(ns string) int {
 	return n
 }
 
-// clusterNetwork makes the bridge and one namespace per host, each with a
-// veth pair: eth0 inside, gbcv-NAME on the bridge.
-func clusterNetwork(t *testing.T, hosts []*clusterHost) {
+// clusterNetwork makes the bridge, with rootIP/24 for the test process, and
+// one namespace per host, each with a veth pair: eth0 inside, gbcv-NAME on
+// the bridge.
+func clusterNetwork(t *testing.T, bridge, rootIP string, hosts []*clusterHost) {
 	t.Helper()
-	ipCmd(t, "link", "add", clusterBridge, "type", "bridge")
-	ipCmd(t, "addr", "add", clusterRootIP+"/24", "dev", clusterBridge)
-	ipCmd(t, "link", "set", clusterBridge, "up")
+	ipCmd(t, "link", "add", bridge, "type", "bridge")
+	ipCmd(t, "addr", "add", rootIP+"/24", "dev", bridge)
+	ipCmd(t, "link", "set", bridge, "up")
 	for _, h := range hosts {
 		ipCmd(t, "netns", "add", h.ns())
 		ipCmd(t, "link", "add", h.veth(), "type", "veth", "peer", "name", "eth0", "netns", h.ns())
-		ipCmd(t, "link", "set", h.veth(), "master", clusterBridge, "up")
+		ipCmd(t, "link", "set", h.veth(), "master", bridge, "up")
 		ipCmd(t, "-n", h.ns(), "addr", "add", h.ip+"/24", "dev", "eth0")
 		ipCmd(t, "-n", h.ns(), "link", "set", "eth0", "up")
 		ipCmd(t, "-n", h.ns(), "link", "set", "lo", "up")
@@ -222,28 +225,72 @@ func waitTCP(t *testing.T, h *clusterHost, log, addr string, timeout time.Durati
 	}
 }
 
-// clusterSkip says why this machine cannot run the cluster test, or "".
-func clusterSkip() string {
+// clusterReady says why this machine cannot run the cluster test (skip):
+// it is not root, or the servers' binaries are not named (.ci/run names
+// them). Once both hold (CI), whatever else is missing is an error, which
+// fails the test instead of skipping it.
+func clusterReady() (skip string, err error) {
 	if os.Geteuid() != 0 {
-		return "network namespaces need root"
+		return "network namespaces need root", nil
+	}
+	vars := []string{"GLOSSOBENCH_LLAMA_SERVER_BIN", "GLOSSOBENCH_VERSITYGW_BIN"}
+	for _, v := range vars {
+		if os.Getenv(v) == "" {
+			return v + " unset (.ci/run sets it)", nil
+		}
+	}
+	for _, v := range vars {
+		if _, err := os.Stat(os.Getenv(v)); err != nil {
+			return "", fmt.Errorf("%s: %w", v, err)
+		}
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
-		return "ip (iproute2) not found"
-	}
-	for _, v := range []string{"GLOSSOBENCH_LLAMA_SERVER_BIN", "GLOSSOBENCH_VERSITYGW_BIN"} {
-		p := os.Getenv(v)
-		if p == "" {
-			return v + " unset (.ci/run sets it)"
-		}
-		if _, err := os.Stat(p); err != nil {
-			return v + ": " + err.Error()
-		}
+		return "", errors.New("ip (iproute2) not found")
 	}
 	if out, err := exec.Command("ip", "netns", "add", "gbc-probe").CombinedOutput(); err != nil {
-		return fmt.Sprintf("ip netns add: %v: %s", err, bytes.TrimSpace(out))
+		return "", fmt.Errorf("ip netns add: %v: %s", err, bytes.TrimSpace(out))
 	}
 	exec.Command("ip", "netns", "del", "gbc-probe").Run()
-	return ""
+	return "", nil
+}
+
+// As root with both binaries named, a binary that is not there fails the
+// cluster test: CI must not pass it by skipping.
+func TestClusterReadyFailsLoudly(t *testing.T) {
+	t.Setenv("GLOSSOBENCH_VERSITYGW_BIN", os.Args[0])
+	t.Setenv("GLOSSOBENCH_LLAMA_SERVER_BIN", filepath.Join(t.TempDir(), "llama-server"))
+	skip, err := clusterReady()
+	if os.Geteuid() != 0 {
+		if skip == "" || err != nil {
+			t.Errorf("not root: skip %q, error %v; want a reason to skip", skip, err)
+		}
+		return
+	}
+	if skip != "" || err == nil || !strings.Contains(err.Error(), "GLOSSOBENCH_LLAMA_SERVER_BIN") {
+		t.Errorf("root, llama-server missing: skip %q, error %v; want an error naming GLOSSOBENCH_LLAMA_SERVER_BIN", skip, err)
+	}
+	t.Setenv("GLOSSOBENCH_LLAMA_SERVER_BIN", "")
+	if skip, err := clusterReady(); skip == "" || err != nil {
+		t.Errorf("root, GLOSSOBENCH_LLAMA_SERVER_BIN unset: skip %q, error %v; want a reason to skip", skip, err)
+	}
+}
+
+// clusterLock holds the machine's cluster network (bridge, subnet,
+// namespaces) for one test process at a time: a second run waits for the
+// first, and a killed run's lock goes with its process.
+func clusterLock(t *testing.T) {
+	t.Helper()
+	f, err := os.OpenFile("/run/glossobench-cluster.lock", os.O_CREATE|os.O_RDWR, 0o600) // root only, as the test
+	if err != nil {
+		t.Fatal(err)
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		t.Log("another process runs the cluster test on this machine; waiting for it")
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { f.Close() })
 }
 
 // The model host's request log: the test's latency proxy in front of
@@ -574,16 +621,21 @@ func TestClusterOfHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a six-host cluster in network namespaces, four EvalRuns")
 	}
-	if why := clusterSkip(); why != "" {
-		t.Skip(why)
+	skip, err := clusterReady()
+	if err != nil {
+		t.Fatalf("root with the servers' binaries named, but: %v", err)
 	}
+	if skip != "" {
+		t.Skip(skip)
+	}
+	clusterLock(t)
 	hosts := clusterHosts(t.TempDir())
-	clusterTeardown(hosts) // what a killed earlier run left
+	clusterTeardown(clusterBridge, hosts) // what a killed earlier run left
 	if out, _ := exec.Command("ip", "route", "show", clusterSubnet).Output(); len(bytes.TrimSpace(out)) > 0 {
-		t.Skipf("%s is already routed on this machine (%s); the test needs it for its own bridge", clusterSubnet, bytes.TrimSpace(out))
+		t.Fatalf("%s is already routed on this machine (%s); the test needs it for its own bridge", clusterSubnet, bytes.TrimSpace(out))
 	}
-	t.Cleanup(func() { clusterTeardown(hosts) })
-	clusterNetwork(t, hosts)
+	t.Cleanup(func() { clusterTeardown(clusterBridge, hosts) })
+	clusterNetwork(t, clusterBridge, clusterRootIP, hosts)
 	h := map[string]*clusterHost{}
 	for _, x := range hosts {
 		h[x.name] = x

@@ -138,15 +138,17 @@ func StartWorkers(c client.Client, acts *activities.Activities, q Queues) (*Work
 	}
 	var ws []worker.Worker
 	if q&CPU != 0 {
-		w := worker.New(c, workflows.TaskQueue, worker.Options{})
+		// Every activity heartbeats every second (activities.HeartbeatEvery);
+		// each heartbeat goes out as it is recorded, not 80% of the heartbeat
+		// timeout later, so a dead worker is told from a live one within
+		// run.heartbeat_seconds.
+		w := worker.New(c, workflows.TaskQueue, worker.Options{MaxHeartbeatThrottleInterval: activities.HeartbeatEvery})
 		workflows.Register(w)
 		acts.RegisterCPU(w)
 		ws = append(ws, w)
 	}
 	if q&Inference != 0 {
-		// Heartbeats go out as Infer and Judge record them (every second),
-		// not 80% of the heartbeat timeout later: a dead worker is then told
-		// from a live one within run.heartbeat_seconds.
+		// As on the CPU queue: heartbeats go out as they are recorded.
 		w := worker.New(c, workflows.InferenceTaskQueue, worker.Options{
 			MaxConcurrentActivityExecutionSize: 16, MaxHeartbeatThrottleInterval: activities.HeartbeatEvery,
 		})

@@ -118,13 +118,17 @@ func EachAxis(cfg *config.Config, meta config.ModelMeta, fn func(name string, ax
 // items returns the reader of an axis's items, each labelled with its
 // dataset's register where the row states none.
 func items(name string, ax scorers.Axis, ac scorers.AxisConfig) func(func(scorers.Item) error) error {
-	registers := map[string]string{}
+	registers, paths := map[string]string{}, map[string]string{}
 	for _, d := range ac.Datasets {
-		registers[d.Name] = d.Register
+		registers[d.Name], paths[d.Name] = d.Register, d.Path
 	}
 	return func(yield func(scorers.Item) error) error {
 		var yieldErr error // the caller's own failure, not the data's
 		emit := func(it scorers.Item) error {
+			if len(it.ID) > scorers.MaxItemIDBytes {
+				return fmt.Errorf("%s:%d: item id: %d bytes, more than the %d an item id may have (ids are quoted in notes and errors)",
+					paths[it.Dataset], it.Line, len(it.ID), scorers.MaxItemIDBytes)
+			}
 			if it.Register == "" {
 				it.Register = registers[it.Dataset]
 			}
@@ -165,4 +169,8 @@ type Request struct {
 	ChatTemplate string `json:"chat_template,omitempty"`
 	// Limit overrides run.limit: every dataset read to at most this many rows.
 	Limit int `json:"limit,omitempty"`
+	// AllowNewModel resumes a run whose model changed (other weights, or
+	// another model served) by starting its unfinished axes over on the
+	// new one; without it such a resume is refused.
+	AllowNewModel bool `json:"allow_new_model,omitempty"`
 }

@@ -29,7 +29,7 @@ type Config struct {
 	Name             string        // starts every error, e.g. "openai"
 	BaseURL          string        // prepended to each path given to Do; "" when the paths are whole URLs
 	APIKey           string        // sent as "Authorization: Bearer"; "" sends none
-	Concurrency      int           // requests in flight at once, across all calls
+	Concurrency      int           // requests in flight at once, across all calls to Do (DoAside's are not counted)
 	Timeout          time.Duration // per attempt
 	MaxRetries       int           // attempts after the first; 0 means none
 	MaxResponseBytes int64         // a longer response is an error, not truncated
@@ -81,6 +81,20 @@ func (c *Client) Close() {
 // hold none. A transient failure that outlasts the retries is still a
 // net.Error (see IsTransient), so a caller can try again later.
 func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
+	return c.do(ctx, method, path, in, out, true)
+}
+
+// DoAside is Do for a request the server answers beside its model work, in
+// none of its generation slots: tokenizing a text, reading its settings.
+// It holds none of the client's concurrency slots, which bound the
+// requests that occupy the server's: a slot held through such a round trip
+// would leave one of the server's empty, and with Concurrency set to the
+// server's slot count the server could never be full.
+func (c *Client) DoAside(ctx context.Context, method, path string, in, out any) error {
+	return c.do(ctx, method, path, in, out, false)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any, slotted bool) error {
 	var body []byte
 	if in != nil {
 		var err error
@@ -89,7 +103,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		data, retryAfter, err := c.attempt(ctx, method, path, body)
+		data, retryAfter, err := c.attempt(ctx, method, path, body, slotted)
 		if err == nil {
 			if err := json.Unmarshal(data, out); err != nil {
 				return fmt.Errorf("%s: %s %s: %w: %v (body starts %q)", c.Name, method, path, ErrMalformed, err, c.redact(excerpt(data)))
@@ -105,7 +119,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		if attempt >= c.MaxRetries {
 			return fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
 		}
-		backends.Observe().Retry(c.Name, endpoint(path))
+		backends.ObserveCtx(ctx).Retry(c.Name, endpoint(path))
 		t := time.NewTimer(c.retryWait(attempt, retryAfter))
 		select {
 		case <-ctx.Done():
@@ -118,13 +132,15 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 
 // attempt makes one HTTP request. It returns the body of a 2xx answer, or an
 // error (a *transientError when a retry may help) and the Retry-After delay.
-func (c *Client) attempt(ctx context.Context, method, path string, body []byte) ([]byte, time.Duration, error) {
-	select {
-	case c.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, 0, ctx.Err()
+func (c *Client) attempt(ctx context.Context, method, path string, body []byte, slotted bool) ([]byte, time.Duration, error) {
+	if slotted {
+		select {
+		case c.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		}
+		defer func() { <-c.slots }()
 	}
-	defer func() { <-c.slots }()
 
 	actx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
@@ -146,13 +162,13 @@ func (c *Client) attempt(ctx context.Context, method, path string, body []byte) 
 	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
-		backends.Observe().Request(c.Name, endpoint(path), "error", time.Since(start))
+		backends.ObserveCtx(ctx).Request(c.Name, endpoint(path), "error", time.Since(start))
 		return nil, 0, c.transportError(ctx, method, path, err)
 	}
 	defer resp.Body.Close()
 	limit := c.MaxResponseBytes
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	backends.Observe().Request(c.Name, endpoint(path), strconv.Itoa(resp.StatusCode), time.Since(start))
+	backends.ObserveCtx(ctx).Request(c.Name, endpoint(path), strconv.Itoa(resp.StatusCode), time.Since(start))
 	if err != nil {
 		return nil, 0, c.transportError(ctx, method, path, err)
 	}

@@ -80,6 +80,8 @@ func CheckRefreshRun(r runplan.Request) error {
 		return errors.New("judge_overlay, chat_template: not refresh fields (set run.judge_overlay / run.chat_template in the config, so the pins record them)")
 	case r.Limit != 0:
 		return errors.New("limit: not a refresh field (a leaderboard ranks full runs)")
+	case r.AllowNewModel:
+		return errors.New("allow_new_model: not a refresh field (a refresh run measures one model)")
 	}
 	return nil
 }

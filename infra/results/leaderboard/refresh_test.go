@@ -17,6 +17,7 @@ func TestReadRefreshRejects(t *testing.T) {
 		"run_id":        {`{"store_uri":"s","runs":[{"config_path":"c","run_id":"x"}]}`, "runs[0]: run_id"},
 		"chat_template": {`{"store_uri":"s","runs":[{"config_path":"c","chat_template":"always"}]}`, "chat_template"},
 		"no config":     {`{"store_uri":"s","runs":[{"model":"gguf:x"}]}`, "runs[0].config_path"},
+		"new model":     {`{"store_uri":"s","runs":[{"config_path":"c","allow_new_model":true}]}`, "runs[0]: allow_new_model"},
 	} {
 		path := filepath.Join(t.TempDir(), "REFRESH.json")
 		os.WriteFile(path, []byte(tc.json), 0o644)

@@ -1,10 +1,8 @@
 package viewer
 
 import (
-	"cmp"
 	"net/http"
 	"regexp"
-	"slices"
 	"strconv"
 
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
@@ -13,21 +11,16 @@ import (
 // boardDirRE matches the keys of a leaderboard, leaderboard/<lang>/v<major>/….
 var boardDirRE = regexp.MustCompile(`^leaderboard/([^/]+)/v(\d+)/`)
 
-type boardClass struct {
-	Class string
-	Rows  []leaderboard.Row
-}
-
 type board struct {
 	Lang    string
 	Major   int
-	Axes    []string
-	Classes []boardClass
+	Classes []leaderboard.ClassView
 	Err     string
 }
 
-// leaderboards shows every leaderboard in the store, rows grouped by model
-// class (leaderboard.ByClass) and ranked by MS within a class.
+// leaderboards shows every leaderboard in the store as the library ranks it
+// (leaderboard.View, what `leaderboard show` prints): rows grouped by model
+// class and ranked by the ranking mean within a class.
 func (s *Server) leaderboards(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	keys, err := s.st.List(ctx, "leaderboard/")
@@ -48,21 +41,8 @@ func (s *Server) leaderboards(w http.ResponseWriter, r *http.Request) {
 		rows, err := leaderboard.Read(ctx, s.st, b.Lang, major)
 		if err != nil {
 			b.Err = err.Error()
-			boards = append(boards, b)
-			continue
-		}
-		axes := map[string]bool{}
-		for _, row := range rows {
-			for a := range row.Scores {
-				axes[a] = true
-			}
-		}
-		b.Axes = slices.Sorted(mapKeys(axes))
-		groups := leaderboard.ByClass(rows)
-		for _, c := range slices.Sorted(mapKeys(groups)) {
-			rs := slices.Clone(groups[c])
-			slices.SortStableFunc(rs, func(x, y leaderboard.Row) int { return cmp.Compare(y.MS, x.MS) })
-			b.Classes = append(b.Classes, boardClass{Class: c, Rows: rs})
+		} else {
+			b.Classes = leaderboard.View(rows)
 		}
 		boards = append(boards, b)
 	}

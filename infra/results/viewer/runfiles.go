@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
@@ -207,10 +208,16 @@ func predKeys(ctx context.Context, st store.Store, run, axis string) ([]string, 
 	if err != nil {
 		return nil, err
 	}
+	// Only the axis's checkpoint generation: an axis started over on a new
+	// model (--allow-new-model) shows none of the earlier model's answers.
+	gen, err := runfiles.InStore(ctx, st, run).Generation(axis)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
 	for _, k := range keys {
 		base := path.Base(k)
-		if strings.HasSuffix(base, ".jsonl") && (strings.HasPrefix(base, "pred-") || strings.HasPrefix(base, "rated-")) {
+		if runfiles.IsCheckpoint(base, runfiles.Answers, gen) || runfiles.IsCheckpoint(base, runfiles.Rated, gen) {
 			out = append(out, k)
 		}
 	}
@@ -305,4 +312,59 @@ func keptItemIDs(ctx context.Context, st store.Store, run, axis string) ([]strin
 		}
 	}
 	return ids, nil
+}
+
+// usages reads the usage of every answer of an axis from its prediction
+// checkpoints (not the judges' rated copies), decoding only id and usage.
+func usages(ctx context.Context, st store.Store, run, axis string) (map[string]backends.Usage, error) {
+	keys, err := predKeys(ctx, st, run, axis)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]backends.Usage{}
+	for _, k := range keys {
+		if !strings.HasPrefix(path.Base(k), "pred-") {
+			continue
+		}
+		err := eachLine(ctx, st, k, func(_ int, b []byte) (bool, error) {
+			var p struct {
+				ItemID string          `json:"item_id"`
+				Usage  *backends.Usage `json:"usage"`
+			}
+			if err := json.Unmarshal(b, &p); err != nil {
+				return false, err
+			}
+			if p.Usage != nil {
+				out[p.ItemID] = *p.Usage
+			}
+			return true, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// checkpointed counts the answers in an axis's prediction checkpoints
+// (pred-*.jsonl, one line an item), as they land during a run.
+func checkpointed(ctx context.Context, st store.Store, run, axis string) (int, error) {
+	keys, err := predKeys(ctx, st, run, axis)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, k := range keys {
+		if !strings.HasPrefix(path.Base(k), "pred-") {
+			continue
+		}
+		err := eachLine(ctx, st, k, func(int, []byte) (bool, error) {
+			n++
+			return true, nil
+		})
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }

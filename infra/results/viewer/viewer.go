@@ -28,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/infra/results/report"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
@@ -42,6 +43,9 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"num":   numText,
 	"exact": numExact,
 	"json":  jsonText,
+	"seconds": func(ms int64) string {
+		return strconv.FormatFloat(float64(ms)/1000, 'f', 1, 64)
+	},
 	"score": func(m map[string]float64, k string) *float64 {
 		if v, ok := m[k]; ok {
 			return &v
@@ -55,8 +59,9 @@ const PageSize = 50
 
 // Server serves the viewer over one store.
 type Server struct {
-	st  store.Store
-	mux *http.ServeMux
+	st   store.Store
+	mux  *http.ServeMux
+	live Live // nil: no Temporal namespace to list runs going on from
 }
 
 // New returns the viewer of st.
@@ -68,8 +73,10 @@ func New(st store.Store) *Server {
 	s.mux.HandleFunc("GET /run/{run}/{$}", s.run)
 	s.mux.HandleFunc("GET /run/{run}/report", s.report)
 	s.mux.HandleFunc("GET /run/{run}/axis/{axis}/{$}", s.items)
+	s.mux.HandleFunc("GET /run/{run}/axis/{axis}/errors", s.failures)
 	s.mux.HandleFunc("GET /compare", s.compare)
 	s.mux.HandleFunc("GET /leaderboard", s.leaderboards)
+	s.mux.HandleFunc("GET /live", s.livePage)
 	return s
 }
 
@@ -136,6 +143,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 type runRow struct {
 	ID, Model, BenchVersion, Date, Status string
 	MSPublic, MSRanking                   *float64
+	Live                                  bool // its workflow is running
 }
 
 // runDate reads the date from a run id ending in -YYYYMMDDTHHMMSS (the form
@@ -179,13 +187,22 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 		}
 		rows = append(rows, row)
 	}
+	live, liveErr := s.liveRuns(ctx)
+	for i := range rows {
+		for _, l := range live {
+			if l.RunID == rows[i].ID {
+				rows[i].Status = "running: " + l.Stage
+				rows[i].Live = true
+			}
+		}
+	}
 	sort.Slice(rows, func(i, j int) bool {
 		if rows[i].Date != rows[j].Date {
 			return rows[i].Date > rows[j].Date
 		}
 		return rows[i].ID < rows[j].ID
 	})
-	s.render(w, "runs.html", map[string]any{"Store": s.st.Describe(), "Runs": rows})
+	s.render(w, "runs.html", map[string]any{"Store": s.st.Describe(), "Runs": rows, "Live": s.live != nil, "LiveErr": liveErr})
 }
 
 // axisRow is one axis on a run's page.
@@ -253,11 +270,18 @@ type Filter struct {
 	Outcome string // correct (score 1), wrong (score 0), partial (in between), unscored (kept, no score)
 	Flag    string // the item's flag (parse_fail, truncated, low_conf, ...)
 	Q       string // text in the prompt, gold, response or a judge's reply (case-insensitive)
+	Sort    string // "" (file order), or score, tokens, latency; a leading - for highest first
 	Page    int    // 0-based
 }
 
+// sortKeys are the orders an axis page can list its items in.
+var sortKeys = []string{"score", "-score", "tokens", "-tokens", "latency", "-latency"}
+
 func parseFilter(q url.Values) (Filter, error) {
-	f := Filter{Dataset: q.Get("dataset"), Source: q.Get("source"), Outcome: q.Get("outcome"), Flag: q.Get("flag"), Q: strings.TrimSpace(q.Get("q"))}
+	f := Filter{Dataset: q.Get("dataset"), Source: q.Get("source"), Outcome: q.Get("outcome"), Flag: q.Get("flag"), Q: strings.TrimSpace(q.Get("q")), Sort: q.Get("sort")}
+	if f.Sort != "" && !slices.Contains(sortKeys, f.Sort) {
+		return f, fmt.Errorf("sort %q: want one of %s", f.Sort, strings.Join(sortKeys, ", "))
+	}
 	switch f.Outcome {
 	case "", "correct", "wrong", "partial", "unscored":
 	default:
@@ -290,8 +314,6 @@ func (f Filter) keeps(s scoreLine) bool {
 		return s.Score <= 0
 	case "partial":
 		return s.Score > 0 && s.Score < 1
-	case "unscored":
-		return false
 	}
 	return true
 }
@@ -299,7 +321,7 @@ func (f Filter) keeps(s scoreLine) bool {
 // query is the URL query of f at page (1-based).
 func (f Filter) query(page int) string {
 	v := url.Values{}
-	for k, x := range map[string]string{"dataset": f.Dataset, "source": f.Source, "outcome": f.Outcome, "flag": f.Flag, "q": f.Q} {
+	for k, x := range map[string]string{"dataset": f.Dataset, "source": f.Source, "outcome": f.Outcome, "flag": f.Flag, "q": f.Q, "sort": f.Sort} {
 		if x != "" {
 			v.Set(k, x)
 		}
@@ -317,8 +339,31 @@ type itemView struct {
 	Gold    string
 	Ratings []judge.Rating
 	Other   map[string]string // the prediction's other variants (probes, scoring modes) as JSON
-	// Unscored: a kept item with no line in scores.jsonl.
+	// Unscored: a kept item with no line in scores.jsonl, for Reason.
 	Unscored bool
+	Reason   string
+	Turns    []turnView // a multi-turn item's conversation
+	Groups   []ratingGroup
+}
+
+// turnView is one turn of a multi-turn conversation: the user's message,
+// the model's answer, the reference answer where there is one, and the
+// judges' ratings of the turn.
+type turnView struct {
+	N         int // from 1
+	User      string
+	Answer    *backends.Generation
+	Reference string
+	Ratings   *ratingGroup
+}
+
+// ratingGroup is the judges' ratings of one request (a turn, or a kind of
+// judgement) with the ensemble's aggregate: mean, agreement, parse failures.
+type ratingGroup struct {
+	Kind    string
+	Turn    int
+	Ratings []judge.Rating
+	Agg     judge.ItemAgg
 }
 
 type choiceView struct {
@@ -372,7 +417,46 @@ func newItemView(sc scorers.ItemScore, it *scorers.Item, p *predRecord) itemView
 			}
 		}
 	}
+	v.Groups = ratingGroups(v.Ratings)
+	if it != nil && len(it.Turns) > 0 {
+		for t, q := range it.Turns {
+			tv := turnView{N: t + 1, User: q}
+			if p != nil && t < len(p.Generations) {
+				tv.Answer = &p.Generations[t]
+			}
+			if t < len(it.References) {
+				tv.Reference = it.References[t]
+			}
+			for i := range v.Groups {
+				if g := &v.Groups[i]; g.Kind == judge.KindRating && g.Turn == t+1 {
+					tv.Ratings = g
+				}
+			}
+			v.Turns = append(v.Turns, tv)
+		}
+	}
 	return v
+}
+
+// ratingGroups groups an item's ratings by kind and turn, as the scorers
+// aggregate them (judge.ByTurn, judge.Aggregate). The agreement does not
+// depend on the floor, so none is given: low_conf is the score's flag.
+func ratingGroups(rs []judge.Rating) []ratingGroup {
+	var kinds []string
+	for _, r := range rs {
+		if !slices.Contains(kinds, r.Kind) {
+			kinds = append(kinds, r.Kind)
+		}
+	}
+	var out []ratingGroup
+	for _, k := range kinds {
+		turns, groups := judge.ByTurn(rs, k)
+		aggs := judge.Aggregate(groups, 0)
+		for i := range groups {
+			out = append(out, ratingGroup{Kind: k, Turn: turns[i], Ratings: groups[i], Agg: aggs[i]})
+		}
+	}
+	return out
 }
 
 // axisPage is what an axis page shows.
@@ -381,26 +465,45 @@ type axisPage struct {
 	Filter          Filter
 	Datasets, Flags []string
 	Sources         []string
-	Total, Matched  int
+	Total, Matched  int // scored items; items the filters keep, scored or not
+	Kept, Unscored  int // items dedup kept for the axis; those of them without a score
+	Reasons         []reasonCount
 	Page, Pages     int // 1-based
 	Items           []itemView
 	Prev, Next      string
 	Axis95          *runfiles.AxisReport // the axis in result.json, when there
 }
 
-// Page builds one page of an axis's items under f.
+// Page builds one page of an axis's items under f. Without an outcome
+// filter a page lists the scored items (scores.jsonl order) and then the
+// kept items without a score (shard order), each with the reason it has none.
 func (s *Server) Page(ctx context.Context, run, axis string, f Filter) (*axisPage, error) {
 	pg := &axisPage{Run: run, Axis: axis, Filter: f}
 	datasets, flags, sources := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	lo, hi := f.Page*PageSize, (f.Page+1)*PageSize
 	var pageLines [][]byte
-	var candidates []string // with a text query: every id the other filters keep
-	scored := map[string]bool{}
-	unscored := f.Outcome == "unscored"
-	err := eachScore(ctx, s.st, run, axis, func(sl scoreLine, b []byte) (bool, error) {
+	var candidates []string         // with a text query or a sort: every id the other filters keep
+	scoreOf := map[string]float64{} // with a sort by score
+	matched := 0                    // scored items the filters keep
+	// The kept items without a score. Score writes scores.jsonl in the
+	// shards' item order, so they are what a walk along the kept ids skips;
+	// were the orders to differ, a set of the scored ids decides instead.
+	kept, err := keptItemIDs(ctx, s.st, run, axis)
+	if err != nil {
+		return nil, err
+	}
+	pg.Kept = len(kept)
+	var unscored []string
+	at, inOrder := 0, true
+	err = eachScore(ctx, s.st, run, axis, func(sl scoreLine, b []byte) (bool, error) {
 		pg.Total++
-		if unscored {
-			scored[sl.ItemID] = true
+		if inOrder {
+			for at < len(kept) && kept[at] != sl.ItemID {
+				unscored = append(unscored, kept[at])
+				at++
+			}
+			inOrder = at < len(kept)
+			at++
 		}
 		datasets[datasetOf(sl.ItemID)] = true
 		if sl.Source != "" {
@@ -412,14 +515,17 @@ func (s *Server) Page(ctx context.Context, run, axis string, f Filter) (*axisPag
 		if !f.keeps(sl) {
 			return true, nil
 		}
-		if f.Q != "" {
+		if f.Q != "" || f.Sort != "" {
 			candidates = append(candidates, sl.ItemID)
+			if f.Sort == "score" || f.Sort == "-score" {
+				scoreOf[sl.ItemID] = sl.Score
+			}
 			return true, nil
 		}
-		if pg.Matched >= lo && pg.Matched < hi {
+		if matched >= lo && matched < hi {
 			pageLines = append(pageLines, bytes.Clone(b))
 		}
-		pg.Matched++
+		matched++
 		return true, nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -428,75 +534,246 @@ func (s *Server) Page(ctx context.Context, run, axis string, f Filter) (*axisPag
 	if err != nil {
 		return nil, err
 	}
-	pg.Datasets, pg.Flags, pg.Sources = slices.Sorted(mapKeys(datasets)), slices.Sorted(mapKeys(flags)), slices.Sorted(mapKeys(sources))
-	if unscored {
-		return s.unscoredPage(ctx, pg, scored)
-	}
-	if f.Q != "" {
-		ids, err := s.search(ctx, run, axis, candidates, f.Q)
-		if err != nil {
-			return nil, err
-		}
-		pg.Matched = len(ids)
-		want := map[string]bool{}
-		for _, id := range ids[min(lo, len(ids)):min(hi, len(ids))] {
-			want[id] = true
-		}
-		err = eachScore(ctx, s.st, run, axis, func(sl scoreLine, b []byte) (bool, error) {
-			if want[sl.ItemID] {
-				pageLines = append(pageLines, bytes.Clone(b))
-			}
-			return len(pageLines) < len(want), nil
+	if inOrder {
+		unscored = append(unscored, kept[min(at, len(kept)):]...)
+	} else {
+		scored := map[string]bool{}
+		err := eachScore(ctx, s.st, run, axis, func(sl scoreLine, _ []byte) (bool, error) {
+			scored[sl.ItemID] = true
+			return true, nil
 		})
 		if err != nil {
 			return nil, err
 		}
+		unscored = slices.DeleteFunc(kept, func(id string) bool { return scored[id] })
 	}
-	scores := make([]scorers.ItemScore, len(pageLines))
+	// An axis written without shard item lists still counts its scored items as kept.
+	pg.Kept = max(pg.Kept, pg.Total+len(unscored))
+	pg.Unscored = len(unscored)
+	isUnscored := make(map[string]bool, len(unscored))
+	for _, id := range unscored {
+		isUnscored[id] = true
+	}
+
+	for _, id := range unscored {
+		datasets[datasetOf(id)] = true
+	}
+	pg.Datasets, pg.Flags, pg.Sources = slices.Sorted(mapKeys(datasets)), slices.Sorted(mapKeys(flags)), slices.Sorted(mapKeys(sources))
+	if f.Outcome == "" || f.Outcome == "unscored" {
+		pg.Reasons, err = s.unscoredReasons(ctx, run, axis, unscored)
+		if err != nil {
+			return nil, err
+		}
+	}
+	var shown []string // the unscored items the filters keep
+	if (f.Outcome == "" || f.Outcome == "unscored") && f.Flag == "" && f.Source == "" {
+		// Unscored items carry no flag or source in scores.jsonl: a flag or
+		// source filter keeps none.
+		shown = slices.DeleteFunc(unscored, func(id string) bool { return f.Dataset != "" && datasetOf(id) != f.Dataset })
+	}
+	if f.Outcome == "unscored" {
+		matched, pageLines = 0, nil
+	}
+	if f.Outcome == "unscored" {
+		candidates = nil
+	}
+	if f.Q != "" {
+		ids, err := s.search(ctx, run, axis, append(candidates, shown...), f.Q)
+		if err != nil {
+			return nil, err
+		}
+		candidates = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return isUnscored[id] })
+		shown = slices.DeleteFunc(ids, func(id string) bool { return !isUnscored[id] })
+	}
+	if f.Sort != "" {
+		return s.sortedPage(ctx, pg, append(candidates, shown...), isUnscored, scoreOf)
+	}
+	if f.Q != "" {
+		ids := candidates
+		matched = len(ids)
+		want := map[string]bool{}
+		for _, id := range ids[min(lo, len(ids)):min(hi, len(ids))] {
+			want[id] = true
+		}
+		if len(want) > 0 {
+			err = eachScore(ctx, s.st, run, axis, func(sl scoreLine, b []byte) (bool, error) {
+				if want[sl.ItemID] {
+					pageLines = append(pageLines, bytes.Clone(b))
+				}
+				return len(pageLines) < len(want), nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	pg.Matched = matched + len(shown)
+	scores := make([]scorers.ItemScore, len(pageLines), PageSize)
 	for i, b := range pageLines {
 		if err := json.Unmarshal(b, &scores[i]); err != nil {
 			return nil, fmt.Errorf("%s: %w", axisScoresKey(run, axis), err)
 		}
 	}
-	return s.fill(ctx, pg, scores, false)
+	// The page's unscored part follows the scored matches.
+	ulo, uhi := max(0, lo-matched), max(0, hi-matched)
+	for _, id := range shown[min(ulo, len(shown)):min(uhi, len(shown))] {
+		scores = append(scores, scorers.ItemScore{ItemID: id})
+	}
+	return s.fill(ctx, pg, scores, isUnscored)
 }
 
-// unscoredPage pages the kept items (the shards' items) that have no score
-// under pg's filter.
-func (s *Server) unscoredPage(ctx context.Context, pg *axisPage, scored map[string]bool) (*axisPage, error) {
+// sortedPage pages ids (the items the filters keep) in pg.Filter.Sort's
+// order: by score (unscored items last), or by the tokens (prompt and
+// completion) or wall time their answer took (items without a recorded
+// usage last); ties keep the file order.
+func (s *Server) sortedPage(ctx context.Context, pg *axisPage, ids []string, isUnscored map[string]bool, scoreOf map[string]float64) (*axisPage, error) {
 	f := pg.Filter
-	var ids []string
-	if f.Flag == "" {
-		var err error
-		ids, err = keptItemIDs(ctx, s.st, pg.Run, pg.Axis)
+	key := map[string]float64{}
+	switch strings.TrimPrefix(f.Sort, "-") {
+	case "score":
+		key = scoreOf
+	case "tokens", "latency":
+		usage, err := usages(ctx, s.st, pg.Run, pg.Axis)
 		if err != nil {
 			return nil, err
 		}
-		ids = slices.DeleteFunc(ids, func(id string) bool {
-			return scored[id] || f.Dataset != "" && datasetOf(id) != f.Dataset
-		})
-		if f.Source != "" {
-			ids = nil // unscored items carry no source in scores.jsonl; a source filter keeps none
+		for id, u := range usage {
+			if f.Sort == "tokens" || f.Sort == "-tokens" {
+				key[id] = float64(u.PromptTokens + u.CompletionTokens)
+			} else {
+				key[id] = float64(u.LatencyMS)
+			}
 		}
 	}
-	if f.Q != "" && len(ids) > 0 {
-		var err error
-		if ids, err = s.search(ctx, pg.Run, pg.Axis, ids, f.Q); err != nil {
+	desc := strings.HasPrefix(f.Sort, "-")
+	slices.SortStableFunc(ids, func(a, b string) int {
+		ka, oka := key[a]
+		kb, okb := key[b]
+		switch {
+		case oka != okb:
+			if oka {
+				return -1
+			}
+			return 1
+		case !oka || ka == kb:
+			return 0
+		case (ka < kb) != desc:
+			return -1
+		}
+		return 1
+	})
+	pg.Matched = len(ids)
+	page := ids[min(f.Page*PageSize, len(ids)):min((f.Page+1)*PageSize, len(ids))]
+	want := map[string]bool{}
+	for _, id := range page {
+		if !isUnscored[id] {
+			want[id] = true
+		}
+	}
+	lines := map[string]scorers.ItemScore{}
+	if len(want) > 0 {
+		err := eachLine(ctx, s.st, axisScoresKey(pg.Run, pg.Axis), func(_ int, b []byte) (bool, error) {
+			if id, ok := quickID(b); ok && !want[id] {
+				return true, nil // not on the page: skipped undecoded
+			}
+			var sc scorers.ItemScore
+			if err := json.Unmarshal(b, &sc); err != nil {
+				return false, err
+			}
+			if want[sc.ItemID] {
+				lines[sc.ItemID] = sc
+			}
+			return len(lines) < len(want), nil
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
-	pg.Matched = len(ids)
-	lo, hi := f.Page*PageSize, (f.Page+1)*PageSize
-	var scores []scorers.ItemScore
-	for _, id := range ids[min(lo, len(ids)):min(hi, len(ids))] {
-		scores = append(scores, scorers.ItemScore{ItemID: id})
+	scores := make([]scorers.ItemScore, len(page))
+	for i, id := range page {
+		if sc, ok := lines[id]; ok {
+			scores[i] = sc
+		} else {
+			scores[i] = scorers.ItemScore{ItemID: id}
+		}
 	}
-	return s.fill(ctx, pg, scores, true)
+	return s.fill(ctx, pg, scores, isUnscored)
+}
+
+// Reasons an item kept for an axis has no score, as the viewer names them.
+const (
+	reasonNoPrediction = "no prediction checkpointed yet (not reached, or the axis budget ran out)"
+	reasonError        = "the backend failed on it"
+	reasonUnsupported  = "the backend cannot do what the axis needs"
+	reasonNoResponse   = "no response to score"
+	reasonNotRated     = "not rated by the judges (yet)"
+	reasonNoValid      = "no judge gave a valid rating (parse_fail or dropped)"
+	reasonScorer       = "the scorer gave it no score"
+)
+
+// unscoredReason is why a kept item with prediction p (nil: none) has no
+// score.
+func unscoredReason(p *predRecord, ratings []judge.Rating) string {
+	switch {
+	case p == nil:
+		return reasonNoPrediction
+	case p.Error != "":
+		return reasonError
+	case p.Unsupported:
+		return reasonUnsupported
+	case len(p.Generations) == 0 && len(p.LogLiks) == 0:
+		return reasonNoResponse
+	case len(ratings) > 0 && !slices.ContainsFunc(ratings, judge.Rating.Valid):
+		return reasonNoValid
+	case len(ratings) == 0 && p.Variants[judge.VariantKey] == nil && judgedKinds(p):
+		return reasonNotRated
+	}
+	return reasonScorer
+}
+
+// judgedKinds reports whether p looks like a judged axis's prediction
+// waiting for its ratings: generated text and no log-likelihoods.
+func judgedKinds(p *predRecord) bool { return len(p.Generations) > 0 && len(p.LogLiks) == 0 }
+
+// reasonCount is how many unscored items have one reason.
+type reasonCount struct {
+	Reason string
+	N      int
+}
+
+// unscoredReasons counts the reasons of the unscored items ids.
+func (s *Server) unscoredReasons(ctx context.Context, run, axis string, ids []string) ([]reasonCount, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	preds, err := findPredictions(ctx, s.st, run, axis, want)
+	if err != nil {
+		return nil, err
+	}
+	n := map[string]int{}
+	for _, id := range ids {
+		var p *predRecord
+		var rs []judge.Rating
+		if x, ok := preds[id]; ok {
+			p = &x
+			rs, _ = judge.FromPrediction(x)
+		}
+		n[unscoredReason(p, rs)]++
+	}
+	var out []reasonCount
+	for _, r := range slices.Sorted(mapKeys(n)) {
+		out = append(out, reasonCount{r, n[r]})
+	}
+	return out, nil
 }
 
 // fill sets pg's paging links and its items: scores joined with their
-// items and predictions.
-func (s *Server) fill(ctx context.Context, pg *axisPage, scores []scorers.ItemScore, unscored bool) (*axisPage, error) {
+// items and predictions; those in isUnscored are kept items without a score.
+func (s *Server) fill(ctx context.Context, pg *axisPage, scores []scorers.ItemScore, isUnscored map[string]bool) (*axisPage, error) {
 	f, run, axis := pg.Filter, pg.Run, pg.Axis
 	pg.Page, pg.Pages = f.Page+1, max(1, (pg.Matched+PageSize-1)/PageSize)
 	if f.Page > 0 {
@@ -530,7 +807,10 @@ func (s *Server) fill(ctx context.Context, pg *axisPage, scores []scorers.ItemSc
 			p = &x
 		}
 		v := newItemView(sc, it, p)
-		v.Unscored = unscored
+		if isUnscored[sc.ItemID] {
+			v.Unscored = true
+			v.Reason = unscoredReason(p, v.Ratings)
+		}
 		pg.Items = append(pg.Items, v)
 	}
 	return pg, nil
@@ -645,11 +925,16 @@ func (s *Server) items(w http.ResponseWriter, r *http.Request) {
 // ListenAndServe serves st on addr until ctx ends; ready is called with
 // the address listened on (addr may end in :0).
 func ListenAndServe(ctx context.Context, st store.Store, addr string, ready func(addr string)) error {
+	return Serve(ctx, New(st), addr, ready)
+}
+
+// Serve serves s on addr until ctx ends, as ListenAndServe.
+func Serve(ctx context.Context, s *Server, addr string, ready func(addr string)) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: New(st), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		srv.Close()

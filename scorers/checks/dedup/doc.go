@@ -70,7 +70,7 @@
 // Short prompts are indexed by the hash of their word sequence, compared with
 // each line's and the whole document's, and confirmed by normalising.
 // Nothing is normalised or sorted for a document without a hit. The
-// throughput figures, beside grep -F -f and cat on the same synthetic corpus,
+// throughput figures, beside GNU grep, ripgrep and cat on the same synthetic corpus,
 // and the command that measures them (task bench-dedup, i.e.
 // testdata/dedup/bench.sh) are in docs/BENCHMARKS.md and
 // testdata/dedup/README.md.
