@@ -124,6 +124,9 @@ func Convert(t *Task, dataFile string) (*Entry, error) {
 			e.Unsupported = append(e.Unsupported, fmt.Sprintf("%s is Python (%s %s), which a dataset entry cannot run: the rows it changes or drops are read as the file holds them.", k, n.Tag, n.Value))
 		}
 	}
+	if t.Keys["dataset_kwargs"] != nil {
+		e.Unsupported = append(e.Unsupported, "dataset_kwargs (data_files, revision, ...) change which rows lm-eval loads; the entry reads the file or Hub split it names, so check that it holds the same rows.")
+	}
 	if t.Keys["filter_list"] != nil {
 		e.Unsupported = append(e.Unsupported, "filter_list post-processes answers (regex, take_first, ...) before scoring; GlossoBench's axes score the reply as their own rules say.")
 	}
