@@ -306,8 +306,16 @@ type DatasetConfig struct {
 	Name string `yaml:"name" json:"name"`
 	// Path is a local file (relative to the config's folder), an s3:// object
 	// (store URI query parameters) or hf://datasets/OWNER/NAME@REVISION/PATH;
-	// a .gz, .zst or .zstd suffix is decompressed.
+	// a .gz, .zst or .zstd suffix is decompressed. With Config and Split it
+	// is hf://datasets/OWNER/NAME@REVISION, the repository alone.
 	Path string `yaml:"path" json:"path"`
+	// Config is the configuration of a Hub dataset named by repository
+	// (path hf://datasets/OWNER/NAME@REVISION): with Split, its Parquet
+	// files at the revision (the Hub's export, on refs/convert/parquet),
+	// pinned as a set by SHA256.
+	Config string `yaml:"config,omitempty" json:"config,omitempty"`
+	// Split is the split of a Hub dataset named by repository, with Config.
+	Split string `yaml:"split,omitempty" json:"split,omitempty"`
 	// Format names a built-in preset (global_mmlu, belebele, indonli,
 	// kalahi, ifeval, ...) or the axis kind (mcq) when Fields declares the
 	// dataset alone.
@@ -315,11 +323,15 @@ type DatasetConfig struct {
 	// LMEvalTask, with format lm-eval-task, is an lm-evaluation-harness
 	// task YAML (relative to the config's folder) whose doc_to_text,
 	// doc_to_choice and doc_to_target become the fields (package
-	// scorers/lmevaltask); Path is the task's test split as a file.
+	// scorers/lmevaltask); Path is the task's test split as a file, or
+	// the task's repository hf://datasets/OWNER/NAME@REVISION, whose
+	// config and split then come from the task.
 	LMEvalTask string `yaml:"lm_eval_task,omitempty" json:"lm_eval_task,omitempty"`
 	// FileFormat is jsonl, csv, tsv or parquet; default from the file name.
 	FileFormat string `yaml:"file_format,omitempty" json:"file_format,omitempty"`
-	// SHA256 pins the file's stored bytes; required for hf:// paths.
+	// SHA256 pins the file's stored bytes; required for hf:// paths. With
+	// Config and Split it pins the set (its listing of files and their
+	// SHA-256s); reading a set without it fails with the value to paste.
 	SHA256 string `yaml:"sha256,omitempty" json:"sha256,omitempty"`
 	// Fields map the file's columns to the item (see package scorers/dataset);
 	// with a preset they replace the preset's entries of the same name.
@@ -367,7 +379,7 @@ type FewshotConfig struct {
 
 // Source is the dataset's file, relative paths resolving against baseDir.
 func (d DatasetConfig) Source(baseDir string) dataset.Source {
-	return dataset.Source{URI: d.Path, BaseDir: baseDir, Format: d.FileFormat, SHA256: d.SHA256}
+	return dataset.Source{URI: d.Path, BaseDir: baseDir, Format: d.FileFormat, SHA256: d.SHA256, Config: d.Config, Split: d.Split}
 }
 
 // Source is the examples file, relative paths resolving against baseDir.

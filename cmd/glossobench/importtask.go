@@ -7,6 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/glossobench/glossobench/scorers/dataset"
 	"github.com/glossobench/glossobench/scorers/lmevaltask"
 )
 
@@ -21,7 +22,7 @@ func init() {
 // an entry that scores differently from the task must not pass for it.
 func importTaskMain(args []string, stdout, stderr io.Writer) int {
 	fs := commandFlags("import-task", stderr, "import-task lm-eval TASK.yaml --data FILE [--accept-differences]")
-	data := fs.String("data", "", "the task's test split as a file (jsonl, csv, parquet; local or hf://datasets/OWNER/NAME@REVISION/PATH)")
+	data := fs.String("data", "", "the task's test split as a file (jsonl, csv, parquet; local or hf://datasets/OWNER/NAME@REVISION/PATH), or the task's repository hf://datasets/OWNER/NAME@REVISION (its Parquet files of the task's config and split)")
 	accept := fs.Bool("accept-differences", false, "exit 0 though the entry cannot express all of the task")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -53,6 +54,15 @@ func importTaskMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "import-task:", err)
 		return 1
+	}
+	if p, err := dataset.ParseHFRepo(*data); err == nil {
+		repo, config, split := t.Hub()
+		if repo != p.Repo || split == "" {
+			fmt.Fprintf(stderr, "import-task: --data %s: the task reads dataset_path %q, split %q\n", *data, repo, split)
+			return 1
+		}
+		e.Dataset.Config, e.Dataset.Split = config, split
+		defer fmt.Fprintf(stderr, "import-task: pin the set: glossobench fetch-dataset --config %s --split %s %s prints its sha256\n", config, split, *data)
 	}
 	out, err := yaml.Marshal([]any{e.Dataset})
 	if err != nil {

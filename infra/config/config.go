@@ -25,6 +25,7 @@ import (
 
 	"github.com/glossobench/glossobench/scorers"
 	_ "github.com/glossobench/glossobench/scorers/axes" // the axis plugins validation knows by name
+	"github.com/glossobench/glossobench/scorers/dataset"
 	"github.com/glossobench/glossobench/scorers/lmevaltask"
 )
 
@@ -376,6 +377,9 @@ func (c *Config) importLMEvalTasks() error {
 			if len(e.Unsupported) > 0 {
 				return fmt.Errorf("%s.lm_eval_task: %s: the entry would not do what the task does: %s (glossobench import-task writes the entry to adapt)", df, d.LMEvalTask, strings.Join(e.Unsupported, " "))
 			}
+			if err := hubSplitOfTask(&d, t); err != nil {
+				return fmt.Errorf("%s: %w", df, err)
+			}
 			d.Format, d.Fields = e.Dataset.Format, e.Dataset.Fields
 			if d.Name == "" {
 				d.Name = e.Dataset.Name
@@ -384,6 +388,32 @@ func (c *Config) importLMEvalTasks() error {
 		}
 		c.Axes[name] = a
 	}
+	return nil
+}
+
+// hubSplitOfTask fills in config and split of an entry whose path names
+// a Hub repository alone (hf://datasets/OWNER/NAME@REVISION) from the
+// task's dataset_name and test split, so the task runs unedited on the
+// Hub's Parquet files of that split. The repository must be the task's
+// dataset_path, and a config or split the entry gives must be the task's.
+func hubSplitOfTask(d *scorers.DatasetConfig, t *lmevaltask.Task) error {
+	p, err := dataset.ParseHFRepo(d.Path)
+	if err != nil {
+		return nil // a file: the entry names the split itself
+	}
+	repo, config, split := t.Hub()
+	if repo != p.Repo {
+		return fmt.Errorf("path: %s is the repository %s; the task %s reads dataset_path %s", d.Path, p.Repo, t.Path, cmp.Or(repo, "(none)"))
+	}
+	if split == "" {
+		return fmt.Errorf("split: the task %s names no test_split or validation_split; give split", t.Path)
+	}
+	for _, k := range []struct{ key, got, want string }{{"config", d.Config, config}, {"split", d.Split, split}} {
+		if k.got != "" && k.got != k.want {
+			return fmt.Errorf("%s: %q, but the task %s reads %q (leave it out: the task gives it)", k.key, k.got, t.Path, k.want)
+		}
+	}
+	d.Config, d.Split = config, split
 	return nil
 }
 

@@ -13,7 +13,7 @@ var sha256RE = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
 
 // validateDatasetSource checks what a dataset declares about its file and
 // its field mapping before anything is read: the file format, the SHA-256
-// pin (required for hf:// paths), the few-shot file and the mapping itself
+// pin (required for hf:// file paths), a Hub dataset's config and split, the few-shot file and the mapping itself
 // (keys the axis reads, required keys, templates that parse). df is the
 // dataset's config path (axes.knowledge.datasets[0]).
 func validateDatasetSource(df, axis string, d scorers.DatasetConfig) error {
@@ -24,7 +24,19 @@ func validateDatasetSource(df, axis string, d scorers.DatasetConfig) error {
 	if d.SHA256 != "" && !sha256RE.MatchString(d.SHA256) {
 		return fmt.Errorf("%s.sha256: want 64 hex digits, got %q", df, d.SHA256)
 	}
-	if strings.HasPrefix(d.Path, "hf://") {
+	if d.Config != "" || d.Split != "" {
+		// A set's pin may be missing here: reading it fetches the set
+		// and refuses with the value to paste.
+		if d.Config == "" || d.Split == "" {
+			return fmt.Errorf("%s: config and split name a Hub dataset's table together; give both (config %q, split %q)", df, d.Config, d.Split)
+		}
+		if _, err := dataset.ParseHFRepo(d.Path); err != nil {
+			return fmt.Errorf("%s.path: with config and split, %w", df, err)
+		}
+	} else if strings.HasPrefix(d.Path, "hf://") {
+		if _, err := dataset.ParseHFRepo(d.Path); err == nil {
+			return fmt.Errorf("%s.path: %s names a repository: give config and split (its Parquet files), or a file path after the revision", df, d.Path)
+		}
 		if _, err := dataset.ParseHF(d.Path); err != nil {
 			return fmt.Errorf("%s.path: %w", df, err)
 		}

@@ -130,3 +130,63 @@ func TestLMEvalTaskAsConfigSaysWhatItIs(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// TestHubDatasetEntries: config and split name a Hub dataset's table with
+// a repository path; either alone, a file path with them, or a repository
+// path without them is refused naming the key. The pin may be left out
+// here: reading the set refuses with the value to paste.
+func TestHubDatasetEntries(t *testing.T) {
+	base := "model: {spec: \"gguf:m.gguf\"}\naxes:\n  knowledge:\n    datasets:\n      - name: g\n        format: global_mmlu\n"
+	for _, c := range []struct{ entry, want string }{
+		{"        path: hf://datasets/CohereForAI/Global-MMLU@~parquet\n        config: ms\n        split: test\n", ""},
+		{"        path: hf://datasets/CohereForAI/Global-MMLU@~parquet\n        config: ms\n        split: test\n        sha256: " + strings.Repeat("a", 64) + "\n", ""},
+		{"        path: hf://datasets/CohereForAI/Global-MMLU@~parquet\n        config: ms\n", "axes.knowledge.datasets[0]: config and split name a Hub dataset's table together"},
+		{"        path: hf://datasets/CohereForAI/Global-MMLU@~parquet\n", "axes.knowledge.datasets[0].path: hf://datasets/CohereForAI/Global-MMLU@~parquet names a repository: give config and split"},
+		{"        path: hf://datasets/CohereForAI/Global-MMLU@main/ms/test.parquet\n        config: ms\n        split: test\n", "axes.knowledge.datasets[0].path: with config and split"},
+		{"        path: data.parquet\n        config: ms\n        split: test\n", "axes.knowledge.datasets[0].path: with config and split"},
+		{"        path: hf://datasets/CohereForAI/Global-MMLU@~parquet\n        config: ms\n        split: test\n        file_format: csv\n", "a dataset named by config and split is the Hub's Parquet files"},
+	} {
+		c2, err := Parse([]byte(base+c.entry), "c.yaml", "", Overrides{})
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: refused: %v", c.entry, err)
+			} else if d := c2.Axes["knowledge"].Datasets[0]; d.Config != "ms" || d.Split != "test" {
+				t.Errorf("%s: config %q split %q", c.entry, d.Config, d.Split)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.entry, err, c.want)
+		}
+	}
+}
+
+// TestLMEvalTaskOnTheHub: an lm-eval-task entry whose path names the
+// task's repository takes config and split from the task (dataset_name,
+// test_split); another repository, or a config or split other than the
+// task's, is refused naming the key.
+func TestLMEvalTaskOnTheHub(t *testing.T) {
+	dir, err := filepath.Abs("../../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := func(path, extra string) string {
+		return "model:\n  spec: gguf:x.gguf\naxes:\n  nlu:\n    datasets:\n      - path: " + path + "\n        format: lm-eval-task\n        lm_eval_task: lmeval-tasks/belebele/belebele_zsm_Latn.yaml\n" + extra
+	}
+	c, err := Parse([]byte(cfg("hf://datasets/facebook/belebele@~parquet", "")), "c.yaml", dir, Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := c.Axes["nlu"].Datasets[0]; d.Config != "zsm_Latn" || d.Split != "test" || d.Format != "mcq" {
+		t.Errorf("entry %+v", d)
+	}
+	for _, x := range []struct{ path, extra, want string }{
+		{"hf://datasets/facebook/flores@~parquet", "", "datasets[0]: path: hf://datasets/facebook/flores@~parquet is the repository facebook/flores; the task " + filepath.Join(dir, "lmeval-tasks/belebele/belebele_zsm_Latn.yaml") + " reads dataset_path facebook/belebele"},
+		{"hf://datasets/facebook/belebele@~parquet", "        config: ind_Latn\n", `datasets[0]: config: "ind_Latn", but the task`},
+		{"hf://datasets/facebook/belebele@~parquet", "        split: validation\n", `datasets[0]: split: "validation", but the task`},
+	} {
+		if _, err := Parse([]byte(cfg(x.path, x.extra)), "c.yaml", dir, Overrides{}); err == nil || !strings.Contains(err.Error(), x.want) {
+			t.Errorf("%s %s: %v, want %q", x.path, x.extra, err, x.want)
+		}
+	}
+}

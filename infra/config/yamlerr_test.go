@@ -25,7 +25,7 @@ func TestConfigErrorsInYAMLTerms(t *testing.T) {
 		{"unknown key with no near miss", goodAxis + "    colour: blue\n",
 			"config bad.yaml: line 7: axes.knowledge.colour is not a known key (allowed under axes.knowledge: datasets, scoring_mode, weight, tier, max_tokens, probes, judge_overlay, scorer, options)"},
 		{"typo in a dataset", goodAxis + "      - {name: e, path: e.jsonl, formt: belebele}\n",
-			"config bad.yaml: line 7: axes.knowledge.datasets[1].formt is not a known key; did you mean format? (allowed under axes.knowledge.datasets[1]: name, path, format, lm_eval_task, file_format, sha256, fields, fewshot, lang, limit, filter, license, register, human_validated, translation_of)"},
+			"config bad.yaml: line 7: axes.knowledge.datasets[1].formt is not a known key; did you mean format? (allowed under axes.knowledge.datasets[1]: name, path, config, split, format, lm_eval_task, file_format, sha256, fields, fewshot, lang, limit, filter, license, register, human_validated, translation_of)"},
 		{"text for a number", goodAxis + "run:\n  seed: abc\n",
 			`config bad.yaml: line 8: run.seed must be a whole number, got "abc"`},
 		{"a list for a single value", goodAxis + "language: [ms, id]\n",

@@ -1,7 +1,9 @@
 // Package datasource registers the remote dataset sources with
 // scorers/dataset: s3:// objects read through infra/store, and
 // hf://datasets/OWNER/NAME@REVISION/PATH files fetched once from the
-// Hugging Face Hub into a local cache and pinned by SHA-256. A program that
+// Hugging Face Hub into a local cache and pinned by SHA-256, and
+// hf://datasets/OWNER/NAME@REVISION by configuration and split, its
+// Parquet files pinned as a set (hubset.go). A program that
 // loads datasets imports it for its side effect.
 package datasource
 
@@ -21,6 +23,9 @@ func init() {
 	dataset.RegisterScheme("s3", openS3)
 	dataset.RegisterScheme("hf", func(ctx context.Context, uri, pin string) (io.ReadCloser, error) {
 		return DefaultHF().Open(ctx, uri, pin)
+	})
+	dataset.RegisterSetScheme("hf", func(ctx context.Context, uri, config, split, pin string) ([]dataset.SetFile, error) {
+		return DefaultHF().OpenSet(ctx, uri, config, split, pin)
 	})
 }
 

@@ -93,6 +93,10 @@ func (h *HF) Fetch(ctx context.Context, uri, pin string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return h.fetch(ctx, uri, p, pin)
+}
+
+func (h *HF) fetch(ctx context.Context, uri string, p dataset.HFPath, pin string) (string, error) {
 	dir, err := h.cache()
 	if err != nil {
 		return "", err

@@ -85,3 +85,34 @@ func TestValuesAndChecks(t *testing.T) {
 		t.Errorf("Merge: %+v", over)
 	}
 }
+
+// TestSetSource: a source named by config and split is named, typed and
+// refused as a set: its path is the repository's, its name says which
+// split, its format is Parquet only, and a program without a resolver for
+// its scheme says so.
+func TestSetSource(t *testing.T) {
+	s := Source{URI: "hf://datasets/facebook/belebele@~parquet", Config: "zsm_Latn", Split: "test"}
+	if s.Path() != "hf://datasets/facebook/belebele@~parquet/zsm_Latn/test" || s.Name() != "belebele_zsm_Latn_test" {
+		t.Errorf("path %q, name %q", s.Path(), s.Name())
+	}
+	if f, err := s.FileFormat(); f != FileParquet || err != nil {
+		t.Errorf("format %q, %v", f, err)
+	}
+	s.Format = FileCSV
+	if _, err := s.FileFormat(); err == nil || !strings.Contains(err.Error(), "Parquet") {
+		t.Errorf("csv set: %v", err)
+	}
+	s.Format = ""
+	s.URI = "s9://bucket/x"
+	if err := Each(context.Background(), s, nil, func(Row) error { return nil }); err == nil || !strings.Contains(err.Error(), "for hf:// only") {
+		t.Errorf("no resolver: %v", err)
+	}
+	if p, err := ParseHFRepo("hf://datasets/o/n@refs%2Fconvert%2Fparquet"); err != nil || p.Revision != ParquetBranch || p.Repo != "o/n" {
+		t.Errorf("ParseHFRepo: %+v %v", p, err)
+	}
+	for _, bad := range []string{"hf://datasets/o/n", "hf://datasets/o/n@main/file.parquet", "hf://datasets/o@main"} {
+		if _, err := ParseHFRepo(bad); err == nil {
+			t.Errorf("ParseHFRepo(%q) accepted", bad)
+		}
+	}
+}

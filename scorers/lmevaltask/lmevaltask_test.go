@@ -154,3 +154,33 @@ func TestBeyondTranslation(t *testing.T) {
 		}
 	}
 }
+
+// TestDatasetKwargsNamed: dataset_kwargs (data_files, a revision, ...)
+// change which rows lm-eval reads; the entry reads the split it names, so
+// they are named as unsupported rather than dropped without a word.
+func TestDatasetKwargsNamed(t *testing.T) {
+	dir := t.TempDir()
+	tmpl, err := os.ReadFile(filepath.Join(tasks, "belebele", "_default_template_yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml := "include: _default_template_yaml\ntask: belebele_zsm_Latn_kwargs\ndataset_name: zsm_Latn\ndataset_kwargs:\n  revision: abc123\n"
+	p := filepath.Join(dir, "task.yaml")
+	if err := os.WriteFile(filepath.Join(dir, "_default_template_yaml"), tmpl, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	task, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Convert(task, write(t, "rows.jsonl", `{"flores_passage":"p","question":"q","mc_answer1":"a","mc_answer2":"b","mc_answer3":"c","mc_answer4":"d","correct_answer_num":"1"}`+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(e.Unsupported, "\n"), "dataset_kwargs") {
+		t.Errorf("dataset_kwargs not named: %q", e.Unsupported)
+	}
+}

@@ -81,6 +81,8 @@ func (a *Axis) Load(cfg scorers.AxisConfig) ([]scorers.Item, error) {
 		switch {
 		case d.Format == FormatQuestions, d.Fields != nil && (d.Format == "" || d.Format == "mt"):
 			questions = append(questions, d)
+		case d.Format == FormatReferences && d.Fields == nil && d.Source("").IsSet():
+			return nil, fmt.Errorf("axes.mt.datasets[%d] (%s): the %s format reads one file; config and split name a Hub dataset's Parquet files (give the references as fields of the questions' entry)", i, d.Name, FormatReferences)
 		case d.Format == FormatReferences && d.Fields == nil:
 			refs = append(refs, d)
 		case d.Format == FormatReferences:

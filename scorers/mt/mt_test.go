@@ -94,6 +94,10 @@ func TestLoadErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "r.jsonl:1: field choices[0].turns") {
 		t.Errorf("bad reference: %v", err)
 	}
+	_, err = New().Load(scorers.AxisConfig{Datasets: []scorers.DatasetConfig{{Path: q, Format: FormatQuestions}, {Name: "refs", Path: "hf://datasets/o/n@~parquet", Config: "c", Split: "s", Format: FormatReferences}}})
+	if err == nil || !strings.Contains(err.Error(), "axes.mt.datasets[1] (refs): the mt_bench_reference format reads one file") {
+		t.Errorf("references as a Hub set: %v", err)
+	}
 	_, err = New().Load(scorers.AxisConfig{Datasets: []scorers.DatasetConfig{{Name: "x", Path: q, Format: "belebele"}}})
 	if err == nil || !strings.Contains(err.Error(), `unknown format "belebele"`) {
 		t.Errorf("unknown format: %v", err)
