@@ -17,6 +17,7 @@ import (
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/judge"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 )
 
 // judgedAxis is an axis whose responses a judge ensemble rates.
@@ -79,13 +80,21 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 	for _, c := range cfgs {
 		j, err := judge.Dial(c)
 		if err != nil {
-			return StageNote{}, fmt.Errorf("judge %s: %w", c.Name, err)
+			if Classify(err) == Outage {
+				return StageNote{}, fmt.Errorf("judge %s: %w", c.Name, err)
+			}
+			// A judge that cannot load fails every attempt alike.
+			return StageNote{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("judge %s (%s) cannot be opened: %v", c.Name, c.Spec, err), ErrModel, nil)
 		}
 		defer j.Close()
 		js = append(js, j)
 	}
 	floor, _ := judge.FloorOption(nil, m.Config.Run.JudgeFloor)
-	ens := &judge.Ensemble{Judges: js, Floor: floor}
+	// A judge error that every request would meet (NaN, a client error)
+	// ends the stage at once, and the axis with it (see judgeFailed);
+	// outages are retried, and a request that still fails is dropped.
+	ens := &judge.Ensemble{Judges: js, Floor: floor, Fatal: func(err error) bool { return Classify(err) == ModelFailure }}
 	rated, unrequested := 0, 0 // responses sent to the judges; items with no response to rate
 	unrated := 0               // responses left unrated when judging stopped
 	var counts []judge.JudgeCount
@@ -134,6 +143,10 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 				continue
 			}
 			c, err := ens.RateInto(jctx, reqs, ps)
+			if f := (*judge.Failure)(nil); errors.As(err, &f) {
+				return StageNote{}, temporal.NewNonRetryableApplicationError(
+					fmt.Sprintf("%v; every request fails alike, so it is not retried", f), ErrModel, nil)
+			}
 			if err != nil && jctx.Err() == nil {
 				return StageNote{}, err
 			}

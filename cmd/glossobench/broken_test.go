@@ -214,3 +214,60 @@ judges:
 		}
 	}
 }
+
+// TestBrokenJudgeFailsFast: a judge that fails every request alike ends the
+// judged axis with its cause as the note, and run exits 1, within a minute:
+// a GGUF judge computing NaN (it would pass preflight on an older check,
+// so preflight is skipped here), and a judge server that answers preflight
+// and then refuses every request with HTTP 400. Each used to be asked every
+// request three times, its ratings dropped, and the run to exit 0 with the
+// axis scored on nothing.
+func TestBrokenJudgeFailsFast(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two evaluations")
+	}
+	const body = `model:
+  spec: gguf:TESTDATA/models/tiny-llama/tiny-llama.gguf
+  chat_format: qa
+store:
+  uri: STORE
+axes:
+  mt:
+    max_tokens: 4
+    datasets:
+      - {name: mt_bench, path: TESTDATA/mt/question.jsonl, format: mt_bench, limit: 3}
+judges:
+  - JUDGE
+`
+	cfg := func(judge string) string {
+		return writeConfig(t, strings.NewReplacer("STORE", t.TempDir(), "JUDGE", judge).Replace(body))
+	}
+	t.Run("NaN", func(t *testing.T) {
+		nan := nanModel(t)
+		brokenRun(t, cfg(`{name: nan-judge, family: j, spec: "gguf:`+nan+`", chat_format: qa}`), t.TempDir(), "nan-judge",
+			"judge nan-judge (gguf:"+nan+"): ", []string{"mt"}, "--skip-preflight")
+	})
+	t.Run("HTTP 400", func(t *testing.T) {
+		var calls atomic.Int64
+		judge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/v1/chat/completions" {
+				http.NotFound(w, r)
+				return
+			}
+			if calls.Add(1) == 1 { // preflight
+				json.NewEncoder(w).Encode(map[string]any{"choices": []map[string]any{{"message": map[string]any{"content": "[[5]]"}, "finish_reason": "stop"}}})
+				return
+			}
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(`{"error":{"message":"'json_schema' is not a supported response_format","type":"invalid_request_error"}}`))
+		}))
+		defer judge.Close()
+		brokenRun(t, cfg(`{name: api-judge, family: j, spec: "`+judge.URL+`"}`), t.TempDir(), "http-400-judge",
+			"HTTP 400: 'json_schema' is not a supported response_format", []string{"mt"})
+		// The first 400 ends the stage: the judge's four slots were in
+		// flight at most, never every request three times (3 items × 2 turns).
+		if n := calls.Load() - 1; n > 4 {
+			t.Errorf("%d judge requests after preflight, want at most 4", n)
+		}
+	})
+}
