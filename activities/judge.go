@@ -193,6 +193,11 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 			mu.Unlock()
 		}
 	}
+	if err := interrupted(ctx); stopped && err != nil {
+		// Not a stop at the deadline: this attempt's result is not the
+		// stage's. What it rated is checkpointed; the next attempt goes on.
+		return StageNote{}, err
+	}
 	names := make([]string, len(cfgs))
 	for i, c := range cfgs {
 		names[i] = c.Name
@@ -268,4 +273,22 @@ func distinctItems(reqs []judge.Request) int {
 		seen[r.ItemID] = true
 	}
 	return len(seen)
+}
+
+// interrupted says why the activity's context ended when it ended for
+// another reason than the workflow stopping the stage (its cancellation at
+// the run's deadline): the attempt timed out, or its heartbeats failed,
+// which the SDK also reports by cancelling the context (a heartbeat call
+// timing out on a loaded machine). nil while the context lives or when the
+// workflow cancelled it. Judging stopped so used to end the stage "at the
+// deadline" with what little it had rated.
+func interrupted(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(ctx)
+	if temporal.IsCanceledError(cause) {
+		return nil
+	}
+	return fmt.Errorf("judging interrupted, not at its deadline: %w", cause)
 }
