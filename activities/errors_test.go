@@ -90,3 +90,23 @@ func TestNonRetryableErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeInterrupted: the Judge activity ends its stage with a "stopped
+// at the deadline" note only when the workflow cancelled it; a context the
+// SDK cancelled because a heartbeat failed is an error, so that attempt's
+// few ratings are not taken as the stage's result.
+func TestJudgeInterrupted(t *testing.T) {
+	if err := interrupted(context.Background()); err != nil {
+		t.Errorf("live context: %v", err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(temporal.NewCanceledError())
+	if err := interrupted(ctx); err != nil {
+		t.Errorf("cancelled by the workflow: %v", err)
+	}
+	ctx, cancel = context.WithCancelCause(context.Background())
+	cancel(fmt.Errorf("RecordActivityHeartbeat: %w", context.DeadlineExceeded))
+	if err := interrupted(ctx); err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("heartbeat failed: %v, want an error with the cause", err)
+	}
+}

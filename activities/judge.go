@@ -17,6 +17,7 @@ import (
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/judge"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 )
 
 // judgedAxis is an axis whose responses a judge ensemble rates.
@@ -80,13 +81,20 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 	for _, c := range cfgs {
 		j, err := judge.Dial(c)
 		if err != nil {
-			return StageNote{}, fmt.Errorf("judge %s: %w", c.Name, err)
+			if Classify(err) == Outage {
+				return StageNote{}, fmt.Errorf("judge %s: %w", c.Name, err)
+			}
+			// A judge that cannot load fails every attempt alike.
+			return StageNote{}, nonRetryable(ErrModel, fmt.Sprintf("judge %s (%s) cannot be opened: %v", c.Name, c.Spec, err))
 		}
 		defer j.Close()
 		js = append(js, j)
 	}
 	floor, _ := judge.FloorOption(nil, m.Config.Run.JudgeFloor)
-	ens := &judge.Ensemble{Judges: js, Floor: floor}
+	// A judge error that every request would meet (NaN, a client error)
+	// ends the stage at once, and the axis with it (see judgeFailed);
+	// outages are retried, and a request that still fails is dropped.
+	ens := &judge.Ensemble{Judges: js, Floor: floor, Fatal: func(err error) bool { return Classify(err) == ModelFailure }}
 	rated, unrequested := 0, 0 // responses sent to the judges; items with no response to rate
 	unrated := 0               // responses left unrated when judging stopped
 	var counts []judge.JudgeCount
@@ -135,6 +143,9 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 				continue
 			}
 			c, err := ens.RateInto(jctx, reqs, ps)
+			if f := (*judge.Failure)(nil); errors.As(err, &f) {
+				return StageNote{}, nonRetryable(ErrModel, fmt.Sprintf("%v; every request fails alike, so it is not retried", f))
+			}
 			if err != nil && jctx.Err() == nil {
 				return StageNote{}, err
 			}
@@ -180,6 +191,11 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 			progress = [2]int{s, rated}
 			mu.Unlock()
 		}
+	}
+	if err := interrupted(ctx); stopped && err != nil {
+		// Not a stop at the deadline: this attempt's result is not the
+		// stage's. What it rated is checkpointed; the next attempt goes on.
+		return StageNote{}, err
 	}
 	names := make([]string, len(cfgs))
 	for i, c := range cfgs {
@@ -256,4 +272,22 @@ func distinctItems(reqs []judge.Request) int {
 		seen[r.ItemID] = true
 	}
 	return len(seen)
+}
+
+// interrupted says why the activity's context ended when it ended for
+// another reason than the workflow stopping the stage (its cancellation at
+// the run's deadline): the attempt timed out, or its heartbeats failed,
+// which the SDK also reports by cancelling the context (a heartbeat call
+// timing out on a loaded machine). nil while the context lives or when the
+// workflow cancelled it. Judging stopped so used to end the stage "at the
+// deadline" with what little it had rated.
+func interrupted(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(ctx)
+	if temporal.IsCanceledError(cause) {
+		return nil
+	}
+	return fmt.Errorf("judging interrupted, not at its deadline: %w", cause)
 }

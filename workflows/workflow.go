@@ -239,7 +239,7 @@ func (r *evalRun) runAxis(ctx workflow.Context, i int, inferred func()) (axisRun
 	}
 	out, err := r.score(ctx, ax, shards, budget, p)
 	if err != nil {
-		return axisRun{}, err
+		return r.judgeFailed(ctx, ax, p, err)
 	}
 	// Only a real stop is a stop: the timer may fire as the last shard
 	// finishes, leaving every kept item scored.
@@ -367,11 +367,35 @@ func (r *evalRun) axisFailed(ctx workflow.Context, ax activities.AxisPlan, p *Ax
 	if !ok || workflow.GetVersion(ctx, axisFailedVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return axisRun{}, err
 	}
+	return failedAxis(ax, p, cause), nil
+}
+
+// judgeFailsAxisVersion marks the change that ends an axis whose judge
+// fails every request alike (the Judge activity's ErrModel: NaN, a client
+// error, a judge that cannot load) with the cause as its note, as a failed
+// model does; before it the Judge activity never failed so.
+const judgeFailsAxisVersion = "judge-fails-axis"
+
+// judgeFailed is how an error after inference (judging, scoring, audit)
+// ends: a judge failing every request alike ends the axis as failed, with
+// the cause as its note (`run` then exits non-zero); any other error fails
+// the run.
+func (r *evalRun) judgeFailed(ctx workflow.Context, ax activities.AxisPlan, p *AxisProgress, err error) (axisRun, error) {
+	cause, ok := activities.ModelFailed(err)
+	if !ok || workflow.GetVersion(ctx, judgeFailsAxisVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return axisRun{}, err
+	}
+	return failedAxis(ax, p, cause), nil
+}
+
+// failedAxis is an axis ended by a model or judge failing every request
+// alike: skipped as failed, with the cause as its note.
+func failedAxis(ax activities.AxisPlan, p *AxisProgress, cause string) axisRun {
 	p.Stage = StageFailed
 	return axisRun{
 		skip: &activities.Skip{Axis: ax.Name, Reason: cause, Failed: true},
 		note: fmt.Sprintf("axis %s failed: %s; %d of %d kept items not scored", ax.Name, cause, p.Total, p.Total),
-	}, nil
+	}
 }
 
 // score judges, checks the probes, scores and audits an answered axis.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"os"
 	"slices"
 	"testing"
 
@@ -58,18 +57,5 @@ func TestNaNModelFailsEveryRequest(t *testing.T) {
 	}
 	if _, err := ok.LogLikelihood(ctx, []backends.LLRequest{{ID: "a", Context: "Soalan: 1 + 1 =", Continuation: " 2"}}); err != nil {
 		t.Errorf("the tiny model: %v", err)
-	}
-}
-
-// TestWriteNaNModel writes nanModel to the file GLOSSOBENCH_WRITE_NAN_MODEL
-// names, for the commands' test of a broken model (cmd/glossobench); without
-// it the test skips.
-func TestWriteNaNModel(t *testing.T) {
-	path := os.Getenv("GLOSSOBENCH_WRITE_NAN_MODEL")
-	if path == "" {
-		t.Skip("GLOSSOBENCH_WRITE_NAN_MODEL not set")
-	}
-	if err := os.WriteFile(path, nanModel(t), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -202,15 +202,24 @@ func (c *checker) model(ctx context.Context, field, spec string, o registry.Opti
 		return
 	}
 	defer b.Close()
-	if strings.HasPrefix(spec, "gguf:") {
-		// The embedded model answers whenever its file opens; what it may
-		// lack is a chat template it can render (the file's own or
-		// chat_format): a one-token chat request renders it, and the error
-		// names the file and the template construct.
+	if file, ok := registry.GGUFPath(spec); ok {
+		// A file that opens may still compute NaN or infinities (broken
+		// weights, an overflow), which every request of the run would meet:
+		// one short forward probes it. When the run sends chat messages the
+		// probe is a chat request, which also renders the chat template (the
+		// file's own or chat_format), whose error names the construct.
+		req := backends.GenRequest{ID: "preflight", Prompt: "Soalan: 1 + 1 = ?\nJawapan:", MaxTokens: 1}
 		if len(n.chat) > 0 {
-			if _, err := b.Generate(ctx, []backends.GenRequest{{ID: "preflight", Messages: []backends.Message{{Role: "user", Content: "1 + 1 = ?"}}, MaxTokens: 1}}); err != nil {
-				c.fail(field, "%v (%s chat messages).", err, sendWho(n.chat))
-			}
+			req = backends.GenRequest{ID: "preflight", Messages: []backends.Message{{Role: "user", Content: "1 + 1 = ?"}}, MaxTokens: 1}
+		}
+		_, err := b.Generate(ctx, []backends.GenRequest{req})
+		switch {
+		case errors.Is(err, backends.ErrNonFinite):
+			c.fail(field, "the model file %s computes NaN or infinite values on a one-token probe (%v); its weights are broken: convert or download the file again.", file, err)
+		case err != nil && len(n.chat) > 0:
+			c.fail(field, "%v (%s chat messages).", err, sendWho(n.chat))
+		case err != nil:
+			c.fail(field, "the model file %s cannot run a one-token probe (%v); check that it is a complete GGUF model.", file, err)
 		}
 		return
 	}

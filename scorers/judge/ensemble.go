@@ -3,6 +3,7 @@ package judge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -23,6 +24,11 @@ const DefaultFloor = 0.5
 type Ensemble struct {
 	Judges []*Judge
 	Floor  float64 // agreement floor; items below it are low_conf
+	// Fatal reports whether a judge's error will repeat on every request
+	// (the model computes NaN, its server refuses the requests); RateInto
+	// then stops at the first one and returns it as a *Failure. nil: every
+	// error is retried and then recorded as a dropped rating.
+	Fatal func(error) bool
 }
 
 // Rate asks every judge for every request, judges in parallel. The result is
@@ -99,15 +105,22 @@ func (e *Ensemble) RateInto(ctx context.Context, reqs []Request, preds []scorers
 		counts[k] = JudgeCount{Judge: j.cfg.Name, Reused: len(reqs) - len(m), Asked: len(m)}
 	}
 	got := make([][]Rating, len(e.Judges))
+	fails := make([]error, len(e.Judges))
 	var wg sync.WaitGroup
 	for k, j := range e.Judges {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got[k], _ = j.Rate(ctx, todo[k])
+			got[k], fails[k] = j.rate(ctx, todo[k], e.Fatal)
 		}()
 	}
 	wg.Wait()
+	for _, err := range fails {
+		var f *Failure
+		if errors.As(err, &f) {
+			return counts, err // the stage ends; nothing of this chunk is kept
+		}
+	}
 	var all []Rating
 	for k, rs := range got {
 		if ctx.Err() != nil {

@@ -164,28 +164,67 @@ const MaxRaw = 2000
 // parse_fail or dropped ratings. The error is non-nil only when ctx ends; the
 // ratings of requests not answered by then are marked dropped.
 func (j *Judge) Rate(ctx context.Context, reqs []Request) ([]Rating, error) {
+	return j.rate(ctx, reqs, nil)
+}
+
+// Failure is a judge's error that every request would meet alike (the
+// caller's fatal said so): the judge stopped asking at the first one.
+type Failure struct {
+	Judge string
+	Spec  string
+	Err   error
+}
+
+func (f *Failure) Error() string { return fmt.Sprintf("judge %s (%s): %v", f.Judge, f.Spec, f.Err) }
+func (f *Failure) Unwrap() error { return f.Err }
+
+// rate is Rate; when fatal(err) holds for a request's error, that request
+// is not tried again, no further request is started, those in flight are
+// cancelled, and the error is a *Failure.
+func (j *Judge) rate(ctx context.Context, reqs []Request, fatal func(error) bool) ([]Rating, error) {
 	out := make([]Rating, len(reqs))
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var once sync.Once
+	var failed error
 	sem := make(chan struct{}, j.cfg.Concurrency)
 	var wg sync.WaitGroup
 	for i, r := range reqs {
-		wg.Add(1)
 		sem <- struct{}{}
+		if rctx.Err() != nil {
+			<-sem
+			out[i] = Rating{Judge: j.cfg.Name, ItemID: r.ItemID, Turn: r.Turn, Kind: r.Kind, Dropped: true, Note: "dropped: " + rctx.Err().Error()}
+			continue
+		}
+		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			out[i] = j.rateOne(ctx, r)
+			var err error
+			out[i], err = j.rateOne(rctx, r, fatal)
+			if err != nil {
+				once.Do(func() {
+					failed = &Failure{Judge: j.cfg.Name, Spec: j.cfg.Spec, Err: err}
+					cancel()
+				})
+			}
 		}()
 	}
 	wg.Wait()
+	if failed != nil {
+		return out, failed
+	}
 	return out, ctx.Err()
 }
 
-func (j *Judge) rateOne(ctx context.Context, r Request) Rating {
+// rateOne asks for one judgement; the error is non-nil only for an error
+// fatal says every request would meet.
+func (j *Judge) rateOne(ctx context.Context, r Request, fatal func(error) bool) (Rating, error) {
 	rt := Rating{Judge: j.cfg.Name, ItemID: r.ItemID, Turn: r.Turn, Kind: r.Kind}
 	msgs, err := Messages(r, j.cfg.SystemPrompt)
 	if err != nil {
 		rt.Dropped, rt.Note = true, err.Error()
-		return rt
+		return rt, nil
 	}
 	req := backends.GenRequest{
 		ID: r.ItemID, Messages: msgs, MaxTokens: j.cfg.MaxTokens,
@@ -198,7 +237,7 @@ func (j *Judge) rateOne(ctx context.Context, r Request) Rating {
 			select {
 			case <-ctx.Done():
 				rt.Dropped, rt.Note = true, "dropped: "+ctx.Err().Error()
-				return rt
+				return rt, nil
 			case <-time.After(wait):
 			}
 			wait *= 2
@@ -211,6 +250,10 @@ func (j *Judge) rateOne(ctx context.Context, r Request) Rating {
 		}
 		if err != nil {
 			lastErr = err
+			if fatal != nil && ctx.Err() == nil && fatal(err) {
+				rt.Dropped, rt.Note = true, fmt.Sprintf("dropped: %v", err)
+				return rt, err
+			}
 			if ctx.Err() != nil {
 				break
 			}
@@ -225,17 +268,17 @@ func (j *Judge) rateOne(ctx context.Context, r Request) Rating {
 			if g.Truncated() {
 				rt.Note += " (the reply hit max_tokens)"
 			}
-			return rt
+			return rt, nil
 		}
 		rt.Value, rt.Label = &v, label
-		return rt
+		return rt, nil
 	}
 	rt.Dropped = true
 	rt.Note = fmt.Sprintf("dropped after %d attempts: %v", j.cfg.Attempts, lastErr)
 	if errors.Is(lastErr, context.DeadlineExceeded) && ctx.Err() == nil {
 		rt.Note = fmt.Sprintf("dropped after %d attempts of %s: the judge timed out", j.cfg.Attempts, j.cfg.Timeout)
 	}
-	return rt
+	return rt, nil
 }
 
 // truncate cuts s to at most n bytes on a rune boundary.

@@ -726,3 +726,40 @@ func TestRateInto(t *testing.T) {
 		t.Errorf("ratings on y: %+v", rs)
 	}
 }
+
+// TestRateIntoStopsOnFatal: an error the ensemble's Fatal calls fatal (one
+// every request would meet, as NaN) stops its judge at the first request,
+// with no retry, and RateInto returns it as a *Failure naming the judge;
+// another error (an outage) is still retried and then dropped. Before
+// Fatal, a broken judge was asked every request Attempts times and its
+// ratings dropped, and the axis was scored on nothing.
+func TestRateIntoStopsOnFatal(t *testing.T) {
+	nan := fmt.Errorf("generate %q: %w", "x", backends.ErrNonFinite)
+	fatal := func(err error) bool { return errors.Is(err, backends.ErrNonFinite) }
+	reqs := []Request{req("x"), req("y"), req("z")}
+	preds := []scorers.Prediction{{ItemID: "x"}, {ItemID: "y"}, {ItemID: "z"}}
+
+	broken := &scripted{replies: []string{"[[4]]"}, errs: []error{nan, nan, nan, nan, nan, nan, nan, nan, nan}}
+	good := &scripted{replies: []string{"[[4]]"}}
+	jb := New(Config{Name: "broken", Spec: "gguf:nan.gguf", Concurrency: 1}, broken)
+	jb.backoff = time.Millisecond
+	e := &Ensemble{Judges: []*Judge{New(Config{Name: "good"}, good), jb}, Fatal: fatal}
+	_, err := e.RateInto(context.Background(), reqs, preds)
+	var f *Failure
+	if !errors.As(err, &f) || f.Judge != "broken" || !errors.Is(err, backends.ErrNonFinite) ||
+		err.Error() != `judge broken (gguf:nan.gguf): generate "x": the model computed NaN or infinite values` {
+		t.Fatalf("err %v, want a *Failure of judge broken", err)
+	}
+	if n := broken.calls.Load(); n != 1 {
+		t.Errorf("the broken judge was asked %d times, want 1", n)
+	}
+
+	outage := &scripted{replies: []string{"[[4]]"}, errs: []error{errors.New("HTTP 503"), errors.New("HTTP 503"), errors.New("HTTP 503")}}
+	jo := New(Config{Name: "away", Attempts: 3, Concurrency: 1}, outage)
+	jo.backoff = time.Millisecond
+	e = &Ensemble{Judges: []*Judge{jo}, Fatal: fatal}
+	counts, err := e.RateInto(context.Background(), reqs[:1], preds[:1])
+	if err != nil || counts[0].Dropped != 1 || outage.calls.Load() != 3 {
+		t.Errorf("outage: counts %+v, err %v, %d calls; want one dropped rating after 3 attempts", counts, err, outage.calls.Load())
+	}
+}
