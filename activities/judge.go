@@ -97,6 +97,7 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 	ens := &judge.Ensemble{Judges: js, Floor: floor, Fatal: func(err error) bool { return Classify(err) == ModelFailure }}
 	rated, unrequested := 0, 0 // responses sent to the judges; items with no response to rate
 	unrated := 0               // responses left unrated when judging stopped
+	earlier := 0               // responses an earlier attempt rated and saved
 	var counts []judge.JudgeCount
 	// Judging stops inside a chunk, in-flight judge requests included, when
 	// the workflow cancels it at the run's deadline (heartbeats carry the
@@ -130,7 +131,11 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 		var todoPreds []scorers.Prediction
 		for _, it := range items {
 			p, answered := preds[it.ID]
-			if _, ok := done[it.ID]; ok || !answered {
+			if r, ok := done[it.ID]; ok {
+				earlier += len(requests([]scorers.Item{it}, []scorers.Prediction{r}))
+				continue
+			}
+			if !answered {
 				continue
 			}
 			todoItems, todoPreds = append(todoItems, it), append(todoPreds, p)
@@ -201,9 +206,15 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 	for i, c := range cfgs {
 		names[i] = c.Name
 	}
-	note := fmt.Sprintf("judge: %d responses rated by %s", rated, strings.Join(names, ", "))
+	// The note is the stage's, not this attempt's: a retried attempt counts
+	// what the attempts before it rated and saved.
+	by := strings.Join(names, ", ")
+	if earlier > 0 {
+		by += fmt.Sprintf(" (%d by an earlier attempt)", earlier)
+	}
+	note := fmt.Sprintf("judge: %d responses rated by %s", rated+earlier, by)
 	if stopped {
-		note = fmt.Sprintf("judge: judging stopped at the deadline: %d responses rated by %s and kept, %d unrated", rated, strings.Join(names, ", "), unrated)
+		note = fmt.Sprintf("judge: judging stopped at the deadline: %d responses rated by %s and kept, %d unrated", rated+earlier, by, unrated)
 	}
 	if unrequested > 0 {
 		note += fmt.Sprintf(" (%d items have no generated response to rate)", unrequested)

@@ -51,6 +51,7 @@ func judgeServer(t *testing.T, reply string) string {
 // axisRun is one axis taken through every stage up to Score.
 type axisRun struct {
 	plan      Plan
+	in        ScoreInput // what Judge and Score were given
 	judgeNote string
 	out       AxisOutcome
 }
@@ -62,6 +63,7 @@ func runAxisStages(t *testing.T, env *testsuite.TestActivityEnvironment, acts *A
 	inf := inferAxis(t, env, acts, run, cfg, axis)
 	r := axisRun{plan: inf.plan}
 	in := ScoreInput{AxisInput: AxisInput{RunRef: inf.ref, Axis: axis}, Shards: inf.shards}
+	r.in = in
 	for _, ap := range r.plan.Axes {
 		if ap.Name == axis && ap.Judged {
 			v, err := env.ExecuteActivity(acts.Judge, in)
@@ -588,5 +590,27 @@ func TestJudgeStopsInsideAChunkAtTheDeadline(t *testing.T) {
 	}
 	if r.out.Result.Score == nil {
 		t.Errorf("no score from the kept ratings: %+v", r.out.Result)
+	}
+}
+
+// TestJudgeNoteCountsEarlierAttempts: a Judge attempt that resumes after
+// an earlier one (a retry after a lost heartbeat) rates only what is left,
+// but its note is the stage's: it counts the responses the earlier attempt
+// rated and saved too.
+func TestJudgeNoteCountsEarlierAttempts(t *testing.T) {
+	url := judgeServer(t, `{"explanation": "fine", "rating": 7}`)
+	env, acts, _ := newActEnv()
+	r := runAxisStages(t, env, acts, "again", mtConfig(t, url, "", ""), "mt")
+	if want := "judge: 6 responses rated by j, k"; !strings.HasPrefix(r.judgeNote, want) {
+		t.Fatalf("first attempt's note %q, want %q", r.judgeNote, want)
+	}
+	v, err := env.ExecuteActivity(acts.Judge, r.in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n StageNote
+	v.Get(&n)
+	if want := "judge: 6 responses rated by j, k (6 by an earlier attempt)"; !strings.HasPrefix(n.Note, want) {
+		t.Errorf("second attempt's note %q, want %q", n.Note, want)
 	}
 }
