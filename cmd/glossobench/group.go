@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/glossobench/glossobench/infra/config"
+
+	"github.com/glossobench/glossobench/internal/editdist"
 )
 
 // subcommand is one action of a group command (leaderboard append,
@@ -67,7 +69,7 @@ func runGroup(name, about string, subs []subcommand, args []string, stdout, stde
 func didYouMean(name string, known []string) string {
 	best, bestD := "", max(2, len(name)/3)+1
 	for _, k := range slices.Sorted(slices.Values(known)) {
-		d := editDistance(name, k)
+		d := editdist.Levenshtein(name, k)
 		if strings.HasPrefix(k, name) && len(name) >= 2 {
 			d = min(d, 1)
 		}
@@ -79,27 +81,6 @@ func didYouMean(name string, known []string) string {
 		return ""
 	}
 	return fmt.Sprintf(", did you mean %q?", best)
-}
-
-// editDistance is the Levenshtein distance of a and b, by bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // printVersion prints the bench version results are published under, the

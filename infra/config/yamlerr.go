@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/glossobench/glossobench/internal/editdist"
 )
 
 // yaml.v3 reports decoding problems in Go's terms ("field x not found in type
@@ -228,7 +230,7 @@ func yamlKey(f reflect.StructField) string {
 func nearest(key string, allowed []string) string {
 	best, bestD := "", 0
 	for _, a := range allowed {
-		d := editDistance(strings.ToLower(key), a)
+		d := editdist.Levenshtein(strings.ToLower(key), a)
 		if best == "" || d < bestD {
 			best, bestD = a, d
 		}
@@ -237,27 +239,6 @@ func nearest(key string, allowed []string) string {
 		return ""
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b (bytes).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // yamlKind names what the user wrote.
