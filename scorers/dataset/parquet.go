@@ -90,35 +90,45 @@ func retag(c *parquetColumn, prefix string) {
 type parquetConvert func(v any) (any, error)
 
 // checkParquet refuses, naming the column, what the generic reader would
-// read wrong (legacy list layouts, maps it does not recognise, FLOAT16 and
-// INT96 inside nested columns) or too large to hold (ParquetChunkCap), and
-// returns the conversions the top-level columns need.
-func checkParquet(f *parquet.File) (map[string]parquetConvert, error) {
+// read wrong (maps it does not recognise, FLOAT16 and INT96 inside nested
+// columns, legacy list layouts readLegacy does not rebuild) or too large
+// to hold (ParquetChunkCap), and returns the conversions the top-level
+// columns need and the shapes of those readLegacy rebuilds.
+func checkParquet(f *parquet.File) (map[string]parquetConvert, map[string]*levelShape, error) {
 	md := f.Metadata()
 	for _, rg := range md.RowGroups {
 		for _, cc := range rg.Columns {
 			if size := cc.MetaData.TotalUncompressedSize; size > ParquetChunkCap {
-				return nil, fmt.Errorf("column %s: a column chunk of %d MB uncompressed, over the %d MB a Parquet column chunk may take here",
+				return nil, nil, fmt.Errorf("column %s: a column chunk of %d MB uncompressed, over the %d MB a Parquet column chunk may take here",
 					strings.Join(cc.MetaData.PathInSchema, "."), size>>20, ParquetChunkCap>>20)
 			}
 		}
 	}
 	root, err := parquetSchema(md.Schema)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	conv := map[string]parquetConvert{}
+	legacy := map[string]*levelShape{}
 	for _, c := range root.children {
+		if hasLegacyList(c) {
+			s, err := legacyShape(c)
+			if err != nil {
+				return nil, nil, fmt.Errorf("column %s: a legacy LIST layout holding %v, which this reader does not read", c.path, err)
+			}
+			legacy[c.elem.Name] = s
+			continue
+		}
 		if len(c.children) == 0 {
 			if fn := leafConvert(c); fn != nil {
 				conv[c.elem.Name] = fn
 			}
 		}
 		if err := checkNode(c, len(c.children) == 0); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return conv, nil
+	return conv, legacy, nil
 }
 
 func checkNode(c *parquetColumn, topLevel bool) error {
@@ -135,11 +145,10 @@ func checkNode(c *parquetColumn, topLevel bool) error {
 	case c.annotated(deprecated.List, &format.ListType{}):
 		// The one layout the generic reader reads right:
 		// <group> (LIST) { repeated group <list> { <element> } }, the
-		// repeated group not being the element itself (LogicalTypes.md's
-		// backward-compatibility rules: a repeated group of several
-		// fields, or named "array" or "<name>_tuple", is the element).
+		// repeated group not being the element itself (the legacy
+		// layouts, elementIsRepeated, are rebuilt by readLegacy).
 		r := c.children[0]
-		if len(c.children) != 1 || !r.repeated() || len(r.children) != 1 || r.elem.Name == "array" || r.elem.Name == c.elem.Name+"_tuple" {
+		if len(c.children) != 1 || !r.repeated() || elementIsRepeated(c, r) {
 			return fmt.Errorf("column %s: a legacy LIST layout (two-level, or a repeated group that is the element), which this reader does not read", c.path)
 		}
 		return checkNode(r.children[0], false)
@@ -428,9 +437,20 @@ func eachParquet(path string, r io.Reader, header func(Columns) error, fn func(R
 	if err != nil {
 		return fmt.Errorf("%s: not a Parquet file: %w", path, err)
 	}
-	conv, err := checkParquet(f)
+	conv, legacyShapes, err := checkParquet(f)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
+	}
+	legacy := map[string][]any{}
+	for col, s := range legacyShapes {
+		vals, err := readLegacy(f, s)
+		if err != nil {
+			return fmt.Errorf("%s: column %s: %w", path, col, err)
+		}
+		if int64(len(vals)) != f.NumRows() {
+			return fmt.Errorf("%s: column %s: %d values for %d rows", path, col, len(vals), f.NumRows())
+		}
+		legacy[col] = vals
 	}
 	bounds := byteArrayBounds(f)
 	group, groupEnd := 0, int64(0)
@@ -460,6 +480,10 @@ func eachParquet(path string, r io.Reader, header func(Columns) error, fn func(R
 				groupEnd += bounds[group].rows
 			}
 			for col, v := range m {
+				if vals, ok := legacy[col]; ok {
+					m[col] = vals[n-1]
+					continue
+				}
 				if b, ok := bounds[group].cols[col]; ok && v != nil {
 					if err := b.check(v); err != nil {
 						return fmt.Errorf("%s: row %d: column %s: %w", path, n, col, err)

@@ -112,9 +112,11 @@ func TestParquetTestingFiles(t *testing.T) {
 				"nested_struct":{"A":1,"b":[1],"C":{"d":[[{"E":10,"F":"aaa"},{"E":-10,"F":"bbb"}],[{"E":11,"F":"c"}]]},"g":{"foo":{"H":{"i":[1.1]}}}}}`,
 			1: `{"id":2,"int_array":[null,1,2,null,3,null],"int_array_Array":[[null,1,2,null],[3,null,4],[],null],"int_map":{"k1":2,"k2":null},
 				"int_Map_Array":[{"k3":null,"k1":1},null,{}]}`}},
-		"null_list.parquet":                        {rows: 1, check: map[int]string{0: `{"emptylist":[]}`}},
-		"nulls.snappy.parquet":                     {rows: 8, check: map[int]string{0: `{"b_struct":{"b_c_int":null}}`}},
-		"old_list_structure.parquet":               {refuse: "column a: a legacy LIST layout"},
+		"null_list.parquet":    {rows: 1, check: map[int]string{0: `{"emptylist":[]}`}},
+		"nulls.snappy.parquet": {rows: 8, check: map[int]string{0: `{"b_struct":{"b_c_int":null}}`}},
+		// old_list_structure.md: LIST<LIST<INT32>> in the legacy two-level
+		// layout, one row [[1, 2], [3, 4]].
+		"old_list_structure.parquet":               {rows: 1, check: map[int]string{0: `{"a":[[1,2],[3,4]]}`}},
 		"page_v2_empty_compressed.parquet":         {rows: 10, check: map[int]string{0: `{"integer_column":null}`}},
 		"plain-dict-uncompressed-checksum.parquet": {rows: 1000},
 		"repeated_no_annotation.parquet":           {rows: 6, check: map[int]string{0: `{"id":1,"phoneNumbers":null}`, 2: `{"id":3,"phoneNumbers":{"phone":[]}}`}},
