@@ -437,6 +437,7 @@ func eachParquet(path string, r io.Reader, header func(Columns) error, fn func(R
 	if err != nil {
 		return fmt.Errorf("%s: not a Parquet file: %w", path, err)
 	}
+	tolerateEmptyPages(f.Root())
 	conv, legacyShapes, err := checkParquet(f)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)

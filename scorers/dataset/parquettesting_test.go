@@ -57,9 +57,9 @@ func TestParquetTestingFiles(t *testing.T) {
 		"datapage_v1-snappy-compressed-checksum.parquet": {rows: 5120},
 		"datapage_v1-uncompressed-checksum.parquet":      {rows: 5120},
 		"datapage_v2.snappy.parquet":                     {rows: 5, check: map[int]string{0: `{"a":"abc","b":1,"c":2,"d":true,"e":[1,2,3]}`, 1: `{"e":null}`}},
-		// Valid (a null FLOAT, no data to decompress); parquet-go v0.32
-		// decompresses the empty page and fails. Refused, not misread.
-		"datapage_v2_empty_datapage.snappy.parquet":    {refuse: `column "value": decompressing data page v2`},
+		// README.md: a FLOAT column, one row, the value null, its DataPage
+		// v2 holding no data to decompress.
+		"datapage_v2_empty_datapage.snappy.parquet":    {rows: 1, check: map[int]string{0: `{"value":null}`}},
 		"delta_binary_packed.parquet":                  {refuse: "column bitwidth0: the integer 6374628540732951412 is beyond 2^53"},
 		"delta_byte_array.parquet":                     {rows: 1000},
 		"delta_encoding_optional_column.parquet":       {rows: 100},
