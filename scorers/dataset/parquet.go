@@ -459,13 +459,37 @@ func eachParquet(path string, r io.Reader, header func(Columns) error, fn func(R
 		groupEnd = bounds[0].rows
 	}
 	var names []string
+	rest := parquet.Group{} // the columns the generic reader reads
 	for _, fld := range f.Schema().Fields() {
 		names = append(names, fld.Name())
+		if _, ok := legacy[fld.Name()]; !ok {
+			rest[fld.Name()] = fld
+		}
 	}
 	if err := header(Columns{Names: names}); err != nil {
 		return err
 	}
-	rd := parquet.NewGenericReader[any](f)
+	if len(rest) == 0 {
+		for n < int(f.NumRows()) {
+			n++
+			m := map[string]any{}
+			for col, vals := range legacy {
+				m[col] = vals[n-1]
+			}
+			if err := fn(Row{Line: n, Fields: m}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var opts []parquet.ReaderOption
+	if len(legacy) > 0 {
+		// The generic reader cannot even be built on some legacy
+		// layouts (a LIST over a repeated primitive panics): it reads the
+		// other columns only.
+		opts = append(opts, parquet.NewSchema(f.Schema().Name(), rest))
+	}
+	rd := parquet.NewGenericReader[any](f, opts...)
 	defer rd.Close()
 	buf := make([]any, 256)
 	for {
@@ -480,9 +504,11 @@ func eachParquet(path string, r io.Reader, header func(Columns) error, fn func(R
 				group++
 				groupEnd += bounds[group].rows
 			}
+			for col, vals := range legacy {
+				m[col] = vals[n-1]
+			}
 			for col, v := range m {
-				if vals, ok := legacy[col]; ok {
-					m[col] = vals[n-1]
+				if _, ok := legacy[col]; ok {
 					continue
 				}
 				if b, ok := bounds[group].cols[col]; ok && v != nil {
