@@ -21,6 +21,11 @@ const HeartbeatEvery = time.Second
 // until the returned stop is called; a nil detail records none (an activity
 // whose retry has nothing to resume from).
 func beat(ctx context.Context, detail func() any) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		// A stage called outside Temporal (activities/fakerun, other
+		// packages' tests) has no one to heartbeat to.
+		return func() {}
+	}
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(HeartbeatEvery)
