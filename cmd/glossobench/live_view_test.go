@@ -20,6 +20,7 @@ import (
 	"github.com/glossobench/glossobench/activities"
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/backends/registry"
+	"github.com/glossobench/glossobench/infra/devserver"
 	"github.com/glossobench/glossobench/infra/results/viewer"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/workflows"
@@ -62,6 +63,38 @@ func (slowModel) Close() error { return nil }
 // shows more items done; and the axis page shows the checkpointed answers
 // (their choices' log-probabilities) before anything is scored.
 func TestViewShowsARunGoingOn(t *testing.T) {
+	watchLiveRun(t, "live-view", func(srv *devserver.Server, c client.Client, in workflows.EvalRunInput) {
+		_, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "evalrun-" + in.RunID, TaskQueue: workflows.TaskQueue},
+			workflows.WorkflowName, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestViewShowsARunStartedFromTheTemporalCLI is the same watch on a run
+// started the way operators start one (README.md): `temporal workflow start
+// --type EvalRun` with the config's path in the JSON input, nothing of this
+// process between the CLI and the workers but the server.
+func TestViewShowsARunStartedFromTheTemporalCLI(t *testing.T) {
+	watchLiveRun(t, "live-cli", func(srv *devserver.Server, _ client.Client, in workflows.EvalRunInput) {
+		temporal := runnertest.TemporalCLI(t, srv)
+		path := filepath.Join(t.TempDir(), "run.yaml")
+		if err := os.WriteFile(path, []byte(in.Config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runnertest.StartWithCLI(temporal, workflows.EvalRunInput{ConfigPath: path, RunID: in.RunID})
+	})
+}
+
+// watchLiveRun starts workers whose model answers slowly, has start begin
+// an EvalRun (workflow id "evalrun-"+runID) of 100 knowledge items, and
+// watches it in headless Chromium: the run is on /live with its stage, items
+// answered, a link to the Temporal UI and a self-refresh; a later load
+// shows more answered; the axis page shows the checkpointed answers before
+// anything is scored.
+func watchLiveRun(t *testing.T, runID string, start func(*devserver.Server, client.Client, workflows.EvalRunInput)) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a Temporal server and a run")
 	}
@@ -87,13 +120,9 @@ axes:
     datasets:
       - {name: global_mmlu_ms, path: %s/testdata/data/global_mmlu_ms/global_mmlu_ms_test_subset.jsonl.gz, format: global_mmlu, lang: ms, limit: 100}
 `, dir, root)
-	ctx := context.Background()
-	we, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "evalrun-live-view", TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
-		workflows.EvalRunInput{Config: cfg, RunID: "live-view"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.TerminateWorkflow(context.Background(), we.GetID(), "", "test over") })
+	wfID := "evalrun-" + runID
+	start(srv, c, workflows.EvalRunInput{Config: cfg, RunID: runID})
+	t.Cleanup(func() { c.TerminateWorkflow(context.Background(), wfID, "", "test over") })
 
 	st, err := store.NewLocal(dir)
 	if err != nil {
@@ -105,7 +134,7 @@ axes:
 
 	// answered/total of the knowledge axis on the live page, as Chromium
 	// shows it: its one shard's checkpoints land two items at a time.
-	axisRE := regexp.MustCompile(`data-axis="knowledge" data-answered="(\d+)" data-done="\d+" data-total="(\d+)"><td><a href="/run/live-view/axis/knowledge/">knowledge</a></td><td>(\w+)</td>`)
+	axisRE := regexp.MustCompile(`data-axis="knowledge" data-answered="(\d+)" data-done="\d+" data-total="(\d+)"><td><a href="/run/` + runID + `/axis/knowledge/">knowledge</a></td><td>(\w+)</td>`)
 	look := func() (done, total int, stage, doc string) {
 		doc = dumpDOM(t, web.URL+"/live")
 		m := axisRE.FindStringSubmatch(doc)
@@ -130,7 +159,7 @@ axes:
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
-	if !strings.Contains(doc, `href="http://127.0.0.1:8233/namespaces/`+srv.Namespace+`/workflows/evalrun-live-view"`) {
+	if !strings.Contains(doc, `href="http://127.0.0.1:8233/namespaces/`+srv.Namespace+`/workflows/`+wfID+`"`) {
 		t.Errorf("no link to the run in the Temporal UI:\n%.3000s", doc)
 	}
 	if !strings.Contains(doc, `http-equiv="refresh"`) {
@@ -145,7 +174,7 @@ axes:
 		}
 	}
 	// The checkpointed answers are on the axis page before the axis is scored.
-	axis := dumpDOM(t, web.URL+"/run/live-view/axis/knowledge/")
+	axis := dumpDOM(t, web.URL+"/run/"+runID+"/axis/knowledge/")
 	answered := strings.Count(axis, `class="meta usage"`)
 	if answered == 0 || !strings.Contains(axis, `<td class="num">-`) {
 		t.Errorf("the axis page shows no checkpointed answer (%d with a cost):\n%.3000s", answered, axis)

@@ -17,6 +17,7 @@ import (
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/workflows"
 	"github.com/glossobench/glossobench/workflows/runner"
+	"github.com/glossobench/glossobench/workflows/runner/runnertest"
 )
 
 // shippedConfigs are the repository's own run configs, relative to its
@@ -255,18 +256,15 @@ func TestREADMESuiteCommand(t *testing.T) {
 	}
 	requireAxesAccounted(t, resultPath(t, out), cfg, ov.Limit)
 
-	cli := os.Getenv("GLOSSOBENCH_TEMPORAL_CLI")
-	if cli == "" {
-		t.Skip("GLOSSOBENCH_TEMPORAL_CLI (the temporal v1.5.1 binary) not set: the Temporal CLI half not run")
-	}
+	temporal := runnertest.TemporalCLI(t, srv) // skips the Temporal CLI half without the binary
 	in := workflows.EvalRunInput{ConfigPath: cfgPath, Model: url, ModelID: ov.ModelID, Limit: ov.Limit, RunID: "suite-cli"}
-	requireAxesAccounted(t, startWithTemporalCLI(t, cli, srv, in), cfg, ov.Limit)
+	requireAxesAccounted(t, startWithTemporalCLI(t, temporal, srv, in), cfg, ov.Limit)
 }
 
 // startWithTemporalCLI starts EvalRun with `temporal workflow start` (the
-// binary cli) beside a worker of this process, waits for it with `temporal
-// workflow result` and returns its result.json path.
-func startWithTemporalCLI(t *testing.T, cli string, srv *devserver.Server, in workflows.EvalRunInput) string {
+// CLI temporal runs) beside a worker of this process, waits for it with
+// `temporal workflow result` and returns its result.json path.
+func startWithTemporalCLI(t *testing.T, temporal func(...string) []byte, srv *devserver.Server, in workflows.EvalRunInput) string {
 	t.Helper()
 	c, w, err := connectAndServe(srv.Address, srv.Namespace, newLogger(), runner.All)
 	if err != nil {
@@ -274,17 +272,7 @@ func startWithTemporalCLI(t *testing.T, cli string, srv *devserver.Server, in wo
 	}
 	defer c.Close()
 	defer w.Stop()
-	temporal := func(args ...string) []byte {
-		t.Helper()
-		out, err := exec.Command(cli, append(args, "--address", srv.Address, "--namespace", srv.Namespace)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("temporal %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return out
-	}
-	input, _ := json.Marshal(in)
-	id := "evalrun-" + in.RunID
-	temporal("workflow", "start", "--type", "EvalRun", "--task-queue", workflows.TaskQueue, "--workflow-id", id, "--input", string(input))
+	id := runnertest.StartWithCLI(temporal, in)
 	var wrapped struct {
 		Status string          `json:"status"`
 		Result json.RawMessage `json:"result"`

@@ -3,7 +3,6 @@ package runner_test
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,18 +14,13 @@ import (
 )
 
 // TestTemporalCLIStartsEvalRun starts EvalRun the way operators do, with
-// the Temporal CLI itself (GLOSSOBENCH_TEMPORAL_CLI: the binary of
-// `go install github.com/temporalio/cli/cmd/temporal@v1.5.1`, which .ci/run
-// builds and caches), waits for its result through the CLI, and finds the
-// run with `temporal workflow list --query` on the search attribute the
+// the Temporal CLI itself (runnertest.TemporalCLI), waits for its result
+// through the CLI, and finds the run with `temporal workflow list --query` on the search attribute the
 // workflow upserts itself: a run started this way is as findable in the UI
 // as one started by `glossobench run`.
 func TestTemporalCLIStartsEvalRun(t *testing.T) {
-	cli := os.Getenv("GLOSSOBENCH_TEMPORAL_CLI")
-	if cli == "" {
-		t.Skip("GLOSSOBENCH_TEMPORAL_CLI (the temporal v1.5.1 binary) not set")
-	}
 	srv, c := runnertest.StartServer(t)
+	temporal := runnertest.TemporalCLI(t, srv)
 	startWorkers(t, c, runner.All)
 	storeDir := t.TempDir()
 	model := "gguf:" + filepath.Join(repoRoot(t), "testdata", "models", "tiny-llama", "tiny-llama.gguf")
@@ -34,20 +28,9 @@ func TestTemporalCLIStartsEvalRun(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(mcqConfig(t, model, storeDir, "cloze", "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	temporal := func(args ...string) []byte {
-		t.Helper()
-		cmd := exec.Command(cli, append(args, "--address", srv.Address, "--namespace", srv.Namespace)...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("temporal %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return out
-	}
-	input, _ := json.Marshal(workflows.EvalRunInput{ConfigPath: cfgPath, RunID: "cli-1"})
-	temporal("workflow", "start", "--type", "EvalRun", "--task-queue", workflows.TaskQueue,
-		"--workflow-id", "evalrun-cli-1", "--input", string(input))
+	id := runnertest.StartWithCLI(temporal, workflows.EvalRunInput{ConfigPath: cfgPath, RunID: "cli-1"})
 	var res workflows.EvalRunResult
-	out := temporal("workflow", "result", "--workflow-id", "evalrun-cli-1", "--output", "json")
+	out := temporal("workflow", "result", "--workflow-id", id, "--output", "json")
 	var wrapped struct {
 		Status string          `json:"status"`
 		Result json.RawMessage `json:"result"`

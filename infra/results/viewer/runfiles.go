@@ -152,7 +152,7 @@ var errStopScan = errors.New("stop scan")
 func eachScore(ctx context.Context, st store.Store, run, axis string, fn func(scoreLine, []byte) (bool, error)) error {
 	return eachLine(ctx, st, axisScoresKey(run, axis), func(_ int, b []byte) (bool, error) {
 		var s scoreLine
-		if err := json.Unmarshal(b, &s); err != nil {
+		if err := decodeScoreLine(b, &s); err != nil {
 			return false, err
 		}
 		return fn(s, b)
@@ -326,11 +326,8 @@ func usages(ctx context.Context, st store.Store, run, axis string) (map[string]b
 			continue
 		}
 		err := eachLine(ctx, st, k, func(_ int, b []byte) (bool, error) {
-			var p struct {
-				ItemID string          `json:"item_id"`
-				Usage  *backends.Usage `json:"usage"`
-			}
-			if err := json.Unmarshal(b, &p); err != nil {
+			var p usageLine
+			if err := decodeUsageLine(b, &p); err != nil {
 				return false, err
 			}
 			if p.Usage != nil {

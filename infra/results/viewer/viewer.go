@@ -12,6 +12,7 @@ package viewer
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -645,23 +646,38 @@ func (s *Server) sortedPage(ctx context.Context, pg *axisPage, ids []string, isU
 			}
 		}
 	}
+	// The keys are looked up once, not in every comparison, and the file
+	// position breaks ties, so an unstable sort keeps ties in file order.
+	type entry struct {
+		key float64
+		has bool
+		at  int
+	}
 	desc := strings.HasPrefix(f.Sort, "-")
-	slices.SortStableFunc(ids, func(a, b string) int {
-		ka, oka := key[a]
-		kb, okb := key[b]
+	order := make([]entry, len(ids))
+	for i, id := range ids {
+		k, ok := key[id]
+		order[i] = entry{key: k, has: ok, at: i}
+	}
+	slices.SortFunc(order, func(a, b entry) int {
 		switch {
-		case oka != okb:
-			if oka {
+		case a.has != b.has:
+			if a.has {
 				return -1
 			}
 			return 1
-		case !oka || ka == kb:
-			return 0
-		case (ka < kb) != desc:
+		case !a.has || a.key == b.key:
+			return cmp.Compare(a.at, b.at)
+		case (a.key < b.key) != desc:
 			return -1
 		}
 		return 1
 	})
+	sorted := make([]string, len(ids))
+	for i, e := range order {
+		sorted[i] = ids[e.at]
+	}
+	ids = sorted
 	pg.Matched = len(ids)
 	page := ids[min(f.Page*PageSize, len(ids)):min((f.Page+1)*PageSize, len(ids))]
 	want := map[string]bool{}
