@@ -32,8 +32,11 @@ import (
 const mcqItems = 20 + 20 + 12
 
 // inFlightBound is how many items can be answered but not yet checkpointed at
-// any moment under mcqConfig: parallel_shards (4) × checkpoint_every (4).
-const inFlightBound = 16
+// any moment under mcqConfig: its 8 shards (3 + 3 + 2 at shard_size 8) can
+// all infer at once, now that three axes infer together (GetVersion
+// axis-pipeline 2) with up to parallel_shards (4) shards each, and each shard
+// holds up to checkpoint_every (4) answers before its checkpoint.
+const inFlightBound = 8 * 4
 
 // startRun starts an EvalRun and returns its workflow id.
 func startRun(t testing.TB, c client.Client, in workflows.EvalRunInput) string {

@@ -184,9 +184,8 @@ func TestCrashResumesWithoutRepeatingWork(t *testing.T) {
 	if repeated > 0 && (resumed <= 0 || resumed > 10*time.Second) {
 		t.Errorf("a killed attempt's item was asked again %s after the kill, want within 10 s", resumed)
 	}
-	// In flight at the kill: at most parallel_shards (4) shards × checkpoint_every (4) items.
-	if repeated > 16 {
-		t.Fatalf("%d items were sent to the model again; at most 16 were in flight", repeated)
+	if repeated > inFlightBound {
+		t.Fatalf("%d items were sent to the model again; at most %d were in flight", repeated, inFlightBound)
 	}
 	if items := 20 + 20 + 12; total-repeated != items {
 		t.Fatalf("model answered %d distinct items, want %d", total-repeated, items)
