@@ -1,0 +1,49 @@
+package concord
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// peerData is where the inputs package keeps other tools' published
+// results (each folder's SOURCE.txt names the repository and commit).
+var peerData = filepath.Join("..", "inputs", "testdata")
+
+// TestPublishedLMEvalPerplexityRanksLowFirst correlates, through the
+// reader correlate uses, two columns of lm-eval 0.4's own output for five
+// mamba2 models: lambada_openai accuracy against its perplexity. Both
+// order the models by size (perplexity 16.83 ... 4.10, accuracy 0.439 ...
+// 0.696); read in the direction the file's higher_is_better gives
+// (perplexity: false), that is full agreement, ρ = τ = 1. Ranked as if a
+// higher perplexity were better it read ρ = -1, "divergent".
+func TestPublishedLMEvalPerplexityRanksLowFirst(t *testing.T) {
+	dir := filepath.Join(peerData, "lmeval-v04")
+	acc, err := ReadExternalInstrument(dir, Peer{Task: "lambada_openai"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ppl, err := ReadExternalInstrument(dir, Peer{Task: "lambada_openai", Metric: "perplexity"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Correlate(acc, ppl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.N != 5 || math.Abs(rep.Spearman-1) > 1e-12 || math.Abs(rep.Kendall-1) > 1e-12 || rep.Verdict != "converged" {
+		t.Errorf("n %d ρ %v τ %v verdict %s; want 5 models, 1, 1, converged", rep.N, rep.Spearman, rep.Kendall, rep.Verdict)
+	}
+	if rep.ExternalDirection != "lower is better" || rep.OursDirection != "higher is better" {
+		t.Errorf("directions %q / %q", rep.OursDirection, rep.ExternalDirection)
+	}
+	if r := rep.Models[0]; r.ModelID != "state-spaces/mamba2-2.7b" || r.External != 4.097492285251355 || r.RankExternal != 1 {
+		t.Errorf("first row %+v: want mamba2-2.7b, perplexity 4.097, external rank 1", r)
+	}
+	var b strings.Builder
+	rep.Print(&b)
+	if !strings.Contains(b.String(), "rank direction: ours higher is better, external lower is better") {
+		t.Errorf("printout lacks the rank direction:\n%s", b.String())
+	}
+}
