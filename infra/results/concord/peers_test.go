@@ -47,3 +47,31 @@ func TestPublishedLMEvalPerplexityRanksLowFirst(t *testing.T) {
 		t.Errorf("printout lacks the rank direction:\n%s", b.String())
 	}
 }
+
+// TestPublishedHELMInferenceTimeRanksLowFirst correlates, through the
+// reader correlate uses, two columns of one published HELM table: the
+// observed inference time (lower_is_better) against HELM's own mean win
+// rate over that table, which HELM computed from those times. Read in
+// their directions they agree fully (ρ = τ = 1); ranked the same way
+// they would read ρ = -1.
+func TestPublishedHELMInferenceTimeRanksLowFirst(t *testing.T) {
+	p := filepath.Join(peerData, "helm-mmlu-llama3", "targeted_evaluations.json")
+	winRate, err := ReadExternalInstrument(p, Peer{Task: "Efficiency (Detailed)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs, err := ReadExternalInstrument(p, Peer{Task: "Efficiency (Detailed)", Metric: "MMLU - Observed inference time (s)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Correlate(winRate, secs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.N != 5 || math.Abs(rep.Spearman-1) > 1e-12 || math.Abs(rep.Kendall-1) > 1e-12 || rep.Verdict != "converged" || rep.ExternalDirection != "lower is better" {
+		t.Errorf("n %d ρ %v τ %v verdict %s external %q; want 5, 1, 1, converged, lower is better", rep.N, rep.Spearman, rep.Kendall, rep.Verdict, rep.ExternalDirection)
+	}
+	if r := rep.Models[0]; r.ModelID != "Together AI Llama 3 (8B)" || r.RankExternal != 1 {
+		t.Errorf("first row %+v", r)
+	}
+}
