@@ -75,3 +75,34 @@ func TestPublishedHELMInferenceTimeRanksLowFirst(t *testing.T) {
 		t.Errorf("first row %+v", r)
 	}
 }
+
+// TestPublishedSEAHELMUndatedFolder reads a folder of SEA-HELM results
+// files of the undated name through correlate's reader (recognised as
+// SEA-HELM, the model from each file name): Indonesian against Malay
+// knowledge over four models, which both order E4B < gpt-oss-20b < 26B <
+// 31B (59.77 ... 78.77; 53.52 ... 77.33): ρ = 1.
+func TestPublishedSEAHELMUndatedFolder(t *testing.T) {
+	dir := filepath.Join(peerData, "seahelm-gemma4")
+	id, err := ReadExternalInstrument(dir, Peer{Task: "id.knowledge.total"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := ReadExternalInstrument(dir, Peer{Task: "ms.knowledge.total"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id.Name != "seahelm id.knowledge.total" {
+		t.Errorf("read as %q", id.Name)
+	}
+	rep, err := Correlate(id, ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.N != 4 || math.Abs(rep.Spearman-1) > 1e-12 || rep.Models[0].ModelID != "gemma-4-31B-it" || rep.Models[0].Ours != 78.77348484848484 {
+		t.Errorf("n %d ρ %v first %+v", rep.N, rep.Spearman, rep.Models[0])
+	}
+	// The default, the overall total, counts 74 failed tasks as 0.
+	if _, err := ReadExternalInstrument(dir, Peer{}); err == nil || !strings.Contains(err.Error(), "field total: 74 tasks under it failed in this run") {
+		t.Errorf("overall total: %v", err)
+	}
+}
