@@ -123,3 +123,37 @@ func TestReadHELMPublishedLowerIsBetter(t *testing.T) {
 		t.Errorf("MMLU - EM: %v %v", em, err)
 	}
 }
+
+// TestReadHELMPublishedSingleTable: helm-summarize also writes each table
+// alone, groups/json/<group>_<table>.json (the groups file links it as
+// "JSON"): one table object, not a list. The HELM repository's
+// safety_scenarios_accuracy.json (testdata/helm-safety/SOURCE.txt) is
+// that file's Accuracy table and reads the same.
+func TestReadHELMPublishedSingleTable(t *testing.T) {
+	one := filepath.Join("testdata", "helm-safety", "json", "safety_scenarios_accuracy.json")
+	if !IsHELMGroups(one) {
+		t.Fatal("IsHELMGroups: false for a single table")
+	}
+	all := filepath.Join("testdata", "helm-safety", "safety_scenarios.json")
+	for _, col := range []string{"", "BBQ - BBQ accuracy"} {
+		got, err := ReadHELMGroups(one, "", col)
+		if err != nil {
+			t.Fatalf("%q: %v", col, err)
+		}
+		want, err := ReadHELMGroups(all, "Accuracy", col)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 9 || len(got) != len(want) {
+			t.Fatalf("%q: %v, want %v", col, got, want)
+		}
+		for m, s := range want {
+			if got[m].Score != s.Score {
+				t.Errorf("%q: %s = %v, want %v", col, m, got[m].Score, s.Score)
+			}
+		}
+	}
+	if _, err := ReadHELMGroups(one, "Efficiency", ""); err == nil || !strings.Contains(err.Error(), `no table titled "Efficiency" (tables: Accuracy)`) {
+		t.Errorf("another table: %v", err)
+	}
+}
