@@ -1,6 +1,7 @@
 package inputs
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -22,8 +23,26 @@ type helmTable struct {
 	} `json:"rows"`
 }
 
+// helmTables is the list of tables of a groups/<group>.json file, or the
+// one table of a groups/json/<group>_<table>.json file (helm-summarize
+// writes both; the first links the second as "JSON").
+type helmTables []helmTable
+
+func (ts *helmTables) UnmarshalJSON(b []byte) error {
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		var one helmTable
+		if err := json.Unmarshal(b, &one); err != nil {
+			return err
+		}
+		*ts = helmTables{one}
+		return nil
+	}
+	return json.Unmarshal(b, (*[]helmTable)(ts))
+}
+
 // IsHELMGroups reports whether path looks like a helm-summarize groups
-// file: a JSON list whose first element has title, header and rows.
+// file: a JSON list of tables, or one table, the first with title, header
+// and rows.
 func IsHELMGroups(path string) bool {
 	if !strings.HasSuffix(path, ".json") {
 		return false
@@ -32,20 +51,20 @@ func IsHELMGroups(path string) bool {
 	if err != nil {
 		return false
 	}
-	var tables []helmTable
+	var tables helmTables
 	return json.Unmarshal(b, &tables) == nil && len(tables) > 0 && len(tables[0].Header) > 1 && tables[0].Rows != nil
 }
 
-// ReadHELMGroups reads model scores from a helm-summarize groups file: the
-// table titled table (default the first) and the column whose header is
+// ReadHELMGroups reads model scores from a helm-summarize groups file (or
+// one of its tables alone): the table titled table (default the first) and the column whose header is
 // column (default the second, the first after the model). Rows without a
 // number in that column are left out. A column HELM marks lower_is_better
 // (inference time, calibration error) marks every score LowerIsBetter, so
 // that a ranking reads it in its own direction. Errors name the file, the
 // table and the column.
 func ReadHELMGroups(path, table, column string) (map[string]ModelScore, error) {
-	var tables []helmTable
-	if err := readJSON(path, &tables, "not a list of HELM tables: "); err != nil {
+	var tables helmTables
+	if err := readJSON(path, &tables, "not HELM tables: "); err != nil {
 		return nil, err
 	}
 	if len(tables) == 0 {

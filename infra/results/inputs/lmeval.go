@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,9 +108,12 @@ func lmEvalMetric(task map[string]any, metric string) (float64, bool) {
 
 // ReadLMEval reads model scores for one task and metric ("acc,none"; a
 // metric without ",filter" means ",none") from an lm-eval results file or
-// output folder, of lm-eval 0.4 or of 0.3 and before (see lmEvalMetric). In a folder with several results files for one model (a
-// model's sub-folder after several runs) the newest by name (lm-eval names
-// them by date) counts. Errors name the file and the field.
+// output folder, of lm-eval 0.4 or of 0.3 and before (see lmEvalMetric).
+// lm-eval adds a results file to a model's folder at every run, whatever
+// its tasks: of a model's files, the newest by name (lm-eval names them by
+// date) that has the task counts. A metric the file's higher_is_better
+// marks false (perplexity, word_perplexity) reads as LowerIsBetter. Errors
+// name the file and the field.
 func ReadLMEval(path, task, metric string) (map[string]ModelScore, error) {
 	if task == "" {
 		return nil, fmt.Errorf("%s: lm-eval results need the task to read (--task)", path)
@@ -129,8 +133,11 @@ func ReadLMEval(path, task, metric string) (map[string]ModelScore, error) {
 			return nil, fmt.Errorf("%s: no results_*.json at or under this folder", path)
 		}
 	}
-	out := map[string]ModelScore{}
-	from := map[string]string{}
+	type run struct {
+		file string
+		r    LMEvalResults
+	}
+	byModel := map[string][]run{} // oldest first: files are sorted
 	for _, f := range files {
 		var r LMEvalResults
 		if err := readJSON(f, &r, ""); err != nil {
@@ -140,15 +147,34 @@ func ReadLMEval(path, task, metric string) (map[string]ModelScore, error) {
 		if id == "" {
 			id = filepath.Base(filepath.Dir(f)) // lm-eval's per-model folder
 		}
-		t, ok := r.Results[task]
-		if !ok {
-			tasks := make([]string, 0, len(r.Results))
-			for k := range r.Results {
-				tasks = append(tasks, k)
+		if prev := byModel[id]; len(prev) > 0 && filepath.Dir(prev[0].file) != filepath.Dir(f) {
+			return nil, fmt.Errorf("%s: model %s already read from %s", f, id, prev[0].file)
+		}
+		byModel[id] = append(byModel[id], run{f, r})
+	}
+	ids := slices.Sorted(maps.Keys(byModel))
+	out := map[string]ModelScore{}
+	var lowerFrom, higherFrom string
+	for _, id := range ids {
+		runs := byModel[id]
+		i := len(runs) - 1
+		for i >= 0 && runs[i].r.Results[task] == nil {
+			i--
+		}
+		if i < 0 {
+			var tasks []string
+			for _, x := range runs {
+				tasks = append(tasks, slices.Collect(maps.Keys(x.r.Results))...)
 			}
 			slices.Sort(tasks)
-			return nil, fmt.Errorf("%s: field results.%s: no such task (tasks: %s)", f, task, strings.Join(tasks, ", "))
+			tasks = slices.Compact(tasks)
+			if len(runs) == 1 {
+				return nil, fmt.Errorf("%s: field results.%s: no such task (tasks: %s)", runs[0].file, task, strings.Join(tasks, ", "))
+			}
+			return nil, fmt.Errorf("%s: model %s: no results file has task %s (%d files; tasks: %s)", filepath.Dir(runs[0].file), id, task, len(runs), strings.Join(tasks, ", "))
 		}
+		f, r := runs[i].file, runs[i].r
+		t := r.Results[task]
 		v, ok := lmEvalMetric(t, metric)
 		if !ok {
 			var ms []string
@@ -160,11 +186,24 @@ func ReadLMEval(path, task, metric string) (map[string]ModelScore, error) {
 			slices.Sort(ms)
 			return nil, fmt.Errorf("%s: field results.%s[%q]: missing or not a number (metrics: %s)", f, task, metric, strings.Join(ms, ", "))
 		}
-		if prev, dup := from[id]; dup && filepath.Dir(prev) != filepath.Dir(f) {
-			return nil, fmt.Errorf("%s: model %s already read from %s", f, id, prev)
+		name, _, _ := strings.Cut(metric, ",")
+		if higher, marked := r.HigherIsOK[task][name].(bool); marked && higher {
+			higherFrom = f
+		} else if marked {
+			lowerFrom = f
 		}
-		from[id] = f // files are sorted: a later results file of a model's folder wins
+		if lowerFrom != "" && higherFrom != "" {
+			return nil, fmt.Errorf("%s and %s disagree on whether %s of %s is better higher (field higher_is_better.%s.%s)", higherFrom, lowerFrom, name, task, task, name)
+		}
 		out[id] = ModelScore{Score: v}
+	}
+	// A file that does not mark the metric (lm-eval before 0.4 writes no
+	// higher_is_better) goes the way the others mark it.
+	if lowerFrom != "" {
+		for id, s := range out {
+			s.LowerIsBetter = true
+			out[id] = s
+		}
 	}
 	return out, nil
 }

@@ -112,3 +112,86 @@ func TestReadLMEvalBeforeV04(t *testing.T) {
 		}
 	}
 }
+
+// TestReadLMEvalPublishedV04 reads lm-eval 0.4 output as lm-eval wrote and
+// its contributors published it (testdata/lmeval-v04/SOURCE.txt): a folder
+// per model, some holding several runs. Values checked by hand with
+// python3's json against the files. Each model's newest run that has the
+// task counts: mamba2-130m's newest file is an MMLU-only run and its older
+// one the lambada_openai run; mamba2-1.3b and -370m ran lambada_openai
+// twice, with perplexities differing in the sixth digit. The file's
+// higher_is_better says perplexity is better lower, so the scores say so.
+func TestReadLMEvalPublishedV04(t *testing.T) {
+	dir := filepath.Join("testdata", "lmeval-v04")
+	if !IsLMEvalResults(dir) {
+		t.Fatal("IsLMEvalResults: false")
+	}
+	for _, c := range []struct {
+		task, metric string
+		lower        bool
+		want         map[string]float64
+	}{
+		{"lambada_openai", "perplexity", true, map[string]float64{
+			"state-spaces/mamba2-130m": 16.828895401520434,
+			"state-spaces/mamba2-370m": 7.994818742780401, // 2025-03-05T23-46-04, not 7.994806427824196
+			"state-spaces/mamba2-780m": 5.862306243111779,
+			"state-spaces/mamba2-1.3b": 5.0239414585166156, // 2025-03-03T19-09-21, not 5.023956988284279
+			"state-spaces/mamba2-2.7b": 4.097492285251355,
+		}},
+		{"lambada_openai", "", false, map[string]float64{
+			"state-spaces/mamba2-130m": 0.43916165340578306,
+			"state-spaces/mamba2-370m": 0.558897729477974,
+			"state-spaces/mamba2-780m": 0.6167281195420143,
+			"state-spaces/mamba2-1.3b": 0.6561226470017466,
+			"state-spaces/mamba2-2.7b": 0.6962934213079759,
+		}},
+		{"arc_easy", "acc_norm,none", false, map[string]float64{
+			"state-spaces/mamba2-130m": 0.42045454545454547,
+			"state-spaces/mamba2-370m": 0.4877946127946128, // the newer run; the older has 0.48737373737373735
+			"state-spaces/mamba2-780m": 0.5433501683501684,
+			"state-spaces/mamba2-1.3b": 0.6035353535353535,
+			"state-spaces/mamba2-2.7b": 0.6477272727272727,
+		}},
+		{"mmlu", "", false, map[string]float64{"state-spaces/mamba2-130m": 0.260361771827375}},
+	} {
+		got, err := ReadLMEval(filepath.Join(dir, ifElse(c.task == "mmlu", "state-spaces__mamba2-130m", "")), c.task, c.metric)
+		if err != nil {
+			t.Errorf("%s %s: %v", c.task, c.metric, err)
+			continue
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("%s %s: %d models %v, want %d", c.task, c.metric, len(got), got, len(c.want))
+		}
+		for m, v := range c.want {
+			if got[m].Score != v || got[m].LowerIsBetter != c.lower {
+				t.Errorf("%s %s: %s = %+v, want %v (lower is better: %v)", c.task, c.metric, m, got[m], v, c.lower)
+			}
+		}
+	}
+	// The whole folder has MMLU only for some models: the others are named.
+	if _, err := ReadLMEval(dir, "mmlu", ""); err == nil || !strings.Contains(err.Error(), "model state-spaces/mamba2-1.3b: no results file has task mmlu") {
+		t.Errorf("mmlu over the folder: %v", err)
+	}
+}
+
+func ifElse(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
+}
+
+// TestReadLMEvalDirectionConflict: two files that mark one metric in
+// opposite directions cannot be ranked together.
+func TestReadLMEvalDirectionConflict(t *testing.T) {
+	dir := t.TempDir()
+	for m, hib := range map[string]string{"a": "false", "b": "true"} {
+		p := filepath.Join(dir, m, "results_2025-01-01T00-00-00.json")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(`{"results": {"lambada_openai": {"perplexity,none": 5}}, "higher_is_better": {"lambada_openai": {"perplexity": `+hib+`}}, "model_name": "`+m+`"}`), 0o644)
+	}
+	_, err := ReadLMEval(dir, "lambada_openai", "perplexity")
+	if err == nil || !strings.Contains(err.Error(), "disagree on whether perplexity of lambada_openai is better higher (field higher_is_better.lambada_openai.perplexity)") {
+		t.Errorf("got %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package inputs
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,20 +11,23 @@ import (
 	"strings"
 )
 
-// SEAHELMSuffix ends the name of a SEA-HELM results file written before
-// its February 2026 change: <model>_seahelm_results.json, one per model,
-// which names the model only in its file name.
+// SEAHELMSuffix ends the undated name of a SEA-HELM results file,
+// <model>_seahelm_results.json, one per model, which names the model only
+// in its file name. Results are published under this name (e.g.
+// analyticsrepo01/gemma4_SEA, testdata/seahelm-gemma4), though SEA-HELM's
+// public history writes the dated name from its first release on.
 const SEAHELMSuffix = "_seahelm_results.json"
 
-// seahelmName matches both names of a SEA-HELM results file: the older
-// <model>_seahelm_results.json and, since aisingapore/SEA-HELM 3780e96,
+// seahelmName matches both names of a SEA-HELM results file: the undated
+// <model>_seahelm_results.json and the dated
 // <model>_seahelm_results_<datetime>.json with the run's
-// datetime.now().isoformat() (src/seahelm_evaluation.py,
-// get_results_json_filepath, at 6844e6c).
+// datetime.now().isoformat(), which aisingapore/SEA-HELM writes since its
+// v1 (seahelm_evaluation.py at ec25490, 2025-03-04; since 3780e96 in
+// src/seahelm_evaluation.py, get_results_json_filepath).
 var seahelmName = regexp.MustCompile(`^(.+)_seahelm_results(?:_(\d{4}-\d\d-\d\dT[0-9:.]+))?\.json$`)
 
 // seahelmFile is one results file: its model and run datetime ("" for the
-// older name).
+// undated name).
 type seahelmFile struct {
 	path, model, run string
 }
@@ -69,7 +73,7 @@ func seahelmFiles(path string) ([]seahelmFile, error) {
 }
 
 // pickSEAHELMRuns keeps one file per model: the run named run, or else the
-// newest (ISO datetimes sort as text; a file of the older name, which
+// newest (ISO datetimes sort as text; a file of the undated name, which
 // carries no datetime, is older than any that does). Two files of one model
 // and one run are an error.
 func pickSEAHELMRuns(files []seahelmFile, run string) ([]seahelmFile, error) {
@@ -121,7 +125,8 @@ func cmpRun(run string) string {
 // (one language), "ms.nlu.total" (a competency), "ms.knowledge.global_mmlu_lite"
 // or "ms.nlu.qa.normalized_f1" (a task's metric). A metric of a task that
 // failed in the run (SEA-HELM writes it as 0 beside an "error") is an
-// error. Errors name the file and the path.
+// error, and so is a total over a level where a task failed (SEA-HELM
+// counts the failed task as 0 in it). Errors name the file and the path.
 func ReadSEAHELM(path, key, run string) (map[string]ModelScore, error) {
 	if key == "" {
 		key = "total"
@@ -145,8 +150,10 @@ func ReadSEAHELM(path, key, run string) (map[string]ModelScore, error) {
 			return nil, err
 		}
 		cur := doc
+		var level map[string]any // the object holding the number
 		for i, part := range strings.Split(key, ".") {
 			m, ok := cur.(map[string]any)
+			level = m
 			if !ok {
 				return nil, fmt.Errorf("%s: field %s: not an object", f, strings.Join(strings.Split(key, ".")[:i], "."))
 			}
@@ -168,7 +175,40 @@ func ReadSEAHELM(path, key, run string) (map[string]ModelScore, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: field %s: not a number", f, key)
 		}
+		// SEA-HELM's totals count a failed task as 0: a number summing up
+		// a level where a task failed is not a score either.
+		prefix := strings.Join(strings.Split(key, ".")[:strings.Count(key, ".")], ".")
+		if failed := failedTasks(level, prefix, nil); len(failed) > 0 {
+			tasks := "tasks"
+			if len(failed) == 1 {
+				tasks = "task"
+			}
+			return nil, fmt.Errorf("%s: field %s: %d %s under it failed in this run (the first: %s); SEA-HELM counts them as 0 in its totals, so read a part where none failed",
+				f, key, len(failed), tasks, failed[0])
+		}
 		out[sf.model] = ModelScore{Score: v}
 	}
 	return out, nil
+}
+
+// failedTasks lists, in key order, the tasks under m (at dotted path
+// prefix) that failed in the run, as "path, error": SEA-HELM keeps a
+// failed task's metric keys at 0 beside a non-empty "error".
+func failedTasks(m map[string]any, prefix string, out []string) []string {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		sub, ok := m[k].(map[string]any)
+		if !ok {
+			continue
+		}
+		path := k
+		if prefix != "" {
+			path = prefix + "." + k
+		}
+		if e, _ := sub["error"].(string); e != "" {
+			out = append(out, path+", "+e)
+			continue
+		}
+		out = failedTasks(sub, path, out)
+	}
+	return out
 }
