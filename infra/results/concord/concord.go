@@ -178,7 +178,7 @@ func Compare(ours, ext map[string]inputs.ModelScore) (*Report, error) {
 	if n := len(shared); n < 5 {
 		// The smallest two-sided permutation p of ρ over n models is 2/n!.
 		rep.Note = fmt.Sprintf("only %d shared models: even ρ = 1 is not significant at 0.05 (the smallest possible two-sided p is 2/%d! = %.3g); treat the result as directional",
-			n, n, 2/factorialFloat(n))
+			n, n, 2/stats.Factorial(n))
 	}
 	return rep, nil
 }
@@ -195,14 +195,6 @@ func direction(scores map[string]inputs.ModelScore, ids []string) string {
 		return "lower is better"
 	}
 	return "higher is better"
-}
-
-func factorialFloat(n int) float64 {
-	f := 1.0
-	for i := 2; i <= n; i++ {
-		f *= float64(i)
-	}
-	return f
 }
 
 // descRanks ranks scores from the highest (rank 1), ties averaged.
