@@ -206,6 +206,18 @@ func descRanks(v []float64) []float64 {
 	return stats.Rank(neg)
 }
 
+// PrintCorrelation writes a Correlate report of our instrument (titled
+// ours) as `glossobench correlate` prints it: the models shared, the rank
+// table and correlations (Print), the verdict and its note.
+func (rep *Report) PrintCorrelation(w io.Writer, ours string) {
+	fmt.Fprintf(w, "%s vs %s: %d shared models\n", ours, rep.Name, rep.N)
+	rep.Print(w)
+	fmt.Fprintf(w, "verdict: %s\n", rep.Verdict)
+	if rep.Note != "" {
+		fmt.Fprintf(w, "note: %s\n", rep.Note)
+	}
+}
+
 // Print writes the rank table, the models only one side has, and the two
 // correlations.
 func (rep *Report) Print(w io.Writer) {
