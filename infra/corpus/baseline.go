@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/glossobench/glossobench/internal/rss"
 	"github.com/glossobench/glossobench/scorers/checks/dedup"
 )
 
@@ -75,9 +76,11 @@ func (p *Prepared) Bench(ctx context.Context, w, errw io.Writer, planted Planted
 	for _, f := range found {
 		fmt.Fprintln(w, f)
 	}
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	fmt.Fprintf(w, "peak RSS of glossobench dedup --bench: %d MB\n", ru.Maxrss>>10) // Linux: KiB
+	peak, err := rss.Peak(0)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "peak RSS of glossobench dedup --bench: %d MB\n", peak>>20)
 	return nil
 }
 
