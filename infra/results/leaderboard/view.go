@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/glossobench/glossobench/infra/runfiles"
 )
 
 // ClassView is one model class of a leaderboard as every view shows it
@@ -98,11 +100,7 @@ func writeClassTable(w io.Writer, cv ClassView) {
 				cells[i] = strconv.FormatFloat(v, 'f', 4, 64)
 			}
 		}
-		mean := "-"
-		if r.Mean != nil {
-			mean = fmt.Sprintf("%.4f", *r.Mean)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%d\n", r.Rank, r.ModelID, mean, r.MS, ci, strings.Join(cells, "\t"), cmp.Or(r.ReasoningMode, "-"), r.Pins["config_hash"], r.Seq)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%d\n", r.Rank, r.ModelID, runfiles.FormatScore(r.Mean), r.MS, ci, strings.Join(cells, "\t"), cmp.Or(r.ReasoningMode, "-"), r.Pins["config_hash"], r.Seq)
 	}
 	tw.Flush()
 }

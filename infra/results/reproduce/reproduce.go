@@ -102,18 +102,10 @@ func Print(w io.Writer, checks []Check) (drift []string) {
 		if c.CI95 != nil {
 			ci = fmt.Sprintf("CI [%.4f, %.4f]", c.CI95[0], c.CI95[1])
 		}
-		fmt.Fprintf(w, "%-10s earlier %s  rerun %s  %s  %s\n", c.Name, score(c.Earlier), score(c.Rerun), ci, c.Verdict)
+		fmt.Fprintf(w, "%-10s earlier %s  rerun %s  %s  %s\n", c.Name, runfiles.FormatScore(c.Earlier), runfiles.FormatScore(c.Rerun), ci, c.Verdict)
 		if c.Verdict != Reproduced {
-			drift = append(drift, fmt.Sprintf("%s %s (earlier %s, %s): %s", c.Name, score(c.Rerun), score(c.Earlier), ci, c.Verdict))
+			drift = append(drift, fmt.Sprintf("%s %s (earlier %s, %s): %s", c.Name, runfiles.FormatScore(c.Rerun), runfiles.FormatScore(c.Earlier), ci, c.Verdict))
 		}
 	}
 	return drift
-}
-
-// score prints a headline to four places, "-" when there is none.
-func score(v *float64) string {
-	if v == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%.4f", *v)
 }
