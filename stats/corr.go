@@ -312,14 +312,14 @@ func KendallExactP(n int, c int64, alt Alternative) (float64, error) {
 		prob, massAtC = 1, 0.5
 	case c == 0:
 		if n < 171 {
-			prob = 2 / factorial(n)
+			prob = 2 / Factorial(n)
 		}
 		massAtC = prob / 2
 	case c == 1:
 		if n < 172 {
-			prob = 2 / factorial(n-1)
+			prob = 2 / Factorial(n-1)
 		}
-		massAtC = float64(n-1) / factorial(n)
+		massAtC = float64(n-1) / Factorial(n)
 	case 4*c == int64(n)*int64(n-1) && alt == TwoSided:
 		prob = 1
 	default:
@@ -352,8 +352,8 @@ func KendallExactP(n int, c int64, alt Alternative) (float64, error) {
 			prob = total
 			massAtC = counts[c] / 2
 		} else {
-			prob = 2 * total / factorial(n)
-			massAtC = counts[c] / factorial(n)
+			prob = 2 * total / Factorial(n)
+			massAtC = counts[c] / Factorial(n)
 		}
 	}
 	if alt != TwoSided {
@@ -366,7 +366,8 @@ func KendallExactP(n int, c int64, alt Alternative) (float64, error) {
 	return max(0, min(1, prob)), nil
 }
 
-func factorial(n int) float64 {
+// Factorial is n! as a float64 (exact up to 22!, then rounded).
+func Factorial(n int) float64 {
 	f := 1.0
 	for i := 2; i <= n; i++ {
 		f *= float64(i)

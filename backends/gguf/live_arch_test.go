@@ -5,18 +5,15 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/glossobench/glossobench/backends"
+	"github.com/glossobench/glossobench/internal/llamatest"
 )
 
 // llamaTool returns the path of a llama.cpp tool named by env (the
@@ -151,44 +148,11 @@ func maxLP(lps map[int]float64) float64 {
 	return m
 }
 
-// startServer runs llama-server on model and returns its URL and a stop
-// function.
+// startServer runs llama-server on model (a 256-token window, its log
+// beside the model) and returns its URL and a stop function.
 func startServer(t *testing.T, bin, model string) (string, func()) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	// --ctx-checkpoints 0: llama-server then evaluates each prompt in one
-	// batch, as this backend does. With its default context checkpoints it
-	// evaluates the last 4 tokens of a sliding-window model's prompt (Gemma)
-	// as a batch of their own, whose queries take ggml's one-query attention
-	// kernel where the rest of a prompt of 64+ tokens takes the tiled one;
-	// no single pass over a text gives both (up to 7e-3 apart on gemma3 BF16).
-	cmd := exec.Command(bin, "-m", model, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "-t", "2", "-np", "1", "-c", "256",
-		"--ctx-checkpoints", "0")
-	log, _ := os.Create(model + ".log")
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stop := func() { cmd.Process.Kill(); cmd.Wait(); log.Close() }
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for i := 0; i < 300; i++ {
-		if r, err := http.Get(url + "/health"); err == nil {
-			r.Body.Close()
-			if r.StatusCode == http.StatusOK {
-				return url, stop
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	stop()
-	b, _ := os.ReadFile(model + ".log")
-	t.Fatalf("llama-server did not start on %s:\n%s", model, b)
-	return "", nil
+	return llamatest.Start(t, bin, model, 256, model+".log")
 }
 
 // quantTolerance bounds the per-token log-probability difference from

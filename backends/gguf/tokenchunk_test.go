@@ -1,6 +1,7 @@
 package gguf
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -101,5 +102,25 @@ func TestSPMCutsAvoidGluedSpaces(t *testing.T) {
 	tk.spaceGlue = map[string]bool{} // cut before every space
 	if got := withChunk(tk, 1, text); slices.Equal(got, whole) {
 		t.Errorf("cutting before a glued space gave the whole text's ids: the test cannot fail")
+	}
+}
+
+// WriteIDs prints Tokenize's ids as llama-tokenize --ids does: a JSON list
+// on one line, ", " between ids.
+func TestWriteIDsIsTokenizeAsAList(t *testing.T) {
+	tk, err := OpenTokenizer(tinyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"", "Selamat pagi <s> dunia"} {
+		var b strings.Builder
+		if err := tk.WriteIDs(&b, text, true, true); err != nil {
+			t.Fatal(err)
+		}
+		ids := tk.Tokenize(text, true, true)
+		want := strings.ReplaceAll(fmt.Sprint(ids), " ", ", ") + "\n"
+		if b.String() != want {
+			t.Errorf("%q: WriteIDs %q, want %q", text, b.String(), want)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package gguf
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -303,6 +305,24 @@ func (t *Tokenizer) Tokenize(text string, addSpecial, parseSpecial bool) []int {
 	var out []int
 	t.TokenizeEach(text, addSpecial, parseSpecial, func(id int) { out = append(out, id) })
 	return out
+}
+
+// WriteIDs writes the ids of text (TokenizeEach) to w as a JSON list on
+// one line, "[1, 364, 407]\n", as llama.cpp's `llama-tokenize --ids` prints
+// them; the ids are written as they come, so a long text holds no list.
+func (t *Tokenizer) WriteIDs(w io.Writer, text string, addSpecial, parseSpecial bool) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteByte('[')
+	n := 0
+	t.TokenizeEach(text, addSpecial, parseSpecial, func(id int) {
+		if n > 0 {
+			bw.WriteString(", ")
+		}
+		bw.WriteString(strconv.Itoa(id))
+		n++
+	})
+	bw.WriteString("]\n")
+	return bw.Flush()
 }
 
 // TokenizeEach is Tokenize calling yield with each id in order instead of

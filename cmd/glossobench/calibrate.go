@@ -8,6 +8,7 @@ import (
 	"github.com/glossobench/glossobench/infra/results/calibrate"
 	"github.com/glossobench/glossobench/infra/results/inputs"
 	"github.com/glossobench/glossobench/infra/results/release"
+	"github.com/glossobench/glossobench/infra/runfiles"
 )
 
 func init() {
@@ -52,7 +53,7 @@ func calibrateMain(args []string, stdout, stderr io.Writer) int {
 		if b.Expected != nil {
 			exp = b.Expected.String()
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", b.Difficulty, b.Anchors, b.Scored, fmtOpt(b.Accuracy), exp, b.Verdict)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", b.Difficulty, b.Anchors, b.Scored, runfiles.FormatScore(b.Accuracy), exp, b.Verdict)
 	}
 	tw.Flush()
 	if len(c.Missing) > 0 {

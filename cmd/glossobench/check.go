@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -44,7 +43,7 @@ func runCheck(args []string) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	problems := checkRun(ctx, *cfgPath, cfg, ov)
+	problems := preflight.Check(ctx, cfg, preflight.Options{ConfigPath: *cfgPath, Overrides: ov})
 	env := runner.FromEnv()
 	if env.Address != "" {
 		opts, err := env.Options(newLogger())
@@ -77,10 +76,4 @@ func runCheck(args []string) int {
 	}
 	fmt.Printf("%s: ready: %s, model %s answers, store %s takes writes; %s\n", *cfgPath, axes, cfg.Model.Spec, cfg.Store.URI, temporal)
 	return 0
-}
-
-// checkRun is the preflight `run` and `check` share: the problems a run of
-// cfg would meet, one sentence each.
-func checkRun(ctx context.Context, path string, cfg *config.Config, ov config.Overrides) []error {
-	return preflight.Check(ctx, cfg, preflight.Options{ConfigPath: path, Overrides: ov})
 }

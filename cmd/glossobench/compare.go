@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
+	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
 )
 
@@ -63,7 +64,7 @@ func compareMain(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(tw, "model_id\taxis\tv1\tv2\tdelta")
 	for _, c := range cmp {
 		for _, d := range c.Deltas {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Model, d.Axis, fmtOpt(d.A), fmtOpt(d.B), fmtDeltaOpt(d.A, d.B))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Model, d.Axis, runfiles.FormatScore(d.A), runfiles.FormatScore(d.B), fmtDeltaOpt(d.A, d.B))
 		}
 	}
 	tw.Flush()
@@ -74,13 +75,6 @@ func compareMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "warning: the two rows of %s measured other weights: the deltas compare two models\n", m)
 	}
 	return 0
-}
-
-func fmtOpt(v *float64) string {
-	if v == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%.4f", *v)
 }
 
 func fmtDeltaOpt(a, b *float64) string {

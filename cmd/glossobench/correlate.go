@@ -51,28 +51,18 @@ func correlateMain(args []string, stdout, stderr io.Writer) int {
 		usageError(fs, "--ours and --external are required")
 		return correlateExitError
 	}
+	fail := failer(stderr, "correlate") // exits correlateExitError
 	ours, err := concord.ReadInstrument(*oursPath)
 	if err != nil {
-		fmt.Fprintf(stderr, "glossobench correlate: %v\n", err)
-		return correlateExitError
+		return fail(err)
 	}
 	ext, err := concord.ReadExternalInstrument(*extPath, concord.Peer{Task: *task, Metric: *metric, Run: *run})
 	if err != nil {
-		fmt.Fprintf(stderr, "glossobench correlate: %v\n", err)
-		return correlateExitError
+		return fail(err)
 	}
 	if *overlapFree {
-		shared, err := concord.SharedItems(ours, ext)
-		if err != nil {
+		if err := concord.OverlapFree(ours, ext); err != nil {
 			fmt.Fprintf(stderr, "glossobench correlate: --overlap-free: %v\n", err)
-			return correlateExitOverlap
-		}
-		if len(shared) > 0 {
-			fmt.Fprintf(stderr, "glossobench correlate: --overlap-free: refused: %s and %s share %d scored item(s):\n",
-				ours.Title(), ext.Title(), len(shared))
-			for _, h := range shared {
-				fmt.Fprintf(stderr, "  %s\n", h)
-			}
 			return correlateExitOverlap
 		}
 		fmt.Fprintf(stdout, "overlap-free: %s (%d items) and %s (%d items) share no scored item\n",
@@ -80,24 +70,16 @@ func correlateMain(args []string, stdout, stderr io.Writer) int {
 	}
 	rep, err := concord.Correlate(ours, ext)
 	if err != nil {
-		fmt.Fprintf(stderr, "glossobench correlate: %v\n", err)
-		return correlateExitError
+		return fail(err)
 	}
-	code := correlateExitOK
-	if rep.Verdict == "divergent" {
-		code = correlateExitDivergent
-	}
-	fmt.Fprintf(stdout, "%s vs %s: %d shared models\n", ours.Title(), ext.Title(), rep.N)
-	rep.Print(stdout)
-	fmt.Fprintf(stdout, "verdict: %s\n", rep.Verdict)
-	if rep.Note != "" {
-		fmt.Fprintf(stdout, "note: %s\n", rep.Note)
-	}
+	rep.PrintCorrelation(stdout, ours.Title())
 	if *out != "" {
 		if err := writeReportJSON(*out, rep); err != nil {
-			fmt.Fprintf(stderr, "glossobench correlate: %v\n", err)
-			return correlateExitError
+			return fail(err)
 		}
 	}
-	return code
+	if rep.Verdict == "divergent" {
+		return correlateExitDivergent
+	}
+	return correlateExitOK
 }

@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
-	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/results/elo"
-	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/stats"
 )
 
@@ -50,72 +46,18 @@ func eloMain(args []string, stdout, stderr io.Writer) int {
 	if *axesFlag != "" {
 		set.Axes = strings.Split(*axesFlag, ",")
 	}
-	var runs []*elo.Run
-	for _, arg := range runDirs {
-		rs, err := elo.LoadRuns(arg)
-		if err != nil {
-			fmt.Fprintf(stderr, "glossobench elo: %v\n", err)
-			return 1
-		}
-		runs = append(runs, rs...)
+	rep, err := elo.RankDirs(context.Background(), runDirs, *judgesCfg, set)
+	if errors.Is(err, stats.ErrNoMLE) {
+		err = fmt.Errorf("%v; add --prior 1 (or more) to regularise", err)
 	}
-	var judged []stats.Match
-	var notes []string
-	if *judgesCfg != "" {
-		var err error
-		judged, notes, err = pairwiseMT(context.Background(), *judgesCfg, runs)
-		if err != nil {
-			fmt.Fprintf(stderr, "glossobench elo: %v\n", err)
-			return 1
-		}
-	}
-	rep, err := elo.Rank(runs, judged, set)
 	if err != nil {
-		if errors.Is(err, stats.ErrNoMLE) {
-			err = fmt.Errorf("%v; add --prior 1 (or more) to regularise", err)
-		}
 		fmt.Fprintf(stderr, "glossobench elo: %v\n", err)
 		return 1
 	}
-	rep.Notes = append(rep.Notes, notes...)
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(rep)
+		printJSON(stdout, rep)
 		return 0
 	}
-	fmt.Fprintf(stdout, "%s over %d item-level matches (each item both models scored is a game; not the axes' headlines) (%s), seed %d, %d resamples\n", rep.Method, rep.Matches, axisCounts(rep.ByAxis), rep.Seed, rep.Resamples)
-	fmt.Fprintf(stdout, "%4s  %-32s %8s  %8s %8s  %5s %5s %5s\n", "rank", "model", "rating", "ci_lo", "ci_hi", "win", "loss", "tie")
-	for i, p := range rep.Players {
-		fmt.Fprintf(stdout, "%4d  %-32s %8.1f  %8.1f %8.1f  %5d %5d %5d\n", i+1, p.Player, p.Rating, p.Lo, p.Hi, p.Wins, p.Losses, p.Ties)
-	}
-	for _, n := range rep.Notes {
-		fmt.Fprintln(stdout, "note:", n)
-	}
+	rep.WriteText(stdout)
 	return 0
-}
-
-func axisCounts(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
-}
-
-// pairwiseMT has the config's judges decide the MT matches pairwise.
-func pairwiseMT(ctx context.Context, cfgPath string, runs []*elo.Run) ([]stats.Match, []string, error) {
-	cfg, err := config.Load(cfgPath, config.Overrides{})
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(cfg.Judges) == 0 {
-		return nil, nil, fmt.Errorf("%s: field judges: empty; --judges needs at least one judge", cfgPath)
-	}
-	return elo.PairwiseMT(ctx, runplan.Judges(cfg), runs)
 }

@@ -93,6 +93,13 @@ func failer(stderr io.Writer, name string) func(error) int {
 	}
 }
 
+// printJSON writes v to w as indented JSON, as a command's --json prints it.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
 // writeReportJSON writes a command's report as indented JSON to path.
 func writeReportJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")

@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/runfiles"
@@ -110,18 +108,23 @@ func leaderboardAppend(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// verifyBoard reads a leaderboard and checks every row against the anchor
-// its run keeps (leaderboard.Verify); rows without one are named on w.
-func verifyBoard(ctx context.Context, st store.Store, lang string, major int, w io.Writer) ([]leaderboard.Row, error) {
-	rows, unanchored, err := leaderboard.Verify(ctx, st, lang, major, openExisting)
+// verify opens the leaderboard and checks every row against the anchor
+// its run keeps (leaderboard.Verify), as show and verify do; rows without
+// one are named on w.
+func (b boardFlags) verify(ctx context.Context, w io.Writer) (store.Store, int, []leaderboard.Row, error) {
+	st, major, err := b.open(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
+	}
+	rows, unanchored, err := leaderboard.Verify(ctx, st, *b.lang, major, openExisting)
+	if err != nil {
+		return nil, 0, nil, err
 	}
 	if len(unanchored) > 0 {
 		fmt.Fprintf(w, "warning: %d of %d rows are not anchored outside the leaderboard, so an edit that re-hashes them would not be seen: %s\n",
 			len(unanchored), len(rows), leaderboard.DescribeUnanchored(unanchored))
 	}
-	return rows, nil
+	return st, major, rows, nil
 }
 
 // openExisting opens a row's run store, but not a local folder that is
@@ -149,12 +152,7 @@ func leaderboardVerify(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	fail := failer(stderr, "leaderboard verify")
-	ctx := context.Background()
-	st, major, err := board.open(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	rows, err := verifyBoard(ctx, st, *board.lang, major, stdout)
+	_, major, rows, err := board.verify(context.Background(), stdout)
 	if err != nil {
 		return fail(err)
 	}
@@ -203,11 +201,7 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 	}
 	fail := failer(stderr, "leaderboard show")
 	ctx := context.Background()
-	st, major, err := board.open(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	rows, err := verifyBoard(ctx, st, *board.lang, major, stdout)
+	st, major, rows, err := board.verify(ctx, stdout)
 	if err != nil {
 		return fail(err)
 	}
@@ -215,61 +209,16 @@ func leaderboardShow(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	var classes []leaderboard.ClassView
-	for _, cv := range leaderboard.View(rows) {
-		if *class == "" || cv.Class == *class {
-			classes = append(classes, cv)
-		}
-	}
-	if len(classes) == 0 {
-		fmt.Fprintf(stdout, "no rows on %s%s\n", leaderboard.Dir(*board.lang, major), map[bool]string{true: " of class " + *class, false: ""}[*class != ""])
+	dir := leaderboard.Dir(*board.lang, major)
+	views := leaderboard.Select(leaderboard.View(rows), *class)
+	if len(views) == 0 {
+		fmt.Fprintf(stdout, "no rows on %s%s\n", dir, map[bool]string{true: " of class " + *class, false: ""}[*class != ""])
 		return 0
 	}
-	for _, cv := range classes {
-		if *strict && len(cv.Modes) > 1 {
-			return fail(fmt.Errorf("class %s mixes reasoning modes %s; --strict-parity refuses to rank them together", cv.Class, strings.Join(cv.Modes, ", ")))
-		}
-		fmt.Fprintf(stdout, "%s, class %s (%d rows)\n", leaderboard.Dir(*board.lang, major), cv.Class, len(cv.Rows))
-		fmt.Fprintf(stdout, "ranked by ms_ranking over the axes that discriminate for every row: %s\n", orNone(cv.RankedOn))
-		if len(cv.LeftOut) > 0 {
-			fmt.Fprintf(stdout, "left out of the ranking (near chance, or not scored, for some row): %s\n", strings.Join(cv.LeftOut, ", "))
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "rank\tmodel_id\tms_ranking\tms_public\tms_ci95\t%s\treasoning\tconfig_hash\tseq\n", strings.Join(cv.Axes, "\t"))
-		for _, r := range cv.Rows {
-			ci := "-"
-			if len(r.MSCI95) == 2 {
-				ci = fmt.Sprintf("[%.4f, %.4f]", r.MSCI95[0], r.MSCI95[1])
-			}
-			var cells []string
-			for _, a := range cv.Axes {
-				if v, ok := r.Scores[a]; ok {
-					cells = append(cells, strconv.FormatFloat(v, 'f', 4, 64))
-				} else {
-					cells = append(cells, "-")
-				}
-			}
-			mode := r.ReasoningMode
-			if mode == "" {
-				mode = "-"
-			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%d\n", r.Rank, r.ModelID, fmtOpt(r.Mean), r.MS, ci, strings.Join(cells, "\t"), mode, r.Pins["config_hash"], r.Seq)
-		}
-		tw.Flush()
-		for _, n := range notes {
-			if slices.ContainsFunc(cv.Rows, func(r leaderboard.Ranked) bool { return r.Seq == n.Seq }) {
-				fmt.Fprintf(stdout, "note on row %d (%s): %s: %s\n", n.Seq, n.ModelID, n.Kind, n.Text)
-			}
-		}
+	if err := leaderboard.WriteView(stdout, dir, views, notes, *strict); err != nil {
+		return fail(err)
 	}
 	return 0
-}
-
-func orNone(s []string) string {
-	if len(s) == 0 {
-		return "none"
-	}
-	return strings.Join(s, ", ")
 }
 
 func leaderboardExport(args []string, stdout, stderr io.Writer) int {

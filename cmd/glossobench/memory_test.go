@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/glossobench/glossobench/internal/rss"
 )
 
 // The stated bounds: what a command holds at its peak grows by at most
@@ -37,18 +39,12 @@ func TestRSSChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	code := commands[args[0]].run(args[1:])
-	// VmHWM, not the parent's rusage Maxrss: Linux starts a child's Maxrss
-	// at the RSS of the process it was forked from (exec keeps the old
-	// mm's high-water mark), which here is the test with its inputs.
-	status, err := os.ReadFile("/proc/self/status")
+	// VmHWM, not the parent's rusage Maxrss (rss.Peak says why).
+	peak, err := rss.Peak(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			os.WriteFile(os.Getenv("GLOSSOBENCH_RSS_OUT"), []byte(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB"))), 0o644)
-		}
-	}
+	os.WriteFile(os.Getenv("GLOSSOBENCH_RSS_OUT"), []byte(strconv.FormatInt(peak, 10)), 0o644)
 	os.Exit(code)
 }
 
@@ -68,11 +64,11 @@ func peakRSS(t *testing.T, args ...string) (int, string, int64) {
 		t.Fatalf("%s: %v", args[0], err)
 	}
 	b, err := os.ReadFile(out)
-	kb, err2 := strconv.ParseInt(string(b), 10, 64)
+	peak, err2 := strconv.ParseInt(string(b), 10, 64)
 	if err != nil || err2 != nil {
 		t.Fatalf("%s: no VmHWM from the child (%v, %v); stderr: %.300s", args[0], err, err2, stderr.String())
 	}
-	return cmd.ProcessState.ExitCode(), stderr.String(), kb << 10
+	return cmd.ProcessState.ExitCode(), stderr.String(), peak
 }
 
 // malayText is n bytes of ordinary Malay prose (words, punctuation,

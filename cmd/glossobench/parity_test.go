@@ -3,17 +3,15 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/internal/llamatest"
 	"github.com/glossobench/glossobench/scorers"
 )
 
@@ -278,35 +276,7 @@ func serverWindow(t *testing.T, url string) int {
 // window, and stops it when the test ends.
 func startTinyServer(t *testing.T, bin, model string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	logPath := filepath.Join(t.TempDir(), "llama-server.log")
-	log, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-m", model, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "-t", "2", "-np", "1", "-c", "512",
-		"--ctx-checkpoints", "0")
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); log.Close() })
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for range 300 {
-		if r, err := http.Get(url + "/health"); err == nil {
-			r.Body.Close()
-			if r.StatusCode == http.StatusOK {
-				return url
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	b, _ := os.ReadFile(logPath)
-	t.Fatalf("llama-server did not start:\n%s", b)
-	return ""
+	url, stop := llamatest.Start(t, bin, model, 512, filepath.Join(t.TempDir(), "llama-server.log"))
+	t.Cleanup(stop)
+	return url
 }

@@ -41,59 +41,47 @@ func reproduceMain(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return min(code, 1)
 	}
-	var err error
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "glossobench reproduce: %v\n", err)
-		return 1
-	}
-	var earlier, rerun *runfiles.Result
-	switch {
-	case len(rest) == 1 && *cfgPath != "":
-		if earlier, err = readRunDir(rest[0]); err != nil {
-			return fail(err)
-		}
-		if rerun, err = rerunPins(rest[0], earlier, *cfgPath, *runID, stdout); err != nil {
-			return fail(err)
-		}
-	case len(rest) == 1:
-		return fail(errors.New("RUN_DIR alone: give --config FILE, the config the run was made from, to rerun it"))
-	case len(rest) == 2 && *cfgPath == "":
-		if earlier, err = readRunDir(rest[0]); err != nil {
-			return fail(err)
-		}
-		if rerun, err = readRunDir(rest[1]); err != nil {
-			return fail(err)
-		}
-	default:
-		return fail(errors.New("want RUN_DIR --config FILE (rerun it) or two run directories (the earlier run and its rerun)"))
+	fail := failer(stderr, "reproduce")
+	earlier, rerun, err := reproducePair(rest, *cfgPath, *runID, stdout)
+	if err != nil {
+		return fail(err)
 	}
 	checks, err := reproduce.Compare(earlier, rerun)
 	if err != nil {
 		return fail(err)
 	}
-	code = 0
-	var drift []string
-	for _, c := range checks {
-		ci := "no CI"
-		if c.CI95 != nil {
-			ci = fmt.Sprintf("CI [%.4f, %.4f]", c.CI95[0], c.CI95[1])
-		}
-		fmt.Fprintf(stdout, "%-10s earlier %s  rerun %s  %s  %s\n", c.Name, fmtOpt(c.Earlier), fmtOpt(c.Rerun), ci, c.Verdict)
-		if c.Verdict != reproduce.Reproduced {
-			code = 2
-			drift = append(drift, fmt.Sprintf("%s %s (earlier %s, %s): %s", c.Name, fmtOpt(c.Rerun), fmtOpt(c.Earlier), ci, c.Verdict))
-		}
-	}
-	if code == 0 {
+	drift := reproduce.Print(stdout, checks)
+	if len(drift) == 0 {
 		return 0
 	}
 	fmt.Fprintln(stdout, "non-determinism: a headline of the rerun falls outside the earlier run's CI or is missing (spec §5: logged, not papered over)")
 	text := fmt.Sprintf("rerun %s with identical pins did not reproduce run %s: %s", rerun.RunID, earlier.RunID, strings.Join(drift, "; "))
 	if err := noteBoards(rest[0], earlier, text, stdout); err != nil {
-		fmt.Fprintf(stderr, "glossobench reproduce: the leaderboard note: %v\n", err)
-		return 1
+		return fail(fmt.Errorf("the leaderboard note: %w", err))
 	}
-	return code
+	return 2
+}
+
+// reproducePair reads the earlier run and its rerun: RUN_DIR rerun with
+// --config (rerunPins), or two run folders.
+func reproducePair(rest []string, cfgPath, runID string, stdout io.Writer) (earlier, rerun *runfiles.Result, err error) {
+	switch {
+	case len(rest) == 1 && cfgPath != "":
+		if earlier, err = readRunDir(rest[0]); err != nil {
+			return nil, nil, err
+		}
+		rerun, err = rerunPins(rest[0], earlier, cfgPath, runID, stdout)
+		return earlier, rerun, err
+	case len(rest) == 1:
+		return nil, nil, errors.New("RUN_DIR alone: give --config FILE, the config the run was made from, to rerun it")
+	case len(rest) == 2 && cfgPath == "":
+		if earlier, err = readRunDir(rest[0]); err != nil {
+			return nil, nil, err
+		}
+		rerun, err = readRunDir(rest[1])
+		return earlier, rerun, err
+	}
+	return nil, nil, errors.New("want RUN_DIR --config FILE (rerun it) or two run directories (the earlier run and its rerun)")
 }
 
 func readRunDir(dir string) (*runfiles.Result, error) {

@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/devserver"
@@ -31,101 +29,67 @@ func init() {
 
 func runRun(args []string) int {
 	fs := commandFlags("run", os.Stderr, "run --config FILE [--model SPEC] [--model-id ID] [--limit N] [--out DIR] [--run-id ID]")
-	cfgPath := fs.String("config", "", "run config (YAML)")
-	model := fs.String("model", "", "model spec (gguf:PATH, openai:URL); overrides model.spec")
-	modelID := fs.String("model-id", "", "model id recorded in the result; overrides model.id")
+	var in workflows.EvalRunInput
+	fs.StringVar(&in.ConfigPath, "config", "", "run config (YAML)")
+	fs.StringVar(&in.Model, "model", "", "model spec (gguf:PATH, openai:URL); overrides model.spec")
+	fs.StringVar(&in.ModelID, "model-id", "", "model id recorded in the result; overrides model.id")
 	limit := limitFlag(fs)
 	out := fs.String("out", "", "also copy result.json into this folder")
-	runID := fs.String("run-id", "", "run id (default: model id and start time); reuse one to resume a crashed run")
-	maxWall := fs.Int("max-wall-seconds", 0, "wall-clock budget; overrides run.max_wall_seconds")
+	fs.StringVar(&in.RunID, "run-id", "", "run id (default: model id and start time); reuse one to resume a crashed run")
+	fs.IntVar(&in.MaxWallSeconds, "max-wall-seconds", 0, "wall-clock budget; overrides run.max_wall_seconds")
 	detach := fs.Bool("detach", false, "start the run and return without following it")
-	chatTemplate := fs.String("chat-template", "", "auto (raw prompts, the default) or always (the model's own chat template on the generate path); overrides run.chat_template")
-	overlay := fs.Bool("judge-overlay", false, "judges also rate the verifiable axes' generated responses (secondary judge_quality)")
-	allowNewModel := fs.Bool("allow-new-model", false, "resume --run-id on a model other than the one it started on (other weights behind the path, another served model): its unfinished axes start over, its scored ones are kept, and the notes say so")
+	fs.StringVar(&in.ChatTemplate, "chat-template", "", "auto (raw prompts, the default) or always (the model's own chat template on the generate path); overrides run.chat_template")
+	fs.BoolVar(&in.JudgeOverlay, "judge-overlay", false, "judges also rate the verifiable axes' generated responses (secondary judge_quality)")
+	fs.BoolVar(&in.AllowNewModel, "allow-new-model", false, "resume --run-id on a model other than the one it started on (other weights behind the path, another served model): its unfinished axes start over, its scored ones are kept, and the notes say so")
 	skipPreflight := fs.Bool("skip-preflight", false, "start the run without first checking datasets, model, judges and store from here (for workers that see files or servers this machine does not)")
 	logFormatFlag(fs)
 	metricsAddrFlag(fs)
 	if _, code, ok := parseArgs(fs, args, 0); !ok {
 		return code
 	}
-	if *cfgPath == "" {
-		fmt.Fprintln(os.Stderr, "run: --config is required")
+	in.Limit = int(*limit)
+	if err := runner.CheckInput(in); err != nil {
+		fmt.Fprintln(os.Stderr, "run:", err)
 		return 2
-	}
-	if *maxWall != 0 && *maxWall <= config.AggregateReserveSeconds {
-		fmt.Fprintf(os.Stderr, "run: --max-wall-seconds %d is at or below the %d s kept back for scoring and aggregation: no axis would get any time\n", *maxWall, config.AggregateReserveSeconds)
-		return 2
-	}
-	if *runID != "" {
-		// Checked before anything starts, as Prepare checks the workflow input's.
-		if err := runfiles.CheckRunID(*runID); err != nil {
-			fmt.Fprintf(os.Stderr, "run: --run-id %v\n", err)
-			return 2
-		}
 	}
 	log := newLogger()
-	ov := config.Overrides{Model: *model, ModelID: *modelID, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate, Limit: int(*limit)}
-	cfg, err := config.Load(*cfgPath, ov)
+	cfg, err := runner.PrepareRun(context.Background(), &in, !*skipPreflight)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if !*skipPreflight {
-		// What a run needs from outside is checked before a workflow exists:
-		// a model that never answered fails here, in seconds, not in retries.
-		if problems := checkRun(context.Background(), *cfgPath, cfg, ov); len(problems) > 0 {
-			for _, p := range problems {
-				fmt.Fprintln(os.Stderr, p)
-			}
-			fmt.Fprintln(os.Stderr, "nothing was started.")
-			return 1
-		}
-	}
-	abs, err := filepath.Abs(*cfgPath)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if *runID == "" {
-		*runID = runfiles.RunIDFrom(cfg.Model.ID, "-"+time.Now().UTC().Format("20060102T150405"))
-	}
-
 	c, ns, srv, stopAll, err := connectRun(log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer stopAll()
-
 	ctx, stop := signalContext()
 	defer stop()
-	// A GGUF path on the command line is relative to this directory; the
-	// worker that loads it may run in another (as the config's path).
-	spec := *model
-	if p, ok := strings.CutPrefix(spec, "gguf:"); ok && !filepath.IsAbs(p) {
-		if a, err := filepath.Abs(p); err == nil {
-			spec = "gguf:" + a
-		}
-	}
-	in := workflows.EvalRunInput{ConfigPath: abs, Model: spec, ModelID: *modelID, RunID: *runID, MaxWallSeconds: *maxWall, JudgeOverlay: *overlay, ChatTemplate: *chatTemplate, Limit: int(*limit), AllowNewModel: *allowNewModel}
-	we, err := startRun(ctx, c, in, cfg)
+	we, err := runner.StartRun(ctx, c, in, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	log.Info().Str("workflow", we.GetID()).Msgf("EvalRun %s started", *runID)
+	log.Info().Str("workflow", we.GetID()).Msgf("EvalRun %s started", in.RunID)
 	if *detach {
 		return 0
 	}
-	done := make(chan struct{})
-	go follow(ctx, c, we.GetID(), newProgressView(os.Stderr, isTerminal(os.Stderr), log), done)
-	var res workflows.EvalRunResult
-	err = we.Get(ctx, &res)
-	close(done)
+	res, err := awaitRun(ctx, c, we, log)
 	if err != nil {
-		return runFailed(ctx, log, err, *runID, we.GetID(), ns, srv)
+		return runFailed(ctx, log, err, in.RunID, we.GetID(), ns, srv)
 	}
 	return printRun(ctx, cfg, res, *out)
+}
+
+// awaitRun follows the run we on stderr until it ends and returns its result.
+func awaitRun(ctx context.Context, c client.Client, we client.WorkflowRun, log zerolog.Logger) (workflows.EvalRunResult, error) {
+	done := make(chan struct{})
+	defer close(done)
+	go follow(ctx, c, we.GetID(), newProgressView(os.Stderr, isTerminal(os.Stderr), log), done)
+	var res workflows.EvalRunResult
+	err := we.Get(ctx, &res)
+	return res, err
 }
 
 // runFailed says why the run with workflow id wfID failed, or that it was
@@ -227,32 +191,6 @@ func connectRun(log zerolog.Logger) (c client.Client, ns string, srv *devserver.
 		undo = append(undo, w.Stop)
 	}
 	return c, ns, srv, stop, nil
-}
-
-// startRun starts EvalRun, or attaches to it when a run with this id is
-// still going (resume after a crashed client).
-func startRun(ctx context.Context, c client.Client, in workflows.EvalRunInput, cfg *config.Config) (client.WorkflowRun, error) {
-	opts := client.StartWorkflowOptions{
-		ID:                       "evalrun-" + in.RunID,
-		TaskQueue:                workflows.TaskQueue,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		Memo:                     map[string]any{"model_id": cfg.Model.ID, "bench_version": cfg.BenchVersion},
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.ModelIDAttribute.ValueSet(cfg.Model.ID),
-			workflows.BenchVersionAttribute.ValueSet(cfg.BenchVersion),
-			workflows.AxesAttribute.ValueSet(cfg.AxisNames()),
-		),
-	}
-	we, err := c.ExecuteWorkflow(ctx, opts, workflows.WorkflowName, in)
-	if err != nil && strings.Contains(strings.ToLower(err.Error()), "search attribute") {
-		// A cluster without GlossoBench's search attributes still runs it; the memo carries the same facts.
-		opts.TypedSearchAttributes = temporal.SearchAttributes{}
-		we, err = c.ExecuteWorkflow(ctx, opts, workflows.WorkflowName, in)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("start EvalRun: %w", err)
-	}
-	return we, nil
 }
 
 // follow shows the run's progress from the progress query until done.

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/glossobench/glossobench/backends/gguf"
@@ -44,26 +42,10 @@ func runTokenize(args []string) int {
 		fmt.Fprintln(os.Stderr, "tokenize: give --file or --prompt, not both")
 		return 2
 	}
-	text := *prompt
-	switch {
-	case *file != "":
-		f, err := os.Open(*file)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "tokenize:", err)
-			return 1
-		}
-		text, err = readAllString(f)
-		f.Close()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "tokenize:", err)
-			return 1
-		}
-	case *prompt == "":
-		var err error
-		if text, err = readAllString(os.Stdin); err != nil {
-			fmt.Fprintln(os.Stderr, "tokenize: reading standard input:", err)
-			return 1
-		}
+	text, err := tokenizeInput(*file, *prompt)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tokenize:", err)
+		return 1
 	}
 	tk, err := gguf.OpenTokenizer(path)
 	if err != nil {
@@ -72,23 +54,32 @@ func runTokenize(args []string) int {
 	}
 	// llama-tokenize adds the special tokens exactly when the model adds BOS
 	// and --no-bos is not given.
-	// The ids are written as they come: a long text holds no list of them.
-	w := bufio.NewWriter(os.Stdout)
-	w.WriteByte('[')
-	n := 0
-	tk.TokenizeEach(text, tk.AddsBOS() && !*noBOS, !*noSpecial, func(id int) {
-		if n > 0 {
-			w.WriteString(", ")
-		}
-		w.WriteString(strconv.Itoa(id))
-		n++
-	})
-	w.WriteString("]\n")
-	if err := w.Flush(); err != nil {
+	if err := tk.WriteIDs(os.Stdout, text, tk.AddsBOS() && !*noBOS, !*noSpecial); err != nil {
 		fmt.Fprintln(os.Stderr, "tokenize:", err)
 		return 1
 	}
 	return 0
+}
+
+// tokenizeInput is the text to tokenize: the file's, else prompt, else
+// what standard input holds when prompt is empty too.
+func tokenizeInput(file, prompt string) (string, error) {
+	switch {
+	case file != "":
+		f, err := os.Open(file)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		return readAllString(f)
+	case prompt == "":
+		text, err := readAllString(os.Stdin)
+		if err != nil {
+			return "", fmt.Errorf("reading standard input: %w", err)
+		}
+		return text, nil
+	}
+	return prompt, nil
 }
 
 // readAllString reads r into one string, one buffer sized by the file when

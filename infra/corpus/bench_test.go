@@ -8,7 +8,6 @@ import (
 	"io"
 	"runtime"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,17 +52,8 @@ func bench444Setup(b *testing.B) {
 	})
 }
 
-// cpuTime is the user+system CPU time of this process so far. The machine
-// is shared, so wall-clock MB/s understates the engine; MB per CPU-second
-// is the per-core figure.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func reportCPU(b *testing.B, start time.Duration, n int) {
-	if d := cpuTime() - start; d > 0 {
+	if d := CPUTime() - start; d > 0 {
 		b.ReportMetric(float64(n)*float64(b.N)/1e6/d.Seconds(), "MB/cpu-s")
 	}
 }
@@ -82,7 +72,7 @@ func BenchmarkScan(b *testing.B) {
 	sc := Scanner{Index: benchIdx, Open: memOpener(benchData)}
 	b.SetBytes(int64(len(benchData)))
 	b.ResetTimer()
-	t0 := cpuTime()
+	t0 := CPUTime()
 	defer reportCPU(b, t0, len(benchData))
 	for i := 0; i < b.N; i++ {
 		res, err := sc.ScanShard(context.Background(), Shard{Source: src, End: src.Size}, Checkpoint{}, nil)
@@ -99,7 +89,7 @@ func BenchmarkScan444(b *testing.B) {
 	sc := Scanner{Index: bench444Idx, Open: memOpener(bench444Data)}
 	b.SetBytes(int64(len(bench444Data)))
 	b.ResetTimer()
-	t0 := cpuTime()
+	t0 := CPUTime()
 	defer reportCPU(b, t0, len(bench444Data))
 	for i := 0; i < b.N; i++ {
 		if _, err := sc.ScanShard(context.Background(), Shard{Source: src, End: src.Size}, Checkpoint{}, nil); err != nil {
@@ -117,7 +107,7 @@ func BenchmarkScanParallel(b *testing.B) {
 	shards := Plan([]Source{src}, 4<<20)
 	b.SetBytes(int64(len(benchData)))
 	b.ResetTimer()
-	t0 := cpuTime()
+	t0 := CPUTime()
 	defer reportCPU(b, t0, len(benchData))
 	for i := 0; i < b.N; i++ {
 		ms, _, _, err := sc.ScanAll(context.Background(), shards, runtime.GOMAXPROCS(0))
@@ -145,7 +135,7 @@ func BenchmarkScanJSONL(b *testing.B) {
 	sc := Scanner{Index: benchIdx, Open: memOpener(data)}
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
-	t0 := cpuTime()
+	t0 := CPUTime()
 	defer reportCPU(b, t0, len(data))
 	for i := 0; i < b.N; i++ {
 		res, err := sc.ScanShard(context.Background(), Shard{Source: src, End: src.Size}, Checkpoint{}, nil)

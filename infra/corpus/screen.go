@@ -2,6 +2,8 @@ package corpus
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"time"
 
 	"github.com/glossobench/glossobench/scorers"
@@ -79,4 +81,56 @@ func (p *Prepared) Scan(ctx context.Context) (*Screened, error) {
 	}
 	out.Report = dedup.Summarize(p.Items, matches, fps, p.Index.Options())
 	return out, nil
+}
+
+// WriteText prints the screen as `glossobench dedup` does: the corpus
+// (stored bytes, documents, shards, speed; every file's fingerprint), the
+// rules, the kept and dropped counts with the kept SHA-256, a table by
+// axis, and every dropped item with the match that dropped it.
+func (s *Screened) WriteText(w io.Writer, stored int64) {
+	rep, shards, docs, docBytes, took := s.Report, s.Shards, s.Docs, s.DocBytes, s.ScanTime
+	o := rep.Options
+	fmt.Fprintf(w, "corpus: %d files, %.1f MB stored, %d documents, %.1f MB of text, %d shards, %s (%.0f MB/s)\n",
+		len(rep.Corpus), float64(stored)/1e6, docs, float64(docBytes)/1e6, shards, took.Round(time.Millisecond), float64(stored)/1e6/took.Seconds())
+	for _, f := range rep.Corpus {
+		switch {
+		case f.SHA256 != "":
+			fmt.Fprintf(w, "  %s  %d bytes  sha256 %s\n", f.URI, f.Size, f.SHA256)
+		case f.ETag != "":
+			fmt.Fprintf(w, "  %s  %d bytes  etag %s\n", f.URI, f.Size, f.ETag)
+		default:
+			fmt.Fprintf(w, "  %s  %d bytes  sha256 (not computed)\n", f.URI, f.Size)
+		}
+	}
+	jac := fmt.Sprintf("%d-gram Jaccard >= %g", o.ShingleN, o.Jaccard)
+	if o.NoJaccard {
+		jac = "no Jaccard"
+	}
+	fmt.Fprintf(w, "rules: exact substring for prompts >= %d chars (whole document/line below), %s\n", o.MinExactLen, jac)
+	fmt.Fprintf(w, "items: %d, kept %d, dropped %d\nkept sha256: %s\n", rep.Items, rep.Kept, rep.Dropped, rep.KeptSHA256)
+	fmt.Fprintf(w, "\n%-12s %7s %7s %7s %7s %13s %9s\n", "axis", "items", "kept", "dropped", "tasks", "contam.tasks", "rate")
+	for _, a := range rep.Axes {
+		name := a.Axis
+		if name == "" {
+			name = "-"
+		}
+		rate := "no corpus"
+		if a.ContaminationRate != nil {
+			rate = fmt.Sprintf("%.4f", *a.ContaminationRate)
+		}
+		fmt.Fprintf(w, "%-12s %7d %7d %7d %7d %13d %9s\n", name, a.Items, a.Kept, a.Dropped, a.Tasks, a.ContaminatedTasks, rate)
+	}
+	if len(rep.Drops) > 0 {
+		fmt.Fprintln(w, "\ndropped:")
+	}
+	for _, d := range rep.Drops {
+		how := fmt.Sprintf("%s at %s offset %d", d.Kind, d.Match.URI, d.Match.Offset)
+		if d.Kind == dedup.KindJaccard {
+			how += fmt.Sprintf(" (J=%.3f)", d.Match.Jaccard)
+		}
+		if d.Kind == dedup.KindTask {
+			how = fmt.Sprintf("task %s: %s matched (%s at %s offset %d)", d.TaskID, d.Via, d.Match.Kind, d.Match.URI, d.Match.Offset)
+		}
+		fmt.Fprintf(w, "  %s  %s\n", d.ItemID, how)
+	}
 }

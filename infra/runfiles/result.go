@@ -1,6 +1,8 @@
 package runfiles
 
 import (
+	"fmt"
+
 	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/scorers"
@@ -267,4 +269,13 @@ type ResultSummary struct {
 	NearChanceEps  float64     `json:"near_chance_eps"`
 	Dedup          DedupResult `json:"dedup"`
 	Notes          []string    `json:"notes"`
+}
+
+// FormatScore prints an optional score as the commands' tables show it:
+// to four places, or "-" when there is none.
+func FormatScore(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f", *v)
 }

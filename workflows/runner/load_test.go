@@ -1,7 +1,6 @@
 package runner_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -11,14 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/glossobench/glossobench/internal/rss"
 	"github.com/glossobench/glossobench/workflows"
 	"github.com/glossobench/glossobench/workflows/runner/runnertest"
 )
@@ -153,23 +151,14 @@ func startQueueWorker(t *testing.T, bin, addr, queues string) *exec.Cmd {
 // peakRSS returns a live process's peak resident set size (VmHWM) in bytes.
 func peakRSS(t *testing.T, pid int) int64 {
 	t.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skipf("no /proc to read the worker's peak RSS: %v", err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				t.Fatalf("VmHWM %q: %v", v, err)
-			}
-			return kb << 10
-		}
+	n, err := rss.Peak(pid)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("/proc/%d/status has no VmHWM", pid)
-	return 0
+	return n
 }
 
 // loadRun is one measured run: peak RSS of the CPU and the inference worker.

@@ -178,7 +178,7 @@ func Compare(ours, ext map[string]inputs.ModelScore) (*Report, error) {
 	if n := len(shared); n < 5 {
 		// The smallest two-sided permutation p of ρ over n models is 2/n!.
 		rep.Note = fmt.Sprintf("only %d shared models: even ρ = 1 is not significant at 0.05 (the smallest possible two-sided p is 2/%d! = %.3g); treat the result as directional",
-			n, n, 2/factorialFloat(n))
+			n, n, 2/stats.Factorial(n))
 	}
 	return rep, nil
 }
@@ -197,14 +197,6 @@ func direction(scores map[string]inputs.ModelScore, ids []string) string {
 	return "higher is better"
 }
 
-func factorialFloat(n int) float64 {
-	f := 1.0
-	for i := 2; i <= n; i++ {
-		f *= float64(i)
-	}
-	return f
-}
-
 // descRanks ranks scores from the highest (rank 1), ties averaged.
 func descRanks(v []float64) []float64 {
 	neg := make([]float64, len(v))
@@ -212,6 +204,18 @@ func descRanks(v []float64) []float64 {
 		neg[i] = -x
 	}
 	return stats.Rank(neg)
+}
+
+// PrintCorrelation writes a Correlate report of our instrument (titled
+// ours) as `glossobench correlate` prints it: the models shared, the rank
+// table and correlations (Print), the verdict and its note.
+func (rep *Report) PrintCorrelation(w io.Writer, ours string) {
+	fmt.Fprintf(w, "%s vs %s: %d shared models\n", ours, rep.Name, rep.N)
+	rep.Print(w)
+	fmt.Fprintf(w, "verdict: %s\n", rep.Verdict)
+	if rep.Note != "" {
+		fmt.Fprintf(w, "note: %s\n", rep.Note)
+	}
 }
 
 // Print writes the rank table, the models only one side has, and the two

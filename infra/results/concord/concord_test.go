@@ -77,7 +77,7 @@ func TestSmallNPValuesAreExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := 2 / factorialFloat(n)
+		want := 2 / stats.Factorial(n)
 		if math.Abs(rep.Spearman-1) > 1e-12 || rep.SpearmanP != want || rep.KendallP != want || rep.PermutationP != want || rep.Resamples != 0 {
 			t.Errorf("n=%d: ρ %v p %v, τ p %v, permutation p %v over %d; want p %v exact", n, rep.Spearman, rep.SpearmanP,
 				rep.KendallP, rep.PermutationP, rep.Resamples, want)

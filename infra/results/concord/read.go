@@ -142,6 +142,34 @@ func SharedItems(a, b *inputs.Instrument) ([]string, error) {
 	return shared, nil
 }
 
+// OverlapFree is nil when a and b share no scored item. Else it is
+// SharedItems's error, or an *OverlapError naming the shared items.
+func OverlapFree(a, b *inputs.Instrument) error {
+	shared, err := SharedItems(a, b)
+	if err != nil {
+		return err
+	}
+	if len(shared) > 0 {
+		return &OverlapError{Ours: a.Title(), External: b.Title(), Shared: shared}
+	}
+	return nil
+}
+
+// OverlapError is two instruments found to share scored items.
+type OverlapError struct {
+	Ours, External string   // the instruments' titles
+	Shared         []string // as SharedItems gives them
+}
+
+func (e *OverlapError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "refused: %s and %s share %d scored item(s):", e.Ours, e.External, len(e.Shared))
+	for _, h := range e.Shared {
+		b.WriteString("\n  " + h)
+	}
+	return b.String()
+}
+
 // Peer says what to read from a peer's results: the task (lm-eval's task,
 // SEA-HELM's dotted path, HELM's table), the metric (lm-eval's
 // metric,filter, HELM's column) and, for SEA-HELM's timestamped files, the

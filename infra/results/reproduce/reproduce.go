@@ -6,6 +6,7 @@ package reproduce
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 
@@ -90,4 +91,21 @@ func check(name string, earlier, rerun *float64, ci *[2]float64) Check {
 		c.Verdict = NonDeterminism
 	}
 	return c
+}
+
+// Print writes a line a check (its name, both headlines, the earlier
+// run's CI, the verdict), as `glossobench reproduce` prints them, and
+// returns a phrase for each check that did not reproduce, for the note.
+func Print(w io.Writer, checks []Check) (drift []string) {
+	for _, c := range checks {
+		ci := "no CI"
+		if c.CI95 != nil {
+			ci = fmt.Sprintf("CI [%.4f, %.4f]", c.CI95[0], c.CI95[1])
+		}
+		fmt.Fprintf(w, "%-10s earlier %s  rerun %s  %s  %s\n", c.Name, runfiles.FormatScore(c.Earlier), runfiles.FormatScore(c.Rerun), ci, c.Verdict)
+		if c.Verdict != Reproduced {
+			drift = append(drift, fmt.Sprintf("%s %s (earlier %s, %s): %s", c.Name, runfiles.FormatScore(c.Rerun), runfiles.FormatScore(c.Earlier), ci, c.Verdict))
+		}
+	}
+	return drift
 }

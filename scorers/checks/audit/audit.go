@@ -129,6 +129,28 @@ type Options struct {
 	Progress func(step string)
 }
 
+// Check refuses settings no audit can run with: a ShuffleRetrain other
+// than auto (or ""), always or never; a floor outside (0, 1), a band at or below
+// 0 or a negative coin-flip line; negative Shuffles or Bootstrap; fewer
+// than two folds for a trained detector. Its errors name the settings as
+// the audit command's flags do.
+func (o Options) Check() error {
+	switch o.ShuffleRetrain {
+	case "", "auto", "always", "never":
+	default:
+		return fmt.Errorf("--shuffle-retrain %q: want auto, always or never", o.ShuffleRetrain)
+	}
+	switch {
+	case !(o.Floor > 0 && o.Floor < 1) || !(o.Band > 0) || o.CoinFlip < 0:
+		return errors.New("want 0 < floor < 1, band > 0 and coin-flip ≥ 0")
+	case o.Shuffles < 0 || o.Bootstrap < 0:
+		return errors.New("--shuffles and --bootstrap must be ≥ 0")
+	case (o.Detector == DetectorRF || o.Detector == DetectorLogReg) && o.Folds < 2:
+		return errors.New("--folds must be at least 2")
+	}
+	return nil
+}
+
 func (o Options) step(format string, args ...any) {
 	if o.Progress != nil {
 		o.Progress(fmt.Sprintf(format, args...))

@@ -582,3 +582,31 @@ func TestMeanHalfSorterMatchesROCAUC(t *testing.T) {
 		}
 	}
 }
+
+func TestOptionsCheck(t *testing.T) {
+	if err := DefaultOptions().Check(); err != nil {
+		t.Errorf("defaults refused: %v", err)
+	}
+	for _, c := range []struct {
+		set  func(*Options)
+		want string
+	}{
+		{func(o *Options) { o.ShuffleRetrain = "sometimes" }, "--shuffle-retrain"},
+		{func(o *Options) { o.Floor = 1 }, "floor"},
+		{func(o *Options) { o.Band = 0 }, "band"},
+		{func(o *Options) { o.CoinFlip = -0.1 }, "coin-flip"},
+		{func(o *Options) { o.Bootstrap = -1 }, "--bootstrap"},
+		{func(o *Options) { o.Detector, o.Folds = DetectorRF, 1 }, "--folds"},
+	} {
+		o := DefaultOptions()
+		c.set(&o)
+		if err := o.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want an error naming %s, got %v", c.want, err)
+		}
+	}
+	o := DefaultOptions()
+	o.Folds = 1 // the fixed rating trains nothing
+	if err := o.Check(); err != nil {
+		t.Errorf("mean-half with one fold refused: %v", err)
+	}
+}

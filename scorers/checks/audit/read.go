@@ -22,6 +22,18 @@ type Columns struct {
 	Measurements []string
 }
 
+// SplitNames reads a comma-separated list of column names, each trimmed,
+// empty ones dropped: "a, b,,c" is a, b and c.
+func SplitNames(list string) []string {
+	var names []string
+	for _, m := range strings.Split(list, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			names = append(names, m)
+		}
+	}
+	return names
+}
+
 func (c Columns) check() error {
 	if c.Label == "" || c.Source == "" || len(c.Measurements) == 0 {
 		return errors.New("audit: name the label, source and at least one measurement column")
@@ -273,4 +285,18 @@ func parseMeasurement(s string) (float64, error) {
 		return 0, fmt.Errorf("%q is not a finite number", s)
 	}
 	return v, nil
+}
+
+// RunFile audits the rows of the file at path (ReadFile) with opt (Run);
+// the audit's errors name the file.
+func RunFile(path string, cols Columns, opt Options) (Report, error) {
+	rows, err := ReadFile(path, cols)
+	if err != nil {
+		return Report{}, err
+	}
+	rep, err := Run(rows, cols.Measurements, opt)
+	if err != nil {
+		return Report{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return rep, nil
 }

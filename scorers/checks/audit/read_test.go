@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -169,5 +170,11 @@ func runAndMarshal(t *testing.T, rows []Row) {
 			t.Fatalf("%s: report does not encode: %v", det, err)
 		}
 		_ = rep.Line()
+	}
+}
+
+func TestSplitNames(t *testing.T) {
+	if got := SplitNames(" a, b,,c ,"); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Errorf("SplitNames = %q", got)
 	}
 }
