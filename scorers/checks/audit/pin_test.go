@@ -131,7 +131,7 @@ func TestMultinomialCountsAsReference(t *testing.T) {
 			}
 			got, want := make([]int32, n), make([]int32, n)
 			for s := range uint64(50) {
-				r1 := rand.New(rand.NewPCG(s, 0xb0075742+uint64(n)))
+				r1 := rand.NewPCG(s, 0xb0075742+uint64(n))
 				r2 := rand.New(rand.NewPCG(s, 0xb0075742+uint64(n)))
 				multinomialCounts(r1, got, yes, at)
 				refMultinomialCounts(r2, want, yes, at)
