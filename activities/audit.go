@@ -38,11 +38,8 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 	ax, _ := scorers.AxisNamed(in.Axis)
 	designs, order := auditDesigns(ax)
 	var pools audit.Pools
-	type audited struct {
-		Audit []scorers.AuditRow `json:"audit"`
-	}
-	err = runfiles.EachJSONL(ctx, st, runfiles.ScoresKey(in.RunID, in.Axis), func(s audited) error {
-		for _, r := range s.Audit {
+	err = runfiles.EachJSONLField(ctx, st, runfiles.ScoresKey(in.RunID, in.Axis), "audit", func(rows []scorers.AuditRow) error {
+		for _, r := range rows {
 			if _, known := designs[r.Detector]; !known {
 				return dataError("%s: audit row of unknown detector %q", runfiles.ScoresKey(in.RunID, in.Axis), r.Detector)
 			}

@@ -101,3 +101,15 @@ func BenchmarkBootstrap15000(b *testing.B) {
 		bootstrapCI(d.y, ratings, 2000, 1, 2)
 	}
 }
+
+// One worker, so time is CPU time: the pinned inputs' intervals (10,000
+// rows and 2,000 resamples is the pipeline benchmark's pool).
+func BenchmarkBootstrapPinned(b *testing.B) {
+	for _, c := range pinCases()[:3] {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				bootstrapCI(c.y, c.rating, 2000, c.seed, 1)
+			}
+		})
+	}
+}

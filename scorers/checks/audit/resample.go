@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -69,8 +70,7 @@ func bootstrapCI(y []bool, ratings []float64, resamples int, seed uint64, worker
 	vals := make([]float64, resamples)
 	parallel(resamples, workers, func(w, b int) {
 		cnt := work[w]
-		r := rand.New(rand.NewPCG(seed, 0xb0075742+uint64(b)))
-		multinomialCounts(r, cnt, yes, at)
+		multinomialCounts(rand.NewPCG(seed, 0xb0075742+uint64(b)), cnt, yes, at)
 		vals[b] = float64(weightedMannWhitney(cnt, yes, last, ties)) / (2 * float64(nPos) * float64(n-nPos))
 	})
 	slices.Sort(vals)
@@ -81,20 +81,23 @@ func bootstrapCI(y []bool, ratings []float64, resamples int, seed uint64, worker
 // weighted by cnt: Σ over yes rows of cnt × (2 × the no weight below its tie
 // group + the no weight in it). It is exact in integers.
 func weightedMannWhitney(cnt []int32, yes, last []uint8, ties bool) int64 {
+	yes = yes[:len(cnt)]
 	var sum, negBelow int64
 	if !ties {
 		for p, c := range cnt {
-			y := int64(yes[p])
-			sum += y * int64(c) * negBelow
-			negBelow += (1 - y) * int64(c)
+			// c's share on the yes side: c for a yes row, else 0.
+			yc := int64(c & -int32(yes[p]))
+			sum += yc * negBelow
+			negBelow += int64(c) - yc
 		}
 		return 2 * sum
 	}
+	last = last[:len(cnt)]
 	var gp, gn int64
 	for p, c := range cnt {
-		y := int64(yes[p])
-		gp += y * int64(c)
-		gn += (1 - y) * int64(c)
+		yc := int64(c & -int32(yes[p]))
+		gp += yc
+		gn += int64(c) - yc
 		if last[p] == 1 {
 			sum += gp * (2*negBelow + gn)
 			negBelow += gn
@@ -109,7 +112,7 @@ func weightedMannWhitney(cnt []int32, yes, last []uint8, ties bool) int64 {
 // to the class's size, a uniform multinomial, as if as many rows were drawn
 // with replacement from the class.
 //
-// It draws a Poisson(1) count per position (see poisson) in one sequential pass and then
+// It draws a Poisson(1) count per position (see poissonFill) and then
 // corrects each class's total: a surplus is removed one unit at a time, each
 // unit chosen uniformly among the class's units (by rejection), a shortfall
 // added one uniform draw at a time. Given their total t, independent
@@ -117,21 +120,17 @@ func weightedMannWhitney(cnt []int32, yes, last []uint8, ties bool) int64 {
 // adding uniform draws leaves a uniform multinomial of the new total, so the
 // result is exactly the multinomial the row-by-row draw gives, at one cheap
 // draw per position and about √n corrections.
-func multinomialCounts(r *rand.Rand, cnt []int32, yes []uint8, at [2][]int32) {
-	var total, most [2]int32
-	draw := poisson{r: r}
-	for p := range cnt {
-		c := draw.next()
-		cnt[p] = c
-		total[yes[p]] += c
-		most[yes[p]] = max(most[yes[p]], c)
-	}
+func multinomialCounts(src *rand.PCG, cnt []int32, yes []uint8, at [2][]int32) {
+	total, seen := poissonFill(src, cnt, yes)
+	r := rand.New(src)
 	for class, at := range at {
 		want := int32(len(at))
+		// The largest count in the class, the rejection's bound.
+		most := int32(bits.Len32(seen[class])) - 1
 		for total[class] > want {
 			// A position with probability proportional to its count.
 			p := at[r.IntN(len(at))]
-			if r.Int32N(most[class]) < cnt[p] {
+			if r.Int32N(most) < cnt[p] {
 				cnt[p]--
 				total[class]--
 			}
@@ -141,6 +140,44 @@ func multinomialCounts(r *rand.Rand, cnt []int32, yes []uint8, at [2][]int32) {
 			total[class]++
 		}
 	}
+}
+
+// poissonFill sets cnt to Poisson(1) draws in position order and returns
+// per class of yes[p] the counts' total and the set of counts drawn (bit c
+// for count c; counts stay under 32, see TestPoissonDraws). A draw inverts
+// a 64-bit uniform reading its top 12 bits first: they settle the draw in
+// all but a few cells of the 4,096 (poissonTop), so one 64-bit random
+// number serves five draws, and only in a straddling cell are the other 52
+// bits drawn. The draws are those of poissonInvert on fresh uniforms.
+//
+// Two plain loops, the draws and then the tally, each keep their values in
+// registers; the tally keeps its sums in locals, not in arrays indexed by
+// the class (a store and a load per position through memory).
+func poissonFill(src *rand.PCG, cnt []int32, yes []uint8) (total [2]int32, seen [2]uint32) {
+	n := len(cnt)
+	for p := 0; p < n; {
+		r := src.Uint64()
+		end := min(p+5, n)
+		for ; p < end; p++ {
+			u := r & (1<<12 - 1)
+			r >>= 12
+			c := int32(poissonTop[u])
+			if c == poissonSplit {
+				c = poissonInvert(u<<52 | src.Uint64()>>12)
+			}
+			cnt[p] = c
+		}
+	}
+	yes = yes[:n]
+	var all, yesTotal int32
+	var seenBoth uint64 // bit c for a no row's count c, bit 32+c for a yes row's
+	for p, c := range cnt {
+		y := int32(yes[p])
+		all += c
+		yesTotal += c & -y
+		seenBoth |= 1 << ((uint(c) + 32*uint(y)) & 63)
+	}
+	return [2]int32{all - yesTotal, yesTotal}, [2]uint32{uint32(seenBoth), uint32(seenBoth >> 32)}
 }
 
 // poissonCDF[k] is P(X ≤ k) for X ~ Poisson(1), scaled to 2⁶⁴, up to the k
@@ -160,8 +197,7 @@ var poissonCDF = func() []uint64 {
 
 // poissonTop[c] is the Poisson(1) draw of every 64-bit uniform whose top
 // 12 bits are c, or poissonSplit when the cell straddles a step of the CDF.
-var poissonTop = func() []uint8 {
-	out := make([]uint8, 1<<12)
+var poissonTop = func() (out [1 << 12]uint8) {
 	for c := range out {
 		lo, hi := uint64(c)<<52, uint64(c)<<52|(1<<52-1)
 		if a, b := poissonInvert(lo), poissonInvert(hi); a == b {
@@ -183,30 +219,6 @@ func poissonInvert(u uint64) int32 {
 		k++
 	}
 	return k
-}
-
-// poisson draws Poisson(1) by inversion of a 64-bit uniform, reading its top
-// 12 bits first: they settle the draw in all but a few cells of the 4,096,
-// so one 64-bit random number serves five draws, and only in a straddling
-// cell are the other 52 bits drawn. The draws are those of poissonInvert on
-// fresh uniforms.
-type poisson struct {
-	r    *rand.Rand
-	bits uint64
-	left int
-}
-
-func (p *poisson) next() int32 {
-	if p.left == 0 {
-		p.bits, p.left = p.r.Uint64(), 5
-	}
-	c := p.bits & (1<<12 - 1)
-	p.bits >>= 12
-	p.left--
-	if k := poissonTop[c]; k != poissonSplit {
-		return int32(k)
-	}
-	return poissonInvert(c<<52 | p.r.Uint64()>>12)
 }
 
 // shuffle permutes t uniformly (Fisher–Yates), drawing each index by
