@@ -4,12 +4,13 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/checks/probes"
 	"github.com/glossobench/glossobench/scorers/mcq"
 )
 
-// The multiple-choice axes run probes through the prober interface; a
+// The multiple-choice axes run probes through the probes.Prober interface; a
 // change of PredictProbes's signature must not turn them off silently.
-var _ prober = (*mcq.Axis)(nil)
+var _ probes.Prober = (*mcq.Axis)(nil)
 
 // Infer and Probes find the axes with probes by the interface: the
 // multiple-choice axes, and no other.

@@ -53,6 +53,15 @@ func DedupOptions(cfg *config.Config) dedup.Options {
 	return dedup.Options{MinExactLen: cfg.Dedup.MinChars, Jaccard: cfg.Dedup.Jaccard}
 }
 
+// PredictOptions are how a run with cfg asks the model about the axis's items.
+func PredictOptions(cfg *config.Config, axis string) scorers.PredictOptions {
+	ac := cfg.Axes[axis]
+	return scorers.PredictOptions{
+		ScoringMode: ac.ScoringMode, ChatTemplate: cfg.Run.ChatTemplate, MaxTokens: ac.MaxTokens,
+		Seed: cfg.Run.Seed, Options: ac.Options,
+	}
+}
+
 // AxisItems is one axis a run scores, with its items.
 type AxisItems struct {
 	Name  string
