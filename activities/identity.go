@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -91,7 +92,7 @@ func (a *Activities) changeModel(ctx context.Context, st store.Store, run string
 			c.StartedOver = append(c.StartedOver, ax.Name)
 		}
 	}
-	c.Note = fmt.Sprintf("the model changed when the run was resumed with --allow-new-model (%s): %s started over on the new model", why, orNone(c.StartedOver))
+	c.Note = fmt.Sprintf("the model changed when the run was resumed with --allow-new-model (%s): %s started over on the new model", why, cmp.Or(strings.Join(c.StartedOver, ", "), "none"))
 	if len(c.Kept) > 0 {
 		c.Note += fmt.Sprintf("; %s were scored on the earlier model and are kept, so this run's axes come from two models", strings.Join(c.Kept, ", "))
 	}
