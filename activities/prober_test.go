@@ -5,7 +5,10 @@ import (
 
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/checks/probes"
+	"github.com/glossobench/glossobench/scorers/judge"
 	"github.com/glossobench/glossobench/scorers/mcq"
+	"github.com/glossobench/glossobench/scorers/mt"
+	"github.com/glossobench/glossobench/scorers/safety"
 )
 
 // The multiple-choice axes run probes through the probes.Prober interface; a
@@ -33,3 +36,7 @@ func TestProbesOnlyOnMultipleChoiceAxes(t *testing.T) {
 		t.Errorf("%d of %d axes have probes; want the multiple-choice ones only", probed, n)
 	}
 }
+
+// The judged axes are found by the judge.Rated interface; a change of
+// JudgeRequests's signature must not leave mt or safety unjudged silently.
+var _, _ judge.Rated = (*mt.Axis)(nil), (*safety.Axis)(nil)

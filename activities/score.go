@@ -126,25 +126,17 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 // returns how many kept items have no prediction.
 func (a *Activities) eachScorable(ctx context.Context, st store.Store, run, axis string, shards, gen int, fn func([]scorers.Item, []scorers.Prediction) error) (unscored int, err error) {
 	for s := 0; s < shards; s++ {
-		its, err := a.shardItems(ctx, st, run, axis, s)
+		sh, err := a.readShard(ctx, st, run, axis, s, gen)
 		if err != nil {
 			return 0, err
 		}
-		got, _, err := shardPredictions(ctx, st, run, axis, s, gen)
-		if err != nil {
-			return 0, err
-		}
-		rated, _, err := readRated(ctx, st, run, axis, s, gen)
-		if err != nil {
-			return 0, err
-		}
-		for id, p := range rated {
-			got[id] = p
+		for id, p := range sh.rated {
+			sh.preds[id] = p
 		}
 		var items []scorers.Item
 		var preds []scorers.Prediction
-		for _, it := range its {
-			p, ok := got[it.ID]
+		for _, it := range sh.items {
+			p, ok := sh.preds[it.ID]
 			if !ok {
 				unscored++
 				continue
@@ -160,6 +152,30 @@ func (a *Activities) eachScorable(ctx context.Context, st store.Store, run, axis
 		}
 	}
 	return unscored, nil
+}
+
+// shard is a shard's kept items and what its checkpoints hold for them.
+type shard struct {
+	items        []scorers.Item
+	preds, rated map[string]scorers.Prediction // by item id
+	ratedParts   int                           // the next rated-<k> part
+}
+
+// readShard reads a shard's items and the predictions and ratings of the
+// axis's checkpoint generation gen.
+func (a *Activities) readShard(ctx context.Context, st store.Store, run, axis string, s, gen int) (shard, error) {
+	var sh shard
+	var err error
+	if sh.items, err = a.shardItems(ctx, st, run, axis, s); err != nil {
+		return shard{}, err
+	}
+	if sh.preds, _, err = shardPredictions(ctx, st, run, axis, s, gen); err != nil {
+		return shard{}, err
+	}
+	if sh.rated, sh.ratedParts, err = readRated(ctx, st, run, axis, s, gen); err != nil {
+		return shard{}, err
+	}
+	return sh, nil
 }
 
 // registerTally reports per-register scores and the register mix (spec §0,

@@ -31,6 +31,13 @@ type Ensemble struct {
 	Fatal func(error) bool
 }
 
+// Close closes the judges.
+func (e *Ensemble) Close() {
+	for _, j := range e.Judges {
+		j.Close()
+	}
+}
+
 // Rate asks every judge for every request, judges in parallel. The result is
 // request-major: ratings[i*len(Judges)+k] is judge k on request i.
 func (e *Ensemble) Rate(ctx context.Context, reqs []Request) ([]Rating, error) {
