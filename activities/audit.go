@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/checks/audit"
@@ -56,7 +57,7 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 	list := pools.Sorted(order)
 	if len(list) == 0 {
 		_, audited := ax.(scorers.Audited)
-		if audited || (overlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0) {
+		if audited || (runplan.OverlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0) {
 			return AuditSummary{Verdict: "not audited: no item has a rating by the axis's detectors (" + strings.Join(order, ", ") + ")"}, nil
 		}
 		return AuditSummary{Verdict: scorers.NotAuditable}, nil

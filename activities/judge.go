@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/metrics"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/runplan"
@@ -17,33 +16,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )
-
-// judgedBy reports whether the axis's judges score it (not the axis's
-// explicit scorer: rules).
-func judgedBy(ax scorers.Axis, ac scorers.AxisConfig) bool {
-	_, ok := ax.(judge.Rated)
-	return ok && ac.Scorer != scorers.ScorerRules
-}
-
-// overlayOn reports whether the judge overlay is on for an axis.
-func overlayOn(cfg *config.Config, axis string) bool {
-	return cfg.Run.JudgeOverlay || cfg.Axes[axis].JudgeOverlay
-}
-
-// judgeRequests is what the judges are asked about an axis's responses:
-// a judged axis's own requests, or (spec §4) a verifiable axis's overlay,
-// a secondary 0-10 judge_quality of each generated response whose score
-// stays the headline; nil when the axis is not judged.
-func judgeRequests(cfg *config.Config, axis string) (requests func([]scorers.Item, []scorers.Prediction) []judge.Request, overlay bool) {
-	ax, _ := scorers.AxisNamed(axis)
-	switch {
-	case judgedBy(ax, cfg.Axes[axis]):
-		return ax.(judge.Rated).JudgeRequests, false
-	case overlayOn(cfg, axis):
-		return judge.OverlayRequests, true
-	}
-	return nil, false
-}
 
 func ratingsPrefix(run, axis string, shard, gen int) string {
 	return runfiles.ShardPrefix(run, axis, shard) + runfiles.CheckpointKind(runfiles.Rated, gen)
@@ -58,7 +30,7 @@ func (a *Activities) Judge(ctx context.Context, in ScoreInput) (StageNote, error
 	if err != nil {
 		return StageNote{}, err
 	}
-	requests, overlay := judgeRequests(m.Config, in.Axis)
+	requests, overlay := runplan.JudgeRequests(m.Config, in.Axis)
 	cfgs, excluded := runplan.KeptJudges(m.Config, m.ModelMeta)
 	if requests == nil || len(cfgs) == 0 {
 		return StageNote{Note: "judge: no judges configured"}, nil

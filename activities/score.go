@@ -8,6 +8,7 @@ import (
 	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/metrics"
 	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/judge"
@@ -50,7 +51,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	regs := registerTally{}
 	deltas := newDeltaScores(ac)
 	var quality *qualityTally
-	if !judgedBy(ax, ac) && overlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0 {
+	if !runplan.JudgedBy(ax, ac) && runplan.OverlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0 {
 		quality = &qualityTally{}
 	}
 	answered := 0 // items with a prediction, handed to the scorer
