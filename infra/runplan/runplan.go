@@ -63,6 +63,22 @@ func PredictOptions(cfg *config.Config, axis string) scorers.PredictOptions {
 	}
 }
 
+// ScoreOptions are how a run with cfg scores the axis.
+func ScoreOptions(cfg *config.Config, axis string) scorers.ScoreOptions {
+	ac := cfg.Axes[axis]
+	return scorers.ScoreOptions{
+		ScoringMode: ac.ScoringMode, Seed: cfg.Run.Seed, BootstrapResamples: cfg.Run.BootstrapResamples, Options: ac.Options,
+		JudgeFloor: cfg.Run.JudgeFloor, Scorer: ac.Scorer,
+	}
+}
+
+// Overlaid reports whether a verifiable axis's responses are rated by the
+// judge overlay (a secondary judge_quality beside its own score).
+func Overlaid(cfg *config.Config, axis string) bool {
+	ax, _ := scorers.AxisNamed(axis)
+	return !JudgedBy(ax, cfg.Axes[axis]) && OverlayOn(cfg, axis) && len(cfg.Judges) > 0
+}
+
 // AxisItems is one axis a run scores, with its items.
 type AxisItems struct {
 	Name  string
