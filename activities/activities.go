@@ -165,11 +165,11 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	// The run id first: it names the run's folder, and nothing may be read
 	// or written for a run id that would name another folder.
 	if err := runfiles.CheckRunID(in.RunID); err != nil {
-		return Plan{}, configError("run_id %v", err)
+		return Plan{}, ConfigError("run_id %v", err)
 	}
 	cfg, err := in.Load()
 	if err != nil {
-		return Plan{}, configError("%v", err)
+		return Plan{}, ConfigError("%v", err)
 	}
 	uri := store.AbsURI(cfg.Store.URI)
 	st, err := a.store(ctx, uri)
@@ -178,7 +178,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	}
 	configHash, err := cfg.ContentHash()
 	if err != nil {
-		return Plan{}, configError("config: %v", err)
+		return Plan{}, ConfigError("config: %v", err)
 	}
 	if plan, found, err := a.resume(ctx, st, in, cfg, configHash); found || err != nil {
 		return plan, err
@@ -194,7 +194,7 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	}
 	meta := runplan.ModelMeta(cfg)
 	if plan.ModelIdentity, err = modelIdentity(ctx, cfg.Model); err != nil {
-		return Plan{}, configError("model.spec: %v", err)
+		return Plan{}, ConfigError("model.spec: %v", err)
 	}
 	_, plan.ExcludedJudges = runplan.KeptJudges(cfg, meta)
 	plan.SearchAttributes = a.namespaceSearchAttributes(ctx)
@@ -218,7 +218,7 @@ func (a *Activities) resume(ctx context.Context, st store.Store, in PrepareInput
 		return Plan{}, true, err
 	}
 	if prev.Plan.ConfigHash != configHash {
-		return Plan{}, true, configError("run %s already exists in %s with another config; pick another run id", in.RunID, st.Describe())
+		return Plan{}, true, ConfigError("run %s already exists in %s with another config; pick another run id", in.RunID, st.Describe())
 	}
 	if err := applyModelChanges(ctx, st, in.RunID, &prev.Plan); err != nil {
 		return Plan{}, true, err
@@ -228,14 +228,14 @@ func (a *Activities) resume(ctx context.Context, st store.Store, in PrepareInput
 	// axes would come from two models under the first one's identity.
 	now, err := modelIdentity(ctx, cfg.Model)
 	if err != nil {
-		return Plan{}, true, configError("model.spec: %v", err)
+		return Plan{}, true, ConfigError("model.spec: %v", err)
 	}
 	why := otherModel(prev.Plan.ModelIdentity, now)
 	if why == "" {
 		return prev.Plan, true, nil
 	}
 	if !in.AllowNewModel {
-		return Plan{}, true, configError("run %s was started on other weights than %s serves now (%s): resuming would mix two models under one identity; pick another run id, or resume with --allow-new-model to start its unfinished axes over", in.RunID, cfg.Model.Spec, why)
+		return Plan{}, true, ConfigError("run %s was started on other weights than %s serves now (%s): resuming would mix two models under one identity; pick another run id, or resume with --allow-new-model to start its unfinished axes over", in.RunID, cfg.Model.Spec, why)
 	}
 	plan, err = a.changeModel(ctx, st, in.RunID, prev.Plan, now, why)
 	return plan, true, err
@@ -274,7 +274,7 @@ func storeItems(ctx context.Context, st store.Store, run string, cfg *config.Con
 		return nil, nil, err
 	}
 	if len(axes) == 0 {
-		return nil, nil, configError("no configured axis can run here")
+		return nil, nil, ConfigError("no configured axis can run here")
 	}
 	return axes, skipped, nil
 }

@@ -122,7 +122,7 @@ func corpusPlan(ctx context.Context, st store.Store, run string, cfg *config.Con
 	if err := getJSON(ctx, st, key, &sources); errors.Is(err, store.ErrNotFound) {
 		listed, err := corpus.Expand(ctx, cfg.Dedup.Corpus, "", cfg.Dedup.TextField)
 		if err != nil {
-			return nil, nil, configError("dedup.corpus: %v", err)
+			return nil, nil, ConfigError("dedup.corpus: %v", err)
 		}
 		if err := putJSON(ctx, st, key, listed); err != nil {
 			return nil, nil, err
@@ -165,7 +165,7 @@ func (a *Activities) corpus(ctx context.Context, m *manifest, st store.Store, ru
 		}
 		var err error
 		if c.idx, err = dedup.NewIndex(c.items, c.opt); err != nil {
-			return nil, configError("dedup: %v", err)
+			return nil, ConfigError("dedup: %v", err)
 		}
 		for i := range c.items {
 			c.items[i].Prompt = ""

@@ -74,7 +74,7 @@ func (a *Activities) changeModel(ctx context.Context, st store.Store, run string
 	if ok, err := st.Exists(ctx, runfiles.ResultKey(run)); err != nil {
 		return Plan{}, err
 	} else if ok {
-		return Plan{}, configError("run %s is finished (its result.json exists) on other weights (%s): a new model is a new run; pick another run id", run, why)
+		return Plan{}, ConfigError("run %s is finished (its result.json exists) on other weights (%s): a new model is a new run; pick another run id", run, why)
 	}
 	changes, err := st.List(ctx, runfiles.ModelChangesPrefix(run))
 	if err != nil {

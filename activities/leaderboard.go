@@ -46,7 +46,7 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 		return RefreshPlan{}, err
 	}
 	if in.MaxParallel < 0 {
-		return RefreshPlan{}, configError("max_parallel %d: want 1 or more (0 or absent means 1)", in.MaxParallel)
+		return RefreshPlan{}, ConfigError("max_parallel %d: want 1 or more (0 or absent means 1)", in.MaxParallel)
 	}
 	var plan RefreshPlan
 	for i, r := range in.Runs {

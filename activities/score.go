@@ -40,7 +40,7 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	}
 	sc, err := scorers.NewScoring(ax, ac, runplan.ScoreOptions(m.Config, in.Axis), extra)
 	if err != nil {
-		return AxisOutcome{}, configError("%v", err)
+		return AxisOutcome{}, ConfigError("%v", err)
 	}
 	sp, err := runfiles.NewSpool()
 	if err != nil {
