@@ -55,51 +55,59 @@ func (a *Activities) Dedup(ctx context.Context, ref RunRef) (DedupResult, error)
 		}
 	}
 	var kept []string
-	size := m.Config.Run.ShardSize
 	for _, ax := range m.Plan.Axes {
-		// The axis's items stream through: one shard's kept items are held
-		// at a time, and of the rest only the kept ids (for the SHA-256).
-		ad := AxisDedup{Axis: ax.Name}
-		var shard []scorers.Item
-		flush := func() error {
-			data, err := runfiles.EncodeJSONL(shard)
-			if err != nil {
-				return err
-			}
-			if err := putOnce(ctx, st, runfiles.ShardItemsKey(ref.RunID, ax.Name, len(ad.Shards)), data); err != nil {
-				return err
-			}
-			ad.Shards = append(ad.Shards, len(shard))
-			shard = shard[:0]
-			return nil
-		}
-		err := runfiles.EachJSONL(ctx, st, runfiles.ItemsKey(ref.RunID, ax.Name), func(it scorers.Item) error {
-			if dropped[it.ID] {
-				ad.Dropped++
-				return nil
-			}
-			ad.Kept++
-			kept = append(kept, it.ID)
-			if shard = append(shard, it); len(shard) == size {
-				return flush()
-			}
-			return nil
-		})
-		if err == nil && len(shard) > 0 {
-			err = flush()
-		}
+		ad, ids, err := shardAxis(ctx, st, ref.RunID, ax.Name, m.Config.Run.ShardSize, dropped)
 		if err != nil {
 			return DedupResult{}, err
 		}
 		// Task-level (spec §0, principle 5): a task is contaminated when any of its items is.
 		ad.ContaminationRate = taskRates[ax.Name]
 		res.Axes = append(res.Axes, ad)
+		kept = append(kept, ids...)
 	}
 	res.KeptSHA256 = dedup.KeptSHA256(kept)
 	if err := putJSON(ctx, st, runfiles.DedupKey(ref.RunID), res); err != nil {
 		return DedupResult{}, err
 	}
 	return res, nil
+}
+
+// shardAxis cuts the axis's items that dedup keeps into shards of size
+// items and stores them; it returns the axis's counts and the kept ids. The
+// items stream through: one shard's kept items are held at a time, and of
+// the rest only the kept ids (for the SHA-256).
+func shardAxis(ctx context.Context, st store.Store, run, axis string, size int, dropped map[string]bool) (AxisDedup, []string, error) {
+	ad := AxisDedup{Axis: axis}
+	var kept []string
+	var shard []scorers.Item
+	flush := func() error {
+		data, err := runfiles.EncodeJSONL(shard)
+		if err != nil {
+			return err
+		}
+		if err := putOnce(ctx, st, runfiles.ShardItemsKey(run, axis, len(ad.Shards)), data); err != nil {
+			return err
+		}
+		ad.Shards = append(ad.Shards, len(shard))
+		shard = shard[:0]
+		return nil
+	}
+	err := runfiles.EachJSONL(ctx, st, runfiles.ItemsKey(run, axis), func(it scorers.Item) error {
+		if dropped[it.ID] {
+			ad.Dropped++
+			return nil
+		}
+		ad.Kept++
+		kept = append(kept, it.ID)
+		if shard = append(shard, it); len(shard) == size {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && len(shard) > 0 {
+		err = flush()
+	}
+	return ad, kept, err
 }
 
 // screening is a run's screening index over its items and the corpus shards.
