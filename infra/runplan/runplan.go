@@ -261,3 +261,22 @@ func AxisPlan(cfg *config.Config, name string, ax scorers.Axis, n, judges int) r
 		ScoringMode: ac.ScoringMode, Judged: (JudgedBy(ax, ac) || OverlayOn(cfg, name)) && judges > 0, Probes: ac.Probes,
 	}
 }
+
+// AuditDesigns are the detectors an axis's audit rows may name: the axis's
+// own and the judge overlay's, whose label is the axis's verifiable outcome.
+func AuditDesigns(ax scorers.Axis) (map[string]scorers.AuditDesign, []string) {
+	out := map[string]scorers.AuditDesign{}
+	var order []string
+	if au, ok := ax.(scorers.Audited); ok {
+		for _, d := range au.AuditDesigns() {
+			out[d.Detector] = d
+			order = append(order, d.Detector)
+		}
+	}
+	col, is := "label", "the axis's verifiable outcome for the item"
+	if v, ok := ax.(scorers.Verifiable); ok {
+		col, is = v.VerifiableLabel()
+	}
+	out[judge.DetectorOverlay] = judge.OverlayDesign(col, is)
+	return out, append(order, judge.DetectorOverlay)
+}
