@@ -248,21 +248,9 @@ func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	results := make([][]dedup.Match, len(c.shards))
-	for i := range c.shards {
-		var r corpus.ShardResult
-		if err := getJSON(ctx, st, corpusShardKey(ref.RunID, i), &r); err != nil {
-			if !errors.Is(err, store.ErrNotFound) {
-				return nil, "", nil, err
-			}
-			if _, err := a.ScreenShard(ctx, ShardInput{RunRef: ref, Shard: i}); err != nil {
-				return nil, "", nil, err
-			}
-			if err := getJSON(ctx, st, corpusShardKey(ref.RunID, i), &r); err != nil {
-				return nil, "", nil, err
-			}
-		}
-		results[i] = r.Matches
+	results, err := a.shardMatches(ctx, st, ref, len(c.shards))
+	if err != nil {
+		return nil, "", nil, err
 	}
 	var fps []dedup.Fingerprint
 	for _, src := range c.sources {
@@ -276,21 +264,31 @@ func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef)
 	if err := putJSON(ctx, st, "runs/"+ref.RunID+"/dedup/report.json", rep); err != nil {
 		return nil, "", nil, err
 	}
-	dropped = map[string]bool{}
-	taskRates = map[string]*float64{}
-	for _, ax := range rep.Axes {
-		taskRates[ax.Axis] = ax.ContaminationRate
-	}
-	for _, d := range rep.Drops {
-		dropped[d.ItemID] = true
-	}
 	names := make([]string, len(fps))
 	for i, f := range fps {
-		if f.ETag != "" {
-			names[i] = fmt.Sprintf("%s (%d bytes, etag %s)", f.URI, f.Size, f.ETag)
-		} else {
-			names[i] = fmt.Sprintf("%s (%d bytes, sha256 %s)", f.URI, f.Size, f.SHA256)
-		}
+		names[i] = f.String()
 	}
-	return dropped, strings.Join(names, "; "), taskRates, nil
+	return rep.DroppedIDs(), strings.Join(names, "; "), rep.TaskRates(), nil
+}
+
+// shardMatches reads the matches ScreenShard checkpointed for each of the
+// run's n corpus shards, screening a shard here when its result is missing.
+func (a *Activities) shardMatches(ctx context.Context, st store.Store, ref RunRef, n int) ([][]dedup.Match, error) {
+	results := make([][]dedup.Match, n)
+	for i := range n {
+		var r corpus.ShardResult
+		if err := getJSON(ctx, st, corpusShardKey(ref.RunID, i), &r); err != nil {
+			if !errors.Is(err, store.ErrNotFound) {
+				return nil, err
+			}
+			if _, err := a.ScreenShard(ctx, ShardInput{RunRef: ref, Shard: i}); err != nil {
+				return nil, err
+			}
+			if err := getJSON(ctx, st, corpusShardKey(ref.RunID, i), &r); err != nil {
+				return nil, err
+			}
+		}
+		results[i] = r.Matches
+	}
+	return results, nil
 }
