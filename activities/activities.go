@@ -10,8 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -167,73 +165,25 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	// The run id first: it names the run's folder, and nothing may be read
 	// or written for a run id that would name another folder.
 	if err := runfiles.CheckRunID(in.RunID); err != nil {
-		return Plan{}, configError("run_id %v", err)
+		return Plan{}, ConfigError("run_id %v", err)
 	}
-	var cfg *config.Config
-	var err error
-	ov := config.Overrides{Model: in.Model, ModelID: in.ModelID, JudgeOverlay: in.JudgeOverlay, ChatTemplate: in.ChatTemplate, Limit: in.Limit}
-	switch {
-	case in.ConfigYAML != "":
-		wd, _ := os.Getwd()
-		cfg, err = config.Parse([]byte(in.ConfigYAML), "inline config", wd, ov)
-	case in.ConfigPath != "":
-		cfg, err = config.Load(in.ConfigPath, ov)
-	default:
-		err = errors.New("config: neither config_path nor config is set in the workflow input")
-	}
+	cfg, err := in.Load()
 	if err != nil {
-		return Plan{}, configError("%v", err)
+		return Plan{}, ConfigError("%v", err)
 	}
-	uri := cfg.Store.URI
-	if !filepath.IsAbs(uri) && !hasScheme(uri) {
-		if abs, err := filepath.Abs(uri); err == nil {
-			uri = abs
-		}
-	}
+	uri := store.AbsURI(cfg.Store.URI)
 	st, err := a.store(ctx, uri)
 	if err != nil {
 		return Plan{}, err
 	}
 	configHash, err := cfg.ContentHash()
 	if err != nil {
-		return Plan{}, configError("config: %v", err)
+		return Plan{}, ConfigError("config: %v", err)
 	}
-	var prev manifest
-	if err := getJSON(ctx, st, runfiles.ManifestKey(in.RunID), &prev); err == nil {
-		if prev.Plan.ConfigHash != configHash {
-			return Plan{}, configError("run %s already exists in %s with another config; pick another run id", in.RunID, st.Describe())
-		}
-		if err := applyModelChanges(ctx, st, in.RunID, &prev.Plan); err != nil {
-			return Plan{}, err
-		}
-		// The config hash leaves the model's location out; its identity is
-		// its own pin, so a resumed run must measure the same model, or its
-		// axes would come from two models under the first one's identity.
-		now, err := modelIdentity(ctx, cfg.Model)
-		if err != nil {
-			return Plan{}, configError("model.spec: %v", err)
-		}
-		why := otherModel(prev.Plan.ModelIdentity, now)
-		if why == "" {
-			return prev.Plan, nil
-		}
-		if !in.AllowNewModel {
-			return Plan{}, configError("run %s was started on other weights than %s serves now (%s): resuming would mix two models under one identity; pick another run id, or resume with --allow-new-model to start its unfinished axes over", in.RunID, cfg.Model.Spec, why)
-		}
-		plan, err := a.changeModel(ctx, st, in.RunID, prev.Plan, now, why)
-		if err != nil {
-			return Plan{}, err
-		}
-		return plan, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return Plan{}, err
+	if plan, found, err := a.resume(ctx, st, in, cfg, configHash); found || err != nil {
+		return plan, err
 	}
-
-	plan := Plan{
-		RunID: in.RunID, StoreURI: uri, BenchVersion: cfg.BenchVersion, SchemaVersion: config.SchemaVersion,
-		ConfigHash: configHash, ModelID: cfg.Model.ID, ModelSpec: cfg.Model.Spec,
-		MaxWallSeconds: cfg.Run.MaxWallSeconds, ParallelShards: cfg.Run.ParallelShards, HeartbeatSecs: cfg.Run.HeartbeatSeconds,
-	}
+	plan := runplan.NewPlan(in.RunID, uri, cfg, configHash)
 	if len(cfg.Dedup.Corpus) > 0 {
 		// The corpus is cut into shards now, so the workflow can screen them in parallel.
 		_, shards, err := corpusPlan(ctx, st, in.RunID, cfg)
@@ -244,14 +194,60 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 	}
 	meta := runplan.ModelMeta(cfg)
 	if plan.ModelIdentity, err = modelIdentity(ctx, cfg.Model); err != nil {
-		return Plan{}, configError("model.spec: %v", err)
+		return Plan{}, ConfigError("model.spec: %v", err)
 	}
-	judges, excluded := runplan.KeptJudges(cfg, meta)
-	plan.ExcludedJudges = excluded
+	_, plan.ExcludedJudges = runplan.KeptJudges(cfg, meta)
 	plan.SearchAttributes = a.namespaceSearchAttributes(ctx)
-	plan.Skipped, err = runplan.EachAxis(cfg, meta, func(name string, ax scorers.Axis, each func(func(scorers.Item) error) error) error {
-		ac := cfg.Axes[name]
-		judgeable := judgedBy(ax, ac)
+	if plan.Axes, plan.Skipped, err = storeItems(ctx, st, in.RunID, cfg, meta); err != nil {
+		return Plan{}, err
+	}
+	if err := putJSON(ctx, st, runfiles.ManifestKey(in.RunID), manifest{Config: cfg, Plan: plan, ModelMeta: meta}); err != nil {
+		return Plan{}, err
+	}
+	a.Log.Info().Str("run", in.RunID).Int("axes", len(plan.Axes)).Msg("prepared")
+	return plan, nil
+}
+
+// resume returns the plan of a run already prepared (found), refusing it
+// under another config, or on another model unless in allows a new one.
+func (a *Activities) resume(ctx context.Context, st store.Store, in PrepareInput, cfg *config.Config, configHash string) (plan Plan, found bool, err error) {
+	var prev manifest
+	if err := getJSON(ctx, st, runfiles.ManifestKey(in.RunID), &prev); errors.Is(err, store.ErrNotFound) {
+		return Plan{}, false, nil
+	} else if err != nil {
+		return Plan{}, true, err
+	}
+	if prev.Plan.ConfigHash != configHash {
+		return Plan{}, true, ConfigError("run %s already exists in %s with another config; pick another run id", in.RunID, st.Describe())
+	}
+	if err := applyModelChanges(ctx, st, in.RunID, &prev.Plan); err != nil {
+		return Plan{}, true, err
+	}
+	// The config hash leaves the model's location out; its identity is
+	// its own pin, so a resumed run must measure the same model, or its
+	// axes would come from two models under the first one's identity.
+	now, err := modelIdentity(ctx, cfg.Model)
+	if err != nil {
+		return Plan{}, true, ConfigError("model.spec: %v", err)
+	}
+	why := otherModel(prev.Plan.ModelIdentity, now)
+	if why == "" {
+		return prev.Plan, true, nil
+	}
+	if !in.AllowNewModel {
+		return Plan{}, true, ConfigError("run %s was started on other weights than %s serves now (%s): resuming would mix two models under one identity; pick another run id, or resume with --allow-new-model to start its unfinished axes over", in.RunID, cfg.Model.Spec, why)
+	}
+	plan, err = a.changeModel(ctx, st, in.RunID, prev.Plan, now, why)
+	return plan, true, err
+}
+
+// storeItems writes every axis's items to the store, streamed through a
+// spool file so no axis is held whole, and returns the axes' plans and the
+// axes the run skips.
+func storeItems(ctx context.Context, st store.Store, run string, cfg *config.Config, meta config.ModelMeta) ([]AxisPlan, []Skip, error) {
+	judges, _ := runplan.KeptJudges(cfg, meta)
+	var axes []AxisPlan
+	skipped, err := runplan.EachAxis(cfg, meta, func(name string, ax scorers.Axis, each func(func(scorers.Item) error) error) error {
 		sp, err := runfiles.NewSpool()
 		if err != nil {
 			return err
@@ -265,29 +261,22 @@ func (a *Activities) Prepare(ctx context.Context, in PrepareInput) (Plan, error)
 		if err != nil {
 			return err
 		}
-		if err := sp.Commit(ctx, st, runfiles.ItemsKey(in.RunID, name)); err != nil {
+		if err := sp.Commit(ctx, st, runfiles.ItemsKey(run, name)); err != nil {
 			return err
 		}
-		plan.Axes = append(plan.Axes, AxisPlan{
-			Name: name, Version: ax.Version(), Items: n, Weight: ac.WeightValue(), Tier: ac.Tier,
-			ScoringMode: ac.ScoringMode, Judged: (judgeable || overlayOn(cfg, name)) && len(judges) > 0, Probes: ac.Probes,
-		})
+		axes = append(axes, runplan.AxisPlan(cfg, name, ax, n, len(judges)))
 		return nil
 	})
 	if data := (*runplan.DataError)(nil); errors.As(err, &data) {
-		return Plan{}, dataError("%v", data)
+		return nil, nil, dataError("%v", data)
 	}
 	if err != nil {
-		return Plan{}, err
+		return nil, nil, err
 	}
-	if len(plan.Axes) == 0 {
-		return Plan{}, configError("no configured axis can run here")
+	if len(axes) == 0 {
+		return nil, nil, ConfigError("no configured axis can run here")
 	}
-	if err := putJSON(ctx, st, runfiles.ManifestKey(in.RunID), manifest{Config: cfg, Plan: plan, ModelMeta: meta}); err != nil {
-		return Plan{}, err
-	}
-	a.Log.Info().Str("run", in.RunID).Int("axes", len(plan.Axes)).Msg("prepared")
-	return plan, nil
+	return axes, skipped, nil
 }
 
 // namespaceSearchAttributes is which of GlossoBench's search attributes the
@@ -303,18 +292,6 @@ func (a *Activities) namespaceSearchAttributes(ctx context.Context) []string {
 		return nil
 	}
 	return have
-}
-
-func hasScheme(uri string) bool {
-	for i := 0; i < len(uri); i++ {
-		switch c := uri[i]; {
-		case c == ':':
-			return i > 1
-		case c == '/':
-			return false
-		}
-	}
-	return false
 }
 
 // registrar is what a worker (or a test environment) registers activities on.

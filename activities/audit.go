@@ -10,10 +10,10 @@ import (
 	"strings"
 
 	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/checks/audit"
-	"github.com/glossobench/glossobench/scorers/judge"
 )
 
 // Audit runs the source-identity leakage audit (spec 003) on an axis. The
@@ -36,24 +36,15 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 	}
 	seed := uint64(m.Config.Run.Seed)
 	ax, _ := scorers.AxisNamed(in.Axis)
-	designs, order := auditDesigns(ax)
-	var pools audit.Pools
-	err = runfiles.EachJSONLField(ctx, st, runfiles.ScoresKey(in.RunID, in.Axis), "audit", func(rows []scorers.AuditRow) error {
-		for _, r := range rows {
-			if _, known := designs[r.Detector]; !known {
-				return dataError("%s: audit row of unknown detector %q", runfiles.ScoresKey(in.RunID, in.Axis), r.Detector)
-			}
-			pools.Add(r)
-		}
-		return nil
-	})
+	designs, order := runplan.AuditDesigns(ax)
+	pools, err := auditRows(ctx, st, in, designs)
 	if err != nil {
 		return AuditSummary{}, err
 	}
 	list := pools.Sorted(order)
 	if len(list) == 0 {
 		_, audited := ax.(scorers.Audited)
-		if audited || (overlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0) {
+		if audited || (runplan.OverlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0) {
 			return AuditSummary{Verdict: "not audited: no item has a rating by the axis's detectors (" + strings.Join(order, ", ") + ")"}, nil
 		}
 		return AuditSummary{Verdict: scorers.NotAuditable}, nil
@@ -68,8 +59,29 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 		}
 		all = append(all, sum)
 	}
-	// The summary itself is the first pool that could be audited; the
-	// others follow in Pools in their order.
+	return headlinePool(all), nil
+}
+
+// auditRows reads the audit rows of the axis's item scores into their
+// pools; a row of a detector not in designs is an error.
+func auditRows(ctx context.Context, st store.Store, in AxisInput, designs map[string]scorers.AuditDesign) (*audit.Pools, error) {
+	var pools audit.Pools
+	key := runfiles.ScoresKey(in.RunID, in.Axis)
+	err := runfiles.EachJSONLField(ctx, st, key, "audit", func(rows []scorers.AuditRow) error {
+		for _, r := range rows {
+			if _, known := designs[r.Detector]; !known {
+				return dataError("%s: audit row of unknown detector %q", key, r.Detector)
+			}
+			pools.Add(r)
+		}
+		return nil
+	})
+	return &pools, err
+}
+
+// headlinePool is the axis's audit summary: the first pool that could be
+// audited, the others following in Pools in their order.
+func headlinePool(all []AuditSummary) AuditSummary {
 	first := 0
 	for i, s := range all {
 		if s.Headline != nil {
@@ -79,26 +91,7 @@ func (a *Activities) Audit(ctx context.Context, in AxisInput) (AuditSummary, err
 	}
 	top := all[first]
 	top.Pools = append(slices.Clone(all[:first]), all[first+1:]...)
-	return top, nil
-}
-
-// auditDesigns are the detectors an axis's audit rows may name: the axis's
-// own and the judge overlay's, whose label is the axis's verifiable outcome.
-func auditDesigns(ax scorers.Axis) (map[string]scorers.AuditDesign, []string) {
-	out := map[string]scorers.AuditDesign{}
-	var order []string
-	if au, ok := ax.(scorers.Audited); ok {
-		for _, d := range au.AuditDesigns() {
-			out[d.Detector] = d
-			order = append(order, d.Detector)
-		}
-	}
-	col, is := "label", "the axis's verifiable outcome for the item"
-	if v, ok := ax.(scorers.Verifiable); ok {
-		col, is = v.VerifiableLabel()
-	}
-	out[judge.DetectorOverlay] = judge.OverlayDesign(col, is)
-	return out, append(order, judge.DetectorOverlay)
+	return top
 }
 
 // The trained detectors' budget in the stage. Logistic regression is

@@ -55,51 +55,59 @@ func (a *Activities) Dedup(ctx context.Context, ref RunRef) (DedupResult, error)
 		}
 	}
 	var kept []string
-	size := m.Config.Run.ShardSize
 	for _, ax := range m.Plan.Axes {
-		// The axis's items stream through: one shard's kept items are held
-		// at a time, and of the rest only the kept ids (for the SHA-256).
-		ad := AxisDedup{Axis: ax.Name}
-		var shard []scorers.Item
-		flush := func() error {
-			data, err := runfiles.EncodeJSONL(shard)
-			if err != nil {
-				return err
-			}
-			if err := putOnce(ctx, st, runfiles.ShardItemsKey(ref.RunID, ax.Name, len(ad.Shards)), data); err != nil {
-				return err
-			}
-			ad.Shards = append(ad.Shards, len(shard))
-			shard = shard[:0]
-			return nil
-		}
-		err := runfiles.EachJSONL(ctx, st, runfiles.ItemsKey(ref.RunID, ax.Name), func(it scorers.Item) error {
-			if dropped[it.ID] {
-				ad.Dropped++
-				return nil
-			}
-			ad.Kept++
-			kept = append(kept, it.ID)
-			if shard = append(shard, it); len(shard) == size {
-				return flush()
-			}
-			return nil
-		})
-		if err == nil && len(shard) > 0 {
-			err = flush()
-		}
+		ad, ids, err := shardAxis(ctx, st, ref.RunID, ax.Name, m.Config.Run.ShardSize, dropped)
 		if err != nil {
 			return DedupResult{}, err
 		}
 		// Task-level (spec §0, principle 5): a task is contaminated when any of its items is.
 		ad.ContaminationRate = taskRates[ax.Name]
 		res.Axes = append(res.Axes, ad)
+		kept = append(kept, ids...)
 	}
 	res.KeptSHA256 = dedup.KeptSHA256(kept)
 	if err := putJSON(ctx, st, runfiles.DedupKey(ref.RunID), res); err != nil {
 		return DedupResult{}, err
 	}
 	return res, nil
+}
+
+// shardAxis cuts the axis's items that dedup keeps into shards of size
+// items and stores them; it returns the axis's counts and the kept ids. The
+// items stream through: one shard's kept items are held at a time, and of
+// the rest only the kept ids (for the SHA-256).
+func shardAxis(ctx context.Context, st store.Store, run, axis string, size int, dropped map[string]bool) (AxisDedup, []string, error) {
+	ad := AxisDedup{Axis: axis}
+	var kept []string
+	var shard []scorers.Item
+	flush := func() error {
+		data, err := runfiles.EncodeJSONL(shard)
+		if err != nil {
+			return err
+		}
+		if err := putOnce(ctx, st, runfiles.ShardItemsKey(run, axis, len(ad.Shards)), data); err != nil {
+			return err
+		}
+		ad.Shards = append(ad.Shards, len(shard))
+		shard = shard[:0]
+		return nil
+	}
+	err := runfiles.EachJSONL(ctx, st, runfiles.ItemsKey(run, axis), func(it scorers.Item) error {
+		if dropped[it.ID] {
+			ad.Dropped++
+			return nil
+		}
+		ad.Kept++
+		kept = append(kept, it.ID)
+		if shard = append(shard, it); len(shard) == size {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && len(shard) > 0 {
+		err = flush()
+	}
+	return ad, kept, err
 }
 
 // screening is a run's screening index over its items and the corpus shards.
@@ -122,7 +130,7 @@ func corpusPlan(ctx context.Context, st store.Store, run string, cfg *config.Con
 	if err := getJSON(ctx, st, key, &sources); errors.Is(err, store.ErrNotFound) {
 		listed, err := corpus.Expand(ctx, cfg.Dedup.Corpus, "", cfg.Dedup.TextField)
 		if err != nil {
-			return nil, nil, configError("dedup.corpus: %v", err)
+			return nil, nil, ConfigError("dedup.corpus: %v", err)
 		}
 		if err := putJSON(ctx, st, key, listed); err != nil {
 			return nil, nil, err
@@ -165,7 +173,7 @@ func (a *Activities) corpus(ctx context.Context, m *manifest, st store.Store, ru
 		}
 		var err error
 		if c.idx, err = dedup.NewIndex(c.items, c.opt); err != nil {
-			return nil, configError("dedup: %v", err)
+			return nil, ConfigError("dedup: %v", err)
 		}
 		for i := range c.items {
 			c.items[i].Prompt = ""
@@ -240,21 +248,9 @@ func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	results := make([][]dedup.Match, len(c.shards))
-	for i := range c.shards {
-		var r corpus.ShardResult
-		if err := getJSON(ctx, st, corpusShardKey(ref.RunID, i), &r); err != nil {
-			if !errors.Is(err, store.ErrNotFound) {
-				return nil, "", nil, err
-			}
-			if _, err := a.ScreenShard(ctx, ShardInput{RunRef: ref, Shard: i}); err != nil {
-				return nil, "", nil, err
-			}
-			if err := getJSON(ctx, st, corpusShardKey(ref.RunID, i), &r); err != nil {
-				return nil, "", nil, err
-			}
-		}
-		results[i] = r.Matches
+	results, err := a.shardMatches(ctx, st, ref, len(c.shards))
+	if err != nil {
+		return nil, "", nil, err
 	}
 	var fps []dedup.Fingerprint
 	for _, src := range c.sources {
@@ -268,21 +264,31 @@ func (a *Activities) screen(ctx context.Context, cfg *config.Config, ref RunRef)
 	if err := putJSON(ctx, st, "runs/"+ref.RunID+"/dedup/report.json", rep); err != nil {
 		return nil, "", nil, err
 	}
-	dropped = map[string]bool{}
-	taskRates = map[string]*float64{}
-	for _, ax := range rep.Axes {
-		taskRates[ax.Axis] = ax.ContaminationRate
-	}
-	for _, d := range rep.Drops {
-		dropped[d.ItemID] = true
-	}
 	names := make([]string, len(fps))
 	for i, f := range fps {
-		if f.ETag != "" {
-			names[i] = fmt.Sprintf("%s (%d bytes, etag %s)", f.URI, f.Size, f.ETag)
-		} else {
-			names[i] = fmt.Sprintf("%s (%d bytes, sha256 %s)", f.URI, f.Size, f.SHA256)
-		}
+		names[i] = f.String()
 	}
-	return dropped, strings.Join(names, "; "), taskRates, nil
+	return rep.DroppedIDs(), strings.Join(names, "; "), rep.TaskRates(), nil
+}
+
+// shardMatches reads the matches ScreenShard checkpointed for each of the
+// run's n corpus shards, screening a shard here when its result is missing.
+func (a *Activities) shardMatches(ctx context.Context, st store.Store, ref RunRef, n int) ([][]dedup.Match, error) {
+	results := make([][]dedup.Match, n)
+	for i := range n {
+		var r corpus.ShardResult
+		if err := getJSON(ctx, st, corpusShardKey(ref.RunID, i), &r); err != nil {
+			if !errors.Is(err, store.ErrNotFound) {
+				return nil, err
+			}
+			if _, err := a.ScreenShard(ctx, ShardInput{RunRef: ref, Shard: i}); err != nil {
+				return nil, err
+			}
+			if err := getJSON(ctx, st, corpusShardKey(ref.RunID, i), &r); err != nil {
+				return nil, err
+			}
+		}
+		results[i] = r.Matches
+	}
+	return results, nil
 }

@@ -101,8 +101,9 @@ func nonRetryable(typ, msg string) error {
 	return temporal.NewNonRetryableApplicationError(msg, typ, nil)
 }
 
-// configError is a non-retryable ErrConfig: the run's config or input is wrong.
-func configError(format string, a ...any) error {
+// ConfigError is a non-retryable ErrConfig: the run's config or input is
+// wrong. EvalRun fails with it too when its input leaves no time to run.
+func ConfigError(format string, a ...any) error {
 	return nonRetryable(ErrConfig, fmt.Sprintf(format, a...))
 }
 

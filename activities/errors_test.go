@@ -80,7 +80,7 @@ func TestNonRetryableErrors(t *testing.T) {
 		err       error
 		typ, want string
 	}{
-		{configError("max_parallel %d: want 1 or more", 0), ErrConfig, "max_parallel 0: want 1 or more"},
+		{ConfigError("max_parallel %d: want 1 or more", 0), ErrConfig, "max_parallel 0: want 1 or more"},
 		{dataError("%v", errors.New("scores.jsonl:2: field score")), ErrData, "scores.jsonl:2: field score"},
 		{nonRetryable(ErrModel, "model x cannot be opened"), ErrModel, "model x cannot be opened"},
 	} {

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -73,7 +74,7 @@ func (a *Activities) changeModel(ctx context.Context, st store.Store, run string
 	if ok, err := st.Exists(ctx, runfiles.ResultKey(run)); err != nil {
 		return Plan{}, err
 	} else if ok {
-		return Plan{}, configError("run %s is finished (its result.json exists) on other weights (%s): a new model is a new run; pick another run id", run, why)
+		return Plan{}, ConfigError("run %s is finished (its result.json exists) on other weights (%s): a new model is a new run; pick another run id", run, why)
 	}
 	changes, err := st.List(ctx, runfiles.ModelChangesPrefix(run))
 	if err != nil {
@@ -91,7 +92,7 @@ func (a *Activities) changeModel(ctx context.Context, st store.Store, run string
 			c.StartedOver = append(c.StartedOver, ax.Name)
 		}
 	}
-	c.Note = fmt.Sprintf("the model changed when the run was resumed with --allow-new-model (%s): %s started over on the new model", why, orNone(c.StartedOver))
+	c.Note = fmt.Sprintf("the model changed when the run was resumed with --allow-new-model (%s): %s started over on the new model", why, cmp.Or(strings.Join(c.StartedOver, ", "), "none"))
 	if len(c.Kept) > 0 {
 		c.Note += fmt.Sprintf("; %s were scored on the earlier model and are kept, so this run's axes come from two models", strings.Join(c.Kept, ", "))
 	}

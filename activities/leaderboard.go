@@ -1,13 +1,11 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 
-	"github.com/glossobench/glossobench/backends/registry"
-	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/results/leaderboard"
 	"github.com/glossobench/glossobench/infra/runfiles"
 	"github.com/glossobench/glossobench/infra/store"
@@ -46,30 +44,17 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 		return RefreshPlan{}, err
 	}
 	if in.MaxParallel < 0 {
-		return RefreshPlan{}, configError("max_parallel %d: want 1 or more (0 or absent means 1)", in.MaxParallel)
+		return RefreshPlan{}, ConfigError("max_parallel %d: want 1 or more (0 or absent means 1)", in.MaxParallel)
 	}
 	var plan RefreshPlan
 	for i, r := range in.Runs {
 		// A model whose config does not load fails alone; the others go on.
 		fail := func(err error) {
-			id := r.ModelID
-			if id == "" {
-				id = r.ConfigPath
-			}
-			plan.Failed = append(plan.Failed, RefreshFailure{ModelID: id, Reason: fmt.Sprintf("runs[%d]: %v", i, err)})
+			plan.Failed = append(plan.Failed, RefreshFailure{ModelID: cmp.Or(r.ModelID, r.ConfigPath), Reason: fmt.Sprintf("runs[%d]: %v", i, err)})
 		}
-		if err := leaderboard.CheckRefreshRun(r); err != nil {
-			fail(err)
-			continue
-		}
-		cfg, err := config.Load(r.ConfigPath, config.Overrides{Model: r.Model, ModelID: r.ModelID})
+		cfg, major, err := leaderboard.LoadRefreshRun(r)
 		if err != nil {
 			fail(err)
-			continue
-		}
-		major, err := leaderboard.BenchMajor(cfg.BenchVersion)
-		if err != nil {
-			fail(fmt.Errorf("bench_version: %w", err))
 			continue
 		}
 		rows, err := leaderboard.Read(ctx, st, in.Language(), major)
@@ -79,37 +64,20 @@ func (a *Activities) PlanRefresh(ctx context.Context, in RefreshInput) (RefreshP
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return RefreshPlan{}, err
 		}
-		hash, err := cfg.ContentHash()
-		if err != nil {
+		pending, runID, err := leaderboard.Pending(cfg, rows)
+		switch {
+		case err != nil:
 			fail(err)
-			continue
-		}
-		// Only a GGUF file's SHA-256 is known without running: swapped
-		// weights behind the same path are a new row.
-		var sum string
-		if p, ok := registry.GGUFPath(cfg.Model.Spec); ok {
-			if sum, err = config.FileSHA256(p); err != nil {
-				fail(fmt.Errorf("model: %w", err))
-				continue
-			}
-		}
-		current := false
-		for _, row := range rows {
-			current = current || (row.ModelID == cfg.Model.ID && row.Pins["config_hash"] == hash && row.Pins["bench_version"] == cfg.BenchVersion &&
-				row.Pins["model_sha256"] == sum && row.Pins["model_revision"] == cfg.Model.Revision)
-		}
-		if current {
+		case !pending:
 			plan.Current = append(plan.Current, cfg.Model.ID)
-			continue
+		default:
+			item := r
+			item.RunID = runID
+			plan.Todo = append(plan.Todo, RefreshItem{Input: item, ModelID: cfg.Model.ID, Reason: "no leaderboard row with these pins"})
 		}
-		item := r
-		item.RunID = fmt.Sprintf("%s-%s", unsafeRunChars.ReplaceAllString(cfg.Model.ID, "_"), hash[:12])
-		plan.Todo = append(plan.Todo, RefreshItem{Input: item, ModelID: cfg.Model.ID, Reason: "no leaderboard row with these pins"})
 	}
 	return plan, nil
 }
-
-var unsafeRunChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // AppendInput names a finished run, where it was written, and the
 // leaderboard it joins.
@@ -152,30 +120,12 @@ func (a *Activities) AppendLeaderboardRow(ctx context.Context, in AppendInput) (
 	if err != nil {
 		return AppendResult{}, err
 	}
-	key := in.ResultKey
-	if key == "" {
-		key = runfiles.ResultKey(in.RunID)
-	}
-	data, err := runs.Get(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return AppendResult{}, dataError("run %s: no result.json at %s in store %s", in.RunID, key, runs.Describe())
+	row, major, err := leaderboard.RunRow(ctx, runs, in.RunID, cmp.Or(in.ResultKey, runfiles.ResultKey(in.RunID)))
+	if re := (*leaderboard.ResultError)(nil); errors.As(err, &re) {
+		return AppendResult{}, dataError("%v", err)
 	}
 	if err != nil {
 		return AppendResult{}, err
-	}
-	ref := runs.Describe() + "/" + key
-	var res runfiles.Result
-	if err := runfiles.DecodeJSON(ref, data, &res); err != nil {
-		return AppendResult{}, dataError("run %s: %s: %v", in.RunID, ref, err)
-	}
-	row, err := leaderboard.RowOf(&res, ref)
-	if err != nil {
-		return AppendResult{}, dataError("%v", err)
-	}
-	row.RunStore = runs.Describe()
-	major, err := leaderboard.BenchMajor(res.BenchVersion)
-	if err != nil {
-		return AppendResult{}, dataError("%s: field bench_version: %v", ref, err)
 	}
 	board := runs
 	if in.BoardStoreURI != "" {
@@ -183,20 +133,12 @@ func (a *Activities) AppendLeaderboardRow(ctx context.Context, in AppendInput) (
 			return AppendResult{}, err
 		}
 	}
-	lang := in.Lang
-	if lang == "" {
-		lang = "ms"
-	}
-	err = leaderboard.Append(ctx, board, lang, major, row)
+	lang := leaderboard.Language(in.Lang)
+	anc, err := leaderboard.Add(ctx, board, lang, major, row)
 	if errors.Is(err, leaderboard.ErrAltered) {
 		return AppendResult{}, dataError("%v", err)
 	}
-	if err != nil && !errors.Is(err, leaderboard.ErrDuplicate) {
-		return AppendResult{}, err
-	}
-	// The derived leaderboard.jsonl a reader of §5 expects, rebuilt from
-	// the rows (a retry rebuilds it again).
-	if err := leaderboard.Publish(ctx, board, lang, major); err != nil {
+	if err != nil {
 		return AppendResult{}, err
 	}
 	// The row's hash goes to the run's folder, outside the leaderboard's
@@ -204,10 +146,6 @@ func (a *Activities) AppendLeaderboardRow(ctx context.Context, in AppendInput) (
 	// is then seen by leaderboard.Verify. A duplicate from another run is
 	// that run's to anchor.
 	out := AppendResult{Path: leaderboard.JSONLPath(lang, major)}
-	anc, err := leaderboard.Locate(ctx, board, lang, major, row)
-	if err != nil {
-		return AppendResult{}, err
-	}
 	if anc.RunID == in.RunID {
 		if err := leaderboard.WriteAnchor(ctx, runs, anc); err != nil {
 			return AppendResult{}, err

@@ -4,12 +4,16 @@ import (
 	"testing"
 
 	"github.com/glossobench/glossobench/scorers"
+	"github.com/glossobench/glossobench/scorers/checks/probes"
+	"github.com/glossobench/glossobench/scorers/judge"
 	"github.com/glossobench/glossobench/scorers/mcq"
+	"github.com/glossobench/glossobench/scorers/mt"
+	"github.com/glossobench/glossobench/scorers/safety"
 )
 
-// The multiple-choice axes run probes through the prober interface; a
+// The multiple-choice axes run probes through the probes.Prober interface; a
 // change of PredictProbes's signature must not turn them off silently.
-var _ prober = (*mcq.Axis)(nil)
+var _ probes.Prober = (*mcq.Axis)(nil)
 
 // Infer and Probes find the axes with probes by the interface: the
 // multiple-choice axes, and no other.
@@ -32,3 +36,7 @@ func TestProbesOnlyOnMultipleChoiceAxes(t *testing.T) {
 		t.Errorf("%d of %d axes have probes; want the multiple-choice ones only", probed, n)
 	}
 }
+
+// The judged axes are found by the judge.Rated interface; a change of
+// JudgeRequests's signature must not leave mt or safety unjudged silently.
+var _, _ judge.Rated = (*mt.Axis)(nil), (*safety.Axis)(nil)

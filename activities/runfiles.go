@@ -18,5 +18,6 @@ type (
 	ModelChange        = runfiles.ModelChange
 	Plan               = runfiles.Plan
 	AxisPlan           = runfiles.AxisPlan
+	AxisOutcome        = runfiles.AxisOutcome
 	manifest           = runfiles.Manifest
 )

@@ -3,11 +3,10 @@ package activities
 import (
 	"context"
 	"fmt"
-	"strings"
 
-	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/metrics"
 	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/judge"
@@ -35,76 +34,29 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	}
 	ax, _ := scorers.AxisNamed(in.Axis)
 	ac := m.Config.Axes[in.Axis]
-	tally, err := ax.Tally(scorers.ScoreOptions{
-		ScoringMode: ac.ScoringMode, Seed: m.Config.Run.Seed, BootstrapResamples: m.Config.Run.BootstrapResamples, Options: ac.Options,
-		JudgeFloor: m.Config.Run.JudgeFloor, Scorer: ac.Scorer,
-	})
+	var extra scorers.Extra
+	if runplan.Overlaid(m.Config, in.Axis) {
+		extra = &judge.QualityTally{}
+	}
+	sc, err := scorers.NewScoring(ax, ac, runplan.ScoreOptions(m.Config, in.Axis), extra)
 	if err != nil {
-		return AxisOutcome{}, configError("%v", err)
+		return AxisOutcome{}, ConfigError("%v", err)
 	}
 	sp, err := runfiles.NewSpool()
 	if err != nil {
 		return AxisOutcome{}, err
 	}
 	defer sp.Discard()
-	regs := registerTally{}
-	deltas := newDeltaScores(ac)
-	var quality *qualityTally
-	if !judgedBy(ax, ac) && overlayOn(m.Config, in.Axis) && len(m.Config.Judges) > 0 {
-		quality = &qualityTally{}
-	}
-	answered := 0 // items with a prediction, handed to the scorer
-	given := 0    // of them, those it gave a score
-	var usage runfiles.AxisUsage
-	unscored, err := a.eachScorable(ctx, st, in.RunID, in.Axis, in.Shards, m.Plan.Generation(in.Axis), func(items []scorers.Item, preds []scorers.Prediction) error {
-		scores, err := tally.Add(items, preds)
-		if err != nil {
-			return dataError("%v", err)
-		}
-		answered += len(items)
-		given += len(scores)
-		for i := range preds {
-			usage.Add(preds[i].Usage)
-		}
-		at := make(map[string]int, len(items))
-		for i, it := range items {
-			at[it.ID] = i
-		}
-		for i := range scores {
-			s := &scores[i]
-			k := at[s.ItemID]
-			regs.add(items[k].Register, s.Score)
-			deltas.add(s)
-			if quality != nil {
-				quality.add(s, preds[k], items[k].Dataset)
-			}
-			if err := sp.Add(s); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	unscored, usage, err := a.scoreShards(ctx, st, in, m.Plan.Generation(in.Axis), sc, sp)
 	if err != nil {
 		return AxisOutcome{}, err
 	}
 	out := AxisOutcome{Weight: ac.WeightValue(), Tier: ac.Tier, Dropped: unscored}
+	if out.Result, err = sc.Result(); err != nil {
+		return AxisOutcome{}, dataError("%v", err)
+	}
 	if usage.Items > 0 {
 		out.Usage = &usage
-	}
-	if answered == 0 {
-		out.Result = scorers.AxisResult{Axis: in.Axis, Version: ax.Version(), ScorerType: ax.ScorerType(), Metric: "none",
-			Notes: []string{"no item was scored"}}
-	} else {
-		r, err := tally.Result()
-		if err != nil {
-			return AxisOutcome{}, dataError("%v", err)
-		}
-		regs.publish(&r)
-		deltas.publish(&r, ac, m.Config.Run)
-		if quality != nil {
-			quality.publish(&r)
-		}
-		out.Result = r
 	}
 	if unscored > 0 {
 		out.Result.Notes = append(out.Result.Notes, fmt.Sprintf("%d kept items were not scored: the axis budget ran out before they were answered", unscored))
@@ -115,9 +67,32 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 	if err := putJSON(ctx, st, runfiles.AxisResultKey(in.RunID, in.Axis), out); err != nil {
 		return AxisOutcome{}, err
 	}
-	metrics.ItemsScored(in.Axis, given)
-	metrics.ItemsUnscored(in.Axis, unscored+answered-given)
+	metrics.ItemsScored(in.Axis, sc.Given)
+	metrics.ItemsUnscored(in.Axis, unscored+sc.Answered-sc.Given)
 	return out, nil
+}
+
+// scoreShards scores the axis's answered items shard by shard into sp and
+// sums what their answers cost; it returns how many kept items have no
+// answer.
+func (a *Activities) scoreShards(ctx context.Context, st store.Store, in ScoreInput, gen int, sc *scorers.Scoring, sp *runfiles.Spool) (int, runfiles.AxisUsage, error) {
+	var usage runfiles.AxisUsage
+	unscored, err := a.eachScorable(ctx, st, in.RunID, in.Axis, in.Shards, gen, func(items []scorers.Item, preds []scorers.Prediction) error {
+		for i := range preds {
+			usage.Add(preds[i].Usage)
+		}
+		scores, err := sc.Add(items, preds)
+		if err != nil {
+			return dataError("%v", err)
+		}
+		for i := range scores {
+			if err := sp.Add(&scores[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return unscored, usage, err
 }
 
 // eachScorable calls fn with every shard's kept items that have a
@@ -126,25 +101,17 @@ func (a *Activities) Score(ctx context.Context, in ScoreInput) (AxisOutcome, err
 // returns how many kept items have no prediction.
 func (a *Activities) eachScorable(ctx context.Context, st store.Store, run, axis string, shards, gen int, fn func([]scorers.Item, []scorers.Prediction) error) (unscored int, err error) {
 	for s := 0; s < shards; s++ {
-		its, err := a.shardItems(ctx, st, run, axis, s)
+		sh, err := a.readShard(ctx, st, run, axis, s, gen)
 		if err != nil {
 			return 0, err
 		}
-		got, _, err := shardPredictions(ctx, st, run, axis, s, gen)
-		if err != nil {
-			return 0, err
-		}
-		rated, _, err := readRated(ctx, st, run, axis, s, gen)
-		if err != nil {
-			return 0, err
-		}
-		for id, p := range rated {
-			got[id] = p
+		for id, p := range sh.rated {
+			sh.preds[id] = p
 		}
 		var items []scorers.Item
 		var preds []scorers.Prediction
-		for _, it := range its {
-			p, ok := got[it.ID]
+		for _, it := range sh.items {
+			p, ok := sh.preds[it.ID]
 			if !ok {
 				unscored++
 				continue
@@ -162,114 +129,26 @@ func (a *Activities) eachScorable(ctx context.Context, st store.Store, run, axis
 	return unscored, nil
 }
 
-// registerTally reports per-register scores and the register mix (spec §0,
-// principle 4) when the data labels registers; otherwise it adds nothing.
-type registerTally struct {
-	sum      map[string]float64
-	n        map[string]int
-	labelled bool
-	total    int
+// shard is a shard's kept items and what its checkpoints hold for them.
+type shard struct {
+	items        []scorers.Item
+	preds, rated map[string]scorers.Prediction // by item id
+	ratedParts   int                           // the next rated-<k> part
 }
 
-func (t *registerTally) add(register string, score float64) {
-	if t.sum == nil {
-		t.sum, t.n = map[string]float64{}, map[string]int{}
+// readShard reads a shard's items and the predictions and ratings of the
+// axis's checkpoint generation gen.
+func (a *Activities) readShard(ctx context.Context, st store.Store, run, axis string, s, gen int) (shard, error) {
+	var sh shard
+	var err error
+	if sh.items, err = a.shardItems(ctx, st, run, axis, s); err != nil {
+		return shard{}, err
 	}
-	t.total++
-	if register == "" {
-		register = "unlabelled"
-	} else {
-		t.labelled = true
+	if sh.preds, _, err = shardPredictions(ctx, st, run, axis, s, gen); err != nil {
+		return shard{}, err
 	}
-	t.sum[register] += score
-	t.n[register]++
-}
-
-func (t *registerTally) publish(r *scorers.AxisResult) {
-	if !t.labelled {
-		return
+	if sh.rated, sh.ratedParts, err = readRated(ctx, st, run, axis, s, gen); err != nil {
+		return shard{}, err
 	}
-	by, mix := map[string]float64{}, map[string]float64{}
-	for g, k := range t.n {
-		by[g] = t.sum[g] / float64(k)
-		mix[g] = float64(k) / float64(t.total)
-	}
-	if r.Secondary == nil {
-		r.Secondary = map[string]any{}
-	}
-	r.Secondary["by_register"], r.Secondary["register_mix"] = by, mix
-}
-
-// deltaScores keeps the item scores of the datasets that are translations
-// of others, and of their originals, for translation_delta.
-type deltaScores struct {
-	datasets map[string]bool
-	scores   map[string]float64
-}
-
-func newDeltaScores(ac scorers.AxisConfig) *deltaScores {
-	d := &deltaScores{datasets: map[string]bool{}, scores: map[string]float64{}}
-	for _, ds := range ac.Datasets {
-		if ds.TranslationOf != "" {
-			d.datasets[ds.Name], d.datasets[ds.TranslationOf] = true, true
-		}
-	}
-	return d
-}
-
-func (d *deltaScores) add(s *scorers.ItemScore) {
-	if ds, _, ok := strings.Cut(s.ItemID, "/"); ok && d.datasets[ds] {
-		d.scores[s.ItemID] = s.Score
-	}
-}
-
-// publish adds, for every dataset declared the translation of another, the
-// translated-minus-original score on the rows both scored.
-func (d *deltaScores) publish(r *scorers.AxisResult, ac scorers.AxisConfig, run config.Run) {
-	for _, ds := range ac.Datasets {
-		if ds.TranslationOf == "" {
-			continue
-		}
-		delta, err := scorers.DeltaOf(d.scores, r.Axis, ds.TranslationOf, ds.Name, run.BootstrapResamples, uint64(run.Seed))
-		if err != nil {
-			r.Notes = append(r.Notes, fmt.Sprintf("translation_delta %s vs %s: %v", ds.Name, ds.TranslationOf, err))
-			continue
-		}
-		r.TranslationDelta = append(r.TranslationDelta, delta)
-	}
-}
-
-// qualityTally stores each item's judge-overlay rating as judge_quality (null
-// for items without a generated response) and publishes the mean as a
-// secondary field; the headline is left as the scorer made it.
-type qualityTally struct {
-	sum float64
-	n   int
-}
-
-func (q *qualityTally) add(s *scorers.ItemScore, p scorers.Prediction, dataset string) {
-	v := judge.OverlayQuality(p)
-	if s.Fields == nil {
-		s.Fields = map[string]any{}
-	}
-	s.Fields["judge_quality"] = v
-	// The overlay's judges are audited against the axis's verifiable
-	// outcome (s.Label: MCQ correct, IFEval strict pass).
-	s.Audit = append(s.Audit, judge.OverlayRows(p, s.Label, dataset)...)
-	if v != nil {
-		q.sum += *v
-		q.n++
-	}
-}
-
-func (q *qualityTally) publish(r *scorers.AxisResult) {
-	if r.Secondary == nil {
-		r.Secondary = map[string]any{}
-	}
-	if q.n > 0 {
-		r.Secondary["judge_quality_mean"] = q.sum / float64(q.n)
-	} else {
-		r.Secondary["judge_quality_mean"] = nil
-	}
-	r.Secondary["judge_quality_n"] = q.n
+	return sh, nil
 }

@@ -2,16 +2,15 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"slices"
 	"sync"
 	"time"
 
-	"github.com/glossobench/glossobench/backends"
 	"github.com/glossobench/glossobench/infra/metrics"
 	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/scorers/checks/probes"
@@ -55,14 +54,8 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 	// 5 s heartbeat timeout, and an attempt timed out there would run on
 	// beside its retry and ask the model the same items. A dead worker stops
 	// heartbeating.
-	var mu sync.Mutex
-	var res ShardResult
-	var waiting string // why answered items are held, for the heartbeat
-	defer beat(ctx, func() any {
-		mu.Lock()
-		defer mu.Unlock()
-		return InferProgress{Done: res.Done, Total: res.Total, Waiting: waiting}
-	})()
+	var p shardProgress
+	defer beat(ctx, p.detail)()
 	m, st, err := a.loadManifest(ctx, in.RunRef)
 	if err != nil {
 		return ShardResult{}, err
@@ -76,162 +69,123 @@ func (a *Activities) Infer(ctx context.Context, in ShardInput) (ShardResult, err
 	if err != nil {
 		return ShardResult{}, err
 	}
-	var todo []scorers.Item
-	for _, it := range items {
-		if _, ok := done[it.ID]; !ok {
-			todo = append(todo, it)
-		}
-	}
-	mu.Lock()
-	res = ShardResult{Total: len(items), Reused: len(done), Done: len(done)}
-	mu.Unlock()
+	p.set(ShardResult{Total: len(items), Reused: len(done), Done: len(done)})
+	todo := slices.DeleteFunc(items, func(it scorers.Item) bool { _, ok := done[it.ID]; return ok })
 	if len(todo) == 0 {
-		return res, nil
+		return p.result(), nil
 	}
-	ax, _ := scorers.AxisNamed(in.Axis)
-	b, release, err := a.backend(in.RunID, m.Config.Model)
+	predict, release, err := a.predictor(ctx, st, m, in.RunID, in.Axis)
 	if err != nil {
-		if Classify(err) == Outage {
-			return res, fmt.Errorf("model %s: %w", m.Config.Model.Spec, err)
-		}
-		// A model that cannot load fails every attempt alike.
-		return res, nonRetryable(ErrModel, fmt.Sprintf("model %s cannot be opened: %v", m.Config.Model.Spec, err))
+		return p.result(), err
 	}
 	defer release()
-	ac := m.Config.Axes[in.Axis]
-	opt := scorers.PredictOptions{
-		ScoringMode: ac.ScoringMode, ChatTemplate: m.Config.Run.ChatTemplate, MaxTokens: ac.MaxTokens,
-		Seed: m.Config.Run.Seed, Options: ac.Options,
-	}
-	// Items in flight: model.concurrency when set; by default one for the
-	// embedded model (it parallelises inside a request) and 8 for a server.
-	workers := m.Config.Model.Concurrency
-	if workers <= 0 {
-		workers = 8
-		if strings.HasPrefix(m.Config.Model.Spec, "gguf:") {
-			workers = 1
-		}
-	}
-
-	predict := func(ctx context.Context, it scorers.Item) (scorers.Prediction, error) {
-		return ax.Predict(ctx, b, it, opt)
-	}
-	if pr, ok := ax.(prober); ok && len(ac.Probes) > 0 {
-		pool, err := a.probePool(ctx, st, in.RunID, in.Axis)
-		if err != nil {
-			return res, err
-		}
-		predict = func(ctx context.Context, it scorers.Item) (scorers.Prediction, error) {
-			p, err := ax.Predict(ctx, b, it, opt)
-			if err != nil {
-				return p, err
+	spec := m.Config.Model.Spec
+	ans := scorers.Answerer{Predict: predict, Workers: m.Config.Model.InFlight(), Every: m.Config.Run.CheckpointEvery,
+		Save: func(preds []scorers.Prediction) error {
+			key := runfiles.GenPredKey(in.RunID, in.Axis, in.Shard, gen, parts)
+			if err := p.save(ctx, st, key, spec, in.Axis, preds); err != nil {
+				return err
 			}
-			p.Variants, err = pr.PredictProbes(ctx, b, it, pool, ac.Probes, opt)
-			return p, err
-		}
-	}
-
-	// A sliding window of workers items: a new item starts as soon as one
-	// ends, and answers are checkpointed every run.checkpoint_every in the
-	// order they come back. (Waiting for a whole checkpoint's items before
-	// starting the next ones left the model's slots empty at each
-	// checkpoint's tail.)
-	type answer struct {
-		it    scorers.Item
-		pred  scorers.Prediction
-		err   error
-		usage backends.Usage // what the answer, or the failed attempt, cost
-	}
-	answers := make(chan answer, workers)
-	every := m.Config.Run.CheckpointEvery
-	var pending []scorers.Prediction
-	save := func() error {
-		if len(pending) == 0 {
+			parts++
 			return nil
-		}
-		data, err := runfiles.EncodeJSONL(pending)
-		if err != nil {
-			// NaN or an infinity in an answer: the model is broken.
-			return modelError(m.Config.Model.Spec, err)
-		}
-		err = saveCheckpoint(ctx, st, runfiles.GenPredKey(in.RunID, in.Axis, in.Shard, gen, parts), data, func(why string) {
-			mu.Lock()
-			waiting = why
-			mu.Unlock()
-		})
-		if err != nil {
-			return err
-		}
-		metrics.ItemsInferred(in.Axis, len(pending))
-		parts++
-		mu.Lock()
-		res.Done += len(pending)
-		mu.Unlock()
-		activity.RecordHeartbeat(ctx, InferProgress{Done: res.Done, Total: res.Total})
-		pending = nil
-		return nil
+		},
+		Failed: func(it scorers.Item, err error) (error, bool) { return inferFailure(spec, it, err) },
 	}
-	var firstErr, saveErr error
-	broken := false // firstErr is the model's failure, not an outage
-	next, inflight := 0, 0
-	for {
-		for next < len(todo) && inflight < workers && firstErr == nil && saveErr == nil && ctx.Err() == nil {
-			it := todo[next]
-			next++
-			inflight++
-			go func() {
-				var u backends.Usage
-				start := time.Now()
-				p, err := predict(backends.CountUsage(ctx, &u), it)
-				u.LatencyMS = time.Since(start).Milliseconds()
-				if err == nil {
-					p.Usage = &u
-				}
-				answers <- answer{it, p, err, u}
-			}()
+	err = ans.Answer(ctx, todo)
+	return p.result(), err
+}
+
+// inferFailure is what an item's failed answer means for its shard (see
+// Classify): an outage (the server is away, the attempt was cancelled) stops
+// the attempt, to be tried again later; a model failure ends the axis with
+// its cause, since every item would fail alike; any other error is the
+// item's own (too long, unrenderable), recorded with it and never retried.
+func inferFailure(spec string, it scorers.Item, err error) (stop error, fatal bool) {
+	switch Classify(err) {
+	case Outage:
+		return fmt.Errorf("item %s: %w", it.ID, err), false
+	case ModelFailure:
+		return modelError(spec, err), true
+	}
+	return nil, false
+}
+
+// predictor opens the run's model and returns how an item of the axis is
+// answered, its probe variants with it when the axis runs probes; release
+// the model when done.
+func (a *Activities) predictor(ctx context.Context, st store.Store, m *manifest, run, axis string) (func(context.Context, scorers.Item) (scorers.Prediction, error), func(), error) {
+	b, release, err := a.backend(run, m.Config.Model)
+	if err != nil {
+		if Classify(err) == Outage {
+			return nil, nil, fmt.Errorf("model %s: %w", m.Config.Model.Spec, err)
 		}
-		if inflight == 0 {
-			break
-		}
-		ans := <-answers
-		inflight--
-		switch {
-		case ans.err == nil:
-			pending = append(pending, ans.pred)
-		case Classify(ans.err) == Outage:
-			// The server is away or the attempt was cancelled: retry later.
-			if firstErr == nil {
-				firstErr = fmt.Errorf("item %s: %w", ans.it.ID, ans.err)
-			}
-		case Classify(ans.err) == ModelFailure:
-			// Every item would fail alike: the axis ends with this cause
-			// (the error names the item); no new item is started.
-			if !broken {
-				broken, firstErr = true, modelError(m.Config.Model.Spec, ans.err)
-			}
-		default:
-			// The item itself cannot be answered (too long, unrenderable):
-			// record why, so it is reported and never retried.
-			pending = append(pending, scorers.Prediction{ItemID: ans.it.ID, Error: ans.err.Error(), Usage: &ans.usage})
-		}
-		if len(pending) >= every && saveErr == nil {
-			saveErr = save()
-		}
+		// A model that cannot load fails every attempt alike.
+		return nil, nil, nonRetryable(ErrModel, fmt.Sprintf("model %s cannot be opened: %v", m.Config.Model.Spec, err))
 	}
-	if saveErr != nil {
-		return res, saveErr
+	ax, _ := scorers.AxisNamed(axis)
+	opt := runplan.PredictOptions(m.Config, axis)
+	names := m.Config.Axes[axis].Probes
+	pr, ok := ax.(probes.Prober)
+	if !ok || len(names) == 0 {
+		return func(ctx context.Context, it scorers.Item) (scorers.Prediction, error) {
+			return ax.Predict(ctx, b, it, opt)
+		}, release, nil
 	}
-	// What was answered is kept whatever ended the attempt.
-	if err := save(); err != nil {
-		return res, err
+	pool, err := a.probePool(ctx, st, run, axis)
+	if err != nil {
+		release()
+		return nil, nil, err
 	}
-	if firstErr != nil {
-		return res, firstErr
+	return probes.Predict(pr, b, pool, names, opt), release, nil
+}
+
+// shardProgress is how far Infer is, for its heartbeat and its result.
+type shardProgress struct {
+	mu      sync.Mutex
+	res     ShardResult
+	waiting string // why answered items are held, for the heartbeat
+}
+
+func (p *shardProgress) set(r ShardResult) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.res = r
+}
+
+func (p *shardProgress) result() ShardResult {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.res
+}
+
+func (p *shardProgress) detail() any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return InferProgress{Done: p.res.Done, Total: p.res.Total, Waiting: p.waiting}
+}
+
+// save checkpoints answers under key and counts them done.
+func (p *shardProgress) save(ctx context.Context, st store.Store, key, spec, axis string, preds []scorers.Prediction) error {
+	data, err := runfiles.EncodeJSONL(preds)
+	if err != nil {
+		// NaN or an infinity in an answer: the model is broken.
+		return modelError(spec, err)
 	}
-	if ctx.Err() != nil {
-		return res, ctx.Err()
+	err = saveCheckpoint(ctx, st, key, data, func(why string) {
+		p.mu.Lock()
+		p.waiting = why
+		p.mu.Unlock()
+	})
+	if err != nil {
+		return err
 	}
-	return res, nil
+	metrics.ItemsInferred(axis, len(preds))
+	p.mu.Lock()
+	p.res.Done += len(preds)
+	r := p.res
+	p.mu.Unlock()
+	activity.RecordHeartbeat(ctx, InferProgress{Done: r.Done, Total: r.Total})
+	return nil
 }
 
 // checkpointPatience is how long Infer keeps trying to save answered items
@@ -320,15 +274,8 @@ func (a *Activities) Probes(ctx context.Context, in ScoreInput) (StageNote, erro
 	return StageNote{Note: fmt.Sprintf("probes %v: run on %d of %d scored items (shuffle_drop, unanswerable_drop in secondary)", names, with, scored)}, nil
 }
 
-// prober is implemented by the axes that run robustness probes beside each
-// item (the multiple-choice axes, scorers/mcq): the probe variants of an
-// item, inferred with it and stored in its prediction's Variants.
-type prober interface {
-	PredictProbes(ctx context.Context, b backends.Backend, it scorers.Item, pool *probes.Pool, names []string, opt scorers.PredictOptions) (map[string]json.RawMessage, error)
-}
-
 // hasProbes reports whether the axis runs probes.
 func hasProbes(ax scorers.Axis) bool {
-	_, ok := ax.(prober)
+	_, ok := ax.(probes.Prober)
 	return ok
 }

@@ -1,10 +1,6 @@
 package activities
 
-import (
-	"github.com/glossobench/glossobench/infra/runfiles"
-	"github.com/glossobench/glossobench/infra/runplan"
-	"github.com/glossobench/glossobench/scorers"
-)
+import "github.com/glossobench/glossobench/infra/runplan"
 
 // PrepareInput is what EvalRun knows at start (runplan.Request).
 type PrepareInput = runplan.Request
@@ -38,19 +34,6 @@ type AxisInput struct {
 // StageNote is the outcome of a stage that has nothing to compute for an axis.
 type StageNote struct {
 	Note string `json:"note"`
-}
-
-// AxisOutcome is everything the workflow learned about one axis.
-type AxisOutcome struct {
-	Result       scorers.AxisResult `json:"result"`
-	Weight       float64            `json:"weight"`
-	Tier         string             `json:"tier"`
-	Dropped      int                `json:"dropped_budget"` // kept items never scored because the budget ran out
-	StoppedEarly bool               `json:"stopped_early"`
-	Audit        *AuditSummary      `json:"audit,omitempty"`
-	StageNotes   []string           `json:"stage_notes,omitempty"`
-	// Usage sums what the axis's checkpointed answers cost.
-	Usage *runfiles.AxisUsage `json:"usage,omitempty"`
 }
 
 // DedupCounts is what EvalRun needs of Dedup: per axis, how many items were

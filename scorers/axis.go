@@ -178,6 +178,24 @@ type Verifiable interface {
 	VerifiableLabel() (column, is string)
 }
 
+// ModelUse is what an axis asks of the evaluated model: log-likelihoods
+// (cloze scoring), generations from a raw prompt, or chat messages.
+type ModelUse struct{ LogLik, Generate, Chat bool }
+
+// ModelUser is implemented by axes that ask the model for more or other
+// than generations from a raw prompt, what every other axis asks for.
+type ModelUser interface {
+	ModelUse(cfg AxisConfig) ModelUse
+}
+
+// ModelUseOf is what the axis asks of the model under cfg.
+func ModelUseOf(ax Axis, cfg AxisConfig) ModelUse {
+	if u, ok := ax.(ModelUser); ok {
+		return u.ModelUse(cfg)
+	}
+	return ModelUse{Generate: true}
+}
+
 // NotAuditable is the audit's reading of an axis whose items carry no
 // detector rating with a label independent of it.
 const NotAuditable = "not auditable: no label independent of the rating"

@@ -136,8 +136,8 @@ func (r *evalRun) prepare(ctx workflow.Context) error {
 		r.wall = time.Duration(r.in.MaxWallSeconds) * time.Second
 	}
 	if r.wall <= aggregateReserve {
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"max_wall_seconds %d is at or below the %d s kept back for scoring and aggregation: no axis would get any time", int(r.wall/time.Second), config.AggregateReserveSeconds), activities.ErrConfig, nil)
+		return activities.ConfigError("max_wall_seconds %d is at or below the %d s kept back for scoring and aggregation: no axis would get any time",
+			int(r.wall/time.Second), config.AggregateReserveSeconds)
 	}
 	axisNames := make([]string, len(r.plan.Axes))
 	for i, ax := range r.plan.Axes {

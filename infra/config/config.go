@@ -96,6 +96,19 @@ type Model struct {
 	Revision string `yaml:"revision,omitempty" json:"revision,omitempty"`
 }
 
+// InFlight is how many items are asked of the model at once:
+// model.concurrency when set; by default one for the embedded model (it
+// parallelises inside a request) and 8 for a server.
+func (m Model) InFlight() int {
+	switch {
+	case m.Concurrency > 0:
+		return m.Concurrency
+	case strings.HasPrefix(m.Spec, "gguf:"):
+		return 1
+	}
+	return 8
+}
+
 // ModelMeta is the model_meta of spec §10 (#2, #3, #11).
 type ModelMeta struct {
 	Family        string `yaml:"family,omitempty" json:"family,omitempty"`

@@ -26,7 +26,6 @@ import (
 	"github.com/glossobench/glossobench/infra/runplan"
 	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
-	"github.com/glossobench/glossobench/scorers/mcq"
 )
 
 // Rows is how many rows of each dataset are read.
@@ -153,15 +152,14 @@ func modelNeeds(cfg *config.Config, skipped []runfiles.Skip) needs {
 		if !ok || slices.ContainsFunc(skipped, func(s runfiles.Skip) bool { return s.Axis == name }) {
 			continue
 		}
-		ac := cfg.Axes[name]
-		_, isMCQ := ax.(*mcq.Axis)
+		u := scorers.ModelUseOf(ax, cfg.Axes[name])
 		switch {
-		case isMCQ && ac.ScoringMode != "generate":
+		case u.LogLik:
 			n.logLik = append(n.logLik, name)
-			if ac.ScoringMode == "both" {
+			if u.Generate {
 				n.generate = append(n.generate, name)
 			}
-		case name == "mt" || name == "safety" || cfg.Run.ChatTemplate == "always":
+		case u.Chat || cfg.Run.ChatTemplate == "always":
 			n.chat = append(n.chat, name)
 		default:
 			n.generate = append(n.generate, name)

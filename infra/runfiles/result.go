@@ -201,6 +201,20 @@ type Result struct {
 	Store          string                `json:"store"`
 }
 
+// AxisOutcome is everything the workflow learned about one axis:
+// AxisResultKey's object, and what Aggregate makes the axis's report of.
+type AxisOutcome struct {
+	Result       scorers.AxisResult `json:"result"`
+	Weight       float64            `json:"weight"`
+	Tier         string             `json:"tier"`
+	Dropped      int                `json:"dropped_budget"` // kept items never scored because the budget ran out
+	StoppedEarly bool               `json:"stopped_early"`
+	Audit        *AuditSummary      `json:"audit,omitempty"`
+	StageNotes   []string           `json:"stage_notes,omitempty"`
+	// Usage sums what the axis's checkpointed answers cost.
+	Usage *AxisUsage `json:"usage,omitempty"`
+}
+
 // AxisReport is one axis in result.json: its score and measurement profile.
 type AxisReport struct {
 	scorers.AxisResult

@@ -7,6 +7,7 @@ package runplan
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
@@ -51,6 +52,31 @@ func KeptJudges(cfg *config.Config, meta config.ModelMeta) ([]judge.Config, []st
 // DedupOptions are the screening options a run with cfg uses.
 func DedupOptions(cfg *config.Config) dedup.Options {
 	return dedup.Options{MinExactLen: cfg.Dedup.MinChars, Jaccard: cfg.Dedup.Jaccard}
+}
+
+// PredictOptions are how a run with cfg asks the model about the axis's items.
+func PredictOptions(cfg *config.Config, axis string) scorers.PredictOptions {
+	ac := cfg.Axes[axis]
+	return scorers.PredictOptions{
+		ScoringMode: ac.ScoringMode, ChatTemplate: cfg.Run.ChatTemplate, MaxTokens: ac.MaxTokens,
+		Seed: cfg.Run.Seed, Options: ac.Options,
+	}
+}
+
+// ScoreOptions are how a run with cfg scores the axis.
+func ScoreOptions(cfg *config.Config, axis string) scorers.ScoreOptions {
+	ac := cfg.Axes[axis]
+	return scorers.ScoreOptions{
+		ScoringMode: ac.ScoringMode, Seed: cfg.Run.Seed, BootstrapResamples: cfg.Run.BootstrapResamples, Options: ac.Options,
+		JudgeFloor: cfg.Run.JudgeFloor, Scorer: ac.Scorer,
+	}
+}
+
+// Overlaid reports whether a verifiable axis's responses are rated by the
+// judge overlay (a secondary judge_quality beside its own score).
+func Overlaid(cfg *config.Config, axis string) bool {
+	ax, _ := scorers.AxisNamed(axis)
+	return !JudgedBy(ax, cfg.Axes[axis]) && OverlayOn(cfg, axis) && len(cfg.Judges) > 0
 }
 
 // AxisItems is one axis a run scores, with its items.
@@ -173,4 +199,84 @@ type Request struct {
 	// another model served) by starting its unfinished axes over on the
 	// new one; without it such a resume is refused.
 	AllowNewModel bool `json:"allow_new_model,omitempty"`
+}
+
+// Load reads the config the request carries (inline, relative paths
+// resolving against the working directory) or names, with the request's
+// overrides.
+func (r Request) Load() (*config.Config, error) {
+	ov := config.Overrides{Model: r.Model, ModelID: r.ModelID, JudgeOverlay: r.JudgeOverlay, ChatTemplate: r.ChatTemplate, Limit: r.Limit}
+	switch {
+	case r.ConfigYAML != "":
+		wd, _ := os.Getwd()
+		return config.Parse([]byte(r.ConfigYAML), "inline config", wd, ov)
+	case r.ConfigPath != "":
+		return config.Load(r.ConfigPath, ov)
+	}
+	return nil, errors.New("config: neither config_path nor config is set in the workflow input")
+}
+
+// JudgedBy reports whether the axis's judges score it: it is rated by
+// judges (judge.Rated) and its config does not choose the rules scorer.
+func JudgedBy(ax scorers.Axis, ac scorers.AxisConfig) bool {
+	_, ok := ax.(judge.Rated)
+	return ok && ac.Scorer != scorers.ScorerRules
+}
+
+// OverlayOn reports whether the judge overlay is on for an axis.
+func OverlayOn(cfg *config.Config, axis string) bool {
+	return cfg.Run.JudgeOverlay || cfg.Axes[axis].JudgeOverlay
+}
+
+// JudgeRequests is what the judges are asked about an axis's responses:
+// a judged axis's own requests, or (spec §4) a verifiable axis's overlay,
+// a secondary 0-10 judge_quality of each generated response whose score
+// stays the headline; nil when the axis is not judged.
+func JudgeRequests(cfg *config.Config, axis string) (requests func([]scorers.Item, []scorers.Prediction) []judge.Request, overlay bool) {
+	ax, _ := scorers.AxisNamed(axis)
+	switch {
+	case JudgedBy(ax, cfg.Axes[axis]):
+		return ax.(judge.Rated).JudgeRequests, false
+	case OverlayOn(cfg, axis):
+		return judge.OverlayRequests, true
+	}
+	return nil, false
+}
+
+// NewPlan is the plan of a run of cfg before its axes are loaded.
+func NewPlan(run, storeURI string, cfg *config.Config, configHash string) runfiles.Plan {
+	return runfiles.Plan{
+		RunID: run, StoreURI: storeURI, BenchVersion: cfg.BenchVersion, SchemaVersion: config.SchemaVersion,
+		ConfigHash: configHash, ModelID: cfg.Model.ID, ModelSpec: cfg.Model.Spec,
+		MaxWallSeconds: cfg.Run.MaxWallSeconds, ParallelShards: cfg.Run.ParallelShards, HeartbeatSecs: cfg.Run.HeartbeatSeconds,
+	}
+}
+
+// AxisPlan is the plan of an axis of n items in a run of cfg whose kept
+// judges number judges.
+func AxisPlan(cfg *config.Config, name string, ax scorers.Axis, n, judges int) runfiles.AxisPlan {
+	ac := cfg.Axes[name]
+	return runfiles.AxisPlan{
+		Name: name, Version: ax.Version(), Items: n, Weight: ac.WeightValue(), Tier: ac.Tier,
+		ScoringMode: ac.ScoringMode, Judged: (JudgedBy(ax, ac) || OverlayOn(cfg, name)) && judges > 0, Probes: ac.Probes,
+	}
+}
+
+// AuditDesigns are the detectors an axis's audit rows may name: the axis's
+// own and the judge overlay's, whose label is the axis's verifiable outcome.
+func AuditDesigns(ax scorers.Axis) (map[string]scorers.AuditDesign, []string) {
+	out := map[string]scorers.AuditDesign{}
+	var order []string
+	if au, ok := ax.(scorers.Audited); ok {
+		for _, d := range au.AuditDesigns() {
+			out[d.Detector] = d
+			order = append(order, d.Detector)
+		}
+	}
+	col, is := "label", "the axis's verifiable outcome for the item"
+	if v, ok := ax.(scorers.Verifiable); ok {
+		col, is = v.VerifiableLabel()
+	}
+	out[judge.DetectorOverlay] = judge.OverlayDesign(col, is)
+	return out, append(order, judge.DetectorOverlay)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -38,6 +39,31 @@ func Open(ctx context.Context, uri string) (Store, error) {
 		return nil, fmt.Errorf("store: uri %q: unknown scheme (want file: or s3://)", uri)
 	}
 	return NewLocal(uri)
+}
+
+// AbsURI is uri with a plain relative path made absolute, so the URI
+// names the same store from any working directory (a worker's, a command's
+// later); a URI with a scheme is returned as it is.
+func AbsURI(uri string) string {
+	if filepath.IsAbs(uri) || hasScheme(uri) {
+		return uri
+	}
+	if abs, err := filepath.Abs(uri); err == nil {
+		return abs
+	}
+	return uri
+}
+
+func hasScheme(uri string) bool {
+	for i := 0; i < len(uri); i++ {
+		switch c := uri[i]; {
+		case c == ':':
+			return i > 1
+		case c == '/':
+			return false
+		}
+	}
+	return false
 }
 
 // ParseS3URI parses an s3:// URI (see Open) into an S3Config.

@@ -27,3 +27,24 @@ func TestRegistryListsTheSevenAxesInOrder(t *testing.T) {
 		t.Errorf("AxisKind(cultural) = %q, want mcq", k)
 	}
 }
+
+// What each axis asks of the model (check tests the model for it): the
+// multiple-choice axes log-likelihoods for cloze and generations for
+// generate, mt and safety chat messages, the others raw generations.
+func TestModelUseOfEveryAxis(t *testing.T) {
+	ll, gen, chat := scorers.ModelUse{LogLik: true}, scorers.ModelUse{Generate: true}, scorers.ModelUse{Chat: true}
+	both := scorers.ModelUse{LogLik: true, Generate: true}
+	for _, c := range []struct {
+		axis, mode string
+		want       scorers.ModelUse
+	}{
+		{"knowledge", "cloze", ll}, {"knowledge", "both", both}, {"knowledge", "generate", gen},
+		{"nlu", "cloze", ll}, {"cultural", "generate", gen},
+		{"if", "", gen}, {"nlg", "", gen}, {"mt", "", chat}, {"safety", "", chat},
+	} {
+		ax, _ := scorers.AxisNamed(c.axis)
+		if got := scorers.ModelUseOf(ax, scorers.AxisConfig{ScoringMode: c.mode}); got != c.want {
+			t.Errorf("%s %s: %+v, want %+v", c.axis, c.mode, got, c.want)
+		}
+	}
+}

@@ -31,6 +31,13 @@ type Ensemble struct {
 	Fatal func(error) bool
 }
 
+// Close closes the judges.
+func (e *Ensemble) Close() {
+	for _, j := range e.Judges {
+		j.Close()
+	}
+}
+
 // Rate asks every judge for every request, judges in parallel. The result is
 // request-major: ratings[i*len(Judges)+k] is judge k on request i.
 func (e *Ensemble) Rate(ctx context.Context, reqs []Request) ([]Rating, error) {
@@ -629,4 +636,43 @@ func FloorOption(opts map[string]any, runFloor *float64) (float64, error) {
 	default:
 		return 0, fmt.Errorf("options.%s: want a number, got %v", key, v)
 	}
+}
+
+// QualityTally is the judge overlay's scores.Extra: it stores each item's
+// overlay rating as judge_quality (null for items without a generated
+// response), audits the overlay's judges against the axis's verifiable
+// outcome, and publishes the mean as a secondary field; the headline is
+// left as the scorer made it.
+type QualityTally struct {
+	sum float64
+	n   int
+}
+
+// Add records the overlay's rating of one scored item.
+func (q *QualityTally) Add(s *scorers.ItemScore, p scorers.Prediction, it scorers.Item) {
+	v := OverlayQuality(p)
+	if s.Fields == nil {
+		s.Fields = map[string]any{}
+	}
+	s.Fields["judge_quality"] = v
+	// The overlay's judges are audited against the axis's verifiable
+	// outcome (s.Label: MCQ correct, IFEval strict pass).
+	s.Audit = append(s.Audit, OverlayRows(p, s.Label, it.Dataset)...)
+	if v != nil {
+		q.sum += *v
+		q.n++
+	}
+}
+
+// Publish sets judge_quality_mean and judge_quality_n in r's secondary fields.
+func (q *QualityTally) Publish(r *scorers.AxisResult) {
+	if r.Secondary == nil {
+		r.Secondary = map[string]any{}
+	}
+	if q.n > 0 {
+		r.Secondary["judge_quality_mean"] = q.sum / float64(q.n)
+	} else {
+		r.Secondary["judge_quality_mean"] = nil
+	}
+	r.Secondary["judge_quality_n"] = q.n
 }

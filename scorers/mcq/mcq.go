@@ -42,6 +42,12 @@ func (a *Axis) Name() string       { return a.name }
 func (a *Axis) Version() string    { return Version }
 func (a *Axis) ScorerType() string { return scorers.ScorerRule }
 
+// ModelUse: cloze scoring reads log-likelihoods, generate scoring (alone or
+// in both) generations.
+func (a *Axis) ModelUse(cfg scorers.AxisConfig) scorers.ModelUse {
+	return scorers.ModelUse{LogLik: cfg.ScoringMode != "generate", Generate: cfg.ScoringMode == "generate" || cfg.ScoringMode == "both"}
+}
+
 // Options the MCQ axes accept under axes.<name>.options.
 const (
 	optClozeTarget = "cloze_target" // letter (default) | text

@@ -60,6 +60,11 @@ func (Axis) Name() string       { return "mt" }
 func (Axis) Version() string    { return Version }
 func (Axis) ScorerType() string { return scorers.ScorerJudge }
 
+// ModelUse: the turns are chat messages.
+func (Axis) ModelUse(cfg scorers.AxisConfig) scorers.ModelUse {
+	return scorers.ModelUse{Chat: true}
+}
+
 // extra is the MT payload of an item.
 type extra struct {
 	QuestionID int    `json:"question_id"`

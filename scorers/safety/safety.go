@@ -62,6 +62,11 @@ func (Axis) Version() string { return Version }
 // detector did instead.
 func (Axis) ScorerType() string { return scorers.ScorerClassification }
 
+// ModelUse: the prompts are sent as chat messages.
+func (Axis) ModelUse(cfg scorers.AxisConfig) scorers.ModelUse {
+	return scorers.ModelUse{Chat: true}
+}
+
 // extra is the Safety payload of an item.
 type extra struct {
 	Topic    string `json:"topic,omitempty"`

@@ -2,11 +2,15 @@ package leaderboard
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 
+	"github.com/glossobench/glossobench/backends/registry"
+	"github.com/glossobench/glossobench/infra/config"
 	"github.com/glossobench/glossobench/infra/runplan"
 )
 
@@ -22,12 +26,10 @@ type Refresh struct {
 }
 
 // Language is the leaderboard's language, "ms" when unset.
-func (r Refresh) Language() string {
-	if r.Lang == "" {
-		return "ms"
-	}
-	return r.Lang
-}
+func (r Refresh) Language() string { return Language(r.Lang) }
+
+// Language is a leaderboard's language as given, "ms" when unset.
+func Language(lang string) string { return cmp.Or(lang, "ms") }
 
 // ReadRefresh reads and checks a REFRESH.json: unknown fields and missing
 // required ones are errors naming the field.
@@ -85,3 +87,45 @@ func CheckRefreshRun(r runplan.Request) error {
 	}
 	return nil
 }
+
+// LoadRefreshRun checks a refresh run and loads its config; major is its
+// bench version's major, the leaderboard it joins.
+func LoadRefreshRun(r runplan.Request) (cfg *config.Config, major int, err error) {
+	if err := CheckRefreshRun(r); err != nil {
+		return nil, 0, err
+	}
+	if cfg, err = config.Load(r.ConfigPath, config.Overrides{Model: r.Model, ModelID: r.ModelID}); err != nil {
+		return nil, 0, err
+	}
+	if major, err = BenchMajor(cfg.BenchVersion); err != nil {
+		return nil, 0, fmt.Errorf("bench_version: %w", err)
+	}
+	return cfg, major, nil
+}
+
+// Pending reports whether a run of cfg needs a new row on a board of rows:
+// none of the model's rows carries the pins the run's would (config hash,
+// bench version, model revision, and a GGUF file's SHA-256, the one weight
+// pin known without running, so swapped weights behind the same path are a
+// new row). runID is the run id the refresh gives the run.
+func Pending(cfg *config.Config, rows []Row) (pending bool, runID string, err error) {
+	hash, err := cfg.ContentHash()
+	if err != nil {
+		return false, "", err
+	}
+	var sum string
+	if p, ok := registry.GGUFPath(cfg.Model.Spec); ok {
+		if sum, err = config.FileSHA256(p); err != nil {
+			return false, "", fmt.Errorf("model: %w", err)
+		}
+	}
+	for _, row := range rows {
+		if row.ModelID == cfg.Model.ID && row.Pins["config_hash"] == hash && row.Pins["bench_version"] == cfg.BenchVersion &&
+			row.Pins["model_sha256"] == sum && row.Pins["model_revision"] == cfg.Model.Revision {
+			return false, "", nil
+		}
+	}
+	return true, fmt.Sprintf("%s-%s", unsafeRunChars.ReplaceAllString(cfg.Model.ID, "_"), hash[:12]), nil
+}
+
+var unsafeRunChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

@@ -1,12 +1,15 @@
 package leaderboard
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/glossobench/glossobench/infra/runfiles"
+	"github.com/glossobench/glossobench/infra/store"
 	"github.com/glossobench/glossobench/scorers"
 	"github.com/glossobench/glossobench/stats"
 )
@@ -65,4 +68,56 @@ func BenchMajor(v string) (int, error) {
 		return 0, fmt.Errorf("%q: major version must be at least 1", v)
 	}
 	return n, nil
+}
+
+// A ResultError is a run's result.json that gives no row: missing,
+// unreadable, without a public mean score or a bench version's major.
+// Waiting does not mend it.
+type ResultError struct{ msg string }
+
+func (e *ResultError) Error() string { return e.msg }
+
+func resultError(format string, a ...any) error {
+	return &ResultError{fmt.Sprintf(format, a...)}
+}
+
+// RunRow is the row of the run whose result.json is at key in runs, the
+// run's store, and the major of its bench version: the leaderboard it
+// joins. What the result gives no row is a *ResultError.
+func RunRow(ctx context.Context, runs store.Store, run, key string) (Row, int, error) {
+	data, err := runs.Get(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return Row{}, 0, resultError("run %s: no result.json at %s in store %s", run, key, runs.Describe())
+	}
+	if err != nil {
+		return Row{}, 0, err
+	}
+	ref := runs.Describe() + "/" + key
+	var res runfiles.Result
+	if err := runfiles.DecodeJSON(ref, data, &res); err != nil {
+		return Row{}, 0, resultError("run %s: %s: %v", run, ref, err)
+	}
+	row, err := RowOf(&res, ref)
+	if err != nil {
+		return Row{}, 0, resultError("%v", err)
+	}
+	row.RunStore = runs.Describe()
+	major, err := BenchMajor(res.BenchVersion)
+	if err != nil {
+		return Row{}, 0, resultError("%s: field bench_version: %v", ref, err)
+	}
+	return row, major, nil
+}
+
+// Add appends row to the leaderboard (a row already there, from a retried
+// append, counts as done), rebuilds the derived leaderboard.jsonl a reader
+// of spec §5 expects, and returns where the row sits: its anchor.
+func Add(ctx context.Context, board store.Store, lang string, major int, row Row) (Anchor, error) {
+	if err := Append(ctx, board, lang, major, row); err != nil && !errors.Is(err, ErrDuplicate) {
+		return Anchor{}, err
+	}
+	if err := Publish(ctx, board, lang, major); err != nil {
+		return Anchor{}, err
+	}
+	return Locate(ctx, board, lang, major, row)
 }

@@ -434,3 +434,20 @@ func TestUnsegmentedScript(t *testing.T) {
 		t.Fatalf("matches %v, want %v", got, want)
 	}
 }
+
+// A corpus file is named, in result.json's dedup.corpus, by the bytes the
+// screen read: an S3 object by the ETag every ranged read required, a local
+// file by its SHA-256.
+func TestFingerprintNamesTheBytesScreened(t *testing.T) {
+	for _, c := range []struct {
+		f    Fingerprint
+		want string
+	}{
+		{Fingerprint{URI: "/c/a.txt", Size: 12, SHA256: "ab12"}, "/c/a.txt (12 bytes, sha256 ab12)"},
+		{Fingerprint{URI: "s3://b/a.txt", Size: 12, SHA256: "ab12", ETag: `"e1"`}, `s3://b/a.txt (12 bytes, etag "e1")`},
+	} {
+		if got := c.f.String(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package dedup
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -18,6 +19,15 @@ type Fingerprint struct {
 	// upload, a hash of the part hashes otherwise); every ranged GET of the
 	// screen required it (If-Match), so it names exactly the bytes screened.
 	ETag string `json:"etag,omitempty"`
+}
+
+// String names the file and the bytes screened: by the S3 ETag the screen
+// required when the file was listed with one, else by their SHA-256.
+func (f Fingerprint) String() string {
+	if f.ETag != "" {
+		return fmt.Sprintf("%s (%d bytes, etag %s)", f.URI, f.Size, f.ETag)
+	}
+	return fmt.Sprintf("%s (%d bytes, sha256 %s)", f.URI, f.Size, f.SHA256)
 }
 
 // KeptSHA256 is the fingerprint of the exact scored subset: the lower-case
@@ -73,6 +83,25 @@ type Report struct {
 	Drops      []Drop        `json:"drops"`
 	// KeptIDs are the ids to score, in input order.
 	KeptIDs []string `json:"-"`
+}
+
+// DroppedIDs are the ids of the items the report drops.
+func (r *Report) DroppedIDs() map[string]bool {
+	out := map[string]bool{}
+	for _, d := range r.Drops {
+		out[d.ItemID] = true
+	}
+	return out
+}
+
+// TaskRates are the axes' task-level contamination rates (spec §0,
+// principle 5: a task is contaminated when any of its items is).
+func (r *Report) TaskRates() map[string]*float64 {
+	out := map[string]*float64{}
+	for _, ax := range r.Axes {
+		out[ax.Axis] = ax.ContaminationRate
+	}
+	return out
 }
 
 // Summarize applies the hard exclusion: an item is dropped when it matched,
