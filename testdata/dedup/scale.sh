@@ -160,13 +160,24 @@ else
 	done
 	rm -rf "$OUT/store" "$OUT/hosts/temporal/state"
 	TADDR=$NET.2:7233
-	# on HOST CMD...: run CMD in HOST's namespace and folder, in the background
-	# (ip netns exec execs in place, so $! is the program's pid).
+	# on HOST CMD...: run CMD in HOST's namespace and folder, in the
+	# background, in a session of its own: with the kernel's autogroup
+	# scheduling (/proc/sys/kernel/sched_autogroup_enabled) a session is one
+	# scheduling group, so each host gets a CPU share of its own, as a
+	# separate machine would, instead of all hosts splitting this script's.
+	# setsid (not a group leader here), ip netns exec and env exec in place,
+	# so $! is the program's pid.
 	on() {
 		local n=$1
 		shift
-		(cd "$OUT/hosts/$n" && exec ip netns exec "gbs-$n" env -i PATH="$PATH" HOME="$OUT/hosts/$n/home" TMPDIR="$OUT/hosts/$n/tmp" "$@" > "$OUT/hosts/$n/log" 2>&1) &
+		(cd "$OUT/hosts/$n" && exec setsid ip netns exec "gbs-$n" env -i PATH="$PATH" HOME="$OUT/hosts/$n/home" TMPDIR="$OUT/hosts/$n/tmp" "$@" > "$OUT/hosts/$n/log" 2>&1) &
 		PIDS+=($!)
+		sleep 0.2
+		if [ "$(cat "/proc/$!/comm" 2>/dev/null)" != glossobench ]; then
+			echo "host $n: pid $! is not the glossobench it started; its log:" >&2
+			cat "$OUT/hosts/$n/log" >&2
+			exit 1
+		fi
 	}
 	on temporal "$BIN" dev --ip "$NET.2" --no-worker --ui-port -1 --dir "$OUT/hosts/temporal/state"
 	for i in $(seq 100); do
@@ -225,7 +236,7 @@ else
 fi
 
 echo
-echo "one process: GOMAXPROCS $(nproc); hosts: each worker GOMAXPROCS $HOST_CPUS, run.parallel_shards $PARALLEL_SHARDS"
+echo "one process: GOMAXPROCS $(nproc); hosts: each worker GOMAXPROCS $HOST_CPUS, run.parallel_shards $PARALLEL_SHARDS, each host a session of its own (autogroup scheduling: $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo n/a))"
 printf '%-50s %8s %8s %9s %9s   %s\n' "" "wall s" "CPU s" "wall MB/s" "CPU MB/s" "planted found/planted, kept, kept-id SHA-256"
 printf '%s\n' "${rows[@]}"
 echo
