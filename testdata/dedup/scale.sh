@@ -190,6 +190,7 @@ else
 		on "w$n" GOMAXPROCS="$HOST_CPUS" TEMPORAL_ADDRESS="$TADDR" "$BIN" worker
 		workers+=("${PIDS[-1]}")
 		id=scale-w$n
+		rm -rf "$OUT/result-w$n"
 		c0=$(cpu_of "${workers[@]}")
 		t0=$(date +%s.%N)
 		TEMPORAL_ADDRESS=$TADDR "$BIN" run --config "$OUT/run.yaml" --skip-preflight --run-id "$id" --out "$OUT/result-w$n" > "$OUT/run-w$n.log" 2>&1 &
