@@ -146,8 +146,13 @@ func StartWorkers(c client.Client, acts *activities.Activities, q Queues) (*Work
 		// Every activity heartbeats every second (activities.HeartbeatEvery);
 		// each heartbeat goes out as it is recorded, not 80% of the heartbeat
 		// timeout later, so a dead worker is told from a live one within
-		// run.heartbeat_seconds.
-		w := worker.New(c, workflows.TaskQueue, worker.Options{MaxHeartbeatThrottleInterval: activities.HeartbeatEvery})
+		// run.heartbeat_seconds. Eager activities are off: with them, every
+		// activity a workflow task schedules on this queue (a corpus's
+		// ScreenShards among them) runs on the worker that ran the task, so
+		// the other CPU hosts would idle beside it.
+		w := worker.New(c, workflows.TaskQueue, worker.Options{
+			MaxHeartbeatThrottleInterval: activities.HeartbeatEvery, DisableEagerActivities: true,
+		})
 		workflows.Register(w)
 		acts.RegisterCPU(w)
 		ws = append(ws, w)
