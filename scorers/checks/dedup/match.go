@@ -87,8 +87,10 @@ type Matcher struct {
 	tok     tokenizer
 	norm    []byte // normalised document, made only when a candidate needs it
 	normOK  bool
+	words   []uint64 // word hashes of the part of the document read word by word
 	sh      []uint64
 	set     u64set
+	missed  u64set // distinct shingles found in no item
 	cands   []int32
 	checked []uint32 // per group: the doc number it was last verified in
 	docNo   uint32
@@ -139,7 +141,29 @@ func (m *Matcher) verifyExact(g int32, raw []byte, off int64) {
 	}
 }
 
+// lookupExact verifies the long prompts indexed under interior word h
+// (prompts of 3 words) and under the word pair prev, h.
+func (m *Matcher) lookupExact(prev, h uint64, pair bool, raw []byte, off int64) {
+	x := m.idx
+	if x.unigrams != nil {
+		for _, v := range x.unigrams.lookup(h) {
+			m.verifyExact(int32(v), raw, off)
+		}
+	}
+	if pair && x.bigrams != nil {
+		for _, v := range x.bigrams.lookup(pairHash(prev, h)) {
+			m.verifyExact(int32(v), raw, off)
+		}
+	}
+}
+
 // Doc screens one raw document that starts at offset off.
+//
+// The document is read word by word from its start while the Jaccard
+// part can still match (every word pair looked up for the exact part on
+// the way); once more distinct shingles than Index.maxMiss are in no item,
+// no item can reach the threshold, and the rest is only sampled for the
+// exact part: the word pair after every stride-th byte.
 func (m *Matcher) Doc(raw []byte, off int64) {
 	x := m.idx
 	m.docNo++
@@ -148,23 +172,107 @@ func (m *Matcher) Doc(raw []byte, off int64) {
 		m.docNo = 1
 	}
 	m.normOK = false
-	m.tok.run(raw, x.whole != nil)
-	words := m.tok.words
 	if x.whole != nil {
-		m.matchWhole(words, raw, off)
-	}
-	if x.unigrams != nil {
-		for _, w := range words {
-			for _, v := range x.unigrams.lookup(w) {
-				m.verifyExact(int32(v), raw, off)
-			}
-		}
+		m.matchWhole(raw, off)
 	}
 	if x.anchors != nil {
 		m.matchAnchors(raw, off)
 	}
-	if x.keys != nil {
-		m.matchShingles(words, raw, off)
+	exact := x.bigrams != nil || x.unigrams != nil
+	jaccard := x.jkeys != nil
+	if !exact && !jaccard {
+		return
+	}
+	// Word by word.
+	n := x.opt.ShingleN
+	outRot := (shingleRot * n) % 64
+	words := m.words[:0]
+	m.sh, m.cands = m.sh[:0], m.cands[:0]
+	if jaccard {
+		m.missed.reset(x.maxMiss + 1)
+	}
+	var roll uint64
+	var prev uint64
+	pstart, start := 0, 0 // starts of the last two words
+	i := 0
+	for jaccard || x.dense {
+		h, s, e := m.tok.next(raw, i)
+		if s < 0 {
+			break
+		}
+		k := len(words)
+		words = append(words, h)
+		pstart, start = start, s
+		i = e
+		if exact {
+			m.lookupExact(prev, h, k > 0, raw, off)
+		}
+		prev = h
+		if !jaccard {
+			continue
+		}
+		if k < n {
+			roll = bits.RotateLeft64(roll, shingleRot) ^ h
+			if k < n-1 {
+				continue
+			}
+		} else {
+			roll = bits.RotateLeft64(roll, shingleRot) ^ bits.RotateLeft64(words[k-n], outRot) ^ h
+		}
+		sh := shingleKey(roll, n)
+		m.sh = append(m.sh, sh)
+		if !x.shingles.mayHave(sh) {
+			if m.missed.add(sh) && m.missed.n > x.maxMiss {
+				jaccard = false // no item can reach the threshold
+				m.cands = m.cands[:0]
+			}
+			continue
+		}
+		for _, v := range x.jkeys.lookup(sh) {
+			m.cands = append(m.cands, int32(v))
+		}
+	}
+	m.words = words
+	if jaccard {
+		// Read to the end: the Jaccard candidates get their exact check.
+		if len(m.cands) > 0 {
+			m.verifyJaccard(off)
+		}
+		return
+	}
+	if !exact || x.dense || i >= len(raw) {
+		return
+	}
+	// Sampled. Word pairs starting at word len(words)-2 and before were
+	// looked up, so an occurrence not met yet starts at or after word
+	// len(words)-2; from there on every stride bytes hold a sample.
+	p := 0
+	if len(words) >= 2 {
+		p = pstart
+	} else if len(words) == 1 {
+		p = start
+	}
+	last := -1
+	for ; p < len(raw); p += x.stride {
+		h, s, e := m.tok.after(raw, p)
+		if s < 0 {
+			break
+		}
+		if s == last {
+			continue
+		}
+		last = s
+		h2, s2, _ := m.tok.next(raw, e)
+		if x.unigrams != nil {
+			for _, v := range x.unigrams.lookup(h) {
+				m.verifyExact(int32(v), raw, off)
+			}
+		}
+		if s2 >= 0 && x.bigrams != nil {
+			for _, v := range x.bigrams.lookup(pairHash(h, h2)) {
+				m.verifyExact(int32(v), raw, off)
+			}
+		}
 	}
 }
 
@@ -192,13 +300,24 @@ func (m *Matcher) matchAnchors(raw []byte, off int64) {
 	}
 }
 
-// matchWhole looks for short prompts equal to the whole document or a line.
-func (m *Matcher) matchWhole(words []uint64, raw []byte, off int64) {
+// matchWhole looks for short prompts equal to the whole document or a
+// line. Only texts of at most maxShortWords words are hashed.
+func (m *Matcher) matchWhole(raw []byte, off int64) {
 	x := m.idx
-	try := func(ws []uint64, text []byte) {
-		if len(ws) > x.maxShortWords {
-			return // more words than any short prompt
+	try := func(text []byte) {
+		ws := m.words[:0]
+		for i := 0; ; {
+			h, s, e := m.tok.next(text, i)
+			if s < 0 {
+				break
+			}
+			if len(ws) == x.maxShortWords {
+				return // more words than any short prompt
+			}
+			ws = append(ws, h)
+			i = e
 		}
+		m.words = ws
 		for _, v := range x.whole.lookup(seqHash(ws)) {
 			g := int32(v)
 			if _, done := m.found[g]; done {
@@ -209,43 +328,18 @@ func (m *Matcher) matchWhole(words []uint64, raw []byte, off int64) {
 			}
 		}
 	}
-	try(words, raw)
-	if len(m.tok.lines) == 0 {
+	try(raw)
+	if bytes.IndexByte(raw, '\n') < 0 {
 		return
 	}
-	w0, b0 := int32(0), int32(0)
-	for _, le := range m.tok.lines {
-		try(words[w0:le.words], raw[b0:le.at])
-		w0, b0 = le.words, le.at+1
-	}
-	try(words[w0:], raw[b0:])
-}
-
-// matchShingles probes every word n-gram of the document: interior
-// shingles of long prompts (exact candidates) over the whole document, and
-// prefix shingles (Jaccard candidates) while the document is small enough
-// to reach the threshold with some item.
-func (m *Matcher) matchShingles(words []uint64, raw []byte, off int64) {
-	x := m.idx
-	n := x.opt.ShingleN
-	m.sh = appendShingles(m.sh[:0], words, n)
-	m.cands = m.cands[:0]
-	k := x.keys
-	for _, h := range m.sh {
-		if !k.mayHave(h) {
-			continue
+	for rest := raw; ; {
+		j := bytes.IndexByte(rest, '\n')
+		if j < 0 {
+			try(rest)
+			return
 		}
-		for _, v := range k.get(h) {
-			g := int32(v >> 1)
-			if v&1 == tagExact {
-				m.verifyExact(g, raw, off)
-			} else {
-				m.cands = append(m.cands, g)
-			}
-		}
-	}
-	if len(m.cands) > 0 {
-		m.verifyJaccard(off)
+		try(rest[:j])
+		rest = rest[j+1:]
 	}
 }
 

@@ -402,3 +402,84 @@ func seqHash(words []uint64) uint64 {
 	}
 	return mix64(h ^ uint64(len(words)))
 }
+
+// next returns the hash of the first word that starts at or after raw[i]
+// (i on a rune boundary), with the word's start and end; start is -1 when
+// there is none. It splits and hashes exactly as run does (FuzzTokenize
+// checks they agree), one word at a time, so a scan can stop early or
+// jump ahead.
+func (t *tokenizer) next(raw []byte, i int) (h uint64, start, end int) {
+	n := len(raw)
+	for i < n {
+		c := tokClass[raw[i]]
+		if c == tkSep || c == tkNewline {
+			i++
+			continue
+		}
+		if c == tkWord {
+			if i+8 <= n {
+				v := binary.LittleEndian.Uint64(raw[i:])
+				if nw := nonWordBytes(v); nw != 0 {
+					l := bits.TrailingZeros64(nw) >> 3
+					if tokClass[raw[i+l]] != tkHigh {
+						return mix64((v|or20)&(^uint64(0)>>(64-8*l)) ^ k0), i, i + l
+					}
+				} else if h, end, ok := longWord(raw, i, v); ok {
+					return h, i, end
+				}
+			} else {
+				j := i + 1
+				for j < n && tokClass[raw[j]] == tkWord {
+					j++
+				}
+				if j == n || tokClass[raw[j]] != tkHigh {
+					return hashWord(raw[i:j], or20), i, j
+				}
+			}
+		}
+		// A word that contains (or a run that starts with) non-ASCII.
+		w0 := len(t.words)
+		e := t.slowWord(raw, i)
+		if len(t.words) > w0 {
+			h = t.words[w0]
+			t.words = t.words[:w0]
+			return h, i, e
+		}
+		i = e
+	}
+	return 0, -1, n
+}
+
+// after returns the first word that starts after raw[p] (the next() of
+// the word following the one p may be inside): for p in
+// [start of word j-1, start of word j) it is word j, wherever p falls in
+// a rune. A scan that looks at every S-th byte this way meets word j+1
+// of any run of words whose start-to-start span is at least S bytes.
+func (t *tokenizer) after(raw []byte, p int) (h uint64, start, end int) {
+	// The rune holding p ends at r1; inWord: it belongs to a word.
+	r1, inWord := p+1, false
+	if c := raw[p]; c < utf8.RuneSelf {
+		inWord = tokClass[c] == tkWord
+	} else {
+		// The rune holding p starts at most 3 bytes before it, at a byte
+		// that is not a continuation byte (such a byte always starts a
+		// rune when decoding from the start). If none covers p, p is a
+		// stray continuation byte: a rune of its own, not in a word.
+		l := p
+		for l > 0 && l > p-3 && raw[l]&0xc0 == 0x80 {
+			l--
+		}
+		if raw[l]&0xc0 != 0x80 {
+			if r, w := utf8.DecodeRune(raw[l:]); l+w > p {
+				r1 = l + w
+				inWord = !(r == utf8.RuneError && w == 1) && isWordRune(r)
+			}
+		}
+	}
+	h, start, end = t.next(raw, r1)
+	if inWord && start == r1 {
+		// The word p is in goes on at r1: skip its rest.
+		h, start, end = t.next(raw, end)
+	}
+	return h, start, end
+}
