@@ -97,13 +97,13 @@ type Index struct {
 	maxShortWords int // most words in a short prompt
 
 	// Jaccard: jkeys maps each prompt's prefix-filter shingles to the
-	// group, shingles is a filter over every shingle of every prompt.
+	// group.
 	jkeys       *multiMap
-	shingles    bloom
-	maxShingles int // largest distinct shingle count of an item
+	keyShingles bloom // over the shingles of word keys (wordKey) of every prompt
+	maxShingles int   // largest distinct shingle count of an item
 	// maxMiss is the most distinct document shingles outside every prompt
-	// that a document reaching the threshold can have (jaccardLimit).
-	maxMiss int
+	// that a document reaching the threshold can have (maxMisses).
+	jlimit, maxMiss int
 }
 
 // Strides of the sampled exact scan, in bytes.
@@ -196,13 +196,13 @@ func (x *Index) build() {
 	x.stride = maxStride
 	for gi := range x.groups {
 		g := &x.groups[gi]
+		spans[gi] = newWordSpans(&tok, g.norm)
 		if !g.long {
 			tok.run(g.norm, false)
 			whole = append(whole, kv{seqHash(tok.words), uint64(gi)})
 			x.maxShortWords = max(x.maxShortWords, len(tok.words))
 			continue
 		}
-		spans[gi] = newWordSpans(&tok, g.norm)
 		if s := spans[gi].interior(); s > 0 {
 			x.stride = min(x.stride, s)
 		} else {
@@ -215,13 +215,15 @@ func (x *Index) build() {
 	}
 	psketch := newCountSketch(20)
 	for gi := range x.groups {
-		for _, k := range spans[gi].keys {
-			psketch.add(k)
+		if x.groups[gi].long {
+			for _, k := range spans[gi].keys {
+				psketch.add(k)
+			}
 		}
 	}
 	for gi := range x.groups {
 		ws := spans[gi]
-		if len(ws.keys) == 0 {
+		if !x.groups[gi].long || len(ws.keys) == 0 {
 			continue
 		}
 		a, b := ws.run(x.stride, psketch)
@@ -238,7 +240,7 @@ func (x *Index) build() {
 		if x.opt.NoJaccard || len(g.shingles) == 0 {
 			continue // fewer than n words: screened by the exact part only
 		}
-		all = append(all, g.shingles...)
+		all = appendKeyShingles(all, spans[gi].hashes, n)
 		// J(I,D) >= t implies |I∩D| >= t|I|, so D holds at least one of any
 		// |I| - ceil(t|I|) + 1 shingles of I. Index only that many, the
 		// rarest ones, to keep postings short.
@@ -263,8 +265,9 @@ func (x *Index) build() {
 	}
 	if len(jkeys) > 0 {
 		x.jkeys = newMultiMap(jkeys)
-		x.shingles = newBloom(all)
-		x.maxMiss = maxMisses(x.maxShingles, x.opt.Jaccard)
+		x.keyShingles = newBloom(all)
+		x.jlimit = jaccardLimit(x.maxShingles, x.opt.Jaccard)
+		x.maxMiss = maxMisses(x.jlimit, x.opt.Jaccard)
 	}
 }
 
@@ -274,16 +277,17 @@ func jaccardLimit(maxShingles int, t float64) int { return int(float64(maxShingl
 
 // maxMisses bounds the distinct shingles of a document that are in no
 // item when it reaches Jaccard t with some item I: |D∩I| >= t|D∪I| >= t|D|
-// leaves at most (1-t)|D| outside I, and |D| <= jaccardLimit. So once a
+// leaves at most (1-t)|D| outside I, and |D| <= size (jaccardLimit, or the
+// document's shingle positions once it is read to the end). So once a
 // document shows more such shingles, the Jaccard part can stop reading it.
 // The small slack covers the 1e-12 tolerance of the final comparison.
-func maxMisses(maxShingles int, t float64) int {
-	return int(math.Floor((1-t)*float64(jaccardLimit(maxShingles, t))*(1+1e-9) + 1e-6))
+func maxMisses(size int, t float64) int {
+	return int(math.Floor((1-t)*float64(size)*(1+1e-9) + 1e-6))
 }
 
 // wordSpans is a long prompt's words as the sampled exact scan sees them.
 type wordSpans struct {
-	hashes []uint64 // word hashes
+	hashes []uint64 // word keys (wordKey)
 	runes  []int    // runes of the normalised prompt before each word
 	keys   []uint64 // the lookup key of interior word j (pair j, j+1; or word j of 3), at keys[j-1]
 }
@@ -291,11 +295,11 @@ type wordSpans struct {
 func newWordSpans(tok *tokenizer, norm []byte) wordSpans {
 	var ws wordSpans
 	for i := 0; ; {
-		h, s, e := tok.next(norm, i)
+		_, key, s, e := tok.next(norm, i)
 		if s < 0 {
 			break
 		}
-		ws.hashes = append(ws.hashes, h)
+		ws.hashes = append(ws.hashes, key)
 		ws.runes = append(ws.runes, utf8.RuneCount(norm[:s]))
 		i = e
 	}
@@ -346,8 +350,34 @@ func (ws wordSpans) run(stride int, sketch countSketch) (int, int) {
 	return bestA, bestB
 }
 
-// pairHash is the key of two consecutive words.
-func pairHash(a, b uint64) uint64 { return mix64(bits.RotateLeft64(a, 17) ^ b ^ k2) }
+// pairHash is the key of two consecutive words (keys): only a filter
+// and table key, so one multiplication will do.
+func pairHash(a, b uint64) uint64 { return fastMix(bits.RotateLeft64(a, 17) ^ b) }
+
+// fastMix spreads x over all 64 bits with one multiplication.
+func fastMix(x uint64) uint64 {
+	x *= k1
+	return x ^ x>>29
+}
+
+// appendKeyShingles appends the key of every n-gram of word keys, as
+// Matcher.Doc rolls them (appendShingles with fastMix for shingleKey).
+func appendKeyShingles(out, keys []uint64, n int) []uint64 {
+	if len(keys) < n {
+		return out
+	}
+	var h uint64
+	for _, w := range keys[:n] {
+		h = bits.RotateLeft64(h, shingleRot) ^ w
+	}
+	out = append(out, fastMix(h))
+	outRot := (shingleRot * n) % 64
+	for j := n; j < len(keys); j++ {
+		h = bits.RotateLeft64(h, shingleRot) ^ bits.RotateLeft64(keys[j-n], outRot) ^ keys[j]
+		out = append(out, fastMix(h))
+	}
+	return out
+}
 
 // anchorPairs returns the anchor windows of group gi: anchorS consecutive
 // windows, the block with the most distinct bytes, so a run of one

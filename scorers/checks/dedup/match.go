@@ -87,7 +87,7 @@ type Matcher struct {
 	tok     tokenizer
 	norm    []byte // normalised document, made only when a candidate needs it
 	normOK  bool
-	words   []uint64 // word hashes of the part of the document read word by word
+	words   []uint64 // word keys of the part of the document read word by word
 	sh      []uint64
 	set     u64set
 	missed  u64set // distinct shingles found in no item
@@ -141,22 +141,6 @@ func (m *Matcher) verifyExact(g int32, raw []byte, off int64) {
 	}
 }
 
-// lookupExact verifies the long prompts indexed under interior word h
-// (prompts of 3 words) and under the word pair prev, h.
-func (m *Matcher) lookupExact(prev, h uint64, pair bool, raw []byte, off int64) {
-	x := m.idx
-	if x.unigrams != nil {
-		for _, v := range x.unigrams.lookup(h) {
-			m.verifyExact(int32(v), raw, off)
-		}
-	}
-	if pair && x.bigrams != nil {
-		for _, v := range x.bigrams.lookup(pairHash(prev, h)) {
-			m.verifyExact(int32(v), raw, off)
-		}
-	}
-}
-
 // Doc screens one raw document that starts at offset off.
 //
 // The document is read word by word from its start while the Jaccard
@@ -183,73 +167,88 @@ func (m *Matcher) Doc(raw []byte, off int64) {
 	if !exact && !jaccard {
 		return
 	}
-	// Word by word.
+	// Word by word, by key (wordKey): shingles of keys stand for the
+	// shingles of words in the miss count, as two shingles with different
+	// keys differ, and one whose keys are in no item is in no item.
 	n := x.opt.ShingleN
 	outRot := (shingleRot * n) % 64
-	words := m.words[:0]
-	m.sh, m.cands = m.sh[:0], m.cands[:0]
+	keys := m.words[:0]
 	if jaccard {
 		m.missed.reset(x.maxMiss + 1)
 	}
-	var roll uint64
-	var prev uint64
+	var roll, prev uint64
 	pstart, start := 0, 0 // starts of the last two words
 	i := 0
+	eof := false
 	for jaccard || x.dense {
-		h, s, e := m.tok.next(raw, i)
+		key, s, e := m.tok.keyAt(raw, i)
 		if s < 0 {
+			eof = true
 			break
 		}
-		k := len(words)
-		words = append(words, h)
+		k := len(keys)
+		keys = append(keys, key)
 		pstart, start = start, s
 		i = e
-		if exact {
-			m.lookupExact(prev, h, k > 0, raw, off)
+		if x.bigrams != nil && k > 0 {
+			if pk := pairHash(prev, key); x.bigrams.mayHave(pk) {
+				for _, v := range x.bigrams.get(pk) {
+					m.verifyExact(int32(v), raw, off)
+				}
+			}
 		}
-		prev = h
+		if x.unigrams != nil {
+			for _, v := range x.unigrams.lookup(key) {
+				m.verifyExact(int32(v), raw, off)
+			}
+		}
+		prev = key
 		if !jaccard {
 			continue
 		}
 		if k < n {
-			roll = bits.RotateLeft64(roll, shingleRot) ^ h
+			roll = bits.RotateLeft64(roll, shingleRot) ^ key
 			if k < n-1 {
 				continue
 			}
 		} else {
-			roll = bits.RotateLeft64(roll, shingleRot) ^ bits.RotateLeft64(words[k-n], outRot) ^ h
+			roll = bits.RotateLeft64(roll, shingleRot) ^ bits.RotateLeft64(keys[k-n], outRot) ^ key
 		}
-		sh := shingleKey(roll, n)
-		m.sh = append(m.sh, sh)
-		if !x.shingles.mayHave(sh) {
-			if m.missed.add(sh) && m.missed.n > x.maxMiss {
-				jaccard = false // no item can reach the threshold
-				m.cands = m.cands[:0]
-			}
-			continue
-		}
-		for _, v := range x.jkeys.lookup(sh) {
-			m.cands = append(m.cands, int32(v))
+		if sh := fastMix(roll); !x.keyShingles.mayHave(sh) && m.missed.add(sh) && m.missed.n > x.maxMiss {
+			jaccard = false // no item can reach the threshold
 		}
 	}
-	m.words = words
+	m.words = keys
+	if jaccard && m.missed.n > maxMisses(min(x.jlimit, len(keys)-n+1), x.opt.Jaccard) {
+		// Read to the end: the bound on the distinct shingles is now
+		// their positions, so a short document is ruled out here.
+		jaccard = false
+	}
 	if jaccard {
-		// Read to the end: the Jaccard candidates get their exact check.
+		// Read to the end and not ruled out: the Jaccard test proper.
+		m.tok.run(raw, false)
+		m.sh = appendShingles(m.sh[:0], m.tok.words, n)
+		m.cands = m.cands[:0]
+		for _, sh := range m.sh {
+			for _, v := range x.jkeys.lookup(sh) {
+				m.cands = append(m.cands, int32(v))
+			}
+		}
 		if len(m.cands) > 0 {
 			m.verifyJaccard(off)
 		}
 		return
 	}
-	if !exact || x.dense || i >= len(raw) {
+	if !exact || x.dense || eof {
 		return
 	}
-	// Sampled. Word pairs starting at word len(words)-2 and before were
+	// Sampled. Word pairs starting at word len(keys)-2 and before were
 	// looked up, so an occurrence not met yet starts at or after word
-	// len(words)-2; from there on every stride bytes hold a sample.
+	// len(keys)-2; from there on every stride bytes hold a sample.
 	p := 0
-	if len(words) >= 2 {
+	if len(keys) >= 2 {
 		p = pstart
-	} else if len(words) == 1 {
+	} else if len(keys) == 1 {
 		p = start
 	}
 	last := -1
@@ -262,7 +261,7 @@ func (m *Matcher) Doc(raw []byte, off int64) {
 			continue
 		}
 		last = s
-		h2, s2, _ := m.tok.next(raw, e)
+		h2, s2, _ := m.tok.keyAt(raw, e)
 		if x.unigrams != nil {
 			for _, v := range x.unigrams.lookup(h) {
 				m.verifyExact(int32(v), raw, off)
@@ -307,7 +306,7 @@ func (m *Matcher) matchWhole(raw []byte, off int64) {
 	try := func(text []byte) {
 		ws := m.words[:0]
 		for i := 0; ; {
-			h, s, e := m.tok.next(text, i)
+			h, _, s, e := m.tok.next(text, i)
 			if s < 0 {
 				break
 			}
