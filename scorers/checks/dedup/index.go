@@ -104,6 +104,7 @@ type Index struct {
 	// maxMiss is the most distinct document shingles outside every prompt
 	// that a document reaching the threshold can have (maxMisses).
 	jlimit, maxMiss int
+	minShingles     int // smallest distinct shingle count of a prompt with shingles
 }
 
 // Strides of the sampled exact scan, in bytes.
@@ -241,6 +242,9 @@ func (x *Index) build() {
 			continue // fewer than n words: screened by the exact part only
 		}
 		all = appendKeyShingles(all, spans[gi].hashes, n)
+		if x.minShingles == 0 || len(g.shingles) < x.minShingles {
+			x.minShingles = len(g.shingles)
+		}
 		// J(I,D) >= t implies |I∩D| >= t|I|, so D holds at least one of any
 		// |I| - ceil(t|I|) + 1 shingles of I. Index only that many, the
 		// rarest ones, to keep postings short.

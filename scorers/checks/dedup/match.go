@@ -88,6 +88,8 @@ type Matcher struct {
 	norm    []byte // normalised document, made only when a candidate needs it
 	normOK  bool
 	words   []uint64 // word keys of the part of the document read word by word
+	starts  []int    // and where they start
+	bits    []uint64 // word bytes of an all-ASCII document (ascii.go)
 	sh      []uint64
 	set     u64set
 	missed  u64set // distinct shingles found in no item
@@ -167,6 +169,10 @@ func (m *Matcher) Doc(raw []byte, off int64) {
 	if !exact && !jaccard {
 		return
 	}
+	if m.wordBits(raw) {
+		m.docASCII(raw, off, exact, jaccard)
+		return
+	}
 	// Word by word, by key (wordKey): shingles of keys stand for the
 	// shingles of words in the miss count, as two shingles with different
 	// keys differ, and one whose keys are in no item is in no item.
@@ -176,48 +182,52 @@ func (m *Matcher) Doc(raw []byte, off int64) {
 	if jaccard {
 		m.missed.reset(x.maxMiss + 1)
 	}
-	var roll, prev uint64
-	pstart, start := 0, 0 // starts of the last two words
+	var roll uint64
 	i := 0
 	eof := false
-	for jaccard || x.dense {
-		key, s, e := m.tok.keyAt(raw, i)
-		if s < 0 {
-			eof = true
-			break
+	starts := m.starts[:0]
+	done := 0 // words processed
+	for (jaccard || x.dense) && !eof {
+		// Read as many words as it takes to rule Jaccard out if each
+		// brings a new miss (at least 8).
+		want := len(keys) + 8
+		if jaccard {
+			want = max(want, len(keys)+x.maxMiss+1-m.missed.n+max(0, n-1-len(keys)))
 		}
-		k := len(keys)
-		keys = append(keys, key)
-		pstart, start = start, s
-		i = e
-		if x.bigrams != nil && k > 0 {
-			if pk := pairHash(prev, key); x.bigrams.mayHave(pk) {
-				for _, v := range x.bigrams.get(pk) {
+		keys, starts, i = m.tok.appendKeys(raw, i, want, keys, starts)
+		eof = len(keys) < want
+		for k := done; k < len(keys); k++ {
+			key := keys[k]
+			if x.bigrams != nil && k > 0 {
+				if pk := pairHash(keys[k-1], key); x.bigrams.mayHave(pk) {
+					for _, v := range x.bigrams.get(pk) {
+						m.verifyExact(int32(v), raw, off)
+					}
+				}
+			}
+			if x.unigrams != nil {
+				for _, v := range x.unigrams.lookup(key) {
 					m.verifyExact(int32(v), raw, off)
 				}
 			}
-		}
-		if x.unigrams != nil {
-			for _, v := range x.unigrams.lookup(key) {
-				m.verifyExact(int32(v), raw, off)
-			}
-		}
-		prev = key
-		if !jaccard {
-			continue
-		}
-		if k < n {
-			roll = bits.RotateLeft64(roll, shingleRot) ^ key
-			if k < n-1 {
+			if !jaccard {
 				continue
 			}
-		} else {
-			roll = bits.RotateLeft64(roll, shingleRot) ^ bits.RotateLeft64(keys[k-n], outRot) ^ key
+			if k < n {
+				roll = bits.RotateLeft64(roll, shingleRot) ^ key
+				if k < n-1 {
+					continue
+				}
+			} else {
+				roll = bits.RotateLeft64(roll, shingleRot) ^ bits.RotateLeft64(keys[k-n], outRot) ^ key
+			}
+			if sh := fastMix(roll); !x.keyShingles.mayHave(sh) && m.missed.add(sh) && m.missed.n > x.maxMiss {
+				jaccard = false // no item can reach the threshold
+			}
 		}
-		if sh := fastMix(roll); !x.keyShingles.mayHave(sh) && m.missed.add(sh) && m.missed.n > x.maxMiss {
-			jaccard = false // no item can reach the threshold
-		}
+		done = len(keys)
 	}
+	m.starts = starts
 	m.words = keys
 	if jaccard && m.missed.n > maxMisses(min(x.jlimit, len(keys)-n+1), x.opt.Jaccard) {
 		// Read to the end: the bound on the distinct shingles is now
@@ -226,17 +236,7 @@ func (m *Matcher) Doc(raw []byte, off int64) {
 	}
 	if jaccard {
 		// Read to the end and not ruled out: the Jaccard test proper.
-		m.tok.run(raw, false)
-		m.sh = appendShingles(m.sh[:0], m.tok.words, n)
-		m.cands = m.cands[:0]
-		for _, sh := range m.sh {
-			for _, v := range x.jkeys.lookup(sh) {
-				m.cands = append(m.cands, int32(v))
-			}
-		}
-		if len(m.cands) > 0 {
-			m.verifyJaccard(off)
-		}
+		m.jaccardFull(raw, off)
 		return
 	}
 	if !exact || x.dense || eof {
@@ -247,9 +247,9 @@ func (m *Matcher) Doc(raw []byte, off int64) {
 	// len(keys)-2; from there on every stride bytes hold a sample.
 	p := 0
 	if len(keys) >= 2 {
-		p = pstart
+		p = starts[len(keys)-2]
 	} else if len(keys) == 1 {
-		p = start
+		p = starts[0]
 	}
 	last := -1
 	for ; p < len(raw); p += x.stride {
@@ -272,6 +272,24 @@ func (m *Matcher) Doc(raw []byte, off int64) {
 				m.verifyExact(int32(v), raw, off)
 			}
 		}
+	}
+}
+
+// jaccardFull is the Jaccard test of a document not ruled out by the
+// miss bound: every shingle, the candidates by prefix filter, and their
+// exact Jaccard values.
+func (m *Matcher) jaccardFull(raw []byte, off int64) {
+	x := m.idx
+	m.tok.run(raw, false)
+	m.sh = appendShingles(m.sh[:0], m.tok.words, x.opt.ShingleN)
+	m.cands = m.cands[:0]
+	for _, sh := range m.sh {
+		for _, v := range x.jkeys.lookup(sh) {
+			m.cands = append(m.cands, int32(v))
+		}
+	}
+	if len(m.cands) > 0 {
+		m.verifyJaccard(off)
 	}
 }
 

@@ -518,6 +518,46 @@ func (t *tokenizer) keyAt(raw []byte, i int) (key uint64, start, end int) {
 	return t.nextKey(raw, i)
 }
 
+// appendKeys appends the keys and starts of the words from raw[i] on
+// until keys holds want words or raw ends, and returns where it stopped:
+// keyAt in a loop, inlined.
+func (t *tokenizer) appendKeys(raw []byte, i, want int, keys []uint64, starts []int) ([]uint64, []int, int) {
+	n := len(raw)
+	for len(keys) < want && i < n {
+		if i+24 <= n {
+			v := binary.LittleEndian.Uint64(raw[i:])
+			if word := ^nonWordBytes(v) & highs; word != 0 {
+				sl := bits.TrailingZeros64(word) >> 3
+				if v&highs&(1<<(8*sl)-1) == 0 {
+					s := i + sl
+					w := binary.LittleEndian.Uint64(raw[s:])
+					l := 0
+					if nw := nonWordBytes(w); nw != 0 {
+						l = bits.TrailingZeros64(nw) >> 3
+						w &= ^uint64(0) >> (64 - 8*l)
+					} else if nw := nonWordBytes(binary.LittleEndian.Uint64(raw[s+8:])); nw != 0 {
+						l = 8 + bits.TrailingZeros64(nw)>>3
+					}
+					if l > 0 && raw[s+l] < utf8.RuneSelf {
+						keys = append(keys, wordKey(w|or20&(^uint64(0)>>(64-8*min(l, 8))), l))
+						starts = append(starts, s)
+						i = s + l
+						continue
+					}
+				}
+			}
+		}
+		key, s, e := t.nextKey(raw, i)
+		if s < 0 {
+			return keys, starts, n
+		}
+		keys = append(keys, key)
+		starts = append(starts, s)
+		i = e
+	}
+	return keys, starts, i
+}
+
 // wordKey is the sampled exact scan's key of a word: its first 8
 // lower-cased bytes (zero-padded) and its length. Words that share both
 // share the key, which only costs a verification.
