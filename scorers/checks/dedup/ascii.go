@@ -175,16 +175,12 @@ func (m *Matcher) docASCII(raw []byte, off int64, exact, jaccard bool) {
 	} else if len(keys) == 1 {
 		p = starts[0]
 	}
-	last := -1
-	for ; p < len(raw); p += x.stride {
+	for p < len(raw) {
 		s := m.nextStart(p + 1)
 		if s < 0 {
 			break
 		}
-		if s == last {
-			continue
-		}
-		last = s
+		p = s + x.stride - 1 // see Doc
 		e := m.wordEnd(s)
 		key := keyOf(raw, s, e)
 		if x.unigrams != nil {

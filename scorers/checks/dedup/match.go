@@ -251,16 +251,14 @@ func (m *Matcher) Doc(raw []byte, off int64) {
 	} else if len(keys) == 1 {
 		p = starts[0]
 	}
-	last := -1
-	for ; p < len(raw); p += x.stride {
+	for p < len(raw) {
 		h, s, e := m.tok.after(raw, p)
 		if s < 0 {
 			break
 		}
-		if s == last {
-			continue
-		}
-		last = s
+		// Every position from p to s maps to this word: the next sample
+		// may be as far as stride-1 bytes past s.
+		p = s + x.stride - 1
 		h2, s2, _ := m.tok.keyAt(raw, e)
 		if x.unigrams != nil {
 			for _, v := range x.unigrams.lookup(h) {
