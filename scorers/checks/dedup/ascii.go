@@ -20,29 +20,29 @@ func (m *Matcher) wordBits(raw []byte) bool {
 	if cap(m.bits) < nw+1 {
 		m.bits = make([]uint64, nw+1)
 	}
-	b := m.bits[:nw+1]
-	b[nw] = 0 // a word never runs past the end
+	b := m.bits[:nw+1] // b[nw] stays 0: a word never runs past the end
+	clear(b)
 	var high uint64
-	i := 0
-	for w := 0; w < nw; w++ {
-		var word uint64
-		for k := 0; k < 64; k += 8 {
-			var v uint64
-			if i+8 <= len(raw) {
-				v = binary.LittleEndian.Uint64(raw[i:])
-			} else if i < len(raw) {
-				var t [8]byte
-				copy(t[:], raw[i:])
-				v = binary.LittleEndian.Uint64(t[:]) // zero bytes are not word bytes
-			}
-			high |= v
-			word |= ((^nonWordBytes(v) & highs) >> 7) * 0x0102040810204080 >> 56 << k
-			i += 8
-		}
-		b[w] = word
+	full := len(raw) / 8
+	for c := 0; c < full; c++ {
+		v := binary.LittleEndian.Uint64(raw[8*c:])
+		high |= v
+		b[c>>3] |= wordByteMask(v) << (8 * (c & 7))
+	}
+	if full*8 < len(raw) {
+		var t [8]byte // zero bytes are not word bytes
+		copy(t[:], raw[full*8:])
+		v := binary.LittleEndian.Uint64(t[:])
+		high |= v
+		b[full>>3] |= wordByteMask(v) << (8 * (full & 7))
 	}
 	m.bits = b
 	return high&highs == 0
+}
+
+// wordByteMask has bit k set when byte k of v is an ASCII letter or digit.
+func wordByteMask(v uint64) uint64 {
+	return ((^nonWordBytes(v) & highs) >> 7) * 0x0102040810204080 >> 56
 }
 
 // nextStart returns the first word start at or after byte p (-1: none).
