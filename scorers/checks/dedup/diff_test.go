@@ -278,3 +278,31 @@ func TestMatchesReference(t *testing.T) {
 		t.Errorf("only %d matches in all: the corpora test little", total)
 	}
 }
+
+// FuzzMatchReference compares the matcher with the reference on two
+// prompts and a document of arbitrary text (including invalid UTF-8), a
+// small minimum length and n-gram size, so every path (bitmap, general,
+// sampled, dense, anchors, whole lines) meets hostile input.
+func FuzzMatchReference(f *testing.F) {
+	f.Add("kucing itu comel sekali hari ini juga", "Apakah ibu negara?", "Hari ini: KUCING itu\n comel sekali hari ini juga!", uint8(10), uint8(2))
+	f.Add("alpha beta gamma delta epsilon zeta", "x", "qq alpha beta gamma delta epsilon zetaqq\nx", uint8(20), uint8(3))
+	f.Add("ⱥbc déf ghi jkl mno", "İzmir", "ȺBC DÉF GHI JKL MNO \xff", uint8(4), uint8(1))
+	f.Fuzz(func(t *testing.T, p1, p2, doc string, minLen, n uint8) {
+		items := []scorers.Item{{ID: "a", Prompt: p1}, {ID: "b", Prompt: p2}}
+		opt := Options{MinExactLen: 1 + int(minLen%60), ShingleN: 1 + int(n%5), Jaccard: 0.5}
+		idx, err := NewIndex(items, opt)
+		if err != nil {
+			return // an empty prompt
+		}
+		ref, err := newRefIndex(items, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs := []string{doc, p1 + " " + doc, doc + p2}
+		for _, d := range docs {
+			if got, want := screen(idx, []string{d}), refScreen(ref, []string{d}); !reflect.DeepEqual(got, want) {
+				t.Fatalf("prompts %q, %q, doc %q, opt %+v:\ngot       %+v\nreference %+v", p1, p2, d, opt, got, want)
+			}
+		}
+	})
+}
