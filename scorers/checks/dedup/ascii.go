@@ -100,7 +100,14 @@ func keyOf(raw []byte, s, e int) uint64 {
 }
 
 // docASCII is Doc's word-by-word part and samples for an all-ASCII
-// document whose word bitmap is in m.bits.
+// document whose word bitmap is in m.bits. The samples come first and
+// cover the whole document: besides the exact part, each word pair they
+// meet that is in no item (pairs, a filter over the consecutive word
+// pairs of every prompt with shingles) shows that the shingle ending with
+// it is in no item, so with the words' count they often rule Jaccard out
+// before any word is read one by one. Misses are counted by the key of
+// their shingle's last word pair, a function of the shingle, so distinct
+// counts stay lower bounds of distinct shingles.
 func (m *Matcher) docASCII(raw []byte, off int64, exact, jaccard bool) {
 	x := m.idx
 	n := x.opt.ShingleN
@@ -122,31 +129,61 @@ func (m *Matcher) docASCII(raw []byte, off int64, exact, jaccard bool) {
 			m.missed.reset(maxMiss + 1)
 		}
 	}
-	outRot := (shingleRot * n) % 64
-	keys, starts := m.words[:0], m.starts[:0]
-	var roll uint64
-	for s := m.nextStart(0); s >= 0 && (jaccard || x.dense); {
-		e := m.wordEnd(s)
-		key := keyOf(raw, s, e)
-		k := len(keys)
-		keys = append(keys, key)
-		starts = append(starts, s)
-		s = m.nextStart(e)
-		if x.bigrams != nil && k > 0 {
-			if pk := pairHash(keys[k-1], key); x.bigrams.mayHave(pk) {
+	certs := jaccard && n >= 2
+	minCert := 0 // start of word n-2: a pair from there on ends a shingle
+	if certs {
+		for k, s := 0, m.nextStart(0); k < n-2; k++ {
+			s = m.nextStart(m.wordEnd(s))
+			minCert = s
+		}
+	}
+	if exact || certs {
+		// Every position from p to the start s of the word after it maps
+		// to that word, so the next sample may be stride-1 bytes past s.
+		for p := 0; p < len(raw); {
+			s := m.nextStart(p + 1)
+			if s < 0 {
+				break
+			}
+			p = s + x.stride - 1
+			e := m.wordEnd(s)
+			key := keyOf(raw, s, e)
+			if x.unigrams != nil {
+				for _, v := range x.unigrams.lookup(key) {
+					m.verifyExact(int32(v), raw, off)
+				}
+			}
+			s2 := m.nextStart(e)
+			if s2 < 0 {
+				break
+			}
+			pk := pairHash(key, keyOf(raw, s2, m.wordEnd(s2)))
+			if x.bigrams != nil && x.bigrams.mayHave(pk) {
 				for _, v := range x.bigrams.get(pk) {
 					m.verifyExact(int32(v), raw, off)
 				}
 			}
-		}
-		if x.unigrams != nil {
-			for _, v := range x.unigrams.lookup(key) {
-				m.verifyExact(int32(v), raw, off)
+			if certs && s >= minCert && !x.pairs.mayHave(pk) && m.missed.add(pk) && m.missed.n > maxMiss {
+				certs, jaccard = false, false // no item can reach the threshold
+				if !exact {
+					break
+				}
 			}
 		}
-		if !jaccard {
-			continue
-		}
+	}
+	if !jaccard {
+		return
+	}
+	// Word by word from the start, for Jaccard only.
+	outRot := (shingleRot * n) % 64
+	keys := m.words[:0]
+	var roll uint64
+	for s := m.nextStart(0); s >= 0; {
+		e := m.wordEnd(s)
+		key := keyOf(raw, s, e)
+		k := len(keys)
+		keys = append(keys, key)
+		s = m.nextStart(e)
 		if k < n {
 			roll = bits.RotateLeft64(roll, shingleRot) ^ key
 			if k < n-1 {
@@ -155,48 +192,21 @@ func (m *Matcher) docASCII(raw []byte, off int64, exact, jaccard bool) {
 		} else {
 			roll = bits.RotateLeft64(roll, shingleRot) ^ bits.RotateLeft64(keys[k-n], outRot) ^ key
 		}
-		if sh := fastMix(roll); !x.keyShingles.mayHave(sh) && m.missed.add(sh) && m.missed.n > maxMiss {
+		if x.keyShingles.mayHave(fastMix(roll)) {
+			continue
+		}
+		id := key // the shingle's last word (n = 1) or word pair
+		if n > 1 {
+			id = pairHash(keys[k-1], key)
+		}
+		if m.missed.add(id) && m.missed.n > maxMiss {
 			jaccard = false // no item can reach the threshold
+			break
 		}
 	}
-	m.words, m.starts = keys, starts
+	m.words = keys
 	if jaccard {
 		// Read to the end and not ruled out: the Jaccard test proper.
 		m.jaccardFull(raw, off)
-		return
-	}
-	if !exact || x.dense || len(keys) == words {
-		return
-	}
-	// Sampled, as in Doc.
-	p := 0
-	if len(keys) >= 2 {
-		p = starts[len(keys)-2]
-	} else if len(keys) == 1 {
-		p = starts[0]
-	}
-	for p < len(raw) {
-		s := m.nextStart(p + 1)
-		if s < 0 {
-			break
-		}
-		p = s + x.stride - 1 // see Doc
-		e := m.wordEnd(s)
-		key := keyOf(raw, s, e)
-		if x.unigrams != nil {
-			for _, v := range x.unigrams.lookup(key) {
-				m.verifyExact(int32(v), raw, off)
-			}
-		}
-		if x.bigrams == nil {
-			continue
-		}
-		s2 := m.nextStart(e)
-		if s2 < 0 {
-			continue
-		}
-		for _, v := range x.bigrams.lookup(pairHash(key, keyOf(raw, s2, m.wordEnd(s2)))) {
-			m.verifyExact(int32(v), raw, off)
-		}
 	}
 }

@@ -100,6 +100,7 @@ type Index struct {
 	// group.
 	jkeys       *multiMap
 	keyShingles bloom // over the shingles of word keys (wordKey) of every prompt
+	pairs       bloom // over the pairHash of consecutive word keys of the same prompts
 	maxShingles int   // largest distinct shingle count of an item
 	// maxMiss is the most distinct document shingles outside every prompt
 	// that a document reaching the threshold can have (maxMisses).
@@ -189,7 +190,7 @@ func (x *Index) build() {
 		return 0
 	}
 	var pairs, unigrams, whole, anchors, jkeys []kv
-	var all, order []uint64
+	var all, allPairs, order []uint64
 	x.anchorS = min(16, max(1, x.opt.MinExactLen/4))
 	x.anchorW = min(32, x.opt.MinExactLen-x.anchorS+1)
 	x.minAnchored = math.MaxInt
@@ -242,6 +243,9 @@ func (x *Index) build() {
 			continue // fewer than n words: screened by the exact part only
 		}
 		all = appendKeyShingles(all, spans[gi].hashes, n)
+		for j := 1; j < len(spans[gi].hashes); j++ {
+			allPairs = append(allPairs, pairHash(spans[gi].hashes[j-1], spans[gi].hashes[j]))
+		}
 		if x.minShingles == 0 || len(g.shingles) < x.minShingles {
 			x.minShingles = len(g.shingles)
 		}
@@ -270,6 +274,7 @@ func (x *Index) build() {
 	if len(jkeys) > 0 {
 		x.jkeys = newMultiMap(jkeys)
 		x.keyShingles = newBloom(all)
+		x.pairs = newBloom(allPairs)
 		x.jlimit = jaccardLimit(x.maxShingles, x.opt.Jaccard)
 		x.maxMiss = maxMisses(x.jlimit, x.opt.Jaccard)
 	}
