@@ -23,18 +23,24 @@ func (m *Matcher) wordBits(raw []byte) bool {
 	b := m.bits[:nw+1] // b[nw] stays 0: a word never runs past the end
 	clear(b)
 	var high uint64
-	full := len(raw) / 8
-	for c := 0; c < full; c++ {
-		v := binary.LittleEndian.Uint64(raw[8*c:])
-		high |= v
-		b[c>>3] |= wordByteMask(v) << (8 * (c & 7))
+	// 64 bytes a step, 8 loads whose masks are independent.
+	w := 0
+	for ; 64*w+64 <= len(raw); w++ {
+		q := raw[64*w : 64*w+64]
+		v0, v1 := binary.LittleEndian.Uint64(q[0:]), binary.LittleEndian.Uint64(q[8:])
+		v2, v3 := binary.LittleEndian.Uint64(q[16:]), binary.LittleEndian.Uint64(q[24:])
+		v4, v5 := binary.LittleEndian.Uint64(q[32:]), binary.LittleEndian.Uint64(q[40:])
+		v6, v7 := binary.LittleEndian.Uint64(q[48:]), binary.LittleEndian.Uint64(q[56:])
+		high |= v0 | v1 | v2 | v3 | v4 | v5 | v6 | v7
+		b[w] = wordByteMask(v0) | wordByteMask(v1)<<8 | wordByteMask(v2)<<16 | wordByteMask(v3)<<24 |
+			wordByteMask(v4)<<32 | wordByteMask(v5)<<40 | wordByteMask(v6)<<48 | wordByteMask(v7)<<56
 	}
-	if full*8 < len(raw) {
+	for c := 8 * w; 8*c < len(raw); c++ {
 		var t [8]byte // zero bytes are not word bytes
-		copy(t[:], raw[full*8:])
+		copy(t[:], raw[8*c:])
 		v := binary.LittleEndian.Uint64(t[:])
 		high |= v
-		b[full>>3] |= wordByteMask(v) << (8 * (full & 7))
+		b[c>>3] |= wordByteMask(v) << (8 * (c & 7))
 	}
 	m.bits = b
 	return high&highs == 0
