@@ -35,7 +35,13 @@ func (m *Matcher) wordBits(raw []byte) bool {
 		b[w] = wordByteMask(v0) | wordByteMask(v1)<<8 | wordByteMask(v2)<<16 | wordByteMask(v3)<<24 |
 			wordByteMask(v4)<<32 | wordByteMask(v5)<<40 | wordByteMask(v6)<<48 | wordByteMask(v7)<<56
 	}
-	for c := 8 * w; 8*c < len(raw); c++ {
+	c := 8 * w
+	for ; 8*c+8 <= len(raw); c++ {
+		v := binary.LittleEndian.Uint64(raw[8*c:])
+		high |= v
+		b[c>>3] |= wordByteMask(v) << (8 * (c & 7))
+	}
+	if 8*c < len(raw) {
 		var t [8]byte // zero bytes are not word bytes
 		copy(t[:], raw[8*c:])
 		v := binary.LittleEndian.Uint64(t[:])
@@ -51,26 +57,41 @@ func wordByteMask(v uint64) uint64 {
 	return ((^nonWordBytes(v) & highs) >> 7) * 0x0102040810204080 >> 56
 }
 
-// nextStart returns the first word start at or after byte p (-1: none).
+// markStarts marks the word starts of the bitmap in m.wstarts and returns
+// how many words there are.
+func (m *Matcher) markStarts() int {
+	if cap(m.wstarts) < len(m.bits) {
+		m.wstarts = make([]uint64, len(m.bits))
+	}
+	m.wstarts = m.wstarts[:len(m.bits)]
+	words := 0
+	prev := uint64(0)
+	for w, b := range m.bits {
+		st := b &^ (b<<1 | prev)
+		m.wstarts[w] = st
+		words += bits.OnesCount64(st)
+		prev = b >> 63
+	}
+	return words
+}
+
+// nextStart returns the first word start at or after byte p (-1: none),
+// from the word starts markStarts marks in m.wstarts.
 func (m *Matcher) nextStart(p int) int {
-	b := m.bits
+	st := m.wstarts
 	w := p >> 6
-	if w >= len(b)-1 {
+	if w >= len(st) {
 		return -1
 	}
-	prev := uint64(0)
-	if w > 0 {
-		prev = b[w-1] >> 63
-	}
-	starts := (b[w] &^ (b[w]<<1 | prev)) >> (p & 63) << (p & 63)
-	for starts == 0 {
+	s := st[w] >> (p & 63) << (p & 63)
+	for s == 0 {
 		w++
-		if w >= len(b)-1 {
+		if w >= len(st) {
 			return -1
 		}
-		starts = b[w] &^ (b[w]<<1 | b[w-1]>>63)
+		s = st[w]
 	}
-	return w<<6 + bits.TrailingZeros64(starts)
+	return w<<6 + bits.TrailingZeros64(s)
 }
 
 // wordEnd returns the end of the word that starts at s.
@@ -117,14 +138,7 @@ func keyOf(raw []byte, s, e int) uint64 {
 func (m *Matcher) docASCII(raw []byte, off int64, exact, jaccard bool) {
 	x := m.idx
 	n := x.opt.ShingleN
-	words := 0
-	for w := 0; w < len(m.bits)-1; w++ {
-		prev := uint64(0)
-		if w > 0 {
-			prev = m.bits[w-1] >> 63
-		}
-		words += bits.OnesCount64(m.bits[w] &^ (m.bits[w]<<1 | prev))
-	}
+	words := m.markStarts()
 	maxMiss := 0
 	if jaccard {
 		// The document has at most words-n+1 distinct shingles.

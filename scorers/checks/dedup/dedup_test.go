@@ -482,6 +482,9 @@ func checkWordSteps(t *testing.T, s string) {
 	if !m.wordBits(raw) {
 		return
 	}
+	if n := m.markStarts(); n != len(starts) {
+		t.Fatalf("%q: bitmap counts %d words, tokenizer %d", s, n, len(starts))
+	}
 	k := 0
 	for st := m.nextStart(0); st >= 0; st = m.nextStart(m.wordEnd(st)) {
 		if k >= len(starts) || st != starts[k] || m.wordEnd(st) != ends[k] || keyOf(raw, st, m.wordEnd(st)) != keys[k] {

@@ -90,6 +90,7 @@ type Matcher struct {
 	words   []uint64 // word keys of the part of the document read word by word
 	starts  []int    // and where they start
 	bits    []uint64 // word bytes of an all-ASCII document (ascii.go)
+	wstarts []uint64 // and the starts of its words
 	sh      []uint64
 	set     u64set
 	missed  u64set // distinct shingles found in no item
