@@ -43,8 +43,8 @@
 // A document is not read word by word to its end. Words are found in
 // its raw bytes (lower-cased on the fly) and looked up by a cheap key,
 // their first 8 bytes and their length; an all-ASCII document first gets
-// a bitmap of its word bytes from one branch-free pass, 8 bytes a step,
-// and its words come from the bitmap. Each test reads only what can
+// a bitmap of its word bytes from one branch-free pass, 64 bytes a step,
+// and its words and their count come from the bitmap. Each test reads only what can
 // still change its answer, and all of it is lossless (TestMatchesReference
 // and FuzzMatchReference hold the matches, kinds, offsets and Jaccard
 // values to those of the matcher that read every word, kept in
@@ -60,8 +60,14 @@
 //     past that no item can reach t and the Jaccard part stops. The
 //     shingle positions are known from the bitmap, or once the document
 //     is read to its end; a document with fewer positions than t times the
-//     smallest item's shingles is never read for Jaccard. Only documents
-//     not ruled out are hashed in full and checked by prefix filtering as
+//     smallest item's shingles is never read for Jaccard. In an all-ASCII
+//     document the exact part's samples (below) count first: a sampled
+//     word pair in no item (a filter over the consecutive word pairs of
+//     the items) shows that the shingle ending with it is in no item;
+//     misses are told apart by their shingle's last pair, a function of
+//     the shingle, so the distinct count stays a lower bound, and most
+//     paragraphs are ruled out before any word is read one by one. Only
+//     documents not ruled out are hashed in full and checked by prefix filtering as
 //     before: J >= t needs |I∩D| >= t|I|, so a matching document holds one
 //     of any |I|-ceil(t|I|)+1 shingles of the item, and only that many,
 //     the rarest, are indexed; a candidate is checked exactly against the
@@ -74,8 +80,9 @@
 //     consecutive interior word pairs whose span reaches the stride S (the
 //     shortest such span over all prompts, at most 64 bytes), the run
 //     rarest among the prompts; one of 3 words indexes its middle word.
-//     Past the words read for Jaccard (whose pairs are all looked up) the
-//     document is sampled: the first word starting after a position and
+//     The document is sampled (an all-ASCII one from its start, another
+//     past the words read for Jaccard, whose pairs are all looked up):
+//     the first word starting after a position and
 //     the word after it, then the next position S-1 bytes past that word,
 //     so no S bytes of an occurrence's run go unsampled. Only a hit
 //     normalises the document and searches it (bytes.Contains). If S
