@@ -400,6 +400,7 @@ func FuzzTokenize(f *testing.F) {
 		if len(tok.lines) != strings.Count(s, "\n") {
 			t.Fatalf("%q: %d line ends", s, len(tok.lines))
 		}
+		checkWordSteps(t, s)
 	})
 }
 
@@ -449,5 +450,66 @@ func TestFingerprintNamesTheBytesScreened(t *testing.T) {
 		if got := c.f.String(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
 		}
+	}
+}
+
+// checkWordSteps checks the one-word-at-a-time readers against run: next
+// gives run's words; nextKey and keyAt next's keys; after(p) the first
+// word starting after p; and for all-ASCII text the word bitmap the same
+// starts, ends and keys.
+func checkWordSteps(t *testing.T, s string) {
+	raw := []byte(s)
+	var tok tokenizer
+	tok.run(raw, false)
+	want := slices.Clone(tok.words)
+	var hs, keys []uint64
+	var starts, ends []int
+	for i := 0; ; {
+		h, key, st, e := tok.next(raw, i)
+		if st < 0 {
+			break
+		}
+		hs, keys, starts, ends = append(hs, h), append(keys, key), append(starts, st), append(ends, e)
+		if k2, s2, e2 := tok.nextKey(raw, i); k2 != key || s2 != st || e2 != e {
+			t.Fatalf("%q at %d: nextKey %x %d %d, next %x %d %d", s, i, k2, s2, e2, key, st, e)
+		}
+		if k2, s2, e2 := tok.keyAt(raw, i); k2 != key || s2 != st || e2 != e {
+			t.Fatalf("%q at %d: keyAt %x %d %d, next %x %d %d", s, i, k2, s2, e2, key, st, e)
+		}
+		i = e
+	}
+	if !slices.Equal(hs, want) {
+		t.Fatalf("%q: next gives %d words, run %d", s, len(hs), len(want))
+	}
+	for p := range raw {
+		j := 0
+		for j < len(starts) && starts[j] <= p {
+			j++
+		}
+		key, st, _ := tok.after(raw, p)
+		if j == len(starts) {
+			if st >= 0 {
+				t.Fatalf("%q: after(%d) = word at %d, want none", s, p, st)
+			}
+		} else if st != starts[j] || key != keys[j] {
+			t.Fatalf("%q: after(%d) = word at %d, want %d", s, p, st, starts[j])
+		}
+	}
+	var m Matcher
+	if !m.wordBits(raw) {
+		return
+	}
+	if n := m.markStarts(); n != len(starts) {
+		t.Fatalf("%q: bitmap counts %d words, tokenizer %d", s, n, len(starts))
+	}
+	k := 0
+	for st := m.nextStart(0); st >= 0; st = m.nextStart(m.wordEnd(st)) {
+		if k >= len(starts) || st != starts[k] || m.wordEnd(st) != ends[k] || keyOf(raw, st, m.wordEnd(st)) != keys[k] {
+			t.Fatalf("%q: bitmap word %d at %d, tokenizer's at %v", s, k, st, starts)
+		}
+		k++
+	}
+	if k != len(starts) {
+		t.Fatalf("%q: bitmap %d words, tokenizer %d", s, k, len(starts))
 	}
 }

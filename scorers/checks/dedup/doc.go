@@ -40,35 +40,63 @@
 //
 // # Speed
 //
-// One pass over each document's raw bytes splits it into words (lower-cased
-// on the fly; an ASCII word of up to 8 bytes is hashed from a single load)
-// and rolls a hash over every word n-gram. Each n-gram is looked up once, in
-// one table behind a cache-resident Bloom-style bitset, which serves both
-// tests:
+// A document is not read word by word to its end. Words are found in
+// its raw bytes (lower-cased on the fly) and looked up by a cheap key,
+// their first 8 bytes and their length; an all-ASCII document first gets
+// a bitmap of its word bytes from one branch-free pass, 64 bytes a step,
+// and its words and their count come from the bitmap. Each test reads only what can
+// still change its answer, and all of it is lossless (TestMatchesReference
+// and FuzzMatchReference hold the matches, kinds, offsets and Jaccard
+// values to those of the matcher that read every word, kept in
+// ref_test.go):
 //
-//   - exact: every long prompt is indexed by one of its interior n-grams
-//     (one without its first and last word, which the corpus may extend:
-//     "bathe cat" contains "the cat"), the rarest among all prompts. Any
-//     occurrence of the prompt puts that n-gram in the document, so the
-//     document is normalised and searched (bytes.Contains) only on such a
-//     hit. Of the interior n-grams the one rarest among the prompts, then
-//     with the longest words, is used. Long prompts of 3 to n+1 words use
-//     their longest interior word instead. Long prompts of 1 or 2 words
-//     (Thai, Khmer, Lao or Burmese text, written without spaces, is one
-//     "word" per phrase) fall back to byte anchors: when the index holds
-//     any, each document is normalised and a W-byte window (W = 32) is
-//     hashed every S bytes (S = 12 for the default minimum length); each
-//     such prompt stores S consecutive windows, so any occurrence puts one
-//     on a sampled position. That path costs about twice the word path.
-//   - jaccard: prefix filtering. J >= t needs |I∩D| >= t|I|, so a matching
-//     document holds at least one of any |I|-ceil(t|I|)+1 shingles of the
-//     item; only that many, its rarest, are indexed. A candidate is checked
-//     exactly against the document's distinct shingles, counted in a small
-//     hash set that stops at (largest item)/t: a longer document cannot
-//     reach t with any item.
+//   - jaccard: J(I,D) >= t needs |D∩I| >= t|D∪I| >= t|D|, so at most
+//     (1-t)|D| of the document's distinct shingles are in no item, and a
+//     match has |D| <= limit = (largest item)/t. The words are read from
+//     the start while the shingles in no item (a Bloom filter over every
+//     shingle of every item; a shingle of keys stands for a shingle of
+//     words, as two with different keys differ) stay at most
+//     (1-t)*min(limit, shingle positions of the document) distinct ones;
+//     past that no item can reach t and the Jaccard part stops. The
+//     shingle positions are known from the bitmap, or once the document
+//     is read to its end; a document with fewer positions than t times the
+//     smallest item's shingles is never read for Jaccard. In an all-ASCII
+//     document the exact part's samples (below) count first: a sampled
+//     word pair in no item (a filter over the consecutive word pairs of
+//     the items) shows that the shingle ending with it is in no item;
+//     misses are told apart by their shingle's last pair, a function of
+//     the shingle, so the distinct count stays a lower bound, and most
+//     paragraphs are ruled out before any word is read one by one. Only
+//     documents not ruled out are hashed in full and checked by prefix filtering as
+//     before: J >= t needs |I∩D| >= t|I|, so a matching document holds one
+//     of any |I|-ceil(t|I|)+1 shingles of the item, and only that many,
+//     the rarest, are indexed; a candidate is checked exactly against the
+//     document's distinct shingles.
+//   - exact: any occurrence of a long prompt holds its interior words
+//     (not the first and last, which the corpus may extend: "bathe cat"
+//     contains "the cat") as words of the document, and spans at least as
+//     many raw bytes as its normalised form has runes (whitespace runs
+//     only collapse). Each long prompt of 4 or more words indexes a run of
+//     consecutive interior word pairs whose span reaches the stride S (the
+//     shortest such span over all prompts, at most 64 bytes), the run
+//     rarest among the prompts; one of 3 words indexes its middle word.
+//     The document is sampled (an all-ASCII one from its start, another
+//     past the words read for Jaccard, whose pairs are all looked up):
+//     the first word starting after a position and
+//     the word after it, then the next position S-1 bytes past that word,
+//     so no S bytes of an occurrence's run go unsampled. Only a hit
+//     normalises the document and searches it (bytes.Contains). If S
+//     would be under 8 bytes, every word pair is looked up instead. Long
+//     prompts of 1 or 2 words (Thai, Khmer, Lao or Burmese text, written
+//     without spaces, is one "word" per phrase) fall back to byte anchors:
+//     when the index holds any, each document is normalised and a W-byte
+//     window (W = 32) is hashed every S bytes (S = 12 for the default
+//     minimum length); each such prompt stores S consecutive windows, so
+//     any occurrence puts one on a sampled position.
 //
 // Short prompts are indexed by the hash of their word sequence, compared with
-// each line's and the whole document's, and confirmed by normalising.
+// each line's and the whole document's (read only up to one word more than
+// the longest short prompt), and confirmed by normalising.
 // Nothing is normalised or sorted for a document without a hit. The
 // throughput figures, beside GNU grep, ripgrep and cat on the same synthetic corpus,
 // and the command that measures them (task bench-dedup, i.e.

@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/glossobench/glossobench/scorers"
@@ -57,12 +57,6 @@ type group struct {
 	shingles []uint64 // sorted distinct shingle hashes
 }
 
-// Tags of the values in Index.keys.
-const (
-	tagExact   = 0
-	tagJaccard = 1
-)
-
 // Index holds the eval items in the form the corpus scan needs. It is
 // read-only once built and safe for concurrent scans.
 type Index struct {
@@ -73,16 +67,22 @@ type Index struct {
 	byID    map[string]int32 // item id -> group
 	groups  []group
 
-	// keys maps a word n-gram hash to group<<1 | tag. tagExact: one interior
-	// shingle of a long prompt (one without its first and last word, which
-	// may be cut mid-word in the corpus), so every occurrence of the prompt
-	// puts it in the document. tagJaccard: the prefix-filter shingles.
-	keys *multiMap
-	// unigrams maps an interior word hash to the long prompts with too few
-	// words for an interior shingle (3 to n+1 words).
-	unigrams *multiMap
+	// Exact, long prompts of 3 or more words. Any occurrence of the prompt
+	// holds its interior words (not the first and last, which the corpus
+	// may extend: "bathe cat" contains "the cat") as words of the
+	// document. A prompt of 4 or more words stores a run of consecutive
+	// interior word pairs in bigrams, one of 3 words its middle word in
+	// unigrams; each run spans at least stride bytes of any raw
+	// occurrence, so the scan that looks up the word pair after every
+	// stride-th byte meets one (tokenizer.after). dense: the stride is too
+	// short to pay; every word pair is looked up instead.
+	bigrams  *multiMap // hash of two interior words -> group
+	unigrams *multiMap // interior word hash -> group
+	stride   int
+	dense    bool
+
 	// anchors index long prompts of at most two words, which have no
-	// interior word: scripts written without spaces (Thai, Khmer, Lao,
+	// interior word pair: scripts written without spaces (Thai, Khmer, Lao,
 	// Burmese) or long tokens. A document is then normalised and hashed at
 	// every anchorS-th byte over anchorW bytes; each such prompt stores the
 	// hashes of anchorS consecutive windows, so any occurrence puts one on
@@ -96,8 +96,23 @@ type Index struct {
 	whole         *multiMap
 	maxShortWords int // most words in a short prompt
 
-	maxShingles int // largest distinct shingle count of an item
+	// Jaccard: jkeys maps each prompt's prefix-filter shingles to the
+	// group.
+	jkeys       *multiMap
+	keyShingles bloom // over the shingles of word keys (wordKey) of every prompt
+	pairs       bloom // over the pairHash of consecutive word keys of the same prompts
+	maxShingles int   // largest distinct shingle count of an item
+	// maxMiss is the most distinct document shingles outside every prompt
+	// that a document reaching the threshold can have (maxMisses).
+	jlimit, maxMiss int
+	minShingles     int // smallest distinct shingle count of a prompt with shingles
 }
+
+// Strides of the sampled exact scan, in bytes.
+const (
+	minStride = 8  // below this, every word pair is looked up
+	maxStride = 64 // longer strides would index more pairs per prompt
+)
 
 // NewIndex indexes items. Each item must have a non-empty ID, unique among
 // items, and a prompt that is not empty after normalisation.
@@ -174,52 +189,65 @@ func (x *Index) build() {
 		}
 		return 0
 	}
-	var keys, unigrams, whole, anchors []kv
-	var order []uint64
+	var pairs, unigrams, whole, anchors, jkeys []kv
+	var all, allPairs, order []uint64
 	x.anchorS = min(16, max(1, x.opt.MinExactLen/4))
 	x.anchorW = min(32, x.opt.MinExactLen-x.anchorS+1)
 	x.minAnchored = math.MaxInt
+	spans := make([]wordSpans, len(x.groups))
+	x.stride = maxStride
 	for gi := range x.groups {
 		g := &x.groups[gi]
-		tok.run(g.norm, false)
-		words := tok.words
+		spans[gi] = newWordSpans(&tok, g.norm)
 		if !g.long {
-			whole = append(whole, kv{seqHash(words), uint64(gi)})
-			x.maxShortWords = max(x.maxShortWords, len(words))
-		} else if len(words) >= n+2 {
-			// Of the interior shingles, the rarest among the prompts; of
-			// those, the one with the longest words, as long words are
-			// rarer in running text, so the prompt is verified in fewer
-			// documents.
-			lens := wordLens(g.norm, len(words))
-			best, bestKey := -1, [2]int{}
-			for j := 1; j+n <= len(words)-1; j++ {
-				h := shingleHash(words[j : j+n])
-				span := 0
-				for _, l := range lens[j : j+n] {
-					span += l
-				}
-				if key := [2]int{sketch.count(h), -span}; best < 0 || key[0] < bestKey[0] || (key[0] == bestKey[0] && key[1] < bestKey[1]) {
-					best, bestKey = j, key
-				}
-			}
-			keys = append(keys, kv{shingleHash(words[best : best+n]), uint64(gi)<<1 | tagExact})
-		} else if len(words) >= 3 {
-			// The longest interior word.
-			lens := wordLens(g.norm, len(words))
-			best := 1
-			for j := 2; j < len(words)-1; j++ {
-				if lens[j] > lens[best] {
-					best = j
-				}
-			}
-			unigrams = append(unigrams, kv{words[best], uint64(gi)})
+			tok.run(g.norm, false)
+			whole = append(whole, kv{seqHash(tok.words), uint64(gi)})
+			x.maxShortWords = max(x.maxShortWords, len(tok.words))
+			continue
+		}
+		if s := spans[gi].interior(); s > 0 {
+			x.stride = min(x.stride, s)
 		} else {
 			anchors = append(anchors, x.anchorPairs(gi)...)
 			x.minAnchored = min(x.minAnchored, len(g.norm))
 		}
+	}
+	if x.stride < minStride {
+		x.dense, x.stride = true, 1
+	}
+	psketch := newCountSketch(20)
+	for gi := range x.groups {
+		if x.groups[gi].long {
+			for _, k := range spans[gi].keys {
+				psketch.add(k)
+			}
+		}
+	}
+	for gi := range x.groups {
+		ws := spans[gi]
+		if !x.groups[gi].long || len(ws.keys) == 0 {
+			continue
+		}
+		a, b := ws.run(x.stride, psketch)
+		for _, k := range ws.keys[a : b+1] {
+			if len(ws.hashes) == 3 {
+				unigrams = append(unigrams, kv{k, uint64(gi)})
+			} else {
+				pairs = append(pairs, kv{k, uint64(gi)})
+			}
+		}
+	}
+	for gi := range x.groups {
+		g := &x.groups[gi]
 		if x.opt.NoJaccard || len(g.shingles) == 0 {
 			continue // fewer than n words: screened by the exact part only
+		}
+		all = appendKeyShingles(all, spans[gi].hashes, n)
+		for j := 1; j < len(spans[gi].hashes); j++ {
+			allPairs = append(allPairs, pairHash(spans[gi].hashes[j-1], spans[gi].hashes[j]))
+		}
+		if x.minShingles == 0 || len(g.shingles) < x.minShingles {
+			x.minShingles = len(g.shingles)
 		}
 		// J(I,D) >= t implies |I∩D| >= t|I|, so D holds at least one of any
 		// |I| - ceil(t|I|) + 1 shingles of I. Index only that many, the
@@ -228,11 +256,11 @@ func (x *Index) build() {
 		order = append(order[:0], g.shingles...)
 		slices.SortFunc(order, rarer)
 		for _, h := range order[:len(g.shingles)-need+1] {
-			keys = append(keys, kv{h, uint64(gi)<<1 | tagJaccard})
+			jkeys = append(jkeys, kv{h, uint64(gi)})
 		}
 	}
-	if len(keys) > 0 {
-		x.keys = newMultiMap(keys)
+	if len(pairs) > 0 {
+		x.bigrams = newMultiMap(pairs)
 	}
 	if len(unigrams) > 0 {
 		x.unigrams = newMultiMap(unigrams)
@@ -243,6 +271,121 @@ func (x *Index) build() {
 	if len(anchors) > 0 {
 		x.anchors = newMultiMap(anchors)
 	}
+	if len(jkeys) > 0 {
+		x.jkeys = newMultiMap(jkeys)
+		x.keyShingles = newBloom(all)
+		x.pairs = newBloom(allPairs)
+		x.jlimit = jaccardLimit(x.maxShingles, x.opt.Jaccard)
+		x.maxMiss = maxMisses(x.jlimit, x.opt.Jaccard)
+	}
+}
+
+// jaccardLimit is the most distinct shingles a document can have and
+// reach Jaccard t with an item of at most maxShingles: J <= |I|/|D|.
+func jaccardLimit(maxShingles int, t float64) int { return int(float64(maxShingles)/t) + 1 }
+
+// maxMisses bounds the distinct shingles of a document that are in no
+// item when it reaches Jaccard t with some item I: |D∩I| >= t|D∪I| >= t|D|
+// leaves at most (1-t)|D| outside I, and |D| <= size (jaccardLimit, or the
+// document's shingle positions once it is read to the end). So once a
+// document shows more such shingles, the Jaccard part can stop reading it.
+// The small slack covers the 1e-12 tolerance of the final comparison.
+func maxMisses(size int, t float64) int {
+	return int(math.Floor((1-t)*float64(size)*(1+1e-9) + 1e-6))
+}
+
+// wordSpans is a long prompt's words as the sampled exact scan sees them.
+type wordSpans struct {
+	hashes []uint64 // word keys (wordKey)
+	runes  []int    // runes of the normalised prompt before each word
+	keys   []uint64 // the lookup key of interior word j (pair j, j+1; or word j of 3), at keys[j-1]
+}
+
+func newWordSpans(tok *tokenizer, norm []byte) wordSpans {
+	var ws wordSpans
+	for i := 0; ; {
+		_, key, s, e := tok.next(norm, i)
+		if s < 0 {
+			break
+		}
+		ws.hashes = append(ws.hashes, key)
+		ws.runes = append(ws.runes, utf8.RuneCount(norm[:s]))
+		i = e
+	}
+	m := len(ws.hashes)
+	switch {
+	case m == 3:
+		ws.keys = []uint64{ws.hashes[1]}
+	case m >= 4:
+		for j := 1; j <= m-3; j++ {
+			ws.keys = append(ws.keys, pairHash(ws.hashes[j], ws.hashes[j+1]))
+		}
+	}
+	return ws
+}
+
+// span is the least raw byte length over which the scan finds one of the
+// keys a..b (0-based, key k is interior word k+1): from the start of word
+// k, the word before word k+1, to the start of word b+1. Every rune of
+// the normalised prompt is at least one byte of the raw text (whitespace
+// runs only collapse), so the rune count is a lower bound.
+func (ws wordSpans) span(a, b int) int { return ws.runes[b+1] - ws.runes[a] }
+
+// interior is the span of all the keys (0: the prompt has none).
+func (ws wordSpans) interior() int {
+	if len(ws.keys) == 0 {
+		return 0
+	}
+	return ws.span(0, len(ws.keys)-1)
+}
+
+// run picks the keys to index: the run a..b of consecutive keys spanning
+// at least stride bytes whose keys are rarest among the prompts, then the
+// shortest such run.
+func (ws wordSpans) run(stride int, sketch countSketch) (int, int) {
+	bestA, bestB, bestCost := 0, len(ws.keys)-1, math.MaxInt
+	for a := range ws.keys {
+		cost := 0
+		for b := a; b < len(ws.keys); b++ {
+			cost += sketch.count(ws.keys[b])<<8 + 1
+			if ws.span(a, b) >= stride {
+				if cost < bestCost {
+					bestA, bestB, bestCost = a, b, cost
+				}
+				break
+			}
+		}
+	}
+	return bestA, bestB
+}
+
+// pairHash is the key of two consecutive words (keys): only a filter
+// and table key, so one multiplication will do.
+func pairHash(a, b uint64) uint64 { return fastMix(bits.RotateLeft64(a, 17) ^ b) }
+
+// fastMix spreads x over all 64 bits with one multiplication.
+func fastMix(x uint64) uint64 {
+	x *= k1
+	return x ^ x>>29
+}
+
+// appendKeyShingles appends the key of every n-gram of word keys, as
+// Matcher.Doc rolls them (appendShingles with fastMix for shingleKey).
+func appendKeyShingles(out, keys []uint64, n int) []uint64 {
+	if len(keys) < n {
+		return out
+	}
+	var h uint64
+	for _, w := range keys[:n] {
+		h = bits.RotateLeft64(h, shingleRot) ^ w
+	}
+	out = append(out, fastMix(h))
+	outRot := (shingleRot * n) % 64
+	for j := n; j < len(keys); j++ {
+		h = bits.RotateLeft64(h, shingleRot) ^ bits.RotateLeft64(keys[j-n], outRot) ^ keys[j]
+		out = append(out, fastMix(h))
+	}
+	return out
 }
 
 // anchorPairs returns the anchor windows of group gi: anchorS consecutive
@@ -270,24 +413,6 @@ func (x *Index) anchorPairs(gi int) []kv {
 		out = append(out, kv{hashBytes(norm[o : o+W]), uint64(gi)<<8 | uint64(o)})
 	}
 	return out
-}
-
-// wordLens returns the byte length of each word of a normalised prompt, in
-// the tokenizer's order (the same split as the tokenizer, by definition;
-// FuzzTokenize checks they agree). It only guides which key to index, so
-// on a disagreement it returns equal lengths.
-func wordLens(norm []byte, want int) []int {
-	ws := strings.FieldsFunc(string(norm), func(r rune) bool {
-		return !isWordRune(r) || r == utf8.RuneError
-	})
-	lens := make([]int, want)
-	if len(ws) != want {
-		return lens
-	}
-	for i, w := range ws {
-		lens[i] = len(w)
-	}
-	return lens
 }
 
 // minOverlap is the least |I∩D| compatible with J(I,D) >= t for |I| = size.

@@ -87,8 +87,13 @@ type Matcher struct {
 	tok     tokenizer
 	norm    []byte // normalised document, made only when a candidate needs it
 	normOK  bool
+	words   []uint64 // word keys of the part of the document read word by word
+	starts  []int    // and where they start
+	bits    []uint64 // word bytes of an all-ASCII document (ascii.go)
+	wstarts []uint64 // and the starts of its words
 	sh      []uint64
 	set     u64set
+	missed  u64set // distinct shingles found in no item
 	cands   []int32
 	checked []uint32 // per group: the doc number it was last verified in
 	docNo   uint32
@@ -140,6 +145,12 @@ func (m *Matcher) verifyExact(g int32, raw []byte, off int64) {
 }
 
 // Doc screens one raw document that starts at offset off.
+//
+// The document is read word by word from its start while the Jaccard
+// part can still match (every word pair looked up for the exact part on
+// the way); once more distinct shingles than Index.maxMiss are in no item,
+// no item can reach the threshold, and the rest is only sampled for the
+// exact part: the word pair after every stride-th byte.
 func (m *Matcher) Doc(raw []byte, off int64) {
 	x := m.idx
 	m.docNo++
@@ -148,23 +159,136 @@ func (m *Matcher) Doc(raw []byte, off int64) {
 		m.docNo = 1
 	}
 	m.normOK = false
-	m.tok.run(raw, x.whole != nil)
-	words := m.tok.words
 	if x.whole != nil {
-		m.matchWhole(words, raw, off)
-	}
-	if x.unigrams != nil {
-		for _, w := range words {
-			for _, v := range x.unigrams.lookup(w) {
-				m.verifyExact(int32(v), raw, off)
-			}
-		}
+		m.matchWhole(raw, off)
 	}
 	if x.anchors != nil {
 		m.matchAnchors(raw, off)
 	}
-	if x.keys != nil {
-		m.matchShingles(words, raw, off)
+	exact := x.bigrams != nil || x.unigrams != nil
+	jaccard := x.jkeys != nil
+	if !exact && !jaccard {
+		return
+	}
+	if m.wordBits(raw) {
+		m.docASCII(raw, off, exact, jaccard)
+		return
+	}
+	// Word by word, by key (wordKey): shingles of keys stand for the
+	// shingles of words in the miss count, as two shingles with different
+	// keys differ, and one whose keys are in no item is in no item.
+	n := x.opt.ShingleN
+	outRot := (shingleRot * n) % 64
+	keys := m.words[:0]
+	if jaccard {
+		m.missed.reset(x.maxMiss + 1)
+	}
+	var roll uint64
+	i := 0
+	eof := false
+	starts := m.starts[:0]
+	done := 0 // words processed
+	for (jaccard || x.dense) && !eof {
+		// Read as many words as it takes to rule Jaccard out if each
+		// brings a new miss (at least 8).
+		want := len(keys) + 8
+		if jaccard {
+			want = max(want, len(keys)+x.maxMiss+1-m.missed.n+max(0, n-1-len(keys)))
+		}
+		keys, starts, i = m.tok.appendKeys(raw, i, want, keys, starts)
+		eof = len(keys) < want
+		for k := done; k < len(keys); k++ {
+			key := keys[k]
+			if x.bigrams != nil && k > 0 {
+				if pk := pairHash(keys[k-1], key); x.bigrams.mayHave(pk) {
+					for _, v := range x.bigrams.get(pk) {
+						m.verifyExact(int32(v), raw, off)
+					}
+				}
+			}
+			if x.unigrams != nil {
+				for _, v := range x.unigrams.lookup(key) {
+					m.verifyExact(int32(v), raw, off)
+				}
+			}
+			if !jaccard {
+				continue
+			}
+			if k < n {
+				roll = bits.RotateLeft64(roll, shingleRot) ^ key
+				if k < n-1 {
+					continue
+				}
+			} else {
+				roll = bits.RotateLeft64(roll, shingleRot) ^ bits.RotateLeft64(keys[k-n], outRot) ^ key
+			}
+			if sh := fastMix(roll); !x.keyShingles.mayHave(sh) && m.missed.add(sh) && m.missed.n > x.maxMiss {
+				jaccard = false // no item can reach the threshold
+			}
+		}
+		done = len(keys)
+	}
+	m.starts = starts
+	m.words = keys
+	if jaccard && m.missed.n > maxMisses(min(x.jlimit, len(keys)-n+1), x.opt.Jaccard) {
+		// Read to the end: the bound on the distinct shingles is now
+		// their positions, so a short document is ruled out here.
+		jaccard = false
+	}
+	if jaccard {
+		// Read to the end and not ruled out: the Jaccard test proper.
+		m.jaccardFull(raw, off)
+		return
+	}
+	if !exact || x.dense || eof {
+		return
+	}
+	// Sampled. Word pairs starting at word len(keys)-2 and before were
+	// looked up, so an occurrence not met yet starts at or after word
+	// len(keys)-2; from there on every stride bytes hold a sample.
+	p := 0
+	if len(keys) >= 2 {
+		p = starts[len(keys)-2]
+	} else if len(keys) == 1 {
+		p = starts[0]
+	}
+	for p < len(raw) {
+		h, s, e := m.tok.after(raw, p)
+		if s < 0 {
+			break
+		}
+		// Every position from p to s maps to this word: the next sample
+		// may be as far as stride-1 bytes past s.
+		p = s + x.stride - 1
+		h2, s2, _ := m.tok.keyAt(raw, e)
+		if x.unigrams != nil {
+			for _, v := range x.unigrams.lookup(h) {
+				m.verifyExact(int32(v), raw, off)
+			}
+		}
+		if s2 >= 0 && x.bigrams != nil {
+			for _, v := range x.bigrams.lookup(pairHash(h, h2)) {
+				m.verifyExact(int32(v), raw, off)
+			}
+		}
+	}
+}
+
+// jaccardFull is the Jaccard test of a document not ruled out by the
+// miss bound: every shingle, the candidates by prefix filter, and their
+// exact Jaccard values.
+func (m *Matcher) jaccardFull(raw []byte, off int64) {
+	x := m.idx
+	m.tok.run(raw, false)
+	m.sh = appendShingles(m.sh[:0], m.tok.words, x.opt.ShingleN)
+	m.cands = m.cands[:0]
+	for _, sh := range m.sh {
+		for _, v := range x.jkeys.lookup(sh) {
+			m.cands = append(m.cands, int32(v))
+		}
+	}
+	if len(m.cands) > 0 {
+		m.verifyJaccard(off)
 	}
 }
 
@@ -192,13 +316,24 @@ func (m *Matcher) matchAnchors(raw []byte, off int64) {
 	}
 }
 
-// matchWhole looks for short prompts equal to the whole document or a line.
-func (m *Matcher) matchWhole(words []uint64, raw []byte, off int64) {
+// matchWhole looks for short prompts equal to the whole document or a
+// line. Only texts of at most maxShortWords words are hashed.
+func (m *Matcher) matchWhole(raw []byte, off int64) {
 	x := m.idx
-	try := func(ws []uint64, text []byte) {
-		if len(ws) > x.maxShortWords {
-			return // more words than any short prompt
+	try := func(text []byte) {
+		ws := m.words[:0]
+		for i := 0; ; {
+			h, _, s, e := m.tok.next(text, i)
+			if s < 0 {
+				break
+			}
+			if len(ws) == x.maxShortWords {
+				return // more words than any short prompt
+			}
+			ws = append(ws, h)
+			i = e
 		}
+		m.words = ws
 		for _, v := range x.whole.lookup(seqHash(ws)) {
 			g := int32(v)
 			if _, done := m.found[g]; done {
@@ -209,43 +344,18 @@ func (m *Matcher) matchWhole(words []uint64, raw []byte, off int64) {
 			}
 		}
 	}
-	try(words, raw)
-	if len(m.tok.lines) == 0 {
+	try(raw)
+	if bytes.IndexByte(raw, '\n') < 0 {
 		return
 	}
-	w0, b0 := int32(0), int32(0)
-	for _, le := range m.tok.lines {
-		try(words[w0:le.words], raw[b0:le.at])
-		w0, b0 = le.words, le.at+1
-	}
-	try(words[w0:], raw[b0:])
-}
-
-// matchShingles probes every word n-gram of the document: interior
-// shingles of long prompts (exact candidates) over the whole document, and
-// prefix shingles (Jaccard candidates) while the document is small enough
-// to reach the threshold with some item.
-func (m *Matcher) matchShingles(words []uint64, raw []byte, off int64) {
-	x := m.idx
-	n := x.opt.ShingleN
-	m.sh = appendShingles(m.sh[:0], words, n)
-	m.cands = m.cands[:0]
-	k := x.keys
-	for _, h := range m.sh {
-		if !k.mayHave(h) {
-			continue
+	for rest := raw; ; {
+		j := bytes.IndexByte(rest, '\n')
+		if j < 0 {
+			try(rest)
+			return
 		}
-		for _, v := range k.get(h) {
-			g := int32(v >> 1)
-			if v&1 == tagExact {
-				m.verifyExact(g, raw, off)
-			} else {
-				m.cands = append(m.cands, g)
-			}
-		}
-	}
-	if len(m.cands) > 0 {
-		m.verifyJaccard(off)
+		try(rest[:j])
+		rest = rest[j+1:]
 	}
 }
 

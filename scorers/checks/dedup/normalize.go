@@ -402,3 +402,216 @@ func seqHash(words []uint64) uint64 {
 	}
 	return mix64(h ^ uint64(len(words)))
 }
+
+// next returns the hash and key (wordKey) of the first word that starts
+// at or after raw[i] (i on a rune boundary), with the word's start and
+// end; start is -1 when there is none. It splits and hashes exactly as
+// run does (FuzzTokenize checks they agree), one word at a time, so a
+// scan can stop early or jump ahead.
+func (t *tokenizer) next(raw []byte, i int) (h, key uint64, start, end int) {
+	n := len(raw)
+	for i < n {
+		c := tokClass[raw[i]]
+		if c == tkSep || c == tkNewline {
+			i++
+			continue
+		}
+		if c == tkWord {
+			if i+8 <= n {
+				v := binary.LittleEndian.Uint64(raw[i:])
+				if nw := nonWordBytes(v); nw != 0 {
+					l := bits.TrailingZeros64(nw) >> 3
+					if tokClass[raw[i+l]] != tkHigh {
+						w := (v | or20) & (^uint64(0) >> (64 - 8*l))
+						return mix64(w ^ k0), wordKey(w, l), i, i + l
+					}
+				} else if h, end, ok := longWord(raw, i, v); ok {
+					return h, wordKey(v|or20, end-i), i, end
+				}
+			} else {
+				j := i + 1
+				for j < n && tokClass[raw[j]] == tkWord {
+					j++
+				}
+				if j == n || tokClass[raw[j]] != tkHigh {
+					return hashWord(raw[i:j], or20), shortKey(raw[i:j], or20), i, j
+				}
+			}
+		}
+		// A word that contains (or a run that starts with) non-ASCII.
+		w0 := len(t.words)
+		e := t.slowWord(raw, i)
+		if len(t.words) > w0 {
+			h = t.words[w0]
+			t.words = t.words[:w0]
+			return h, shortKey(t.low, 0), i, e
+		}
+		i = e
+	}
+	return 0, 0, -1, n
+}
+
+// nextKey is next without the hash: the key alone, which needs no
+// multiplication and, for a long word, only its end found.
+func (t *tokenizer) nextKey(raw []byte, i int) (key uint64, start, end int) {
+	n := len(raw)
+	for i < n {
+		c := tokClass[raw[i]]
+		if c == tkSep || c == tkNewline {
+			i++
+			continue
+		}
+		if c == tkWord && i+8 <= n {
+			v := binary.LittleEndian.Uint64(raw[i:])
+			if nw := nonWordBytes(v); nw != 0 {
+				l := bits.TrailingZeros64(nw) >> 3
+				if tokClass[raw[i+l]] != tkHigh {
+					return wordKey((v|or20)&(^uint64(0)>>(64-8*l)), l), i, i + l
+				}
+			} else {
+				p := i + 8
+				for p+8 <= n {
+					if nw := nonWordBytes(binary.LittleEndian.Uint64(raw[p:])); nw != 0 {
+						p += bits.TrailingZeros64(nw) >> 3
+						break
+					}
+					p += 8
+				}
+				for p < n && tokClass[raw[p]] == tkWord {
+					p++
+				}
+				if p == n || tokClass[raw[p]] != tkHigh {
+					return wordKey(v|or20, p-i), i, p
+				}
+			}
+		}
+		_, key, start, end = t.next(raw, i)
+		return key, start, end
+	}
+	return 0, -1, n
+}
+
+// keyAt is nextKey with a fast path for the common case: at most 7
+// ASCII separator bytes, then an ASCII word of under 16 bytes, found with
+// two or three 8-byte loads and no byte loop.
+func (t *tokenizer) keyAt(raw []byte, i int) (key uint64, start, end int) {
+	if i+24 <= len(raw) {
+		v := binary.LittleEndian.Uint64(raw[i:])
+		if word := ^nonWordBytes(v) & highs; word != 0 {
+			sl := bits.TrailingZeros64(word) >> 3
+			if v&highs&(1<<(8*sl)-1) == 0 { // the separators are ASCII
+				s := i + sl
+				w := binary.LittleEndian.Uint64(raw[s:])
+				l := 0
+				if nw := nonWordBytes(w); nw != 0 {
+					l = bits.TrailingZeros64(nw) >> 3
+					w &= ^uint64(0) >> (64 - 8*l)
+				} else if nw := nonWordBytes(binary.LittleEndian.Uint64(raw[s+8:])); nw != 0 {
+					l = 8 + bits.TrailingZeros64(nw)>>3
+				}
+				if l > 0 && raw[s+l] < utf8.RuneSelf {
+					return wordKey(w|or20&(^uint64(0)>>(64-8*min(l, 8))), l), s, s + l
+				}
+			}
+		}
+	}
+	return t.nextKey(raw, i)
+}
+
+// appendKeys appends the keys and starts of the words from raw[i] on
+// until keys holds want words or raw ends, and returns where it stopped:
+// keyAt in a loop, inlined.
+func (t *tokenizer) appendKeys(raw []byte, i, want int, keys []uint64, starts []int) ([]uint64, []int, int) {
+	n := len(raw)
+	for len(keys) < want && i < n {
+		if i+24 <= n {
+			v := binary.LittleEndian.Uint64(raw[i:])
+			if word := ^nonWordBytes(v) & highs; word != 0 {
+				sl := bits.TrailingZeros64(word) >> 3
+				if v&highs&(1<<(8*sl)-1) == 0 {
+					s := i + sl
+					w := binary.LittleEndian.Uint64(raw[s:])
+					l := 0
+					if nw := nonWordBytes(w); nw != 0 {
+						l = bits.TrailingZeros64(nw) >> 3
+						w &= ^uint64(0) >> (64 - 8*l)
+					} else if nw := nonWordBytes(binary.LittleEndian.Uint64(raw[s+8:])); nw != 0 {
+						l = 8 + bits.TrailingZeros64(nw)>>3
+					}
+					if l > 0 && raw[s+l] < utf8.RuneSelf {
+						keys = append(keys, wordKey(w|or20&(^uint64(0)>>(64-8*min(l, 8))), l))
+						starts = append(starts, s)
+						i = s + l
+						continue
+					}
+				}
+			}
+		}
+		key, s, e := t.nextKey(raw, i)
+		if s < 0 {
+			return keys, starts, n
+		}
+		keys = append(keys, key)
+		starts = append(starts, s)
+		i = e
+	}
+	return keys, starts, i
+}
+
+// wordKey is the sampled exact scan's key of a word: its first 8
+// lower-cased bytes (zero-padded) and its length. Words that share both
+// share the key, which only costs a verification.
+func wordKey(first8 uint64, n int) uint64 { return first8 ^ uint64(n)*k1 }
+
+// shortKey is wordKey of a word given as bytes, each ORed with or20 (as
+// hashWord).
+func shortKey(b []byte, or20 uint64) uint64 {
+	var w uint64
+	for i, c := range b[:min(8, len(b))] {
+		w |= uint64(c) << (8 * i)
+	}
+	return wordKey(w|or20&(^uint64(0)>>(64-8*min(8, len(b)))), len(b))
+}
+
+// after returns the first word that starts after raw[p] (the next() of
+// the word following the one p may be inside): for p in
+// [start of word j-1, start of word j) it is word j, wherever p falls in
+// a rune. A scan that looks at every S-th byte this way meets word j+1
+// of any run of words whose start-to-start span is at least S bytes.
+func (t *tokenizer) after(raw []byte, p int) (key uint64, start, end int) {
+	// The rune holding p ends at r1; inWord: it belongs to a word.
+	r1, inWord := p+1, false
+	if c := raw[p]; c < utf8.RuneSelf {
+		inWord = tokClass[c] == tkWord
+		if inWord && p+8 <= len(raw) {
+			// Skip the word's ASCII rest with one load when it ends in
+			// 8 bytes at an ASCII byte.
+			if nw := nonWordBytes(binary.LittleEndian.Uint64(raw[p:])); nw != 0 {
+				if q := p + bits.TrailingZeros64(nw)>>3; raw[q] < utf8.RuneSelf {
+					return t.keyAt(raw, q)
+				}
+			}
+		}
+	} else {
+		// The rune holding p starts at most 3 bytes before it, at a byte
+		// that is not a continuation byte (such a byte always starts a
+		// rune when decoding from the start). If none covers p, p is a
+		// stray continuation byte: a rune of its own, not in a word.
+		l := p
+		for l > 0 && l > p-3 && raw[l]&0xc0 == 0x80 {
+			l--
+		}
+		if raw[l]&0xc0 != 0x80 {
+			if r, w := utf8.DecodeRune(raw[l:]); l+w > p {
+				r1 = l + w
+				inWord = !(r == utf8.RuneError && w == 1) && isWordRune(r)
+			}
+		}
+	}
+	key, start, end = t.keyAt(raw, r1)
+	if inWord && start == r1 {
+		// The word p is in goes on at r1: skip its rest.
+		key, start, end = t.keyAt(raw, end)
+	}
+	return key, start, end
+}

@@ -11,8 +11,7 @@ import (
 // the index) from a few megabytes that stay in cache; the table itself is
 // touched only on a bitset hit.
 type multiMap struct {
-	filter []uint64 // blocked Bloom filter over the keys
-	fmask  uint64   // word index mask
+	filter bloom
 	keys   []uint64 // 0 = empty slot (hash 0 is stored as 1)
 	lo, hi []uint32 // vals[lo[i]:hi[i]] belong to keys[i]
 	vals   []uint64
@@ -56,10 +55,7 @@ func newMultiMap(pairs []kv) *multiMap {
 		}
 	}
 	m := &multiMap{}
-	// 16 to 32 filter bits per key.
-	fbits := 1 << max(12, bits.Len(uint(distinct*16)))
-	m.filter = make([]uint64, fbits/64)
-	m.fmask = uint64(fbits/64 - 1)
+	m.filter = newBloomSize(distinct)
 	slots := 1 << max(4, bits.Len(uint(distinct*2)))
 	m.keys = make([]uint64, slots)
 	m.lo = make([]uint32, slots)
@@ -75,7 +71,7 @@ func newMultiMap(pairs []kv) *multiMap {
 			j++
 		}
 		k := pairs[i].k
-		m.filter[(k>>12)&m.fmask] |= filterBits(k)
+		m.filter.add(k)
 		s := k & m.mask
 		for m.keys[s] != 0 {
 			s = (s + 1) & m.mask
@@ -93,10 +89,39 @@ func newMultiMap(pairs []kv) *multiMap {
 func filterBits(k uint64) uint64 { return 1<<(k&63) | 1<<((k>>6)&63) }
 
 // mayHave is the cheap filter test; false means certainly absent.
-func (m *multiMap) mayHave(k uint64) bool {
+func (m *multiMap) mayHave(k uint64) bool { return m.filter.mayHave(k) }
+
+// bloom is a blocked Bloom filter of 64-bit hashes.
+type bloom struct {
+	words []uint64
+	mask  uint64 // word index mask
+}
+
+// newBloomSize makes a filter for about distinct keys: 16 to 32 bits each.
+func newBloomSize(distinct int) bloom {
+	fbits := 1 << max(12, bits.Len(uint(distinct*16)))
+	return bloom{words: make([]uint64, fbits/64), mask: uint64(fbits/64 - 1)}
+}
+
+// newBloom makes a filter holding keys.
+func newBloom(keys []uint64) bloom {
+	b := newBloomSize(len(keys))
+	for _, k := range keys {
+		b.add(k)
+	}
+	return b
+}
+
+func (b bloom) add(k uint64) {
 	k = fixKey(k)
-	b := filterBits(k)
-	return m.filter[(k>>12)&m.fmask]&b == b
+	b.words[(k>>12)&b.mask] |= filterBits(k)
+}
+
+// mayHave is false when k was certainly not added.
+func (b bloom) mayHave(k uint64) bool {
+	k = fixKey(k)
+	f := filterBits(k)
+	return b.words[(k>>12)&b.mask]&f == f
 }
 
 // get returns the values stored for k (nil when none).

@@ -1,0 +1,232 @@
+package dedup
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// The all-ASCII document path of Matcher.Doc. One branch-free pass marks
+// every word byte (ASCII letters and digits: the tokenizer's words, as
+// the document has no other) in a bitmap, 8 bytes per step. The bitmap
+// gives the word count, which tightens the Jaccard miss bound to the
+// document's own shingle count, and the words' starts and lengths, so
+// both the Jaccard part and the samples of the exact part read a word's
+// key with one load and no parsing.
+
+// wordBits fills m.bits with the word bytes of raw and reports whether raw
+// is all ASCII (else m.bits is not valid and the general path runs).
+func (m *Matcher) wordBits(raw []byte) bool {
+	nw := (len(raw) + 63) / 64
+	if cap(m.bits) < nw+1 {
+		m.bits = make([]uint64, nw+1)
+	}
+	b := m.bits[:nw+1] // b[nw] stays 0: a word never runs past the end
+	clear(b)
+	var high uint64
+	// 64 bytes a step, 8 loads whose masks are independent.
+	w := 0
+	for ; 64*w+64 <= len(raw); w++ {
+		q := raw[64*w : 64*w+64]
+		v0, v1 := binary.LittleEndian.Uint64(q[0:]), binary.LittleEndian.Uint64(q[8:])
+		v2, v3 := binary.LittleEndian.Uint64(q[16:]), binary.LittleEndian.Uint64(q[24:])
+		v4, v5 := binary.LittleEndian.Uint64(q[32:]), binary.LittleEndian.Uint64(q[40:])
+		v6, v7 := binary.LittleEndian.Uint64(q[48:]), binary.LittleEndian.Uint64(q[56:])
+		high |= v0 | v1 | v2 | v3 | v4 | v5 | v6 | v7
+		b[w] = wordByteMask(v0) | wordByteMask(v1)<<8 | wordByteMask(v2)<<16 | wordByteMask(v3)<<24 |
+			wordByteMask(v4)<<32 | wordByteMask(v5)<<40 | wordByteMask(v6)<<48 | wordByteMask(v7)<<56
+	}
+	c := 8 * w
+	for ; 8*c+8 <= len(raw); c++ {
+		v := binary.LittleEndian.Uint64(raw[8*c:])
+		high |= v
+		b[c>>3] |= wordByteMask(v) << (8 * (c & 7))
+	}
+	if 8*c < len(raw) {
+		var t [8]byte // zero bytes are not word bytes
+		copy(t[:], raw[8*c:])
+		v := binary.LittleEndian.Uint64(t[:])
+		high |= v
+		b[c>>3] |= wordByteMask(v) << (8 * (c & 7))
+	}
+	m.bits = b
+	return high&highs == 0
+}
+
+// wordByteMask has bit k set when byte k of v is an ASCII letter or digit.
+func wordByteMask(v uint64) uint64 {
+	return ((^nonWordBytes(v) & highs) >> 7) * 0x0102040810204080 >> 56
+}
+
+// markStarts marks the word starts of the bitmap in m.wstarts and returns
+// how many words there are.
+func (m *Matcher) markStarts() int {
+	if cap(m.wstarts) < len(m.bits) {
+		m.wstarts = make([]uint64, len(m.bits))
+	}
+	m.wstarts = m.wstarts[:len(m.bits)]
+	words := 0
+	prev := uint64(0)
+	for w, b := range m.bits {
+		st := b &^ (b<<1 | prev)
+		m.wstarts[w] = st
+		words += bits.OnesCount64(st)
+		prev = b >> 63
+	}
+	return words
+}
+
+// nextStart returns the first word start at or after byte p (-1: none),
+// from the word starts markStarts marks in m.wstarts.
+func (m *Matcher) nextStart(p int) int {
+	st := m.wstarts
+	w := p >> 6
+	if w >= len(st) {
+		return -1
+	}
+	s := st[w] >> (p & 63) << (p & 63)
+	for s == 0 {
+		w++
+		if w >= len(st) {
+			return -1
+		}
+		s = st[w]
+	}
+	return w<<6 + bits.TrailingZeros64(s)
+}
+
+// wordEnd returns the end of the word that starts at s.
+func (m *Matcher) wordEnd(s int) int {
+	b := m.bits
+	w := s >> 6
+	gap := ^b[w] >> (s & 63) // zero bits of the word from s on
+	if gap != 0 {
+		return s + bits.TrailingZeros64(gap)
+	}
+	e := (w + 1) << 6
+	for w++; ^b[w] == 0; w++ {
+		e += 64
+	}
+	return e + bits.TrailingZeros64(^b[w])
+}
+
+// keyOf is the wordKey of the ASCII word raw[s:e].
+func keyOf(raw []byte, s, e int) uint64 {
+	var v uint64
+	if s+8 <= len(raw) {
+		v = binary.LittleEndian.Uint64(raw[s:])
+	} else {
+		var t [8]byte
+		copy(t[:], raw[s:])
+		v = binary.LittleEndian.Uint64(t[:])
+	}
+	l := e - s
+	if l < 8 {
+		v &= ^uint64(0) >> (64 - 8*l)
+	}
+	return wordKey(v|or20&(^uint64(0)>>(64-8*min(l, 8))), l)
+}
+
+// docASCII is Doc's word-by-word part and samples for an all-ASCII
+// document whose word bitmap is in m.bits. The samples come first and
+// cover the whole document: besides the exact part, each word pair they
+// meet that is in no item (pairs, a filter over the consecutive word
+// pairs of every prompt with shingles) shows that the shingle ending with
+// it is in no item, so with the words' count they often rule Jaccard out
+// before any word is read one by one. Misses are counted by the key of
+// their shingle's last word pair, a function of the shingle, so distinct
+// counts stay lower bounds of distinct shingles.
+func (m *Matcher) docASCII(raw []byte, off int64, exact, jaccard bool) {
+	x := m.idx
+	n := x.opt.ShingleN
+	words := m.markStarts()
+	maxMiss := 0
+	if jaccard {
+		// The document has at most words-n+1 distinct shingles.
+		if size := words - n + 1; size <= 0 || float64(size) < x.opt.Jaccard*float64(x.minShingles)-1e-9 {
+			jaccard = false
+		} else {
+			maxMiss = maxMisses(min(x.jlimit, size), x.opt.Jaccard)
+			m.missed.reset(maxMiss + 1)
+		}
+	}
+	certs := jaccard && n >= 2
+	minCert := 0 // start of word n-2: a pair from there on ends a shingle
+	if certs {
+		for k, s := 0, m.nextStart(0); k < n-2; k++ {
+			s = m.nextStart(m.wordEnd(s))
+			minCert = s
+		}
+	}
+	if exact || certs {
+		// Every position from p to the start s of the word after it maps
+		// to that word, so the next sample may be stride-1 bytes past s.
+		for p := 0; p < len(raw); {
+			s := m.nextStart(p + 1)
+			if s < 0 {
+				break
+			}
+			p = s + x.stride - 1
+			e := m.wordEnd(s)
+			key := keyOf(raw, s, e)
+			if x.unigrams != nil {
+				for _, v := range x.unigrams.lookup(key) {
+					m.verifyExact(int32(v), raw, off)
+				}
+			}
+			s2 := m.nextStart(e)
+			if s2 < 0 {
+				break
+			}
+			pk := pairHash(key, keyOf(raw, s2, m.wordEnd(s2)))
+			if x.bigrams != nil && x.bigrams.mayHave(pk) {
+				for _, v := range x.bigrams.get(pk) {
+					m.verifyExact(int32(v), raw, off)
+				}
+			}
+			if certs && s >= minCert && !x.pairs.mayHave(pk) && m.missed.add(pk) && m.missed.n > maxMiss {
+				certs, jaccard = false, false // no item can reach the threshold
+				if !exact {
+					break
+				}
+			}
+		}
+	}
+	if !jaccard {
+		return
+	}
+	// Word by word from the start, for Jaccard only.
+	outRot := (shingleRot * n) % 64
+	keys := m.words[:0]
+	var roll uint64
+	for s := m.nextStart(0); s >= 0; {
+		e := m.wordEnd(s)
+		key := keyOf(raw, s, e)
+		k := len(keys)
+		keys = append(keys, key)
+		s = m.nextStart(e)
+		if k < n {
+			roll = bits.RotateLeft64(roll, shingleRot) ^ key
+			if k < n-1 {
+				continue
+			}
+		} else {
+			roll = bits.RotateLeft64(roll, shingleRot) ^ bits.RotateLeft64(keys[k-n], outRot) ^ key
+		}
+		if x.keyShingles.mayHave(fastMix(roll)) {
+			continue
+		}
+		id := key // the shingle's last word (n = 1) or word pair
+		if n > 1 {
+			id = pairHash(keys[k-1], key)
+		}
+		if m.missed.add(id) && m.missed.n > maxMiss {
+			jaccard = false // no item can reach the threshold
+			break
+		}
+	}
+	m.words = keys
+	if jaccard {
+		// Read to the end and not ruled out: the Jaccard test proper.
+		m.jaccardFull(raw, off)
+	}
+}
