@@ -102,11 +102,14 @@ func (m *Matcher) nextStart(p int) int {
 	return w<<6 + bits.TrailingZeros64(s)
 }
 
-// wordEnd returns the end of the word that starts at s.
+// wordEnd returns the end of the word that starts at s. The bitmap word
+// of s and the next one give the end in one step unless the word is 64
+// bytes or longer: a word that crosses into the next bitmap word costs no
+// mispredicted branch.
 func (m *Matcher) wordEnd(s int) int {
 	b := m.bits
-	w := s >> 6
-	gap := ^b[w] >> (s & 63) // zero bits of the word from s on
+	w, r := s>>6, uint(s&63)
+	gap := ^(b[w]>>r | b[w+1]<<(64-r)) // zero bits of the word from s on (b[w+1] exists: wordBits)
 	if gap != 0 {
 		return s + bits.TrailingZeros64(gap)
 	}
@@ -117,7 +120,8 @@ func (m *Matcher) wordEnd(s int) int {
 	return e + bits.TrailingZeros64(^b[w])
 }
 
-// keyOf is the wordKey of the ASCII word raw[s:e].
+// keyOf is the wordKey of the ASCII word raw[s:e]. Words of under and over
+// 8 bytes take one branch-free path (their lengths alternate at random).
 func keyOf(raw []byte, s, e int) uint64 {
 	var v uint64
 	if s+8 <= len(raw) {
@@ -128,10 +132,8 @@ func keyOf(raw []byte, s, e int) uint64 {
 		v = binary.LittleEndian.Uint64(t[:])
 	}
 	l := e - s
-	if l < 8 {
-		v &= ^uint64(0) >> (64 - 8*l)
-	}
-	return wordKey(v|or20&(^uint64(0)>>(64-8*min(l, 8))), l)
+	keep := ^uint64(0) >> (64 - 8*min(l, 8)) // the word's first min(l, 8) bytes
+	return wordKey((v|or20)&keep, l)
 }
 
 // docASCII is Doc's word-by-word part and samples for an all-ASCII

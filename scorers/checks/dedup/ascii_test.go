@@ -28,6 +28,7 @@ func checkWordBits(t *testing.T, m *Matcher, raw []byte) {
 				t.Fatalf("% x: byte %d word byte %v, want %v", raw, i, got, want)
 			}
 		}
+		checkWords(t, m, raw)
 	}
 	n := len(raw) / 64
 	got, want := make([]uint64, n), make([]uint64, n)
@@ -86,6 +87,52 @@ func TestWordBitsRandom(t *testing.T) {
 				for i := range raw {
 					raw[i] &= 0x7f
 				}
+			}
+			checkWordBits(t, &m, raw)
+		}
+	}
+}
+
+// checkWords compares the words the bitmap gives (markStarts, nextStart,
+// wordEnd, keyOf) with the runs of isWordByte bytes of raw.
+func checkWords(t *testing.T, m *Matcher, raw []byte) {
+	t.Helper()
+	n := m.markStarts()
+	k, s := 0, m.nextStart(0)
+	for i := 0; i < len(raw); {
+		if !isWordByte(raw[i]) {
+			i++
+			continue
+		}
+		e := i
+		for e < len(raw) && isWordByte(raw[e]) {
+			e++
+		}
+		if s != i || m.wordEnd(s) != e || keyOf(raw, s, e) != shortKey(raw[i:e], or20) {
+			t.Fatalf("%q: word %d at %d..%d, bitmap's at %d..%d", raw, k, i, e, s, m.wordEnd(max(s, 0)))
+		}
+		k++
+		s = m.nextStart(e)
+		i = e
+	}
+	if s != -1 || n != k {
+		t.Fatalf("%q: %d words, bitmap counts %d and has one more at %d", raw, k, n, s)
+	}
+}
+
+// TestWordBitsLongWords checks words of 1 to 200 bytes at every offset of
+// a 64-byte bitmap word.
+func TestWordBitsLongWords(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var m Matcher
+	for l := 1; l <= 200; l++ {
+		for off := range 64 {
+			raw := make([]byte, off+l+r.IntN(70))
+			for i := range raw {
+				raw[i] = " .\n"[r.IntN(3)]
+			}
+			for i := off; i < off+l; i++ {
+				raw[i] = "aZ09qM"[r.IntN(6)]
 			}
 			checkWordBits(t, &m, raw)
 		}
