@@ -25,18 +25,27 @@ func (m *Matcher) wordBits(raw []byte) bool {
 	w := len(raw) / 64
 	high := wordBlocks(raw[:64*w], b)
 	clear(b[w:]) // the tail's words are ORed in
-	c := 8 * w
-	for ; 8*c+8 <= len(raw); c++ {
-		v := binary.LittleEndian.Uint64(raw[8*c:])
-		high |= v
-		b[c>>3] |= wordByteMask(v) << (8 * (c & 7))
-	}
-	if 8*c < len(raw) {
-		var t [8]byte // zero bytes are not word bytes
-		copy(t[:], raw[8*c:])
-		v := binary.LittleEndian.Uint64(t[:])
-		high |= v
-		b[c>>3] |= wordByteMask(v) << (8 * (c & 7))
+	switch {
+	case 64*w == len(raw):
+	case hasAVX2:
+		// The tail as one more block: zero bytes are not word bytes.
+		var t [64]byte
+		copy(t[:], raw[64*w:])
+		high |= wordBlocks(t[:], b[w:w+1])
+	default:
+		c := 8 * w
+		for ; 8*c+8 <= len(raw); c++ {
+			v := binary.LittleEndian.Uint64(raw[8*c:])
+			high |= v
+			b[c>>3] |= wordByteMask(v) << (8 * (c & 7))
+		}
+		if 8*c < len(raw) {
+			var t [8]byte // zero bytes are not word bytes
+			copy(t[:], raw[8*c:])
+			v := binary.LittleEndian.Uint64(t[:])
+			high |= v
+			b[c>>3] |= wordByteMask(v) << (8 * (c & 7))
+		}
 	}
 	m.bits = b
 	return high&highs == 0
