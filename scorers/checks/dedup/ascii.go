@@ -7,10 +7,10 @@ import (
 
 // The all-ASCII document path of Matcher.Doc. One branch-free pass marks
 // every word byte (ASCII letters and digits: the tokenizer's words, as
-// the document has no other) in a bitmap, 64 bytes per step (AVX2 where
-// the CPU has it, else 8 loads of 8 bytes) and the tail 8 bytes per step.
-// The bitmap gives the word count, which tightens the Jaccard miss bound to the
-// document's own shingle count, and the words' starts and lengths, so
+// the document has no other) in a bitmap: with AVX2 64 bytes per step,
+// the tail zero-padded to one more block; else 8 loads of 8 bytes per
+// step and the tail 8 bytes at a time. The bitmap gives the word count,
+// which tightens the Jaccard miss bound to the document's own shingle count, and the words' starts and lengths, so
 // both the Jaccard part and the samples of the exact part read a word's
 // key with one load and no parsing.
 
