@@ -10,9 +10,10 @@ import (
 // the document has no other) in a bitmap: with AVX2 64 bytes per step,
 // the tail zero-padded to one more block; else 8 loads of 8 bytes per
 // step and the tail 8 bytes at a time. The bitmap gives the word count,
-// which tightens the Jaccard miss bound to the document's own shingle count, and the words' starts and lengths, so
-// both the Jaccard part and the samples of the exact part read a word's
-// key with one load and no parsing.
+// which tightens the Jaccard miss bound to the document's own shingle
+// count, and the words' starts and lengths, so both the Jaccard part and
+// the samples of the exact part read a word's key with one load and no
+// parsing.
 
 // wordBits fills m.bits with the word bytes of raw and reports whether raw
 // is all ASCII (else m.bits is not valid and the general path runs).
