@@ -7,11 +7,13 @@ import (
 
 // The all-ASCII document path of Matcher.Doc. One branch-free pass marks
 // every word byte (ASCII letters and digits: the tokenizer's words, as
-// the document has no other) in a bitmap, 8 bytes per step. The bitmap
-// gives the word count, which tightens the Jaccard miss bound to the
-// document's own shingle count, and the words' starts and lengths, so
-// both the Jaccard part and the samples of the exact part read a word's
-// key with one load and no parsing.
+// the document has no other) in a bitmap: with AVX2 64 bytes per step,
+// the tail zero-padded to one more block; else 8 loads of 8 bytes per
+// step and the tail 8 bytes at a time. The bitmap gives the word count,
+// which tightens the Jaccard miss bound to the document's own shingle
+// count, and the words' starts and lengths, so both the Jaccard part and
+// the samples of the exact part read a word's key with one load and no
+// parsing.
 
 // wordBits fills m.bits with the word bytes of raw and reports whether raw
 // is all ASCII (else m.bits is not valid and the general path runs).
@@ -21,11 +23,41 @@ func (m *Matcher) wordBits(raw []byte) bool {
 		m.bits = make([]uint64, nw+1)
 	}
 	b := m.bits[:nw+1] // b[nw] stays 0: a word never runs past the end
-	clear(b)
-	var high uint64
-	// 64 bytes a step, 8 loads whose masks are independent.
-	w := 0
-	for ; 64*w+64 <= len(raw); w++ {
+	w := len(raw) / 64
+	high := wordBlocks(raw[:64*w], b)
+	clear(b[w:]) // the tail's words are ORed in
+	switch {
+	case 64*w == len(raw):
+	case hasAVX2:
+		// The tail as one more block: zero bytes are not word bytes.
+		var t [64]byte
+		copy(t[:], raw[64*w:])
+		high |= wordBlocks(t[:], b[w:w+1])
+	default:
+		c := 8 * w
+		for ; 8*c+8 <= len(raw); c++ {
+			v := binary.LittleEndian.Uint64(raw[8*c:])
+			high |= v
+			b[c>>3] |= wordByteMask(v) << (8 * (c & 7))
+		}
+		if 8*c < len(raw) {
+			var t [8]byte // zero bytes are not word bytes
+			copy(t[:], raw[8*c:])
+			v := binary.LittleEndian.Uint64(t[:])
+			high |= v
+			b[c>>3] |= wordByteMask(v) << (8 * (c & 7))
+		}
+	}
+	m.bits = b
+	return high&highs == 0
+}
+
+// wordBlocksGo sets b[w] to the word bytes of the 64-byte block w of raw,
+// whose length is a multiple of 64, and returns the OR of raw's bytes as
+// uint64s: its high bits are set when raw has a non-ASCII byte.
+func wordBlocksGo(raw []byte, b []uint64) (high uint64) {
+	// 8 loads a step whose masks are independent.
+	for w := 0; 64*w+64 <= len(raw); w++ {
 		q := raw[64*w : 64*w+64]
 		v0, v1 := binary.LittleEndian.Uint64(q[0:]), binary.LittleEndian.Uint64(q[8:])
 		v2, v3 := binary.LittleEndian.Uint64(q[16:]), binary.LittleEndian.Uint64(q[24:])
@@ -35,21 +67,7 @@ func (m *Matcher) wordBits(raw []byte) bool {
 		b[w] = wordByteMask(v0) | wordByteMask(v1)<<8 | wordByteMask(v2)<<16 | wordByteMask(v3)<<24 |
 			wordByteMask(v4)<<32 | wordByteMask(v5)<<40 | wordByteMask(v6)<<48 | wordByteMask(v7)<<56
 	}
-	c := 8 * w
-	for ; 8*c+8 <= len(raw); c++ {
-		v := binary.LittleEndian.Uint64(raw[8*c:])
-		high |= v
-		b[c>>3] |= wordByteMask(v) << (8 * (c & 7))
-	}
-	if 8*c < len(raw) {
-		var t [8]byte // zero bytes are not word bytes
-		copy(t[:], raw[8*c:])
-		v := binary.LittleEndian.Uint64(t[:])
-		high |= v
-		b[c>>3] |= wordByteMask(v) << (8 * (c & 7))
-	}
-	m.bits = b
-	return high&highs == 0
+	return high
 }
 
 // wordByteMask has bit k set when byte k of v is an ASCII letter or digit.
@@ -94,11 +112,14 @@ func (m *Matcher) nextStart(p int) int {
 	return w<<6 + bits.TrailingZeros64(s)
 }
 
-// wordEnd returns the end of the word that starts at s.
+// wordEnd returns the end of the word that starts at s. The bitmap word
+// of s and the next one give the end in one step unless the word is 64
+// bytes or longer: a word that crosses into the next bitmap word costs no
+// mispredicted branch.
 func (m *Matcher) wordEnd(s int) int {
 	b := m.bits
-	w := s >> 6
-	gap := ^b[w] >> (s & 63) // zero bits of the word from s on
+	w, r := s>>6, uint(s&63)
+	gap := ^(b[w]>>r | b[w+1]<<(64-r)) // zero bits of the word from s on (b[w+1] exists: wordBits)
 	if gap != 0 {
 		return s + bits.TrailingZeros64(gap)
 	}
@@ -109,7 +130,8 @@ func (m *Matcher) wordEnd(s int) int {
 	return e + bits.TrailingZeros64(^b[w])
 }
 
-// keyOf is the wordKey of the ASCII word raw[s:e].
+// keyOf is the wordKey of the ASCII word raw[s:e]. Words of under and over
+// 8 bytes take one branch-free path (their lengths alternate at random).
 func keyOf(raw []byte, s, e int) uint64 {
 	var v uint64
 	if s+8 <= len(raw) {
@@ -120,10 +142,8 @@ func keyOf(raw []byte, s, e int) uint64 {
 		v = binary.LittleEndian.Uint64(t[:])
 	}
 	l := e - s
-	if l < 8 {
-		v &= ^uint64(0) >> (64 - 8*l)
-	}
-	return wordKey(v|or20&(^uint64(0)>>(64-8*min(l, 8))), l)
+	keep := ^uint64(0) >> (64 - 8*min(l, 8)) // the word's first min(l, 8) bytes
+	return wordKey((v|or20)&keep, l)
 }
 
 // docASCII is Doc's word-by-word part and samples for an all-ASCII

@@ -455,8 +455,9 @@ func TestFingerprintNamesTheBytesScreened(t *testing.T) {
 
 // checkWordSteps checks the one-word-at-a-time readers against run: next
 // gives run's words; nextKey and keyAt next's keys; after(p) the first
-// word starting after p; and for all-ASCII text the word bitmap the same
-// starts, ends and keys.
+// word starting after p; the word bitmap's kernels agree (checkWordBits);
+// and for all-ASCII text the word bitmap gives the same starts, ends and
+// keys.
 func checkWordSteps(t *testing.T, s string) {
 	raw := []byte(s)
 	var tok tokenizer
@@ -496,6 +497,7 @@ func checkWordSteps(t *testing.T, s string) {
 		}
 	}
 	var m Matcher
+	checkWordBits(t, &m, raw) // the AVX2 bitmap against the Go one and a byte-wise reading
 	if !m.wordBits(raw) {
 		return
 	}

@@ -43,9 +43,10 @@
 // A document is not read word by word to its end. Words are found in
 // its raw bytes (lower-cased on the fly) and looked up by a cheap key,
 // their first 8 bytes and their length; an all-ASCII document first gets
-// a bitmap of its word bytes from one branch-free pass, 64 bytes a step,
-// and its words and their count come from the bitmap. Each test reads only what can
-// still change its answer, and all of it is lossless (TestMatchesReference
+// a bitmap of its word bytes from one branch-free pass, 64 bytes a step
+// (AVX2 on amd64 CPUs that have it), and its words and their count come
+// from the bitmap. Each test reads only what can still change its
+// answer, and all of it is lossless (TestMatchesReference
 // and FuzzMatchReference hold the matches, kinds, offsets and Jaccard
 // values to those of the matcher that read every word, kept in
 // ref_test.go):
