@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -105,6 +106,9 @@ func TestTransportErrorClassification(t *testing.T) {
 		{"broken pipe", op(syscall.EPIPE), true, false},
 		{"eof", fmt.Errorf("reading: %w", io.EOF), true, false},
 		{"unexpected eof", io.ErrUnexpectedEOF, true, false},
+		// net/http's errServerClosedIdle, which its transport retries
+		// only for idempotent requests, not for a POST.
+		{"server closed idle", &url.Error{Op: "Post", URL: "http://127.0.0.1/p", Err: errors.New("http: server closed idle connection")}, true, false},
 		{"no such host", &net.DNSError{Err: "no such host", IsNotFound: true}, false, false},
 		{"bad certificate", errors.New("x509: certificate signed by unknown authority"), false, false},
 	}

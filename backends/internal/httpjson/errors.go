@@ -76,11 +76,19 @@ func (c *Client) transportError(ctx context.Context, method, path string, err er
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return &transientError{fmt.Errorf("%s: %s %s: timed out after %v: %w", c.Name, method, path, c.Timeout, context.DeadlineExceeded)}
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.EPIPE):
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.EPIPE),
+		rootCause(err).Error() == serverClosedIdle:
 		return &transientError{wrapped}
 	}
 	return wrapped
 }
+
+// serverClosedIdle is the text of net/http's unexported errServerClosedIdle:
+// a kept-alive connection the server closed as the request was sent on it.
+// The transport resends only idempotent requests, so a POST meets it when
+// a model server goes away or restarts; the request was never answered and
+// another attempt on a new connection may be.
+const serverClosedIdle = "http: server closed idle connection"
 
 func rootCause(err error) error {
 	for {
