@@ -130,6 +130,26 @@ func (m *Matcher) wordEnd(s int) int {
 	return e + bits.TrailingZeros64(^b[w])
 }
 
+// pairAfter returns the first word starting after byte p and the word
+// after it, [s, e) and [s2, e2), when the 64 bitmap bits from p hold both
+// (s = -1: they do not). One window of bits gives all four in registers,
+// where nextStart and wordEnd twice are a chain of dependent loads.
+func (m *Matcher) pairAfter(p int) (s, e, s2, e2 int) {
+	b := m.bits
+	w, r := p>>6, uint(p&63)
+	win := b[w]>>r | b[w+1]<<(64-r) // bit j: byte p+j is a word byte (b[w+1] exists: wordBits)
+	starts := win &^ (win<<1 | 1)   // bit 0 is p itself, not after it
+	ends := ^win & (win << 1)
+	d := uint(bits.TrailingZeros64(starts))
+	d1 := uint(bits.TrailingZeros64(ends >> d << d))
+	d2 := uint(bits.TrailingZeros64(starts >> d1 << d1))
+	d3 := uint(bits.TrailingZeros64(ends >> d2 << d2))
+	if d3 == 64 { // no start, end, start or end in the window: 64 stays
+		return -1, 0, 0, 0
+	}
+	return p + int(d), p + int(d1), p + int(d2), p + int(d3)
+}
+
 // keyOf is the wordKey of the ASCII word raw[s:e]. Words of under and over
 // 8 bytes take one branch-free path (their lengths alternate at random).
 func keyOf(raw []byte, s, e int) uint64 {
@@ -181,23 +201,28 @@ func (m *Matcher) docASCII(raw []byte, off int64, exact, jaccard bool) {
 		// Every position from p to the start s of the word after it maps
 		// to that word, so the next sample may be stride-1 bytes past s.
 		for p := 0; p < len(raw); {
-			s := m.nextStart(p + 1)
+			s, e, s2, e2 := m.pairAfter(p)
 			if s < 0 {
-				break
+				s = m.nextStart(p + 1)
+				if s < 0 {
+					break
+				}
+				e = m.wordEnd(s)
+				if s2 = m.nextStart(e); s2 >= 0 {
+					e2 = m.wordEnd(s2)
+				}
 			}
 			p = s + x.stride - 1
-			e := m.wordEnd(s)
 			key := keyOf(raw, s, e)
 			if x.unigrams != nil {
 				for _, v := range x.unigrams.lookup(key) {
 					m.verifyExact(int32(v), raw, off)
 				}
 			}
-			s2 := m.nextStart(e)
 			if s2 < 0 {
 				break
 			}
-			pk := pairHash(key, keyOf(raw, s2, m.wordEnd(s2)))
+			pk := pairHash(key, keyOf(raw, s2, e2))
 			if x.bigrams != nil && x.bigrams.mayHave(pk) {
 				for _, v := range x.bigrams.get(pk) {
 					m.verifyExact(int32(v), raw, off)

@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -29,6 +30,7 @@ func checkWordBits(t *testing.T, m *Matcher, raw []byte) {
 			}
 		}
 		checkWords(t, m, raw)
+		checkPairAfter(t, m, raw)
 	}
 	n := len(raw) / 64
 	got, want := make([]uint64, n), make([]uint64, n)
@@ -117,6 +119,47 @@ func checkWords(t *testing.T, m *Matcher, raw []byte) {
 	}
 	if s != -1 || n != k {
 		t.Fatalf("%q: %d words, bitmap counts %d and has one more at %d", raw, k, n, s)
+	}
+}
+
+// checkPairAfter compares pairAfter at every byte of raw, whose bitmap
+// and word starts are marked, with nextStart and wordEnd, and returns how
+// often pairAfter found the pair.
+func checkPairAfter(t *testing.T, m *Matcher, raw []byte) (found int) {
+	t.Helper()
+	for p := range raw {
+		s, e, s2, e2 := m.pairAfter(p)
+		if s < 0 {
+			continue
+		}
+		found++
+		ws := m.nextStart(p + 1)
+		we := m.wordEnd(max(ws, 0))
+		ws2 := m.nextStart(we)
+		if s != ws || e != we || s2 != ws2 || ws2 < 0 || e2 != m.wordEnd(ws2) {
+			t.Fatalf("%q: pairAfter(%d) = %d..%d %d..%d; nextStart and wordEnd: %d..%d %d", raw, p, s, e, s2, e2, ws, we, ws2)
+		}
+	}
+	return found
+}
+
+// TestPairAfter: the words after p = 0 of " ab cd ef" are found in the
+// window; none are after "cd" (one word left) or in a 70-byte word.
+func TestPairAfter(t *testing.T) {
+	var m Matcher
+	raw := []byte(" ab cd ef" + strings.Repeat("x", 70) + " ab")
+	m.wordBits(raw)
+	m.markStarts()
+	if s, e, s2, e2 := m.pairAfter(0); s != 1 || e != 3 || s2 != 4 || e2 != 6 {
+		t.Fatalf("pairAfter(0) = %d..%d %d..%d, want 1..3 4..6", s, e, s2, e2)
+	}
+	for _, p := range []int{4, 10, 79} {
+		if s, _, _, _ := m.pairAfter(p); s != -1 {
+			t.Errorf("pairAfter(%d) found a start at %d, want -1 (not both words in the window)", p, s)
+		}
+	}
+	if checkPairAfter(t, &m, raw) == 0 {
+		t.Fatal("pairAfter found no pair")
 	}
 }
 
