@@ -249,13 +249,8 @@ func (m *Matcher) docASCII(raw []byte, off int64, exact, jaccard bool) {
 		k := len(keys)
 		keys = append(keys, key)
 		s = m.nextStart(e)
-		if k < n {
-			roll = bits.RotateLeft64(roll, shingleRot) ^ key
-			if k < n-1 {
-				continue
-			}
-		} else {
-			roll = bits.RotateLeft64(roll, shingleRot) ^ bits.RotateLeft64(keys[k-n], outRot) ^ key
+		if roll = rollKey(roll, keys, k, n, outRot); k < n-1 {
+			continue
 		}
 		if x.keyShingles.mayHave(fastMix(roll)) {
 			continue

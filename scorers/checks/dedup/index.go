@@ -376,14 +376,11 @@ func appendKeyShingles(out, keys []uint64, n int) []uint64 {
 		return out
 	}
 	var h uint64
-	for _, w := range keys[:n] {
-		h = bits.RotateLeft64(h, shingleRot) ^ w
-	}
-	out = append(out, fastMix(h))
 	outRot := (shingleRot * n) % 64
-	for j := n; j < len(keys); j++ {
-		h = bits.RotateLeft64(h, shingleRot) ^ bits.RotateLeft64(keys[j-n], outRot) ^ keys[j]
-		out = append(out, fastMix(h))
+	for j := range keys {
+		if h = rollKey(h, keys, j, n, outRot); j >= n-1 {
+			out = append(out, fastMix(h))
+		}
 	}
 	return out
 }

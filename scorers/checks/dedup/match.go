@@ -214,13 +214,8 @@ func (m *Matcher) Doc(raw []byte, off int64) {
 			if !jaccard {
 				continue
 			}
-			if k < n {
-				roll = bits.RotateLeft64(roll, shingleRot) ^ key
-				if k < n-1 {
-					continue
-				}
-			} else {
-				roll = bits.RotateLeft64(roll, shingleRot) ^ bits.RotateLeft64(keys[k-n], outRot) ^ key
+			if roll = rollKey(roll, keys, k, n, outRot); k < n-1 {
+				continue
 			}
 			if sh := fastMix(roll); !x.keyShingles.mayHave(sh) && m.missed.add(sh) && m.missed.n > x.maxMiss {
 				jaccard = false // no item can reach the threshold

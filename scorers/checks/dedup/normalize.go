@@ -365,6 +365,17 @@ const shingleRot = 7
 
 func shingleKey(h uint64, n int) uint64 { return mix64(h ^ uint64(n)*k2) }
 
+// rollKey moves roll, the rolling hash of the n word keys before keys[k],
+// on by one word: keys[k] comes in and, once k >= n, keys[k-n] goes out
+// (outRot is (shingleRot*n) % 64). Index and scan roll alike through it.
+func rollKey(roll uint64, keys []uint64, k, n, outRot int) uint64 {
+	roll = bits.RotateLeft64(roll, shingleRot) ^ keys[k]
+	if k >= n {
+		roll ^= bits.RotateLeft64(keys[k-n], outRot)
+	}
+	return roll
+}
+
 // shingleHash is the hash of one n-gram (len(words) = n), as appendShingles
 // computes it.
 func shingleHash(words []uint64) uint64 {
